@@ -1,0 +1,130 @@
+// The Pulumi CLI environment shared by the commands and the tests: the toolchain on PATH, offline
+// settings, the backend the user chose (or the project-local file backend on a fresh machine),
+// and stacks opened through the Automation API on a project directory.
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import * as pulumi from "@pulumi/pulumi";
+
+const { LocalWorkspace, PulumiCommand } = pulumi.automation;
+export type Stack = pulumi.automation.Stack;
+
+/** The agent-iac checkout (the directory holding package.json and Pulumi.yaml). */
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** The dev stack's default backend: a gitignored directory in the checkout. */
+export const localBackendDir = path.join(projectRoot, ".pulumi-state");
+
+/**
+ * A passphrase for stacks on the local file backend when the user sets none. It protects nothing
+ * (it is in this file); real stacks set PULUMI_CONFIG_PASSPHRASE or use another secrets provider.
+ */
+export const LOCAL_PASSPHRASE = "agent-iac-local-only";
+
+let toolchainReady: Promise<string> | undefined;
+
+/**
+ * Runs scripts/ensure-pulumi once per process (it builds the CLI on a first run, printing progress
+ * to stderr) and puts the CLI, its plugins and this project's Node on PATH. Returns the CLI's
+ * directory ("" when the `pulumi` already on PATH is used).
+ */
+export function ensurePulumi(): Promise<string> {
+  toolchainReady ??= (async () => {
+    const script = path.join(projectRoot, "scripts", "ensure-pulumi");
+    let stdout: string;
+    try {
+      ({ stdout } = await promisify(execFile)(script, [], { cwd: projectRoot, maxBuffer: 1 << 20 }));
+    } catch (error) {
+      const { code, stderr } = error as { code?: number; stderr?: string };
+      throw new ToolchainError(`${stderr?.trim() || String(error)}`, code === 2 ? 2 : 3);
+    }
+    const dir = stdout.trim().split("\n").at(-1) ?? "";
+    // The CLI spawns the language host and the dynamic-provider plugin from PATH, and they spawn
+    // `node`: this project's Node (>= 22) must come first.
+    const entries = [dir, path.dirname(process.execPath), path.join(projectRoot, "node_modules", ".bin")];
+    process.env.PATH = [...entries.filter(Boolean), process.env.PATH ?? ""].join(path.delimiter);
+    return dir;
+  })();
+  return toolchainReady;
+}
+
+export class ToolchainError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number) {
+    super(message);
+    this.name = "ToolchainError";
+    this.exitCode = exitCode;
+  }
+}
+
+/** Whether the user has logged in to a backend with `pulumi login` (then we leave it alone). */
+function hasPulumiLogin(pulumiHome: string): boolean {
+  try {
+    const credentials = JSON.parse(readFileSync(path.join(pulumiHome, "credentials.json"), "utf8"));
+    return typeof credentials.current === "string" && credentials.current !== "";
+  } catch {
+    return false;
+  }
+}
+
+export type PulumiEnvironmentOptions = {
+  /** A backend URL to use; otherwise PULUMI_BACKEND_URL, an existing login, or the local file backend. */
+  backendUrl?: string;
+  /** A private PULUMI_HOME (tests use one per run). */
+  pulumiHome?: string;
+  /** Environment to start from (default process.env). */
+  base?: NodeJS.ProcessEnv;
+};
+
+/** The environment for every Pulumi CLI run: offline, non-interactive, on the chosen backend. */
+export function pulumiEnvironment(options: PulumiEnvironmentOptions = {}): Record<string, string> {
+  const base = options.base ?? process.env;
+  const env: Record<string, string> = {
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+  };
+  const pulumiHome = options.pulumiHome ?? base.PULUMI_HOME;
+  if (pulumiHome) env.PULUMI_HOME = pulumiHome;
+  const backend =
+    options.backendUrl ??
+    base.PULUMI_BACKEND_URL ??
+    (hasPulumiLogin(pulumiHome ?? path.join(os.homedir(), ".pulumi")) ? undefined : localBackendUrl());
+  if (backend) env.PULUMI_BACKEND_URL = backend;
+  if (!base.PULUMI_CONFIG_PASSPHRASE && !base.PULUMI_CONFIG_PASSPHRASE_FILE) {
+    env.PULUMI_CONFIG_PASSPHRASE = LOCAL_PASSPHRASE;
+  }
+  return env;
+}
+
+function localBackendUrl(): string {
+  mkdirSync(localBackendDir, { recursive: true });
+  return `file://${localBackendDir}`;
+}
+
+export type OpenStackOptions = {
+  stackName: string;
+  /** The Pulumi project directory (default: the checkout). */
+  workDir?: string;
+  /** Create the stack when it does not exist (default true). */
+  create?: boolean;
+  env?: Record<string, string>;
+};
+
+/** Opens (or creates) a stack of the project in `workDir` through the Automation API. */
+export async function openStack(options: OpenStackOptions): Promise<Stack> {
+  await ensurePulumi();
+  const workDir = options.workDir ?? projectRoot;
+  if (!existsSync(path.join(workDir, "Pulumi.yaml"))) {
+    throw new ToolchainError(`no Pulumi.yaml in ${workDir}`, 2);
+  }
+  const pulumiCommand = await PulumiCommand.get();
+  const envVars = options.env ?? pulumiEnvironment();
+  const args = { stackName: options.stackName, workDir };
+  const opts = { envVars, pulumiCommand };
+  return options.create === false
+    ? LocalWorkspace.selectStack(args, opts)
+    : LocalWorkspace.createOrSelectStack(args, opts);
+}

@@ -1,0 +1,48 @@
+// The foundation: the real Pulumi CLI (built by scripts/ensure-pulumi), its Node.js language host,
+// the dynamic-provider plugin and this project's Node run a dynamic-resource program end to end.
+import path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projectRoot } from "../src/workspace/index.ts";
+import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
+
+describe("toolchain", () => {
+  let sandbox: PulumiSandbox;
+  let project: { dir: string; cleanup(): Promise<void> };
+
+  beforeAll(async () => {
+    sandbox = await pulumiSandbox();
+    project = await projectCopy(path.join(projectRoot, "test", "fixtures", "dynamic-project"));
+  });
+  afterAll(async () => {
+    await project?.cleanup();
+    await sandbox?.cleanup();
+  });
+
+  it("runs up, a no-change preview and destroy of a dynamic-resource program with the real CLI", async () => {
+    const command = await pulumi.automation.PulumiCommand.get();
+    const version = command.version?.toString();
+    console.log(`Pulumi CLI ${version} (${command.command}) on Node ${process.version}`);
+    expect(version).toMatch(/^3\.\d+\.\d+$/);
+
+    const stack = await pulumi.automation.LocalWorkspace.createOrSelectStack(
+      { stackName: "toolchain", workDir: project.dir },
+      { envVars: sandbox.env, pulumiCommand: command },
+    );
+    const up = await stack.up();
+    expect(up.summary.result).toBe("succeeded");
+    expect(up.summary.resourceChanges?.create).toBe(3);
+    expect(up.outputs.serials?.value).toEqual({ first: "one-root", second: "two-one-root" });
+
+    // Fails (throws) when the preview finds any change.
+    const preview = await stack.preview({ expectNoChanges: true });
+    expect(preview.changeSummary.same).toBe(3);
+
+    const destroy = await stack.destroy();
+    expect(destroy.summary.resourceChanges?.delete).toBe(3);
+  });
+
+  it("runs on Node 22 or later", () => {
+    expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(22);
+  });
+});
