@@ -1,0 +1,135 @@
+// `agent-iac smoke`: smoke test calls against the stack's pinned version ids.
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
+import { type AgentOutput, runSmoke, UsageError } from "../smoke/index.ts";
+import { openStack, pulumiEnvironment, ToolchainError } from "../workspace/index.ts";
+
+const HELP = `usage: agent-iac smoke [options]
+
+Places a test call for each smoke scenario of the conversational agents in agents/, against the
+version ids in the stack's outputs (ca_x@vN), follows each call's event stream and checks what
+the agent said and did.
+
+options:
+  --stack NAME          the stack whose outputs pin the versions (default: dev)
+  --agent KEY           only this agent (repeatable)
+  --scenario NAME       only this scenario (repeatable)
+  --version-id ID       call this version instead of the stack's (with one --agent)
+  --concurrency N       calls at a time (default: 4)
+  --junit FILE          write a JUnit XML report
+  --json FILE           write a JSON report (transcripts, tool calls, procedures, timings)
+  --live                allow scenarios with livemode: true (calls are test calls otherwise)
+  --allow-unpinned      allow a bare agent id (the released version) instead of ca_x@vN
+  --dir DIR             the agent files (default: the stack's agents:dir, else agents)
+
+connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from
+AGENT_IAC_API_KEY (else the stack's secret agents:apiKey).
+
+exit codes: 0 all passed, 1 an expectation failed, 2 usage or configuration error
+(unknown agent or scenario, no stack outputs, invalid agent files), 3 a call could not
+complete (service unreachable, stream failed after its retries, timeout).
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  let values: ReturnType<typeof parse>["values"];
+  try {
+    ({ values } = parse(argv));
+  } catch (error) {
+    process.stderr.write(`agent-iac smoke: ${(error as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    process.stderr.write("agent-iac smoke: --concurrency must be a positive whole number\n");
+    return 2;
+  }
+
+  try {
+    const stack = await openStack({
+      stackName: values.stack,
+      workDir: process.cwd(),
+      create: false,
+      env: pulumiEnvironment(),
+    }).catch((error: Error) => {
+      throw new UsageError(`cannot open stack "${values.stack}": ${firstLine(error.message)}`);
+    });
+    const config = await stack.getAllConfig();
+    const dir = path.resolve(values.dir ?? config["agents:dir"]?.value ?? "agents");
+    const { agents, errors } = await loadAgents(dir, { stack: values.stack });
+    if (errors.length > 0) {
+      for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
+      return 2;
+    }
+    const outputs = (await stack.outputs()).agents?.value as Record<string, AgentOutput> | undefined;
+    if (!outputs && values["version-id"] === undefined) {
+      throw new UsageError(`stack "${values.stack}" has no outputs: run \`pulumi up\` (or \`npm start\`) first`);
+    }
+    const baseUrl = config["agents:baseUrl"]?.value || process.env.AGENT_IAC_BASE_URL;
+    const apiKey = process.env.AGENT_IAC_API_KEY || config["agents:apiKey"]?.value;
+    if (!baseUrl) throw new UsageError("no service address: set agents:baseUrl on the stack or AGENT_IAC_BASE_URL");
+    if (!apiKey) throw new UsageError("no API key: set AGENT_IAC_API_KEY or the stack's secret agents:apiKey");
+
+    const { exitCode } = await runSmoke({
+      definitions: agents,
+      outputs,
+      selection: {
+        agents: values.agent,
+        scenarios: values.scenario,
+        versionId: values["version-id"],
+        allowUnpinned: values["allow-unpinned"],
+        live: values.live,
+      },
+      connection: { baseUrl, apiKey, serviceVersion: config["agents:serviceVersion"]?.value },
+      concurrency,
+      junitFile: values.junit,
+      jsonFile: values.json,
+      out: process.stdout,
+    });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`agent-iac smoke: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof ToolchainError) {
+      process.stderr.write(`agent-iac smoke: ${error.message}\n`);
+      return error.exitCode;
+    }
+    process.stderr.write(`agent-iac smoke: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 3;
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      stack: { type: "string", default: "dev" },
+      agent: { type: "string", multiple: true },
+      scenario: { type: "string", multiple: true },
+      "version-id": { type: "string" },
+      concurrency: { type: "string", default: "4" },
+      junit: { type: "string" },
+      json: { type: "string" },
+      live: { type: "boolean", default: false },
+      "allow-unpinned": { type: "boolean", default: false },
+      dir: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    allowPositionals: false,
+  });
+}
+
+function firstLine(text: string): string {
+  return (
+    text
+      .trim()
+      .split("\n")
+      .find((line) => line.trim() !== "") ?? text
+  );
+}

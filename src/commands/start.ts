@@ -1,0 +1,137 @@
+// `agent-iac start` (`npm start`), the main job: provision agents/ with `pulumi up` on the dev
+// stack and smoke-call the versions it created. Where the stack points at a loopback address (the
+// dev stack does), the embedded simulator serves this run on a free port, persisting its data in
+// .agent-iac/, and the run uses a copy of the stack's config file with that address.
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { parseDocument } from "yaml";
+import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
+import { startSimulator } from "../simulator/index.ts";
+import { type AgentOutput, runSmoke, UsageError } from "../smoke/index.ts";
+import { ensurePulumi, openStack, pulumiEnvironment, ToolchainError } from "../workspace/index.ts";
+
+const HELP = `usage: agent-iac start [--stack NAME] [--no-smoke]
+
+Runs \`pulumi up --yes\` for agents/ on the stack (default: dev), prints the agents and their
+version ids, then places the smoke scenarios against those versions. When the stack's
+agents:baseUrl is a loopback address (as in the dev stack), the local simulator serves the run
+on a free port (its data in .agent-iac/simulator.json) and the API key is its dev key.
+`;
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
+
+export async function run(argv: string[]): Promise<number> {
+  let values: { stack: string; "no-smoke": boolean; help: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        stack: { type: "string", default: "dev" },
+        "no-smoke": { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`agent-iac start: ${(error as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const workDir = process.cwd();
+  const stackName = values.stack;
+  const stateDir = path.join(workDir, ".agent-iac");
+  let simulator: Awaited<ReturnType<typeof startSimulator>> | undefined;
+  try {
+    await ensurePulumi();
+    const env = pulumiEnvironment();
+    const probe = await openStack({ stackName, workDir, env });
+    const config = await probe.getAllConfig();
+    const configuredUrl = config["agents:baseUrl"]?.value ?? process.env.AGENT_IAC_BASE_URL;
+
+    let configFile: string | undefined;
+    let connection: { baseUrl: string; apiKey: string | undefined };
+    if (!configuredUrl || LOOPBACK.has(new URL(configuredUrl).hostname)) {
+      await mkdir(stateDir, { recursive: true });
+      simulator = await startSimulator({
+        port: 0,
+        dataFile: path.join(stateDir, "simulator.json"),
+        ...(process.env.AGENT_IAC_API_KEY ? { apiKey: process.env.AGENT_IAC_API_KEY } : {}),
+        quiet: true,
+      });
+      process.stdout.write(`local simulator: ${simulator.url} (service id ${simulator.serviceId})\n`);
+      configFile = await runConfigFile(workDir, stateDir, stackName, simulator.url);
+      connection = { baseUrl: simulator.url, apiKey: simulator.apiKey };
+      // Handed to the provider through the environment, never as an argument.
+      env.AGENT_IAC_API_KEY = simulator.apiKey;
+    } else {
+      connection = { baseUrl: configuredUrl, apiKey: process.env.AGENT_IAC_API_KEY || config["agents:apiKey"]?.value };
+    }
+
+    const stack = await openStack({ stackName, workDir, env });
+    process.stdout.write(`pulumi up --yes (stack ${stackName})\n`);
+    const up = await stack.up({ configFile, onOutput: (text) => process.stdout.write(text) }).catch((error: Error) => {
+      throw new DeployError(error.message);
+    });
+    const outputs = up.outputs.agents?.value as Record<string, AgentOutput> | undefined;
+    const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
+    process.stdout.write(
+      `\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs ?? {})}\n`,
+    );
+    if (values["no-smoke"]) return 0;
+
+    const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
+    const { agents, errors } = await loadAgents(dir, { stack: stackName });
+    if (errors.length > 0) throw new UsageError(errors.map(formatDiagnostic).join("\n"));
+    if (!connection.apiKey) throw new UsageError("no API key for smoke calls: set AGENT_IAC_API_KEY");
+    process.stdout.write("\nsmoke calls against the pinned versions:\n");
+    await mkdir(path.join(workDir, "reports"), { recursive: true });
+    const { exitCode } = await runSmoke({
+      definitions: agents,
+      outputs,
+      selection: {},
+      connection: { baseUrl: connection.baseUrl, apiKey: connection.apiKey },
+      concurrency: 4,
+      junitFile: path.join(workDir, "reports", "smoke.junit.xml"),
+      jsonFile: path.join(workDir, "reports", "smoke.json"),
+      out: process.stdout,
+    });
+    return exitCode;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`agent-iac start: ${message}\n`);
+    if (error instanceof ToolchainError) return error.exitCode;
+    if (error instanceof UsageError) return 2;
+    return error instanceof DeployError ? 1 : 3;
+  } finally {
+    await simulator?.close();
+  }
+}
+
+class DeployError extends Error {
+  override name = "DeployError";
+}
+
+/** A copy of the stack's config file with agents:baseUrl pointing at this run's simulator. */
+async function runConfigFile(workDir: string, stateDir: string, stackName: string, baseUrl: string): Promise<string> {
+  const source = path.join(workDir, `Pulumi.${stackName}.yaml`);
+  const document = parseDocument(await readFile(source, "utf8").catch(() => "config: {}\n"));
+  document.setIn(["config", "agents:baseUrl"], baseUrl);
+  const target = path.join(stateDir, `Pulumi.${stackName}.run.yaml`);
+  await writeFile(target, document.toString());
+  return target;
+}
+
+function agentTable(outputs: Record<string, AgentOutput>): string {
+  const rows = Object.entries(outputs).map(([key, agent]) => [key, agent.kind, agent.version_id, agent.name]);
+  const header = ["agent", "kind", "version id", "name"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => String(row[i]).length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}

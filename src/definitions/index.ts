@@ -1,0 +1,6 @@
+// Agent files (agents/<key>.yaml, optional agents/<key>.<stack>.yaml overlays) → validated agent
+// definitions, or every problem at its file:line. The only way other folders read agent files.
+export { type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
+export { type AgentDefinition, type LoadResult, loadAgents, type SmokeScenario } from "./load.ts";
+export { agentJsonSchema } from "./schema.ts";
+export { MAX_DEPTH, MAX_PROMPT_BYTES, MAX_YAML_BYTES } from "./source.ts";

@@ -1,0 +1,202 @@
+// zod issues → diagnostics at the YAML node they concern, with "did you mean" for unknown keys.
+import type { z } from "zod";
+import type { Diagnostic } from "./diagnostic.ts";
+import { clip, fieldName, locate, type PathSegment, type Source } from "./source.ts";
+
+/**
+ * Where `p` is written: in the overlay when it defines that value (or reaches deeper than the
+ * base), else in the base file.
+ */
+export function position(sources: readonly Source[], p: readonly PathSegment[], keyOf = false) {
+  const [base, overlay] = sources as [Source, Source | undefined];
+  const inBase = { source: base, ...locate(base, p, keyOf) };
+  if (!overlay) return inBase;
+  const inOverlay = { source: overlay, ...locate(overlay, p, keyOf) };
+  if (inOverlay.complete || inOverlay.depth > inBase.depth) return inOverlay;
+  if (inBase.complete) return inBase;
+  return inOverlay.depth > 0 && inOverlay.depth === inBase.depth ? inOverlay : inBase;
+}
+
+export function diagnosticAt(
+  sources: readonly Source[],
+  p: readonly PathSegment[],
+  message: string,
+  options: { keyOf?: boolean; field?: string } = {},
+): Diagnostic {
+  const where = position(sources, p, options.keyOf);
+  return {
+    file: where.source.file,
+    line: where.line,
+    column: where.column,
+    field: options.field ?? (fieldName(p) || "(document)"),
+    message,
+  };
+}
+
+type Schema = z.core.$ZodType;
+
+/** Beyond this many problems in one file the rest are counted, not located (locating is not free). */
+export const MAX_ERRORS_PER_FILE = 50;
+
+export function issuesToDiagnostics(
+  sources: readonly Source[],
+  schema: Schema,
+  issues: readonly z.core.$ZodIssue[],
+): Diagnostic[] {
+  const flat = flatten(issues, []).flatMap((item): (FlatIssue & { key?: string })[] =>
+    item.issue.code === "unrecognized_keys" ? item.issue.keys.map((key) => ({ ...item, key })) : [item],
+  );
+  const shown = flat.slice(0, MAX_ERRORS_PER_FILE).map((item) => toDiagnostic(sources, schema, item));
+  if (flat.length > shown.length) {
+    const last = shown.at(-1) as Diagnostic;
+    shown.push({
+      ...last,
+      field: "(file)",
+      message: `${flat.length - shown.length} more errors in this file are not shown`,
+    });
+  }
+  return shown;
+}
+
+type FlatIssue = { issue: z.core.$ZodIssue; path: PathSegment[] };
+
+/** Unions: keep the branch that got furthest (its issues are about the value the user meant). */
+function flatten(issues: readonly z.core.$ZodIssue[], prefix: PathSegment[]): FlatIssue[] {
+  const out: FlatIssue[] = [];
+  for (const issue of issues) {
+    const path = [...prefix, ...(issue.path as PathSegment[])];
+    if (issue.code === "invalid_union" && issue.errors.length > 0) {
+      const ranked = issue.errors
+        .map((branch) => ({ branch, reach: Math.max(...branch.map((i) => i.path.length)) }))
+        .sort((a, b) => b.reach - a.reach || a.branch.length - b.branch.length);
+      const best = ranked[0];
+      if (best && best.reach > 0) {
+        out.push(...flatten(best.branch, path));
+        continue;
+      }
+      const expected = issue.errors.flatMap((branch) =>
+        branch.flatMap((i) => (i.code === "invalid_type" ? [i.expected] : [])),
+      );
+      if (expected.length === issue.errors.length) {
+        out.push({ issue: { ...issue, message: `expected ${[...new Set(expected)].join(" or ")}` }, path });
+        continue;
+      }
+    }
+    out.push({ issue, path });
+  }
+  return out;
+}
+
+function toDiagnostic(
+  sources: readonly Source[],
+  schema: Schema,
+  { issue, path, key }: FlatIssue & { key?: string },
+): Diagnostic {
+  if (key !== undefined) {
+    return diagnosticAt(sources, [...path, key], unknownKeyMessage(key, knownKeys(schema, path), path), {
+      keyOf: true,
+    });
+  }
+  return diagnosticAt(sources, path, messageOf(issue));
+}
+
+function messageOf(issue: z.core.$ZodIssue): string {
+  if (issue.code === "invalid_type" && /received undefined$/.test(issue.message))
+    return `required (expected ${issue.expected})`;
+  return issue.message.replace(/^Invalid input: /, "");
+}
+
+const CONVERSATIONAL_ONLY = new Set(["postprocess_agents", "smoke"]);
+
+function unknownKeyMessage(key: string, known: string[], path: PathSegment[]): string {
+  if (path.length === 0 && CONVERSATIONAL_ONLY.has(key)) return `only conversational agents have ${key}`;
+  const suggestion = didYouMean(key, known);
+  const shown = JSON.stringify(clip(key));
+  if (suggestion) return `unknown key ${shown} (did you mean "${suggestion}"?)`;
+  return known.length > 0 ? `unknown key ${shown} (expected one of: ${known.join(", ")})` : `unknown key ${shown}`;
+}
+
+/** The closest known key: same letters ignoring case and separators, or within a small edit distance. */
+export function didYouMean(word: string, candidates: readonly string[]): string | undefined {
+  const normalize = (s: string) => s.toLowerCase().replace(/[-_\s]/g, "");
+  const exact = candidates.find((c) => normalize(c) === normalize(word));
+  if (exact) return exact;
+  const limit = word.length <= 3 ? 1 : word.length <= 8 ? 2 : 3;
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase(), limit);
+    if (distance <= limit && (!best || distance < best.distance)) best = { candidate, distance };
+  }
+  return best?.candidate;
+}
+
+/** Optimal string alignment distance (a swap of neighbours counts once); stops early past `limit`. */
+function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  if (a.length > 200 || b.length > 200) return limit + 1;
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    const row = rows[i] as number[];
+    const prev = rows[i - 1] as number[];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        value = Math.min(value, (rows[i - 2]?.[j - 2] as number) + 1);
+      }
+      row[j] = value;
+    }
+  }
+  return rows[a.length]?.[b.length] ?? limit + 1;
+}
+
+type Def = {
+  type: string;
+  innerType?: Schema;
+  in?: Schema;
+  shape?: Record<string, Schema>;
+  element?: Schema;
+  valueType?: Schema;
+  options?: Schema[];
+};
+
+const defOf = (schema: Schema) => schema._zod.def as unknown as Def;
+
+function unwrap(schema: Schema): Schema {
+  let current = schema;
+  for (let guard = 0; guard < 20; guard++) {
+    const def = defOf(current);
+    if (def.innerType) current = def.innerType;
+    else if (def.type === "pipe" && def.in) current = def.in;
+    else break;
+  }
+  return current;
+}
+
+/** The keys an object schema at `path` accepts (for "did you mean"). */
+function knownKeys(root: Schema, path: readonly PathSegment[]): string[] {
+  let schemas: Schema[] = [root];
+  for (const segment of path) {
+    const next: Schema[] = [];
+    for (const schema of schemas.flatMap(expandUnion)) {
+      const def = defOf(schema);
+      if (def.type === "object" && typeof segment === "string" && def.shape?.[segment]) next.push(def.shape[segment]);
+      else if (def.type === "array" && typeof segment === "number" && def.element) next.push(def.element);
+      else if (def.type === "record" && def.valueType) next.push(def.valueType);
+    }
+    schemas = next;
+  }
+  const keys = schemas.flatMap(expandUnion).flatMap((schema) => {
+    const def = defOf(schema);
+    return def.type === "object" && def.shape ? Object.keys(def.shape) : [];
+  });
+  return [...new Set(keys)];
+}
+
+function expandUnion(schema: Schema): Schema[] {
+  const inner = unwrap(schema);
+  const def = defOf(inner);
+  return def.type === "union" && def.options ? def.options.flatMap(expandUnion) : [inner];
+}

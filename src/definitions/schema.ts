@@ -1,0 +1,163 @@
+// The agent file format (`agents/<key>.yaml`) as zod schemas, built from the service's own config
+// schemas (src/api/schemas.ts) so a file says exactly what is sent. The only additions are the
+// file-level keys (kind, postprocess_agents, protect, smoke) and `prompt.file`, which the loader
+// replaces by the file's text. The JSON Schema for editors is generated from the same objects.
+import { z } from "zod";
+import { conversationalAgentConfig, proceduralAgentConfig } from "../api/schemas.ts";
+
+/** An agent key: the file name and the Pulumi resource name. */
+export const KEY_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const agentKey = z
+  .string()
+  .max(100, "must be at most 100 characters")
+  .regex(KEY_PATTERN, "must be an agent key: lowercase letters, digits and single dashes (the agent's file name)");
+
+// Same form as the smoke matchers (src/smoke/matchers.ts): "/source/flags" is a regular expression.
+const REGEX_FORM = /^\/(.+)\/([dgimsuvy]*)$/s;
+
+function regexProblem(pattern: string): string | undefined {
+  const match = REGEX_FORM.exec(pattern);
+  if (!match) return undefined;
+  try {
+    new RegExp(match[1] ?? "", match[2]);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.replace(/^Invalid regular expression/, "invalid regular expression");
+  }
+}
+
+const textPattern = z
+  .string()
+  .min(1, "must not be empty")
+  .superRefine((value, ctx) => {
+    const problem = regexProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .meta({ description: 'A case-insensitive phrase, or "/regex/flags".' });
+
+/** `prompt` as written in a file: inline `text`, or a `file` relative to the YAML file. */
+export const filePrompt = z
+  .strictObject({
+    type: z.string().meta({ description: 'Prompt type; "fixed" is the documented value.' }),
+    text: z.string().optional().meta({ description: "The prompt text, sent as written." }),
+    file: z
+      .string()
+      .optional()
+      .meta({ description: "A text file relative to this YAML file; its exact content is sent as `text`." }),
+  })
+  .superRefine((value, ctx) => {
+    if (value.text !== undefined && value.file !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["file"], message: "give either text or file, not both" });
+    } else if (value.text === undefined && value.file === undefined) {
+      ctx.addIssue({ code: "custom", path: ["text"], message: "required: give the prompt as text or as a file" });
+    } else if (value.text !== undefined && value.text.trim() === "") {
+      ctx.addIssue({ code: "custom", path: ["text"], message: "the prompt is empty" });
+    } else if (value.file !== undefined && value.file.trim() === "") {
+      ctx.addIssue({ code: "custom", path: ["file"], message: "must name a prompt file" });
+    }
+  });
+
+const conversationalRuntime = conversationalAgentConfig.shape.runtime.unwrap();
+const proceduralRuntime = proceduralAgentConfig.shape.runtime.unwrap();
+
+export const conversationalConfigFile = conversationalAgentConfig.extend({
+  runtime: conversationalRuntime.extend({ prompt: filePrompt.optional() }).optional(),
+});
+export const proceduralConfigFile = proceduralAgentConfig.extend({
+  runtime: proceduralRuntime.extend({ prompt: filePrompt.optional() }).optional(),
+});
+
+const argumentMatchers = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    for (const [name, expected] of Object.entries(value)) {
+      const problem = typeof expected === "string" ? regexProblem(expected) : undefined;
+      if (problem) ctx.addIssue({ code: "custom", path: [name], message: problem });
+    }
+  })
+  .meta({ description: 'Argument name → exact value, or "/regex/flags" matched against the argument.' });
+
+export const expectations = z.strictObject({
+  says: z.array(textPattern).optional().meta({ description: "Phrases some completed agent message must match." }),
+  never_says: z.array(textPattern).optional().meta({ description: "Phrases no agent message may match." }),
+  tool_calls: z
+    .array(
+      z.union([z.string().min(1), z.strictObject({ name: z.string().min(1), arguments: argumentMatchers.optional() })]),
+    )
+    .optional()
+    .meta({ description: "Tools that must be called: a name, or {name, arguments}." }),
+  no_errors: z.boolean().default(true).meta({ description: "No server.error event (default true)." }),
+  ends: z.boolean().default(true).meta({ description: "conversation.ended within the timeout (default true)." }),
+  max_duration_sec: z.number().positive().optional(),
+  procedures: z
+    .record(agentKey, z.string().min(1))
+    .optional()
+    .meta({ description: "Procedural agent key (linked in postprocess_agents) → expected terminal status." }),
+});
+
+export const smokeScenario = z.strictObject({
+  name: z.string().min(1, "must not be empty"),
+  channel: z.strictObject({
+    callee_no: z.string().min(1, "must not be empty"),
+    caller_no: z.string().nullable().optional(),
+    priority: z.string().optional(),
+  }),
+  livemode: z.boolean().default(false).meta({ description: "Place a live call (needs --live). Default false." }),
+  context: z.record(z.string(), z.unknown()).optional(),
+  override_config: conversationalConfigFile.optional(),
+  transport: z.enum(["sse", "ws"]).default("sse"),
+  timeout: z.number().positive().max(3600).default(120).meta({ description: "Seconds (default 120)." }),
+  iterations: z.int().min(1).max(100).default(1),
+  expect: expectations.default({ no_errors: true, ends: true }),
+});
+
+const common = {
+  name: z.string().min(1, "must not be empty"),
+  description: z.string(),
+  protect: z.boolean().default(false).meta({ description: "Pulumi protect: the stack refuses to drop this agent." }),
+};
+
+export const conversationalFile = z
+  .strictObject({
+    kind: z.literal("conversational"),
+    ...common,
+    config: conversationalConfigFile,
+    postprocess_agents: z
+      .array(agentKey)
+      .default([])
+      .meta({ description: "Keys of procedural agents (files in this directory) run after each conversation." }),
+    smoke: z.array(smokeScenario).default([]).meta({ description: "Smoke-call scenarios (agent-iac smoke)." }),
+  })
+  .meta({ title: "Conversational agent" });
+
+export const proceduralFile = z
+  .strictObject({ kind: z.literal("procedural"), ...common, config: proceduralConfigFile })
+  .meta({ title: "Procedural agent" });
+
+/** The whole file, for the JSON Schema (the loader validates against the branch named by `kind`). */
+export const agentFile = z.discriminatedUnion("kind", [conversationalFile, proceduralFile]).meta({
+  title: "agent-iac agent file",
+  description: "One agent per file: agents/<key>.yaml. Generated by `agent-iac schema`; do not edit.",
+});
+
+export type SmokeScenarioFile = z.output<typeof smokeScenario>;
+export type ConversationalFile = z.output<typeof conversationalFile>;
+export type ProceduralFile = z.output<typeof proceduralFile>;
+
+/** The JSON Schema of agent files, with sorted keys so the committed file is stable. */
+export function agentJsonSchema(): string {
+  const schema = z.toJSONSchema(agentFile, { io: "input", target: "draft-7", unrepresentable: "any" });
+  return `${JSON.stringify(sortKeys(schema), null, 2)}\n`;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}

@@ -1,0 +1,71 @@
+// The Pulumi program (Pulumi.yaml `main`): one resource per file in agents/, procedural agents
+// first, conversational agents linking them by id, and every version id as a stack output.
+import path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { type AgentDefinition, formatDiagnostic, loadAgents } from "./definitions/index.ts";
+import { ConversationalAgent, ProceduralAgent } from "./provider/index.ts";
+
+const config = new pulumi.Config("agents");
+const stack = pulumi.getStack();
+const agentsDir = path.resolve(process.cwd(), config.get("dir") ?? "agents");
+
+const { agents: definitions, errors } = await loadAgents(agentsDir, { stack });
+if (errors.length > 0) {
+  // RunError: a clean failure with our file:line messages, no stack trace.
+  throw new pulumi.RunError(
+    `${errors.length} error(s) in ${path.relative(process.cwd(), agentsDir) || "."}:\n${errors.map(formatDiagnostic).join("\n")}`,
+  );
+}
+
+// Fail at preview, before anything is created, when the provider would have no key. The value is
+// not read here (it stays out of the program); only its presence is checked.
+if (pulumi.runtime.getConfig("agents:apiKey") === undefined && !process.env.AGENT_IAC_API_KEY) {
+  throw new pulumi.RunError(
+    "no API key for the service: set it with `pulumi config set --secret agents:apiKey` (stack config) " +
+      "or the AGENT_IAC_API_KEY environment variable.",
+  );
+}
+
+type Created = { definition: AgentDefinition; resource: ProceduralAgent | ConversationalAgent };
+const created = new Map<string, Created>();
+
+for (const definition of definitions.filter((agent) => agent.kind === "procedural")) {
+  const resource = new ProceduralAgent(
+    definition.key,
+    { name: definition.name, description: definition.description, config: definition.config },
+    { protect: definition.protect },
+  );
+  created.set(definition.key, { definition, resource });
+}
+
+for (const definition of definitions.filter((agent) => agent.kind === "conversational")) {
+  // The procedural resources' ids make the dependency real: a replaced procedural agent has a new
+  // id, which replaces every conversational agent that links it.
+  const linked = definition.postprocessAgents.map((key) => {
+    const target = created.get(key);
+    if (!target) throw new pulumi.RunError(`${definition.file}: postprocess_agents: unknown agent "${key}"`);
+    return target.resource.agentId;
+  });
+  const resource = new ConversationalAgent(
+    definition.key,
+    {
+      name: definition.name,
+      description: definition.description,
+      config: definition.config,
+      ...(linked.length > 0 ? { postprocess_agents: linked } : {}),
+    },
+    { protect: definition.protect },
+  );
+  created.set(definition.key, { definition, resource });
+}
+
+/** `{key: version_id}`: what smoke calls pin. */
+export const versions = Object.fromEntries([...created].map(([key, { resource }]) => [key, resource.versionId]));
+
+/** `{key: {id, version_id, kind, name}}`. */
+export const agents = Object.fromEntries(
+  [...created].map(([key, { definition, resource }]) => [
+    key,
+    { id: resource.agentId, version_id: resource.versionId, kind: definition.kind, name: definition.name },
+  ]),
+);

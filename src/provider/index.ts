@@ -1,0 +1,113 @@
+// Pulumi dynamic providers for the service's two agent kinds.
+//
+// The provider objects below are serialized by Pulumi into the state of every resource, so they
+// stay tiny and capture nothing but a kind name: no client, no schema, no key. Each method loads
+// the real implementation (./runtime.ts) by module name when it runs, from the project directory
+// the provider host runs in. Settings read in `configure` live on the provider object (`this`):
+// a module-level variable would not survive serialization. `read` and `delete` run with the
+// provider stored in the OLD state, so they contain no client code at all.
+import * as pulumi from "@pulumi/pulumi";
+import type {
+  ConversationalAgentConfig,
+  CreateConversationalAgentRequest,
+  CreateProceduralAgentRequest,
+  ProceduralAgentConfig,
+} from "../api/schemas.ts";
+
+export type AgentKind = "conversational" | "procedural";
+
+/** The Pulumi type tokens of agent resources start with this (`…ConversationalAgent`, `…ProceduralAgent`). */
+export const AGENT_TYPE_PREFIX = "pulumi-nodejs:dynamic/agents:";
+
+/** Connection settings read from stack config in `configure` (environment variables as fallback). */
+export type ProviderSettings = { baseUrl?: string; apiKey?: string; serviceVersion?: string };
+
+/** What the provider stores: the request body it sent plus the ids the service returned. */
+export type AgentOutputs = (CreateConversationalAgentRequest | CreateProceduralAgentRequest) & {
+  agentId: string;
+  versionId: string;
+};
+
+function agentProvider(kind: AgentKind): pulumi.dynamic.ResourceProvider {
+  // Resolved from the project directory: see the header comment.
+  const runtime = () =>
+    process.getBuiltinModule("node:module").createRequire(`${process.cwd()}/package.json`)(
+      "agent-iac/provider-runtime",
+    );
+  return {
+    async configure(request) {
+      const settings = {
+        baseUrl: request.config.get("agents:baseUrl"),
+        apiKey: request.config.get("agents:apiKey"),
+        serviceVersion: request.config.get("agents:serviceVersion"),
+      };
+      Object.assign(this, { settings });
+    },
+    async check(olds, news) {
+      return runtime().checkAgent(kind, olds, news);
+    },
+    async diff(_id, olds, news) {
+      return runtime().diffAgent(olds, news);
+    },
+    async create(inputs) {
+      return runtime().createAgent(kind, (this as { settings?: ProviderSettings }).settings ?? {}, inputs);
+    },
+    async read(id, props) {
+      // There is no read endpoint: refresh keeps the stored state.
+      return { id, props };
+    },
+    async delete(id, props) {
+      // There is no delete endpoint: the agent stays on the service (and stays usable by version id).
+      const name = props?.name ? ` "${props.name}"` : "";
+      console.error(`agent ${id}${name} is no longer managed by this stack; the service keeps it.`);
+    },
+  };
+}
+
+const conversationalProvider = agentProvider("conversational");
+const proceduralProvider = agentProvider("procedural");
+
+export type ConversationalAgentArgs = {
+  name: pulumi.Input<string>;
+  description: pulumi.Input<string>;
+  config: pulumi.Input<ConversationalAgentConfig>;
+  postprocess_agents?: pulumi.Input<pulumi.Input<string>[]>;
+};
+
+export type ProceduralAgentArgs = {
+  name: pulumi.Input<string>;
+  description: pulumi.Input<string>;
+  config: pulumi.Input<ProceduralAgentConfig>;
+};
+
+/** A conversational agent. Every change to its inputs creates a new agent (there is no update). */
+export class ConversationalAgent extends pulumi.dynamic.Resource {
+  declare readonly agentId: pulumi.Output<string>;
+  declare readonly versionId: pulumi.Output<string>;
+  constructor(name: string, args: ConversationalAgentArgs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      conversationalProvider,
+      name,
+      { ...args, agentId: undefined, versionId: undefined },
+      opts,
+      "agents",
+      "ConversationalAgent",
+    );
+  }
+}
+
+/** A procedural (post-call) agent. Every change to its inputs creates a new agent. */
+export class ProceduralAgent extends pulumi.dynamic.Resource {
+  declare readonly agentId: pulumi.Output<string>;
+  declare readonly versionId: pulumi.Output<string>;
+  constructor(name: string, args: ProceduralAgentArgs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      proceduralProvider,
+      name,
+      { ...args, agentId: undefined, versionId: undefined },
+      opts,
+      "agents",
+      "ProceduralAgent",
+    );
+  }
+}

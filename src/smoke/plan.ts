@@ -1,0 +1,89 @@
+// Which calls a smoke run places: the selected agents' scenarios × iterations, each pinned to a
+// version id. Every refusal is a UsageError (exit 2) that says what to change.
+import type { AgentDefinition } from "../definitions/index.ts";
+import type { PlannedCall, Scenario } from "./call.ts";
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export type AgentOutput = { id: string; version_id: string; kind: string; name: string };
+
+export type Selection = {
+  agents?: string[];
+  scenarios?: string[];
+  /** A pin of the user's own, for the one selected agent. */
+  versionId?: string;
+  allowUnpinned?: boolean;
+  live?: boolean;
+};
+
+const PINNED = /@v[1-9][0-9]*$/;
+
+export function planCalls(
+  definitions: AgentDefinition[],
+  outputs: Record<string, AgentOutput> | undefined,
+  selection: Selection,
+): PlannedCall[] {
+  const conversational = definitions.filter((d) => d.kind === "conversational");
+  for (const key of selection.agents ?? []) {
+    const known = definitions.find((d) => d.key === key);
+    if (!known) throw new UsageError(`unknown agent "${key}" (agents: ${conversational.map((d) => d.key).join(", ")})`);
+    if (known.kind !== "conversational")
+      throw new UsageError(`agent "${key}" is procedural; only conversational agents take calls`);
+  }
+  const chosen = selection.agents?.length
+    ? conversational.filter((d) => selection.agents?.includes(d.key))
+    : conversational;
+  if (selection.versionId !== undefined && chosen.length !== 1) {
+    throw new UsageError("--version-id pins one agent: select it with --agent KEY");
+  }
+
+  const procedural = Object.fromEntries(
+    definitions.filter((d) => d.kind === "procedural").map((d) => [d.key, { id: outputs?.[d.key]?.id, name: d.name }]),
+  );
+
+  const calls: PlannedCall[] = [];
+  const matchedScenarios = new Set<string>();
+  for (const definition of chosen) {
+    const scenarios = (definition.smoke as Scenario[]).filter(
+      (s) => !selection.scenarios?.length || selection.scenarios.includes(s.name),
+    );
+    for (const s of scenarios) matchedScenarios.add(s.name);
+    if (scenarios.length === 0) continue;
+    const versionId = selection.versionId ?? outputs?.[definition.key]?.version_id;
+    if (!versionId) {
+      throw new UsageError(
+        `no version id for agent "${definition.key}" in the stack outputs: run \`pulumi up\` first, or pass --version-id`,
+      );
+    }
+    if (!PINNED.test(versionId) && !selection.allowUnpinned) {
+      throw new UsageError(
+        `"${versionId}" is not pinned to a version (ca_x@vN): smoke calls target exact versions; pass --allow-unpinned to call the released version`,
+      );
+    }
+    for (const scenario of scenarios) {
+      if (scenario.livemode && !selection.live) {
+        throw new UsageError(
+          `scenario "${definition.key}/${scenario.name}" places a live call (livemode: true): pass --live`,
+        );
+      }
+      for (let iteration = 1; iteration <= scenario.iterations; iteration++) {
+        calls.push({
+          agent: definition.key,
+          scenario,
+          iteration,
+          versionId,
+          procedural,
+          live: Boolean(selection.live),
+        });
+      }
+    }
+  }
+  for (const name of selection.scenarios ?? []) {
+    if (!matchedScenarios.has(name)) throw new UsageError(`no scenario named "${name}" in the selected agents`);
+  }
+  if (calls.length === 0)
+    throw new UsageError("no smoke scenarios to run: add `smoke:` scenarios to a conversational agent");
+  return calls;
+}

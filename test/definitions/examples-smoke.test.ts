@@ -1,0 +1,55 @@
+// The example agents' smoke scenarios pass against the simulator's dialogue convention, for the
+// dev stack and with the prod overlays (agents created through the client, without Pulumi).
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Client, type CreateConversationalAgentRequest, createClient } from "../../src/api/index.ts";
+import { loadAgents } from "../../src/definitions/index.ts";
+import { startSimulator } from "../../src/simulator/index.ts";
+import { type AgentOutput, runSmoke } from "../../src/smoke/index.ts";
+
+const AGENTS = path.resolve(import.meta.dirname, "../../agents");
+
+describe("the example smoke scenarios", () => {
+  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let client: Client;
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0, eventDelayMs: 1, quiet: true });
+    client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await sim?.close();
+  });
+
+  it.each(["dev", "prod"])("all pass on stack %s, each with assertions", async (stack) => {
+    const { agents, errors } = await loadAgents(AGENTS, { stack });
+    expect(errors).toEqual([]);
+    const outputs: Record<string, AgentOutput> = {};
+    for (const agent of agents) {
+      const body = { name: agent.name, description: agent.description, config: agent.config };
+      const created =
+        agent.kind === "procedural"
+          ? await client.proceduralAgents.create(body)
+          : await client.conversationalAgents.create({
+              ...(body as CreateConversationalAgentRequest),
+              postprocess_agents: agent.postprocessAgents.map((key) => outputs[key]?.id ?? ""),
+            });
+      outputs[agent.key] = { id: created.id, version_id: created.version_id, kind: agent.kind, name: agent.name };
+    }
+    let printed = "";
+    const { results, exitCode } = await runSmoke({
+      definitions: agents,
+      outputs,
+      selection: {},
+      connection: { baseUrl: sim.url, apiKey: sim.apiKey },
+      concurrency: 4,
+      out: { write: (text: string) => (printed += text), isTTY: false },
+    });
+    expect(exitCode, printed).toBe(0);
+    expect(results.length).toBe(agents.reduce((n, a) => n + a.smoke.length, 0));
+    for (const result of results) {
+      expect(result.status, printed).toBe("passed");
+      expect(result.assertions.length).toBeGreaterThan(0);
+    }
+  });
+});

@@ -1,0 +1,51 @@
+// A work directory holding the real agents program with a copy of agents/ and prompts/, and a
+// stack on a temp file backend pointed at a simulator.
+import { cp, readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import type * as pulumi from "@pulumi/pulumi";
+import { openStack, projectRoot, type Stack } from "../../src/workspace/index.ts";
+import { type PulumiSandbox, projectCopy } from "./pulumi.ts";
+
+export type AgentsProject = { dir: string; stack: Stack; cleanup(): Promise<void> };
+
+export async function agentsProject(
+  sandbox: PulumiSandbox,
+  options: { stackName?: string; baseUrl: string; apiKey?: string; secretKey?: boolean; agentsFrom?: string },
+): Promise<AgentsProject> {
+  const project = await projectCopy(path.join(projectRoot, "test", "fixtures", "agents-project"));
+  await cp(options.agentsFrom ?? path.join(projectRoot, "agents"), path.join(project.dir, "agents"), {
+    recursive: true,
+  });
+  await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
+  const env = { ...sandbox.env };
+  if (options.apiKey && !options.secretKey) env.AGENT_IAC_API_KEY = options.apiKey;
+  const stack = await openStack({ stackName: options.stackName ?? "test", workDir: project.dir, env });
+  await stack.setConfig("agents:baseUrl", { value: options.baseUrl });
+  if (options.apiKey && options.secretKey)
+    await stack.setConfig("agents:apiKey", { value: options.apiKey, secret: true });
+  return { dir: project.dir, stack, cleanup: project.cleanup };
+}
+
+/** The stack's state file on the file backend (its checkpoint JSON). */
+export async function stateFile(sandbox: PulumiSandbox, stackName: string): Promise<string> {
+  const root = path.join(sandbox.backendDir, ".pulumi", "stacks");
+  for (const entry of await readdir(root, { recursive: true })) {
+    if (path.basename(entry) === `${stackName}.json`) return readFile(path.join(root, entry), "utf8");
+  }
+  throw new Error(`no state file for stack ${stackName} under ${root}`);
+}
+
+export type StepOp = { name: string; op: string; type: string };
+
+/** Collects each resource's step (create, same, replace, delete…) from an operation's events. */
+export function stepRecorder() {
+  const steps: StepOp[] = [];
+  const onEvent = (event: pulumi.automation.EngineEvent) => {
+    const metadata = event.resourcePreEvent?.metadata;
+    if (!metadata || metadata.type === "pulumi:pulumi:Stack" || metadata.type.startsWith("pulumi:providers:")) return;
+    steps.push({ name: metadata.urn.split("::").at(-1) ?? metadata.urn, op: metadata.op, type: metadata.type });
+  };
+  const namesWith = (...ops: string[]) =>
+    [...new Set(steps.filter((s) => ops.includes(s.op)).map((s) => s.name))].sort();
+  return { steps, onEvent, namesWith };
+}

@@ -1,0 +1,62 @@
+// The CI workflow we ship for users: its structure is what the README promises.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { projectRoot } from "../src/workspace/index.ts";
+
+/** A GitHub Actions expression, `${{ … }}`. */
+const expression = (inner: string) => `\${{ ${inner} }}`;
+
+type Step = { uses?: string; run?: string; name?: string; with?: Record<string, unknown>; if?: string };
+type Job = {
+  if?: string;
+  steps: Step[];
+  concurrency?: { group: string; "cancel-in-progress"?: boolean };
+  strategy?: { matrix?: { stack?: string[] } };
+};
+
+describe(".github/workflows/agents.yml", async () => {
+  const text = await readFile(path.join(projectRoot, ".github", "workflows", "agents.yml"), "utf8");
+  const workflow = parse(text) as {
+    on: Record<string, unknown>;
+    env: Record<string, string>;
+    jobs: Record<string, Job>;
+  };
+  const runs = (job: Job) => job.steps.map((s) => s.run ?? "").join("\n");
+
+  it("runs on pull requests and on pushes to main", () => {
+    expect(workflow.on).toHaveProperty("pull_request");
+    expect((workflow.on.push as { branches: string[] }).branches).toEqual(["main"]);
+  });
+
+  it("validates and posts a Markdown plan as one updated comment on pull requests", () => {
+    const plan = workflow.jobs.plan as Job;
+    expect(plan.if).toContain("pull_request");
+    expect(runs(plan)).toMatch(/npm ci/);
+    expect(runs(plan)).toMatch(/agent-iac validate/);
+    expect(runs(plan)).toMatch(/agent-iac plan .*--markdown plan\.md/);
+    const comment = plan.steps.find((s) => s.uses?.startsWith("actions/github-script"));
+    expect(String(comment?.with?.script)).toMatch(/updateComment/);
+    expect(String(comment?.with?.script)).toMatch(/createComment/);
+  });
+
+  it("deploys with pulumi up and smoke-calls with a JUnit report on main, one concurrency group per stack", () => {
+    const deploy = workflow.jobs.deploy as Job;
+    expect(deploy.if).toContain("refs/heads/main");
+    expect(runs(deploy)).toMatch(/pulumi up --yes/);
+    expect(runs(deploy)).toMatch(/agent-iac smoke .*--junit/);
+    expect(runs(deploy).indexOf("pulumi up")).toBeLessThan(runs(deploy).indexOf("agent-iac smoke"));
+    expect(deploy.steps.some((s) => s.uses?.startsWith("actions/upload-artifact") && s.if === "always()")).toBe(true);
+    expect(deploy.concurrency?.group).toContain(expression("matrix.stack"));
+    expect(deploy.concurrency?.["cancel-in-progress"]).toBe(false);
+    expect(deploy.strategy?.matrix?.stack).toEqual(["staging", "prod"]);
+  });
+
+  it("takes the API key, passphrase and backend from repository secrets, and holds no secret itself", () => {
+    expect(workflow.env.AGENT_IAC_API_KEY).toBe(expression("secrets.AGENT_IAC_API_KEY"));
+    expect(workflow.env.PULUMI_CONFIG_PASSPHRASE).toBe(expression("secrets.PULUMI_CONFIG_PASSPHRASE"));
+    expect(workflow.env.PULUMI_BACKEND_URL).toBe(expression("secrets.PULUMI_BACKEND_URL"));
+    expect(text).not.toMatch(/sk-[A-Za-z0-9]{8,}/);
+  });
+});
