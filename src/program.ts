@@ -7,13 +7,15 @@ import { ConversationalAgent, ProceduralAgent } from "./provider/index.ts";
 
 const config = new pulumi.Config("agents");
 const stack = pulumi.getStack();
-const agentsDir = path.resolve(process.cwd(), config.get("dir") ?? "agents");
+// Relative to the project (the directory of Pulumi.yaml), wherever the program file lives.
+const projectDir = pulumi.runtime.getRootDirectory();
+const agentsDir = path.resolve(projectDir, config.get("dir") ?? "agents");
 
 const { agents: definitions, errors } = await loadAgents(agentsDir, { stack });
 if (errors.length > 0) {
   // RunError: a clean failure with our file:line messages, no stack trace.
   throw new pulumi.RunError(
-    `${errors.length} error(s) in ${path.relative(process.cwd(), agentsDir) || "."}:\n${errors.map(formatDiagnostic).join("\n")}`,
+    `${errors.length} error(s) in ${path.relative(projectDir, agentsDir) || "."}:\n${errors.map(formatDiagnostic).join("\n")}`,
   );
 }
 

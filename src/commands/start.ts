@@ -9,7 +9,7 @@ import { parseDocument } from "yaml";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { startSimulator } from "../simulator/index.ts";
 import { type AgentOutput, runSmoke, UsageError } from "../smoke/index.ts";
-import { ensurePulumi, openStack, pulumiEnvironment, ToolchainError } from "../workspace/index.ts";
+import { ensurePulumi, openStack, pulumiEnvironment, pulumiErrorSummary, ToolchainError } from "../workspace/index.ts";
 
 const HELP = `usage: agent-iac start [--stack NAME] [--no-smoke]
 
@@ -72,9 +72,11 @@ export async function run(argv: string[]): Promise<number> {
 
     const stack = await openStack({ stackName, workDir, env });
     process.stdout.write(`pulumi up --yes (stack ${stackName})\n`);
-    const up = await stack.up({ configFile, onOutput: (text) => process.stdout.write(text) }).catch((error: Error) => {
-      throw new DeployError(error.message);
-    });
+    const up = await stack
+      .up({ configFile, onOutput: (text) => process.stdout.write(text) })
+      .catch((error: unknown) => {
+        throw new DeployError(`pulumi up failed:\n${pulumiErrorSummary(error)}`);
+      });
     const outputs = up.outputs.agents?.value as Record<string, AgentOutput> | undefined;
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
     process.stdout.write(

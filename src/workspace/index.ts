@@ -128,3 +128,13 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
     ? LocalWorkspace.selectStack(args, opts)
     : LocalWorkspace.createOrSelectStack(args, opts);
 }
+
+/**
+ * The useful part of an Automation API CommandError: what the CLI wrote to stderr (its message
+ * otherwise repeats the command line and both streams).
+ */
+export function pulumiErrorSummary(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const stderr = /\n stderr: ([\s\S]*?)(?:\n err\?: |$)/.exec(message)?.[1];
+  return (stderr ?? message).trim();
+}

@@ -1,0 +1,225 @@
+// Typed errors for every failure of the client, made by one factory from what the service answered
+// (status, headers, body) or from how the connection failed. Messages name the method and the path
+// without its query string (the stream token travels as `?token=`) and never a secret: every text
+// that goes into an error is passed through `redact` with the client's key and tokens.
+
+/** Longest response body text kept on an error (the rest is cut with an ellipsis). */
+export const MAX_ERROR_BODY_CHARS = 2000;
+
+export type ApiErrorInit = {
+  message: string;
+  method: string;
+  path: string;
+  status?: number | undefined;
+  requestId?: string | undefined;
+  body?: unknown;
+  attempts?: number | undefined;
+  cause?: unknown;
+};
+
+export class ApiError extends Error {
+  /** HTTP status, when the service answered. */
+  readonly status: number | undefined;
+  readonly method: string;
+  /** The request path, never with its query string. */
+  readonly path: string;
+  /** The service's request id header (`request-id` or `x-request-id`), when it sent one. */
+  readonly requestId: string | undefined;
+  /** The response body: parsed JSON, else text (truncated). */
+  readonly body: unknown;
+  /** How many attempts were made before giving up. */
+  readonly attempts: number;
+
+  constructor(init: ApiErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.status = init.status;
+    this.method = init.method;
+    this.path = init.path;
+    this.requestId = init.requestId;
+    this.body = init.body;
+    this.attempts = init.attempts ?? 1;
+  }
+}
+
+/** 401 or 403: the key (or stream token) is missing, wrong, expired or not allowed here. */
+export class AuthenticationError extends ApiError {}
+/** 404. */
+export class NotFoundError extends ApiError {}
+/** 400 or 422 from the service, or a request that failed validation and was never sent (`status` undefined). */
+export class InvalidRequestError extends ApiError {}
+/** 429. */
+export class RateLimitError extends ApiError {}
+/** 5xx. */
+export class ServerError extends ApiError {}
+/** The service answered something the client cannot read (wrong shape, repeated cursor, broken stream). */
+export class InvalidResponseError extends ApiError {}
+
+export class ConnectionError extends ApiError {
+  /** True when the request may have reached the service (e.g. a reset after it was written). */
+  readonly requestSent: boolean;
+  /** The network error code, e.g. ECONNREFUSED or UND_ERR_SOCKET. */
+  readonly code: string | undefined;
+  constructor(init: ApiErrorInit & { requestSent: boolean; code?: string | undefined }) {
+    super(init);
+    this.requestSent = init.requestSent;
+    this.code = init.code;
+  }
+}
+
+export class TimeoutError extends ApiError {
+  /** True when the request may have reached the service (a headers or body timeout). */
+  readonly requestSent: boolean;
+  constructor(init: ApiErrorInit & { requestSent: boolean }) {
+    super(init);
+    this.requestSent = init.requestSent;
+  }
+}
+
+/** Replaces every occurrence of the given secrets (and any `token=` query value) with `***`. */
+export function redact(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text.replace(/([?&]token=)[^&#\s"']*/gi, "$1***");
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) out = out.split(secret).join("***");
+  }
+  return out;
+}
+
+/** A URL fit for printing: no query string (the stream token is a query parameter), no user info. */
+export function displayUrl(url: string | URL): string {
+  try {
+    const parsed = new URL(url);
+    parsed.search = "";
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.toString();
+  } catch {
+    return String(url).split("?")[0] ?? "";
+  }
+}
+
+/** Reads an error body: JSON when it parses, else the text; truncated, secrets removed. */
+export function parseErrorBody(text: string, secrets: readonly (string | undefined)[]): unknown {
+  const clean = redact(text, secrets);
+  const cut = clean.length > MAX_ERROR_BODY_CHARS ? `${clean.slice(0, MAX_ERROR_BODY_CHARS)}…` : clean;
+  if (clean.length <= MAX_ERROR_BODY_CHARS) {
+    try {
+      return JSON.parse(clean);
+    } catch {
+      // not JSON: keep the text
+    }
+  }
+  return cut;
+}
+
+/** The short reason a body gives: `error.message`, `message`, `error` (string) or `detail`, else the text. */
+function reasonFrom(body: unknown): string | undefined {
+  if (typeof body === "string") return body.trim().slice(0, 300) || undefined;
+  if (!body || typeof body !== "object") return undefined;
+  const record = body as Record<string, unknown>;
+  const error = record.error;
+  if (error && typeof error === "object") {
+    const message = (error as Record<string, unknown>).message;
+    if (typeof message === "string") return message;
+  }
+  for (const value of [record.message, error, record.detail]) {
+    if (typeof value === "string") return value;
+  }
+  return JSON.stringify(body).slice(0, 300);
+}
+
+function attemptsNote(attempts: number, requestId: string | undefined): string {
+  const parts = [`${attempts} attempt${attempts === 1 ? "" : "s"}`];
+  if (requestId) parts.unshift(`request id ${requestId}`);
+  return ` (${parts.join("; ")})`;
+}
+
+export type ResponseFailure = {
+  method: string;
+  path: string;
+  status: number;
+  statusText?: string;
+  headers: Record<string, string | string[] | undefined>;
+  bodyText: string;
+  attempts: number;
+  secrets: readonly (string | undefined)[];
+};
+
+/** The request id header, if the service sent one. */
+export function requestIdFrom(headers: Record<string, string | string[] | undefined>): string | undefined {
+  for (const name of ["request-id", "x-request-id"]) {
+    const value = headers[name];
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first) return first;
+  }
+  return undefined;
+}
+
+/** The one factory for errors from an HTTP response. */
+export function errorFromResponse(failure: ResponseFailure): ApiError {
+  const body = parseErrorBody(failure.bodyText, failure.secrets);
+  const requestId = requestIdFrom(failure.headers);
+  const reason = reasonFrom(body) ?? failure.statusText ?? "";
+  const message = redact(
+    `${failure.method} ${failure.path} → ${failure.status}${reason ? `: ${reason}` : ""}${attemptsNote(failure.attempts, requestId)}`,
+    failure.secrets,
+  );
+  const init = {
+    message,
+    method: failure.method,
+    path: failure.path,
+    status: failure.status,
+    requestId,
+    body,
+    attempts: failure.attempts,
+  };
+  const status = failure.status;
+  if (status === 401 || status === 403) return new AuthenticationError(init);
+  if (status === 404) return new NotFoundError(init);
+  if (status === 400 || status === 422) return new InvalidRequestError(init);
+  if (status === 429) return new RateLimitError(init);
+  if (status >= 500) return new ServerError(init);
+  return new ApiError(init);
+}
+
+export type NetworkFailure = {
+  method: string;
+  path: string;
+  error: unknown;
+  requestSent: boolean;
+  timeout: boolean;
+  attempts: number;
+  secrets: readonly (string | undefined)[];
+};
+
+/** The one factory for errors from a failed connection (refused, reset, timed out). */
+export function errorFromNetwork(failure: NetworkFailure): ConnectionError | TimeoutError {
+  const code = errorCode(failure.error);
+  const detail = failure.error instanceof Error ? failure.error.message : String(failure.error);
+  const what = failure.timeout
+    ? "timed out"
+    : failure.requestSent
+      ? "connection failed after the request was sent"
+      : "could not connect";
+  const message = redact(
+    `${failure.method} ${failure.path}: ${what} (${code ? `${code}: ` : ""}${detail})${attemptsNote(failure.attempts, undefined)}`,
+    failure.secrets,
+  );
+  const init = {
+    message,
+    method: failure.method,
+    path: failure.path,
+    attempts: failure.attempts,
+    requestSent: failure.requestSent,
+    cause: failure.error,
+  };
+  return failure.timeout ? new TimeoutError(init) : new ConnectionError({ ...init, code });
+}
+
+export function errorCode(error: unknown): string | undefined {
+  if (!error || typeof error !== "object") return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string") return code;
+  const cause = (error as { cause?: unknown }).cause;
+  return cause && cause !== error ? errorCode(cause) : undefined;
+}

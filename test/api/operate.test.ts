@@ -1,0 +1,201 @@
+// `agent-iac events` and the list commands run as processes against the simulator.
+import { execFile } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type Client, createClient } from "../../src/api/index.ts";
+import { startSimulator } from "../../src/simulator/index.ts";
+import { simulatorCall } from "../helpers/simulator.ts";
+
+type Sim = Awaited<ReturnType<typeof startSimulator>>;
+let sim: Sim;
+let client: Client;
+let agentId = "";
+let paId = "";
+let convId = "";
+let conv: Awaited<ReturnType<Client["conversations"]["create"]>>;
+
+function cli(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const clean = {
+    ...process.env,
+    AGENT_IAC_BASE_URL: undefined,
+    AGENT_IAC_API_KEY: undefined,
+    AGENT_IAC_STREAM_TOKEN: undefined,
+  };
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["src/cli.ts", ...args],
+      { cwd: "/work/main", env: { ...clean, ...env } as NodeJS.ProcessEnv },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+const withKey = () => ({ AGENT_IAC_BASE_URL: sim.url, AGENT_IAC_API_KEY: sim.apiKey });
+const ndjson = (text: string) =>
+  text
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, eventDelayMs: 5, pageSize: 2, quiet: true });
+  client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
+  paId = (
+    await client.proceduralAgents.create({
+      name: "notes",
+      description: "d",
+      config: { filter_statuses: ["completed"] },
+    })
+  ).id;
+  agentId = (
+    await client.conversationalAgents.create({
+      name: "cli-agent",
+      description: "d",
+      config: { personas: [{ name: "Grace" }], tool: { tools: [{ ns: "syscall", name: "refund" }] } },
+      postprocess_agents: [paId],
+    })
+  ).id;
+  for (let i = 0; i < 4; i++) {
+    conv = await client.conversations.create({
+      agent_id: agentId,
+      channel: { type: "phone", callee_no: "+15550100" },
+      context: { simulation: { user_turns: ["I want a refund", "Bye."] } },
+    });
+    await simulatorCall(sim, "POST", "/_simulator/feedbacks", {
+      conversation_id: conv.id,
+      rating: "good",
+      reasons: ["fast"],
+      comment: "ok",
+    });
+  }
+  convId = conv.id;
+  for await (const _ of client.conversations.events(convId)) {
+    // wait for the last conversation to end
+  }
+});
+afterAll(async () => {
+  await client?.close();
+  await sim?.close();
+});
+
+describe("list commands", () => {
+  test("conversations list: a table across pages, and NDJSON", async () => {
+    const table = await cli(["conversations", "list"], withKey());
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^ID\s+AGENT_ID\s+STATUS/);
+    expect(lines.at(-1)).toBe("4 items");
+    expect(table.stdout).toContain(convId);
+
+    const json = await cli(["conversations", "list", "--json", "--created-at-gte", "2000-01-01T00:00:00Z"], withKey());
+    expect(json.code).toBe(0);
+    const items = ndjson(json.stdout);
+    expect(items).toHaveLength(4);
+    expect(items.every((c: { agent_id: string }) => c.agent_id.startsWith(agentId))).toBe(true);
+
+    const limited = await cli(["conversations", "list", "--json", "--limit", "3"], withKey());
+    expect(ndjson(limited.stdout)).toHaveLength(3);
+  });
+
+  test("conversations procedures <id> and procedures list with filters", async () => {
+    let items: { status: string }[] = [];
+    for (let i = 0; i < 100 && !(items.length === 1 && items[0]?.status === "completed"); i++) {
+      items = ndjson((await cli(["conversations", "procedures", convId, "--json"], withKey())).stdout);
+      if (items[0]?.status !== "completed") await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(items).toEqual([expect.objectContaining({ name: "notes", conversation_id: convId, status: "completed" })]);
+    const byConv = await cli(["procedures", "list", "--conversation-id", convId], withKey());
+    expect(byConv.code).toBe(0);
+    expect(byConv.stdout).toMatch(/^ID\s+NAME\s+CONVERSATION_ID/);
+    expect(byConv.stdout).toContain("1 item\n");
+    const byAgent = ndjson((await cli(["procedures", "list", "--agent-id", paId, "--json"], withKey())).stdout);
+    expect(byAgent.length).toBeGreaterThanOrEqual(1);
+  });
+
+  test("feedbacks list --service-id, with the reasons line", async () => {
+    const out = await cli(["feedbacks", "list", "--service-id", sim.serviceId], withKey());
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^ID\s+CONVERSATION_ID\s+RATING/);
+    expect(out.stdout).toContain("4 items");
+    const missing = await cli(["feedbacks", "list"], withKey());
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--service-id is required");
+  });
+
+  test("usage and configuration errors exit 2; an unreachable service exits 3; the key is never printed", async () => {
+    expect((await cli(["conversations", "list"], { AGENT_IAC_BASE_URL: sim.url })).code).toBe(2);
+    expect((await cli(["conversations", "list", "--bogus"], withKey())).code).toBe(2);
+    expect((await cli(["conversations", "frobnicate"], withKey())).code).toBe(2);
+    expect((await cli(["conversations", "list", "--created-at-gte", "yesterday"], withKey())).code).toBe(2);
+    const wrong = await cli(["conversations", "list"], {
+      AGENT_IAC_BASE_URL: sim.url,
+      AGENT_IAC_API_KEY: "sk_wrong_secret",
+    });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain("401");
+    expect(wrong.stderr + wrong.stdout).not.toContain("sk_wrong_secret");
+    const down = await cli(["procedures", "list", "--base-url", "http://127.0.0.1:9"], {
+      AGENT_IAC_API_KEY: "sk_x_secret",
+    });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toMatch(/could not connect/);
+    const help = await cli(["conversations", "list", "--help"], {});
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("--completed-at-gte");
+  });
+});
+
+describe("agent-iac events", () => {
+  test("prints the transcript and exits 0 after conversation.ended", async () => {
+    const out = await cli(["events", convId], withKey());
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain("agent: Hello, this is Grace. How can I help you today?\n");
+    expect(out.stdout).toContain("user: I want a refund\n");
+    expect(out.stdout).toMatch(/tool refund\(.*\) → \{"ok":true,"tool":"refund"\}/);
+    expect(out.stdout).toContain("agent: I have used refund for you.\n");
+    expect(out.stdout.trimEnd().endsWith("(conversation ended)")).toBe(true);
+  });
+
+  test("--json prints one envelope per line", async () => {
+    const out = await cli(["events", convId, "--json"], withKey());
+    expect(out.code).toBe(0);
+    const events = ndjson(out.stdout);
+    expect(events[0]).toMatchObject({
+      id: expect.any(String),
+      created_at: expect.any(String),
+      payload: { type: "conversation.started" },
+    });
+    expect(events.at(-1).payload.type).toBe("conversation.ended");
+  });
+
+  test("with only a stream token and --events-url; the token is never printed", async () => {
+    const out = await cli(["events", conv.id, "--json", "--events-url", conv.channel.events_url], {
+      AGENT_IAC_STREAM_TOKEN: conv.channel.token,
+    });
+    expect(out.code).toBe(0);
+    expect(ndjson(out.stdout).at(-1).payload.type).toBe("conversation.ended");
+    const other = await client.conversations.create({
+      agent_id: agentId,
+      channel: { type: "phone", callee_no: "+15550101" },
+    });
+    const denied = await cli(["events", conv.id, "--events-url", conv.channel.events_url], {
+      AGENT_IAC_STREAM_TOKEN: other.channel.token,
+    });
+    expect(denied.code).toBe(2);
+    expect(denied.stderr).toContain("403");
+    expect(denied.stderr + denied.stdout).not.toContain(other.channel.token);
+  });
+
+  test("an unknown conversation exits 2; an unreachable stream exits 3", async () => {
+    expect((await cli(["events", "conv_nope"], withKey())).code).toBe(2);
+    const down = await cli(["events", "conv_x", "--base-url", "http://127.0.0.1:9"], {
+      AGENT_IAC_API_KEY: "sk_x_secret",
+    });
+    expect(down.code).toBe(3);
+    expect((await cli(["events"], withKey())).code).toBe(2);
+  });
+});

@@ -1,0 +1,193 @@
+// Pinned-version smoke calls after a real `pulumi up`, through the `agent-iac smoke` command.
+import { execFile } from "node:child_process";
+import { appendFile, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseDocument } from "yaml";
+import { startSimulator } from "../src/simulator/index.ts";
+import { projectRoot } from "../src/workspace/index.ts";
+import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { simulatorCall } from "./helpers/simulator.ts";
+
+const API_KEY = "sk-smoke-e2e-5d81c0a7b2";
+/** The simulator's stream tokens look like this; none may ever be printed or reported. */
+const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;
+
+type Report = {
+  summary: { passed: number; failed: number; errors: number };
+  results: {
+    agent: string;
+    scenario: string;
+    status: string;
+    version_id: string;
+    conversation_id: string;
+    transport: string;
+    assertions: { passed: boolean }[];
+  }[];
+};
+
+describe("agent-iac smoke", () => {
+  let sandbox: PulumiSandbox;
+  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let project: AgentsProject;
+  const printed: string[] = [];
+
+  const smoke = async (...args: string[]) => {
+    const junit = path.join(project.dir, `smoke-${printed.length}.xml`);
+    const json = path.join(project.dir, `smoke-${printed.length}.json`);
+    const result = await promisify(execFile)(
+      process.execPath,
+      [path.join(projectRoot, "src", "cli.ts"), "smoke", "--stack", "test", "--junit", junit, "--json", json, ...args],
+      { cwd: project.dir, env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY } },
+    ).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => ({
+        code: error.code,
+        stdout: error.stdout,
+        stderr: error.stderr,
+      }),
+    );
+    const junitText = await readFile(junit, "utf8").catch(() => "");
+    const jsonText = await readFile(json, "utf8").catch(() => "");
+    printed.push(result.stdout, result.stderr, junitText, jsonText);
+    return { ...result, junit: junitText, report: jsonText ? (JSON.parse(jsonText) as Report) : undefined };
+  };
+
+  const editAgent = async (key: string, edit: (doc: ReturnType<typeof parseDocument>) => void) => {
+    const file = path.join(project.dir, "agents", `${key}.yaml`);
+    const doc = parseDocument(await readFile(file, "utf8"));
+    edit(doc);
+    await writeFile(file, doc.toString());
+  };
+
+  beforeAll(async () => {
+    sandbox = await pulumiSandbox();
+    sim = await startSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
+    expect((await project.stack.up()).summary.result).toBe("succeeded");
+  });
+  afterAll(async () => {
+    await project?.cleanup();
+    await sim?.close();
+    await sandbox?.cleanup();
+  });
+
+  it("passes every example scenario against the pinned versions, each with at least one assertion", async () => {
+    const run = await smoke();
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim().split("\n").at(-1)).toMatch(/^\d+ passed, 0 failed$/);
+    expect(run.junit).toMatch(/<testsuites name="agent-iac smoke" tests="\d+" failures="0" errors="0"/);
+    const assertions = [...run.junit.matchAll(/<testcase [^>]*assertions="(\d+)"/g)].map((m) => Number(m[1]));
+    expect(assertions.length).toBeGreaterThanOrEqual(2);
+    for (const count of assertions) expect(count).toBeGreaterThanOrEqual(1);
+    const versions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    for (const result of run.report?.results ?? []) {
+      expect(result.version_id).toBe(versions[result.agent]);
+      expect(result.version_id).toMatch(/@v\d+$/);
+    }
+  });
+
+  it("fails with exit 1 and names the phrase when the agent never says it", async () => {
+    await editAgent("support", (doc) => {
+      doc.addIn(
+        ["smoke"],
+        doc.createNode({
+          name: "promises-submarines",
+          channel: { callee_no: "+15550100100" },
+          expect: { says: ["we sell submarines"] },
+        }),
+      );
+    });
+    const run = await smoke("--agent", "support", "--scenario", "promises-submarines");
+    expect(run.code).toBe(1);
+    expect(run.junit).toContain("we sell submarines");
+    expect(run.junit).toMatch(/<failure message="says &quot;we sell submarines&quot;"/);
+    expect(run.stdout.trim().split("\n").at(-1)).toBe("0 passed, 1 failed");
+  });
+
+  it("checks procedures against the simulator's: the right status passes, a wrong one fails", async () => {
+    await editAgent("support", (doc) => {
+      doc.addIn(
+        ["smoke"],
+        doc.createNode({
+          name: "summary-fails",
+          channel: { callee_no: "+15550100100" },
+          expect: { procedures: { "call-summary": "failed" } },
+        }),
+      );
+    });
+    const wrong = await smoke("--agent", "support", "--scenario", "summary-fails");
+    expect(wrong.code).toBe(1);
+    expect(wrong.junit).toMatch(/procedure call-summary ends failed: procedure call-summary is completed/);
+    const right = await smoke("--agent", "support", "--scenario", "greets-and-summarizes");
+    expect(right.code).toBe(0);
+  });
+
+  it("passes the same scenarios over the WebSocket session", async () => {
+    for (const key of ["support", "booking"]) {
+      await editAgent(key, (doc) => {
+        const scenarios = doc.get("smoke") as { items: { set(k: string, v: unknown): void }[] } | undefined;
+        for (const scenario of scenarios?.items ?? []) scenario.set("transport", "ws");
+      });
+    }
+    const run = await smoke("--scenario", "greets-and-summarizes", "--scenario", "checks-availability-and-books");
+    expect(run.code).toBe(0);
+    expect(run.report?.results.length).toBeGreaterThanOrEqual(2);
+    for (const result of run.report?.results ?? []) expect(result.transport).toBe("ws");
+  });
+
+  it("calls an older version with --version-id after a prompt change", async () => {
+    const before = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const supportPrompt = path.join(project.dir, "prompts", "support.md");
+    await appendFile(supportPrompt, "\nMention the spring promotion.\n");
+    await project.stack.up();
+    const after = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    expect(after.support).not.toBe(before.support);
+
+    const run = await smoke(
+      "--agent",
+      "support",
+      "--scenario",
+      "greets-and-summarizes",
+      "--version-id",
+      before.support as string,
+    );
+    expect(run.code).toBe(0);
+    expect(run.report?.results[0]?.version_id).toBe(before.support);
+    const conversations = await simulatorCall<{ data: { id: string; agent_id: string }[] }>(
+      sim,
+      "GET",
+      "/conversations",
+    );
+    const placed = conversations.data.find((c) => c.id === run.report?.results[0]?.conversation_id);
+    expect(placed?.agent_id.split("@")[0]).toBe(before.support?.split("@")[0]);
+  });
+
+  it("refuses a bare agent id unless --allow-unpinned, and unknown agents, with exit 2", async () => {
+    const versions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const bare = (versions.support as string).split("@")[0] as string;
+    const refused = await smoke("--agent", "support", "--scenario", "greets-and-summarizes", "--version-id", bare);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/not pinned/);
+    const allowed = await smoke(
+      "--agent",
+      "support",
+      "--scenario",
+      "greets-and-summarizes",
+      "--version-id",
+      bare,
+      "--allow-unpinned",
+    );
+    expect(allowed.code).toBe(0);
+    expect((await smoke("--agent", "nobody")).code).toBe(2);
+  });
+
+  it("never prints or reports a stream token", () => {
+    expect(printed.length).toBeGreaterThan(0);
+    for (const text of printed) expect(text).not.toMatch(TOKEN_PATTERN);
+    for (const text of printed) expect(text).not.toContain(API_KEY);
+  });
+});

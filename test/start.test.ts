@@ -1,0 +1,88 @@
+// `npm start` (agent-iac start), the main job, end to end in a copy of the project: provisions the
+// examples against the embedded simulator, smoke-calls them, and leaks no secret anywhere.
+import { execFile } from "node:child_process";
+import { copyFile, cp, readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projectRoot } from "../src/workspace/index.ts";
+import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
+
+const API_KEY = "sk-start-e2e-0c6f2a9d4e71";
+const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;
+
+describe("npm start", () => {
+  let sandbox: PulumiSandbox;
+  let project: { dir: string; cleanup(): Promise<void> };
+  const logs: string[] = [];
+
+  const start = async () => {
+    const env: Record<string, string | undefined> = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
+    // The committed dev stack file carries the salt of the local-only default passphrase.
+    delete env.PULUMI_CONFIG_PASSPHRASE;
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      [path.join(projectRoot, "src", "cli.ts"), "start"],
+      {
+        cwd: project.dir,
+        env,
+      },
+    );
+    logs.push(stdout, stderr);
+    return stdout;
+  };
+
+  beforeAll(async () => {
+    sandbox = await pulumiSandbox();
+    project = await projectCopy(path.join(projectRoot, "test", "fixtures", "agents-project"));
+    await cp(path.join(projectRoot, "agents"), path.join(project.dir, "agents"), { recursive: true });
+    await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
+    await copyFile(path.join(projectRoot, "Pulumi.dev.yaml"), path.join(project.dir, "Pulumi.dev.yaml"));
+  });
+  afterAll(async () => {
+    await project?.cleanup();
+    await sandbox?.cleanup();
+  });
+
+  it("provisions the examples, prints their version ids and passes their smoke scenarios", async () => {
+    const out = await start();
+    expect(out).toMatch(/local simulator: http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toContain("Changes applied.");
+    for (const key of ["support", "booking", "call-summary", "qa-scorer"]) {
+      expect(out).toMatch(new RegExp(`^${key}\\s+\\w+\\s+(ca|pa)_[A-Za-z0-9_-]+@v1\\s`, "m"));
+    }
+    expect(out.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
+    const junit = await readFile(path.join(project.dir, "reports", "smoke.junit.xml"), "utf8");
+    expect(junit).toMatch(/failures="0" errors="0"/);
+  });
+
+  it("reports no changes the second time, with the same version ids", async () => {
+    const first = logs[0] ?? "";
+    const out = await start();
+    expect(out).toContain("No changes.");
+    const ids = (text: string) => [...text.matchAll(/(?:ca|pa)_[A-Za-z0-9_-]+@v1/g)].map((m) => m[0]).sort();
+    expect(new Set(ids(out.split("smoke calls")[0] ?? ""))).toEqual(new Set(ids(first.split("smoke calls")[0] ?? "")));
+  });
+
+  it("writes the API key and the stream tokens nowhere: state, outputs, logs, reports, simulator data", async () => {
+    const written: { file: string; text: string }[] = [];
+    for (const root of [project.dir, sandbox.backendDir]) {
+      for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+        if (!entry.isFile()) continue;
+        const file = path.join(entry.parentPath, entry.name);
+        written.push({ file, text: await readFile(file, "utf8") });
+      }
+    }
+    const files = written.map((w) => path.relative(project.dir, w.file));
+    expect(files).toContain(path.join(".agent-iac", "simulator.json"));
+    expect(files).toContain(path.join("reports", "smoke.json"));
+    expect(written.some((w) => w.file.endsWith(path.join("agents", "dev.json")))).toBe(true); // the stack's state
+    // The simulator did issue tokens: its data holds their hashes, one per conversation.
+    const data = written.find((w) => w.file.endsWith("simulator.json"))?.text ?? "";
+    expect(Object.keys(JSON.parse(data).tokens ?? {}).length).toBeGreaterThan(0);
+    for (const { file, text } of [...written, ...logs.map((text) => ({ file: "(stdout/stderr)", text }))]) {
+      expect(text, file).not.toContain(API_KEY);
+      expect(text, file).not.toMatch(TOKEN_PATTERN);
+    }
+  });
+});
