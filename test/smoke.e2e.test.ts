@@ -185,6 +185,51 @@ describe("agent-iac smoke", () => {
     expect((await smoke("--agent", "nobody")).code).toBe(2);
   });
 
+  it("resumes a dropped stream with Last-Event-ID: the scenario passes with no duplicated transcript text", async () => {
+    await simulatorCall(sim, "POST", "/_simulator/faults", {
+      route: "GET /conversations/{conversation_id}/events",
+      count: 1,
+      drop_stream_after_events: 3,
+    });
+    const run = await smoke("--agent", "support", "--scenario", "greets-and-summarizes");
+    await simulatorCall(sim, "DELETE", "/_simulator/faults");
+    expect(run.code).toBe(0);
+    const counts = await simulatorCall<{ by_route: Record<string, number> }>(sim, "GET", "/_simulator/requests");
+    expect(counts.by_route["GET /conversations/{conversation_id}/events"]).toBeGreaterThanOrEqual(2);
+    const transcript = (run.report?.results[0] as unknown as { transcript: string[] }).transcript;
+    expect(transcript.filter((line) => line.startsWith("agent: Hello, this is Maya."))).toEqual([
+      "agent: Hello, this is Maya. How can I help you today?",
+    ]);
+    expect(new Set(transcript).size).toBe(transcript.length);
+  });
+
+  it("fails a stalled stream with a timeout (exit 3) within its timeout plus a few seconds", async () => {
+    await editAgent("support", (doc) => {
+      doc.addIn(
+        ["smoke"],
+        doc.createNode({
+          name: "stalls",
+          channel: { callee_no: "+15550100100" },
+          timeout: 4,
+          expect: { says: ["this is Maya"] },
+        }),
+      );
+    });
+    await simulatorCall(sim, "POST", "/_simulator/faults", {
+      route: "GET /conversations/{conversation_id}/events",
+      count: 1,
+      stall_stream_after_events: 3,
+    });
+    const started = Date.now();
+    const run = await smoke("--agent", "support", "--scenario", "stalls");
+    const elapsed = (Date.now() - started) / 1000;
+    await simulatorCall(sim, "DELETE", "/_simulator/faults");
+    expect(run.code).toBe(3);
+    expect(run.junit).toMatch(/<error message="timed out after 4 s/);
+    expect(elapsed).toBeLessThan(4 + 8); // the command's own start-up included
+    console.log(`stalled stream: failed after ${elapsed.toFixed(1)} s (scenario timeout 4 s)`);
+  });
+
   it("never prints or reports a stream token", () => {
     expect(printed.length).toBeGreaterThan(0);
     for (const text of printed) expect(text).not.toMatch(TOKEN_PATTERN);

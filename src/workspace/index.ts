@@ -85,6 +85,8 @@ export function pulumiEnvironment(options: PulumiEnvironmentOptions = {}): Recor
   const env: Record<string, string> = {
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    // One agent's failed create must not stop the independent ones: every failure is reported at once.
+    PULUMI_CONTINUE_ON_ERROR: base.PULUMI_CONTINUE_ON_ERROR ?? "true",
   };
   const pulumiHome = options.pulumiHome ?? base.PULUMI_HOME;
   if (pulumiHome) env.PULUMI_HOME = pulumiHome;

@@ -1,0 +1,186 @@
+// Reliability under faults, with the real Pulumi CLI and the simulator's /_simulator/faults:
+// nothing is created twice, nothing is lost track of, and every failure says what state things are in.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
+import { startSimulator } from "../src/simulator/index.ts";
+import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { writeGeneratedAgents } from "./helpers/generate.ts";
+import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { requestCounts, simulatorCall, storedAgents } from "./helpers/simulator.ts";
+
+const API_KEY = "sk-reliability-2b7c9e41f0d3";
+const PAIRS = 10; // 10 procedural + 10 conversational = 20 agents
+
+describe("reliability under faults", () => {
+  let sandbox: PulumiSandbox;
+  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let agentsDir: string;
+  let project: AgentsProject;
+  let stackCounter = 0;
+
+  beforeAll(async () => {
+    sandbox = await pulumiSandbox();
+    sim = await startSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    agentsDir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-generated-"));
+    await writeGeneratedAgents(agentsDir, PAIRS);
+  });
+  beforeEach(async () => {
+    await simulatorCall(sim, "POST", "/_simulator/reset");
+    project = await agentsProject(sandbox, {
+      stackName: `faults-${++stackCounter}`,
+      baseUrl: sim.url,
+      apiKey: API_KEY,
+      agentsFrom: agentsDir,
+    });
+  });
+  afterEach(async () => {
+    await simulatorCall(sim, "DELETE", "/_simulator/faults");
+    await project?.cleanup();
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await sandbox?.cleanup();
+  });
+
+  const total = async () => {
+    const stored = await storedAgents(sim);
+    return stored.procedural.length + stored.conversational.length;
+  };
+  const stateCount = async () =>
+    (await project.stack.exportStack()).deployment.resources?.filter((r: { type: string }) =>
+      r.type.startsWith(AGENT_TYPE_PREFIX),
+    ).length ?? 0;
+  const fault = (body: Record<string, unknown>) => simulatorCall(sim, "POST", "/_simulator/faults", body);
+
+  it("rate limits: 30% of creates answered 429 — up completes in one run, exactly 20 agents exist", async () => {
+    for (const route of ["POST /procedural_agents", "POST /conversational_agents"]) {
+      await fault({ route, rate: 0.3, status: 429, retry_after_s: 1 });
+    }
+    const up = await project.stack.up();
+    expect(up.summary.result).toBe("succeeded");
+    expect(await total()).toBe(2 * PAIRS);
+    const counts = await requestCounts(sim);
+    // Some creates were answered 429 and retried; none was duplicated.
+    expect(
+      (counts.by_route["POST /procedural_agents"] ?? 0) + (counts.by_route["POST /conversational_agents"] ?? 0),
+    ).toBeGreaterThan(2 * PAIRS);
+    console.log(`rate limits: ${await total()} agents created of ${2 * PAIRS} expected`);
+  });
+
+  it("outage: 50% of creates answered 503 — up fails naming what was not created, a second up completes", async () => {
+    for (const route of ["POST /procedural_agents", "POST /conversational_agents"]) {
+      await fault({ route, rate: 0.5, status: 503 });
+    }
+    const failure = await project.stack.up().then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    expect(failure).toBeDefined();
+    const stored = await storedAgents(sim);
+    const storedNames = new Set([...stored.procedural, ...stored.conversational].map((a) => a.name));
+    expect(storedNames.size).toBeLessThan(2 * PAIRS);
+    for (let i = 0; i < PAIRS; i++) {
+      const proceduralName = `Scorer ${i}`;
+      if (!storedNames.has(proceduralName)) {
+        expect(failure).toContain(`could not create procedural agent "${proceduralName}"`);
+        expect(failure).toMatch(/503/);
+      }
+      const name = `Line ${i}`;
+      // A conversational agent is either named with its own failure, or was not attempted because
+      // the procedural agent it links failed first.
+      if (!storedNames.has(name) && storedNames.has(proceduralName)) {
+        expect(failure).toContain(`could not create conversational agent "${name}"`);
+      }
+    }
+    const createdFirst = storedNames.size;
+    expect(await stateCount()).toBe(createdFirst);
+
+    await simulatorCall(sim, "DELETE", "/_simulator/faults");
+    const second = await project.stack.up();
+    expect(second.summary.result).toBe("succeeded");
+    expect(await total()).toBe(2 * PAIRS);
+    await project.stack.preview({ expectNoChanges: true });
+    console.log(
+      `outage: first up created ${createdFirst}, second up completed; ${await total()} of ${2 * PAIRS} agents exist`,
+    );
+  });
+
+  it("lost response: a reset after the agent was created fails that agent, says it may exist, and is not retried", async () => {
+    await fault({ route: "POST /procedural_agents", count: 1, reset_after_handled: true });
+    const failure = await project.stack.up().then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    expect(failure).toMatch(/the service may have created procedural agent "Scorer \d+"/);
+    expect(failure).toMatch(/not retried/);
+    const counts = await requestCounts(sim);
+    expect(counts.by_route["POST /procedural_agents"]).toBe(PAIRS);
+    const stored = await storedAgents(sim);
+    expect(stored.procedural).toHaveLength(PAIRS); // one of them is on the service but not in the stack
+    expect(await stateCount()).toBe(stored.procedural.length - 1 + stored.conversational.length);
+    console.log(
+      `lost response: service has ${stored.procedural.length + stored.conversational.length} agents, stack tracks ${await stateCount()}`,
+    );
+  });
+
+  it("interrupted deploy: after SIGKILL the documented recovery converges", async () => {
+    await fault({ route: "POST /procedural_agents", latency_ms: 3000 });
+    const child = pulumiCli(["up", "--yes", "--non-interactive", "--skip-preview"], project);
+    await waitFor(async () => ((await requestCounts(sim)).by_route["POST /procedural_agents"] ?? 0) >= 3, 30_000);
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+    await new Promise((resolve) => setTimeout(resolve, 3500)); // let the in-flight creates land
+    await simulatorCall(sim, "DELETE", "/_simulator/faults");
+
+    // The documented recovery (README "Failures and recovery").
+    expect(await runCli(["cancel", "--yes"], project)).toBe(0);
+    expect(await runCli(["refresh", "--yes", "--non-interactive", "--clear-pending-creates"], project)).toBe(0);
+    const up = await project.stack.up();
+    expect(up.summary.result).toBe("succeeded");
+    await project.stack.preview({ expectNoChanges: true });
+    const onService = await total();
+    const inStack = await stateCount();
+    expect(inStack).toBe(2 * PAIRS);
+    expect(onService).toBeGreaterThanOrEqual(inStack);
+    console.log(`interrupted deploy: ${onService} agents on the service, ${inStack} in the stack`);
+  });
+
+  it("concurrent deploys: the second fails fast on the backend's lock, nothing is created twice", async () => {
+    await fault({ route: "POST /procedural_agents", latency_ms: 1500 });
+    const first = project.stack.up();
+    await waitFor(async () => ((await requestCounts(sim)).by_route["POST /procedural_agents"] ?? 0) >= 1, 30_000);
+    const started = Date.now();
+    const second = await project.stack.up().then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    expect(second).toMatch(/currently locked/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect((await first).summary.result).toBe("succeeded");
+    expect(await total()).toBe(2 * PAIRS);
+  });
+
+  function pulumiCli(args: string[], p: AgentsProject): ChildProcess {
+    return spawn("pulumi", [...args, "--stack", p.stack.name], {
+      cwd: p.dir,
+      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
+      stdio: "ignore",
+    });
+  }
+  function runCli(args: string[], p: AgentsProject): Promise<number | null> {
+    const child = pulumiCli(args, p);
+    return new Promise((resolve) => child.once("exit", resolve));
+  }
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for a condition");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
