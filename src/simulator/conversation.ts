@@ -1,0 +1,204 @@
+// Runs simulated conversations (contract 4 in the project's common notes, documented in
+// README.md): queued → in_progress → completed/failed, every event `eventDelayMs` after the one
+// before, appended to the stored log (replayed to late subscribers) and pushed to live ones.
+import { setTimeout as sleep } from "node:timers/promises";
+import type { EventEnvelope } from "../api/schemas.ts";
+import { chunks, GOODBYE, greeting, simulation, toolNamed } from "./dialogue.ts";
+import type { Store, StoredConversation } from "./store.ts";
+
+type Listener = (envelope: EventEnvelope) => void;
+type Live = {
+  listeners: Set<Listener>;
+  injected: string[];
+  endRequested: boolean;
+  wake: (() => void) | undefined;
+};
+
+export const FINAL_STATUSES = new Set(["completed", "failed"]);
+
+export class ConversationRunner {
+  readonly #store: Store;
+  readonly #eventDelayMs: number;
+  readonly #userWaitTimeoutMs: number;
+  readonly #onEnded: (conversation: StoredConversation) => void;
+  readonly #controller = new AbortController();
+  readonly #live = new Map<string, Live>();
+
+  constructor(
+    store: Store,
+    options: { eventDelayMs: number; userWaitTimeoutMs: number; onEnded: (c: StoredConversation) => void },
+  ) {
+    this.#store = store;
+    this.#eventDelayMs = options.eventDelayMs;
+    this.#userWaitTimeoutMs = options.userWaitTimeoutMs;
+    this.#onEnded = options.onEnded;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  isEnded(conversation: StoredConversation): boolean {
+    return conversation.events.at(-1)?.payload.type === "conversation.ended";
+  }
+
+  start(conversation: StoredConversation): void {
+    this.#live.set(conversation.item.id, { listeners: new Set(), injected: [], endRequested: false, wake: undefined });
+    this.#run(conversation).catch((error: unknown) => {
+      if (this.#controller.signal.aborted) return;
+      process.stderr.write(`agent-iac simulator: conversation ${conversation.item.id}: ${String(error)}\n`);
+    });
+  }
+
+  /** Live events of a running conversation; returns the unsubscribe function (no-op when it ended). */
+  subscribe(id: string, listener: Listener): () => void {
+    const live = this.#live.get(id);
+    if (!live) return () => {};
+    live.listeners.add(listener);
+    return () => live.listeners.delete(listener);
+  }
+
+  /** A user turn from a session; false when the conversation is not running. */
+  userTurn(id: string, text: string): boolean {
+    const live = this.#live.get(id);
+    if (!live || live.endRequested) return false;
+    live.injected.push(text);
+    live.wake?.();
+    return true;
+  }
+
+  /** Asks a running conversation to say goodbye and end. */
+  end(id: string): boolean {
+    const live = this.#live.get(id);
+    if (!live) return false;
+    live.endRequested = true;
+    live.wake?.();
+    return true;
+  }
+
+  /** Appends an event to a conversation's log and pushes it to its live subscribers. */
+  emit(conversation: StoredConversation, payload: EventEnvelope["payload"]): EventEnvelope {
+    const suffix = conversation.item.id.replace(/^conv_/, "");
+    const envelope: EventEnvelope = {
+      id: `evt_${suffix}_${conversation.events.length + 1}`,
+      created_at: new Date().toISOString(),
+      payload,
+    };
+    conversation.events.push(envelope);
+    this.#store.changed();
+    for (const listener of this.#live.get(conversation.item.id)?.listeners ?? []) listener(envelope);
+    return envelope;
+  }
+
+  stop(): void {
+    this.#controller.abort();
+    this.#live.clear();
+  }
+
+  async #run(conversation: StoredConversation): Promise<void> {
+    const id = conversation.item.id;
+    const live = this.#live.get(id) as Live;
+    const sim = simulation(conversation.context);
+    const pause = () => sleep(this.#eventDelayMs, undefined, { signal: this.#controller.signal });
+    const emit = async (payload: EventEnvelope["payload"]) => {
+      await pause();
+      this.emit(conversation, payload);
+    };
+    let generation = 0;
+    let calls = 0;
+    const say = async (text: string) => {
+      const generation_id = `gen_${id.replace(/^conv_/, "")}_${++generation}`;
+      for (const text_delta of chunks(text)) await emit({ type: "agent.message.delta", generation_id, text_delta });
+      await emit({ type: "agent.message.completed", generation_id, text });
+    };
+
+    await pause();
+    conversation.item.status = "in_progress";
+    conversation.item.started_at = new Date().toISOString();
+    this.emit(conversation, { type: "conversation.started" });
+    await say(greeting(conversation.config));
+
+    if (sim.failed) {
+      await emit({
+        type: "server.error",
+        error: { message: "simulated failure (context.simulation.outcome: failed)" },
+      });
+      return this.#finish(conversation, "failed", "simulated failure (context.simulation.outcome: failed)");
+    }
+
+    const scripted = [...sim.userTurns];
+    let saidGoodbye = false;
+    const reply = async (text: string, final: boolean) => {
+      await emit({ type: "user.message.received", text });
+      const tool = toolNamed(conversation.config, text);
+      if (tool) {
+        const call_id = `call_${id.replace(/^conv_/, "")}_${++calls}`;
+        const args = { request: text };
+        await emit({ type: "agent.tool_call.created", call_id, name: tool, arguments: args });
+        await emit({
+          type: "agent.tool_call.returned",
+          call_id,
+          name: tool,
+          arguments: args,
+          result: { ok: true, tool },
+        });
+        await say(`I have used ${tool} for you.`);
+        if (final) await say(GOODBYE);
+      } else {
+        await say(final ? GOODBYE : `I understand: ${text}`);
+      }
+      saidGoodbye ||= final;
+    };
+
+    // Turns sent over a session go before the next scripted one; the last scripted turn is final
+    // unless the conversation waits for the user.
+    while (!live.endRequested && (scripted.length > 0 || live.injected.length > 0)) {
+      const injected = live.injected.shift();
+      if (injected !== undefined) {
+        await reply(injected, false);
+        continue;
+      }
+      const turn = scripted.shift() as string;
+      await reply(turn, scripted.length === 0 && !sim.waitForUser);
+    }
+    if (sim.waitForUser) await this.#waitForUser(live, reply);
+    if (!saidGoodbye) await say(GOODBYE);
+    return this.#finish(conversation, "completed", null);
+  }
+
+  /** Acts on session turns until an `end` control message or the idle timeout. */
+  async #waitForUser(live: Live, reply: (text: string, final: boolean) => Promise<void>) {
+    while (!live.endRequested) {
+      const text = live.injected.shift();
+      if (text !== undefined) {
+        await reply(text, false);
+        continue;
+      }
+      const woke = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), this.#userWaitTimeoutMs);
+        const onAbort = () => resolve(false);
+        this.#controller.signal.addEventListener("abort", onAbort, { once: true });
+        live.wake = () => {
+          clearTimeout(timer);
+          this.#controller.signal.removeEventListener("abort", onAbort);
+          resolve(true);
+        };
+      });
+      live.wake = undefined;
+      this.#controller.signal.throwIfAborted();
+      if (!woke) return;
+    }
+  }
+
+  async #finish(conversation: StoredConversation, status: string, failure: string | null): Promise<void> {
+    await sleep(this.#eventDelayMs, undefined, { signal: this.#controller.signal });
+    const item = conversation.item;
+    item.status = status;
+    item.completed_at = new Date().toISOString();
+    item.failure_reason = failure;
+    item.duration_sec = item.started_at ? (Date.parse(item.completed_at) - Date.parse(item.started_at)) / 1000 : 0;
+    this.emit(conversation, { type: "conversation.ended" });
+    this.#live.delete(item.id);
+    this.#onEnded(conversation);
+  }
+}

@@ -1,0 +1,101 @@
+// The simulated conversation's pure parts (the documented simulator convention, see README.md):
+// the effective config, the greeting, the replies to user turns, message chunks, and procedure
+// outputs shaped by an output schema.
+import type { ConversationalAgentConfig } from "../api/schemas.ts";
+
+export const DEFAULT_USER_TURNS = ["Hi, I'd like some help with my account.", "That's all, thank you."];
+export const GOODBYE = "Thank you for calling. Goodbye!";
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** `override` merged over `base`: objects key by key, everything else (arrays too) replaced. */
+export function deepMerge<T>(base: T, override: unknown): T {
+  if (!isObject(base) || !isObject(override)) return (override === undefined ? base : override) as T;
+  const out: Json = { ...base };
+  for (const [key, value] of Object.entries(override)) out[key] = deepMerge(out[key], value);
+  return out as T;
+}
+
+export function greeting(config: ConversationalAgentConfig): string {
+  const name = config.personas?.[0]?.name || "the agent";
+  return `Hello, this is ${name}. How can I help you today?`;
+}
+
+/** The first of the agent's tools named in the text (case-insensitive; `_` may be written as a space). */
+export function toolNamed(config: ConversationalAgentConfig, text: string): string | undefined {
+  const lower = text.toLowerCase();
+  for (const tool of config.tool?.tools ?? []) {
+    const name = tool.name.toLowerCase();
+    if (name && (lower.includes(name) || lower.includes(name.replaceAll("_", " ")))) return tool.name;
+  }
+  return undefined;
+}
+
+/** Word chunks whose concatenation is the text. */
+export function chunks(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [text];
+}
+
+export type Simulation = {
+  userTurns: string[];
+  failed: boolean;
+  waitForUser: boolean;
+  proceduresFail: boolean;
+};
+
+/** `context.simulation` read leniently: anything not understood falls back to the default. */
+export function simulation(context: Record<string, unknown>): Simulation {
+  const raw = isObject(context.simulation) ? context.simulation : {};
+  const turns = Array.isArray(raw.user_turns) ? raw.user_turns.filter((t): t is string => typeof t === "string") : [];
+  return {
+    userTurns: Array.isArray(raw.user_turns) ? turns : DEFAULT_USER_TURNS,
+    failed: raw.outcome === "failed",
+    waitForUser: raw.wait_for_user === true,
+    proceduresFail: raw.procedure_outcome === "failed",
+  };
+}
+
+/** A value fitting a simple JSON Schema (type/properties/items/enum/const); undefined if not simple. */
+export function shapedValue(schema: unknown, name: string, summary: string): unknown {
+  if (!isObject(schema)) return undefined;
+  if ("const" in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+  switch (type) {
+    case "object": {
+      const properties = isObject(schema.properties) ? schema.properties : {};
+      const out: Json = {};
+      for (const [key, sub] of Object.entries(properties)) {
+        const value = shapedValue(sub, key, summary);
+        if (value !== undefined) out[key] = value;
+      }
+      return out;
+    }
+    case "array": {
+      const item = shapedValue(schema.items, name, summary);
+      return item === undefined ? [] : [item];
+    }
+    case "string":
+      return /summary|description|text|notes?$/i.test(name) ? summary : `simulated ${name}`;
+    case "boolean":
+      return false;
+    case "integer":
+    case "number":
+      return typeof schema.minimum === "number" ? schema.minimum : 0;
+    case "null":
+      return null;
+    default:
+      return undefined;
+  }
+}
+
+/** A procedure's output: shaped by `output_schema` when it is a simple object schema, else `{summary}`. */
+export function procedureOutput(outputSchema: unknown, summary: string): unknown {
+  if (isObject(outputSchema) && outputSchema.type === "object") {
+    const value = shapedValue(outputSchema, "output", summary);
+    if (value !== undefined) return value;
+  }
+  return { summary };
+}
