@@ -85,6 +85,17 @@ describe("agents as code", () => {
     expect((await requestCounts(sim)).count).toBe(before.count);
   });
 
+  it("refreshes to the stored state (there is no read endpoint) without requests or changes", async () => {
+    const before = await project.stack.outputs();
+    const requests = (await requestCounts(sim)).count;
+    const refresh = await project.stack.refresh();
+    logs.push(refresh.stdout, refresh.stderr);
+    expect(refresh.summary.result).toBe("succeeded");
+    expect(await project.stack.outputs()).toEqual(before);
+    expect((await requestCounts(sim)).count).toBe(requests);
+    await project.stack.preview({ expectNoChanges: true });
+  });
+
   it("replaces a procedural agent whose prompt file changed, and exactly the agents that link it", async () => {
     const target = declared.find(
       (a) => a.kind === "procedural" && declared.some((c) => c.postprocessAgents.includes(a.key)),
@@ -149,6 +160,8 @@ describe("agents as code", () => {
     };
     const agentResources = checkpoint.checkpoint.latest.resources.filter((r) => r.type.startsWith(AGENT_TYPE_PREFIX));
     expect(agentResources.length).toBeGreaterThan(0);
+    const sizes = agentResources.map((r) => r.inputs?.__provider?.length ?? 0);
+    console.log(`serialized provider: ${Math.min(...sizes)}–${Math.max(...sizes)} bytes per resource`);
     for (const resource of agentResources) {
       const serialized = resource.inputs?.__provider ?? "";
       expect(serialized.length).toBeGreaterThan(0);

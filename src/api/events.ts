@@ -38,24 +38,40 @@ export type EventStreamOptions = {
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
-/** Bytes → SSE messages. `onRetry` receives each `retry:` value (ms). */
+/**
+ * Bytes → SSE messages, a batch per chunk: one async step per chunk rather than per event, which
+ * is what makes long streams cheap. `onRetry` receives each `retry:` value (ms).
+ */
+export async function* sseBatches(
+  chunks: AsyncIterable<Uint8Array | string>,
+  onRetry?: (ms: number) => void,
+): AsyncGenerator<EventSourceMessage[], void, undefined> {
+  let batch: EventSourceMessage[] = [];
+  const parser = createParser({
+    onEvent: (message) => batch.push(message),
+    ...(onRetry ? { onRetry } : {}),
+  });
+  const decoder = new TextDecoder("utf-8");
+  const take = () => {
+    const taken = batch;
+    batch = [];
+    return taken;
+  };
+  for await (const chunk of chunks) {
+    parser.feed(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
+    if (batch.length > 0) yield take();
+  }
+  // An unterminated last event is discarded, as the SSE specification requires.
+  parser.feed(decoder.decode());
+  if (batch.length > 0) yield take();
+}
+
+/** Bytes → SSE messages, one at a time. */
 export async function* sseMessages(
   chunks: AsyncIterable<Uint8Array | string>,
   onRetry?: (ms: number) => void,
 ): AsyncGenerator<EventSourceMessage, void, undefined> {
-  const queue: EventSourceMessage[] = [];
-  const parser = createParser({
-    onEvent: (message) => queue.push(message),
-    ...(onRetry ? { onRetry } : {}),
-  });
-  const decoder = new TextDecoder("utf-8");
-  for await (const chunk of chunks) {
-    parser.feed(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
-    while (queue.length > 0) yield queue.shift() as EventSourceMessage;
-  }
-  // An unterminated last event is discarded, as the SSE specification requires.
-  parser.feed(decoder.decode());
-  while (queue.length > 0) yield queue.shift() as EventSourceMessage;
+  for await (const batch of sseBatches(chunks, onRetry)) yield* batch;
 }
 
 /** Ends (by `onIdle`'s error) when no chunk arrives within `ms` while one is awaited. */
@@ -170,15 +186,17 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
           const messages = this.#connect(idleMs, connections, (ms) => {
             delayMs = ms;
           });
-          for await (const message of messages) {
-            if (message.id !== undefined) this.#lastEventId = message.id;
-            if (message.data === "") continue;
-            const envelope = decodeEnvelope(message.data, describe);
-            if (yielded.has(envelope.id)) continue;
-            yielded.add(envelope.id);
-            progressed = true;
-            yield envelope;
-            if (envelope.payload.type === "conversation.ended") return;
+          for await (const batch of messages) {
+            for (const message of batch) {
+              if (message.id !== undefined) this.#lastEventId = message.id;
+              if (message.data === "") continue;
+              const envelope = decodeEnvelope(message.data, describe);
+              if (yielded.has(envelope.id)) continue;
+              yielded.add(envelope.id);
+              progressed = true;
+              yield envelope;
+              if (envelope.payload.type === "conversation.ended") return;
+            }
           }
           failure = new ConnectionError({
             message: `GET ${this.#path}: the event stream closed before conversation.ended`,
@@ -210,8 +228,12 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
     }
   }
 
-  /** One connection: its SSE messages, until the body ends. */
-  async *#connect(idleMs: number, attempt: number, onRetry: (ms: number) => void): AsyncGenerator<EventSourceMessage> {
+  /** One connection: its SSE messages in batches, until the body ends. */
+  async *#connect(
+    idleMs: number,
+    attempt: number,
+    onRetry: (ms: number) => void,
+  ): AsyncGenerator<EventSourceMessage[]> {
     const core = this.#core;
     const url = new URL(this.#url);
     if (this.#token) url.searchParams.set("token", this.#token);
@@ -284,7 +306,7 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
         });
       }
       try {
-        yield* sseMessages(withIdleTimeout(response.body, idleMs, idleError), onRetry);
+        yield* sseBatches(withIdleTimeout(response.body, idleMs, idleError), onRetry);
       } catch (error) {
         if (error instanceof ApiError || this.#controller.signal.aborted) throw error;
         throw errorFromNetwork({

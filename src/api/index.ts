@@ -33,6 +33,7 @@ export {
   emptyTranscript,
   reduceTranscript,
   type Transcript,
+  TranscriptBuilder,
   type TranscriptEntry,
   type TranscriptMessage,
   type TranscriptToolCall,

@@ -51,90 +51,144 @@ function toolLine(call: TranscriptToolCall): string {
   return `${head} → ${call.result === undefined ? "(no result)" : json(call.result)}`;
 }
 
-function replaceAt<T>(items: readonly T[], index: number, value: T): T[] {
-  const copy = items.slice();
-  copy[index] = value;
-  return copy;
-}
+/**
+ * Builds a transcript event by event in constant time per event (indexes by generation_id and
+ * call_id), for long streams. `transcript` returns an immutable snapshot. `reduceTranscript` is the
+ * same logic as a pure function.
+ */
+export class TranscriptBuilder {
+  #messages: TranscriptMessage[];
+  #toolCalls: TranscriptToolCall[];
+  #userMessages: string[];
+  #errors: unknown[];
+  #entries: TranscriptEntry[];
+  #started: boolean;
+  #ended: boolean;
+  /** generation_id → [index in messages, index in entries]; call_id likewise for tool calls. */
+  #messageAt = new Map<string, [number, number]>();
+  #callAt = new Map<string, [number, number]>();
 
-function upsertMessage(
-  t: Transcript,
-  generationId: string,
-  next: (old?: TranscriptMessage) => TranscriptMessage,
-): Transcript {
-  const index = t.messages.findIndex((m) => m.generationId === generationId);
-  const old = index >= 0 ? t.messages[index] : undefined;
-  const message = next(old);
-  if (old && old.text === message.text && old.complete === message.complete) return t;
-  const entry: TranscriptEntry = { kind: "agent", generationId, line: messageLine(message) };
-  if (index < 0) return { ...t, messages: [...t.messages, message], entries: [...t.entries, entry] };
-  const entryIndex = t.entries.findIndex((e) => e.kind === "agent" && e.generationId === generationId);
-  return { ...t, messages: replaceAt(t.messages, index, message), entries: replaceAt(t.entries, entryIndex, entry) };
-}
-
-function upsertCall(t: Transcript, callId: string, next: (old?: TranscriptToolCall) => TranscriptToolCall): Transcript {
-  const index = t.toolCalls.findIndex((c) => c.callId === callId);
-  const call = next(index >= 0 ? t.toolCalls[index] : undefined);
-  const entry: TranscriptEntry = { kind: "tool", callId, line: toolLine(call) };
-  if (index < 0) return { ...t, toolCalls: [...t.toolCalls, call], entries: [...t.entries, entry] };
-  const entryIndex = t.entries.findIndex((e) => e.kind === "tool" && e.callId === callId);
-  return { ...t, toolCalls: replaceAt(t.toolCalls, index, call), entries: replaceAt(t.entries, entryIndex, entry) };
-}
-
-/** The transcript after one more event. Pure: the given transcript is not modified. */
-export function reduceTranscript(transcript: Transcript, envelope: Pick<EventEnvelope, "payload">): Transcript {
-  const parsed = knownPayload.safeParse(envelope?.payload);
-  if (!parsed.success) return transcript;
-  const payload = parsed.data;
-  switch (payload.type) {
-    case "agent.message.delta":
-      return upsertMessage(transcript, payload.generation_id, (old) =>
-        // A delta after the completed event does not change the final text.
-        old?.complete
-          ? old
-          : { generationId: payload.generation_id, text: (old?.text ?? "") + payload.text_delta, complete: false },
-      );
-    case "agent.message.completed":
-      return upsertMessage(transcript, payload.generation_id, () => ({
-        generationId: payload.generation_id,
-        text: payload.text,
-        complete: true,
-      }));
-    case "agent.tool_call.created":
-      return upsertCall(transcript, payload.call_id, (old) =>
-        old?.returned
-          ? { ...old, arguments: old.arguments ?? payload.arguments }
-          : { callId: payload.call_id, name: payload.name, arguments: payload.arguments, returned: false },
-      );
-    case "agent.tool_call.returned":
-      return upsertCall(transcript, payload.call_id, (old) => ({
-        callId: payload.call_id,
-        name: payload.name || old?.name || "",
-        arguments: payload.arguments ?? old?.arguments,
-        ...(payload.result === undefined ? {} : { result: payload.result }),
-        ...(payload.error === undefined ? {} : { error: payload.error }),
-        returned: true,
-      }));
-    case "user.message.received":
-      return {
-        ...transcript,
-        userMessages: [...transcript.userMessages, payload.text],
-        entries: [...transcript.entries, { kind: "user", text: payload.text, line: `user: ${payload.text}` }],
-      };
-    case "server.error":
-      return {
-        ...transcript,
-        errors: [...transcript.errors, payload.error ?? null],
-        entries: [
-          ...transcript.entries,
-          { kind: "error", error: payload.error ?? null, line: `error: ${json(payload.error ?? null)}` },
-        ],
-      };
-    case "conversation.started":
-      return transcript.started ? transcript : { ...transcript, started: true };
-    case "conversation.ended":
-      return transcript.ended ? transcript : { ...transcript, ended: true };
-    default:
-      return transcript;
+  constructor(from: Transcript = emptyTranscript()) {
+    this.#messages = [...from.messages];
+    this.#toolCalls = [...from.toolCalls];
+    this.#userMessages = [...from.userMessages];
+    this.#errors = [...from.errors];
+    this.#entries = [...from.entries];
+    this.#started = from.started;
+    this.#ended = from.ended;
+    this.#messages.forEach((m, i) => {
+      this.#messageAt.set(m.generationId, [
+        i,
+        this.#entries.findIndex((e) => e.kind === "agent" && e.generationId === m.generationId),
+      ]);
+    });
+    this.#toolCalls.forEach((c, i) => {
+      this.#callAt.set(c.callId, [i, this.#entries.findIndex((e) => e.kind === "tool" && e.callId === c.callId)]);
+    });
   }
+
+  get transcript(): Transcript {
+    return {
+      messages: [...this.#messages],
+      userMessages: [...this.#userMessages],
+      toolCalls: [...this.#toolCalls],
+      errors: [...this.#errors],
+      started: this.#started,
+      ended: this.#ended,
+      entries: [...this.#entries],
+    };
+  }
+
+  /** Adds one event; returns whether the transcript changed. */
+  add(envelope: Pick<EventEnvelope, "payload">): boolean {
+    const parsed = knownPayload.safeParse(envelope?.payload);
+    if (!parsed.success) return false;
+    const payload = parsed.data;
+    switch (payload.type) {
+      case "agent.message.delta":
+        return this.#upsertMessage(payload.generation_id, (old) =>
+          // A delta after the completed event does not change the final text.
+          old?.complete
+            ? old
+            : { generationId: payload.generation_id, text: (old?.text ?? "") + payload.text_delta, complete: false },
+        );
+      case "agent.message.completed":
+        return this.#upsertMessage(payload.generation_id, () => ({
+          generationId: payload.generation_id,
+          text: payload.text,
+          complete: true,
+        }));
+      case "agent.tool_call.created":
+        return this.#upsertCall(payload.call_id, (old) =>
+          old?.returned
+            ? { ...old, arguments: old.arguments ?? payload.arguments }
+            : { callId: payload.call_id, name: payload.name, arguments: payload.arguments, returned: false },
+        );
+      case "agent.tool_call.returned":
+        return this.#upsertCall(payload.call_id, (old) => ({
+          callId: payload.call_id,
+          name: payload.name || old?.name || "",
+          arguments: payload.arguments ?? old?.arguments,
+          ...(payload.result === undefined ? {} : { result: payload.result }),
+          ...(payload.error === undefined ? {} : { error: payload.error }),
+          returned: true,
+        }));
+      case "user.message.received":
+        this.#userMessages.push(payload.text);
+        this.#entries.push({ kind: "user", text: payload.text, line: `user: ${payload.text}` });
+        return true;
+      case "server.error":
+        this.#errors.push(payload.error ?? null);
+        this.#entries.push({
+          kind: "error",
+          error: payload.error ?? null,
+          line: `error: ${json(payload.error ?? null)}`,
+        });
+        return true;
+      case "conversation.started":
+        if (this.#started) return false;
+        this.#started = true;
+        return true;
+      case "conversation.ended":
+        if (this.#ended) return false;
+        this.#ended = true;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  #upsertMessage(generationId: string, next: (old?: TranscriptMessage) => TranscriptMessage): boolean {
+    const at = this.#messageAt.get(generationId);
+    const old = at ? this.#messages[at[0]] : undefined;
+    const message = next(old);
+    if (old && old.text === message.text && old.complete === message.complete) return false;
+    const entry: TranscriptEntry = { kind: "agent", generationId, line: messageLine(message) };
+    if (at) {
+      this.#messages[at[0]] = message;
+      this.#entries[at[1]] = entry;
+    } else {
+      this.#messageAt.set(generationId, [this.#messages.push(message) - 1, this.#entries.push(entry) - 1]);
+    }
+    return true;
+  }
+
+  #upsertCall(callId: string, next: (old?: TranscriptToolCall) => TranscriptToolCall): boolean {
+    const at = this.#callAt.get(callId);
+    const call = next(at ? this.#toolCalls[at[0]] : undefined);
+    const entry: TranscriptEntry = { kind: "tool", callId, line: toolLine(call) };
+    if (at) {
+      this.#toolCalls[at[0]] = call;
+      this.#entries[at[1]] = entry;
+    } else {
+      this.#callAt.set(callId, [this.#toolCalls.push(call) - 1, this.#entries.push(entry) - 1]);
+    }
+    return true;
+  }
+}
+
+/** The transcript after one more event. Pure: the given transcript is not modified (and is returned when nothing changes). */
+export function reduceTranscript(transcript: Transcript, envelope: Pick<EventEnvelope, "payload">): Transcript {
+  const builder = new TranscriptBuilder(transcript);
+  return builder.add(envelope) ? builder.transcript : transcript;
 }

@@ -1,9 +1,9 @@
 // `agent-iac smoke`: smoke test calls against the stack's pinned version ids.
-import path from "node:path";
 import { parseArgs } from "node:util";
-import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
+import { formatDiagnostic } from "../definitions/index.ts";
 import { type AgentOutput, runSmoke, UsageError } from "../smoke/index.ts";
-import { openStack, pulumiEnvironment, ToolchainError } from "../workspace/index.ts";
+import { ToolchainError } from "../workspace/index.ts";
+import { existingStack, MissingStack } from "./stack.ts";
 
 const HELP = `usage: agent-iac smoke [options]
 
@@ -21,7 +21,6 @@ options:
   --json FILE           write a JSON report (transcripts, tool calls, procedures, timings)
   --live                allow scenarios with livemode: true (calls are test calls otherwise)
   --allow-unpinned      allow a bare agent id (the released version) instead of ca_x@vN
-  --dir DIR             the agent files (default: the stack's agents:dir, else agents)
 
 connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from
 AGENT_IAC_API_KEY (else the stack's secret agents:apiKey).
@@ -50,17 +49,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   try {
-    const stack = await openStack({
-      stackName: values.stack,
-      workDir: process.cwd(),
-      create: false,
-      env: pulumiEnvironment(),
-    }).catch((error: Error) => {
-      throw new UsageError(`cannot open stack "${values.stack}": ${firstLine(error.message)}`);
-    });
-    const config = await stack.getAllConfig();
-    const dir = path.resolve(values.dir ?? config["agents:dir"]?.value ?? "agents");
-    const { agents, errors } = await loadAgents(dir, { stack: values.stack });
+    const { stack, config, agents, errors } = await existingStack(values.stack);
     if (errors.length > 0) {
       for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
       return 2;
@@ -92,7 +81,7 @@ export async function run(argv: string[]): Promise<number> {
     });
     return exitCode;
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof MissingStack) {
       process.stderr.write(`agent-iac smoke: ${error.message}\n`);
       return 2;
     }
@@ -118,18 +107,8 @@ function parse(argv: string[]) {
       json: { type: "string" },
       live: { type: "boolean", default: false },
       "allow-unpinned": { type: "boolean", default: false },
-      dir: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     allowPositionals: false,
   });
-}
-
-function firstLine(text: string): string {
-  return (
-    text
-      .trim()
-      .split("\n")
-      .find((line) => line.trim() !== "") ?? text
-  );
 }

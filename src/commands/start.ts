@@ -7,9 +7,17 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { parseDocument } from "yaml";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
+import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 import { startSimulator } from "../simulator/index.ts";
 import { type AgentOutput, runSmoke, UsageError } from "../smoke/index.ts";
-import { ensurePulumi, openStack, pulumiEnvironment, pulumiErrorSummary, ToolchainError } from "../workspace/index.ts";
+import {
+  ensurePulumi,
+  openStack,
+  pulumiEnvironment,
+  pulumiErrorSummary,
+  type Stack,
+  ToolchainError,
+} from "../workspace/index.ts";
 
 const HELP = `usage: agent-iac start [--stack NAME] [--no-smoke]
 
@@ -72,10 +80,12 @@ export async function run(argv: string[]): Promise<number> {
 
     const stack = await openStack({ stackName, workDir, env });
     process.stdout.write(`pulumi up --yes (stack ${stackName})\n`);
+    const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
     const up = await stack
       .up({ configFile, onOutput: (text) => process.stdout.write(text) })
-      .catch((error: unknown) => {
-        throw new DeployError(`pulumi up failed:\n${pulumiErrorSummary(error)}`);
+      .catch(async (error: unknown) => {
+        const missing = await notCreated(stack, dir, stackName).catch(() => "");
+        throw new DeployError(`pulumi up failed:\n${pulumiErrorSummary(error)}${missing}`);
       });
     const outputs = up.outputs.agents?.value as Record<string, AgentOutput> | undefined;
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
@@ -84,7 +94,6 @@ export async function run(argv: string[]): Promise<number> {
     );
     if (values["no-smoke"]) return 0;
 
-    const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
     const { agents, errors } = await loadAgents(dir, { stack: stackName });
     if (errors.length > 0) throw new UsageError(errors.map(formatDiagnostic).join("\n"));
     if (!connection.apiKey) throw new UsageError("no API key for smoke calls: set AGENT_IAC_API_KEY");
@@ -110,6 +119,28 @@ export async function run(argv: string[]): Promise<number> {
   } finally {
     await simulator?.close();
   }
+}
+
+/** After a failed up: which declared agents the stack does not hold, and why when it is a link. */
+async function notCreated(stack: Stack, dir: string, stackName: string): Promise<string> {
+  const { agents } = await loadAgents(dir, { stack: stackName });
+  const state = await stack.exportStack();
+  const held = new Set(
+    (state.deployment.resources ?? [])
+      .filter((r: { type: string }) => r.type.startsWith(AGENT_TYPE_PREFIX))
+      .map((r: { urn: string }) => r.urn.split("::").at(-1)),
+  );
+  const missing = agents.filter((a) => !held.has(a.key));
+  if (missing.length === 0) return "";
+  const lines = missing.map((agent) => {
+    const blocked = agent.postprocessAgents.filter((key) => !held.has(key));
+    const why =
+      blocked.length > 0
+        ? `not attempted: linked procedural agent ${blocked.join(", ")} was not created`
+        : "see its error above";
+    return `  ${agent.key} (${agent.kind}): ${why}`;
+  });
+  return `\n\nnot created (${missing.length} of ${agents.length}); run again once the cause is fixed:\n${lines.join("\n")}`;
 }
 
 class DeployError extends Error {

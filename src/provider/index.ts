@@ -19,8 +19,8 @@ export type AgentKind = "conversational" | "procedural";
 /** The Pulumi type tokens of agent resources start with this (`…ConversationalAgent`, `…ProceduralAgent`). */
 export const AGENT_TYPE_PREFIX = "pulumi-nodejs:dynamic/agents:";
 
-/** Connection settings read from stack config in `configure` (environment variables as fallback). */
-export type ProviderSettings = { baseUrl?: string; apiKey?: string; serviceVersion?: string };
+/** What `configure` keeps on the provider object: the stack's config (read by the runtime). */
+export type ConfiguredProvider = { config?: { get(key: string): string | undefined } };
 
 /** What the provider stores: the request body it sent plus the ids the service returned. */
 export type AgentOutputs = (CreateConversationalAgentRequest | CreateProceduralAgentRequest) & {
@@ -28,38 +28,31 @@ export type AgentOutputs = (CreateConversationalAgentRequest | CreateProceduralA
   versionId: string;
 };
 
+// The text of these methods is what the state stores, twice per agent (inputs and outputs), and
+// the engine rewrites the state after every step: keep them short and comment-free inside.
+// There is no `read`: without one the provider host answers a refresh with the stored state, which
+// is all there is to know (the service has no read endpoint). `delete` calls nothing: a removed
+// agent stays on the service.
 function agentProvider(kind: AgentKind): pulumi.dynamic.ResourceProvider {
-  // Resolved from the project directory: see the header comment.
-  const runtime = () =>
+  const load = () =>
     process.getBuiltinModule("node:module").createRequire(`${process.cwd()}/package.json`)(
       "agent-iac/provider-runtime",
     );
   return {
     async configure(request) {
-      const settings = {
-        baseUrl: request.config.get("agents:baseUrl"),
-        apiKey: request.config.get("agents:apiKey"),
-        serviceVersion: request.config.get("agents:serviceVersion"),
-      };
-      Object.assign(this, { settings });
+      Object.assign(this, { config: request.config });
     },
     async check(olds, news) {
-      return runtime().checkAgent(kind, olds, news);
+      return load().checkAgent(kind, olds, news);
     },
     async diff(_id, olds, news) {
-      return runtime().diffAgent(olds, news);
+      return load().diffAgent(olds, news);
     },
     async create(inputs) {
-      return runtime().createAgent(kind, (this as { settings?: ProviderSettings }).settings ?? {}, inputs);
-    },
-    async read(id, props) {
-      // There is no read endpoint: refresh keeps the stored state.
-      return { id, props };
+      return load().createAgent(kind, this, inputs);
     },
     async delete(id, props) {
-      // There is no delete endpoint: the agent stays on the service (and stays usable by version id).
-      const name = props?.name ? ` "${props.name}"` : "";
-      console.error(`agent ${id}${name} is no longer managed by this stack; the service keeps it.`);
+      console.error(`agent ${id} (${props?.name}) is no longer managed by this stack; the service keeps it.`);
     },
   };
 }

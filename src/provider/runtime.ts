@@ -10,7 +10,7 @@ import {
   createProceduralAgentRequest,
   TimeoutError,
 } from "../api/index.ts";
-import type { AgentKind, ProviderSettings } from "./index.ts";
+import type { AgentKind, ConfiguredProvider } from "./index.ts";
 
 /** Pulumi's placeholder for a value not known until apply (e.g. the id of an agent not yet created). */
 const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -81,10 +81,12 @@ function normalize(value: unknown): unknown {
 
 const clients = new Map<string, ReturnType<typeof createClient>>();
 
-/** Settings from stack config, else the environment; a missing key is a clear error. */
-export function resolveSettings(settings: ProviderSettings) {
-  const baseUrl = settings.baseUrl || process.env.AGENT_IAC_BASE_URL;
-  const apiKey = settings.apiKey || process.env.AGENT_IAC_API_KEY;
+/** Connection settings from stack config, else the environment; a missing key is a clear error. */
+export function resolveSettings(provider: ConfiguredProvider) {
+  const config = provider.config;
+  const baseUrl = config?.get("agents:baseUrl") || process.env.AGENT_IAC_BASE_URL;
+  const apiKey = config?.get("agents:apiKey") || process.env.AGENT_IAC_API_KEY;
+  const serviceVersion = config?.get("agents:serviceVersion");
   if (!baseUrl) {
     throw new Error("no service address: set the stack config agents:baseUrl or the AGENT_IAC_BASE_URL variable");
   }
@@ -93,11 +95,11 @@ export function resolveSettings(settings: ProviderSettings) {
       "no API key: set it with `pulumi config set --secret agents:apiKey` or the AGENT_IAC_API_KEY variable",
     );
   }
-  return { baseUrl, apiKey, serviceVersion: settings.serviceVersion || undefined };
+  return { baseUrl, apiKey, serviceVersion: serviceVersion || undefined };
 }
 
-export async function createAgent(kind: AgentKind, settings: ProviderSettings, inputs: Props) {
-  const resolved = resolveSettings(settings);
+export async function createAgent(kind: AgentKind, provider: ConfiguredProvider, inputs: Props) {
+  const resolved = resolveSettings(provider);
   const cacheKey = JSON.stringify([resolved.baseUrl, resolved.serviceVersion, resolved.apiKey]);
   let client = clients.get(cacheKey);
   if (!client) {

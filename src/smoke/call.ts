@@ -1,7 +1,7 @@
 // One smoke call: place a conversation against a pinned version, follow its event stream until it
 // ends (or the scenario's timeout), wait for the expected procedures, and evaluate.
 import type { Client, EventEnvelope, Procedure, Transcript } from "../api/index.ts";
-import { emptyTranscript, reduceTranscript } from "../api/index.ts";
+import { TranscriptBuilder } from "../api/index.ts";
 import type { ConversationalAgentConfig } from "../api/schemas.ts";
 import { type Expectations, evaluate, type Observation, type ObservedProcedure } from "./expectations.ts";
 import type { ScenarioResult } from "./reports.ts";
@@ -30,7 +30,7 @@ export type PlannedCall = {
   live: boolean;
 };
 
-export type CallListener = (call: PlannedCall, envelope: EventEnvelope, transcript: Transcript) => void;
+export type CallListener = (call: PlannedCall, envelope: EventEnvelope) => void;
 
 const TERMINAL_POLL_MS = 250;
 const NON_TERMINAL = new Set(["pending", "queued", "running", "in_progress", "processing"]);
@@ -49,7 +49,7 @@ export async function placeCall(client: Client, call: PlannedCall, listener?: Ca
     assertions: [],
     timings: { durationMs: 0 },
   };
-  let transcript = emptyTranscript();
+  const transcript = new TranscriptBuilder();
   let firstAgentAt: number | undefined;
   let ended = false;
   try {
@@ -75,11 +75,11 @@ export async function placeCall(client: Client, call: PlannedCall, listener?: Ca
         : client.conversations.events(conversation.id, streamOptions);
     try {
       for await (const envelope of stream) {
-        transcript = reduceTranscript(transcript, envelope);
+        transcript.add(envelope);
         if (firstAgentAt === undefined && envelope.payload.type.startsWith("agent.message")) {
           firstAgentAt = performance.now();
         }
-        listener?.(call, envelope, transcript);
+        listener?.(call, envelope);
         if (envelope.payload.type === "conversation.ended") {
           ended = true;
           break;
@@ -93,7 +93,7 @@ export async function placeCall(client: Client, call: PlannedCall, listener?: Ca
       throw new Error("the event stream closed before conversation.ended");
     }
     const procedures = await waitForProcedures(client, call, conversation.id, deadline);
-    const observation = observe(transcript, ended, (performance.now() - started) / 1000, procedures);
+    const observation = observe(transcript.transcript, ended, (performance.now() - started) / 1000, procedures);
     result.observation = observation;
     result.assertions = evaluate(scenario.expect, observation);
     result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
@@ -104,7 +104,7 @@ export async function placeCall(client: Client, call: PlannedCall, listener?: Ca
       : error instanceof Error
         ? error.message
         : String(error);
-    result.observation = observe(transcript, ended, (performance.now() - started) / 1000, []);
+    result.observation = observe(transcript.transcript, ended, (performance.now() - started) / 1000, []);
   }
   result.timings = {
     durationMs: Math.round(performance.now() - started),
@@ -151,14 +151,7 @@ function observe(
 ): Observation {
   return {
     agentMessages: transcript.messages.map((m) => ({ text: m.text, complete: m.complete })),
-    toolCalls: transcript.toolCalls.map((c) => ({
-      callId: c.callId,
-      name: c.name,
-      arguments: c.arguments,
-      result: c.result,
-      error: c.error,
-      returned: c.returned,
-    })),
+    toolCalls: [...transcript.toolCalls],
     errors: [...transcript.errors],
     ended: ended || transcript.ended,
     durationSec,

@@ -1,4 +1,5 @@
 // Evaluates a scenario's `expect` block against what one call showed. Pure: no I/O.
+import type { TranscriptToolCall } from "../api/index.ts";
 import { argumentMatches, textMatcher } from "./matchers.ts";
 
 export type ToolCallExpectation = string | { name: string; arguments?: Record<string, unknown> };
@@ -13,14 +14,7 @@ export type Expectations = {
   procedures?: Record<string, string>;
 };
 
-export type ObservedToolCall = {
-  callId: string;
-  name: string;
-  arguments?: unknown;
-  result?: unknown;
-  error?: unknown;
-  returned: boolean;
-};
+export type ObservedToolCall = TranscriptToolCall;
 export type ObservedProcedure = { key: string; agentId: string; status?: string; output?: unknown; error?: unknown };
 
 export type Observation = {
