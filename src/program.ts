@@ -43,11 +43,8 @@ for (const definition of definitions.filter((agent) => agent.kind === "procedura
 for (const definition of definitions.filter((agent) => agent.kind === "conversational")) {
   // The procedural resources' ids make the dependency real: a replaced procedural agent has a new
   // id, which replaces every conversational agent that links it.
-  const linked = definition.postprocessAgents.map((key) => {
-    const target = created.get(key);
-    if (!target) throw new pulumi.RunError(`${definition.file}: postprocess_agents: unknown agent "${key}"`);
-    return target.resource.agentId;
-  });
+  // The loader has checked that every key names a procedural agent, declared above.
+  const linked = definition.postprocessAgents.map((key) => (created.get(key) as Created).resource.agentId);
   const resource = new ConversationalAgent(
     definition.key,
     {

@@ -13,6 +13,7 @@ import {
   InvalidRequestError,
   InvalidResponseError,
   redact,
+  requestIdFrom,
 } from "./errors.ts";
 import { DEFAULT_RETRY_BASE_DELAY_MS, MAX_RETRY_DELAY_MS, type RetryOutcome, shouldRetry } from "./retry.ts";
 import { SERVICE_VERSION, serviceVersionShape } from "./schemas.ts";
@@ -221,8 +222,10 @@ export class Core {
           dispatcher: this.dispatcher,
           signal: spec.signal,
         });
-        const text = await response.body.text();
-        if (response.statusCode < 400) return this.#parse(spec, text, response.headers, attempt);
+        const text = await readBoundedText(response.body, MAX_RESPONSE_BYTES, () =>
+          this.#tooLarge(spec, response.statusCode, response.headers, attempt),
+        );
+        if (response.statusCode < 400) return this.#parse(spec, text, response, attempt);
         const retryAfter = response.headers["retry-after"];
         outcome = {
           kind: "status",
@@ -266,20 +269,42 @@ export class Core {
     }
   }
 
+  #tooLarge<T>(
+    spec: RequestSpec<T>,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    attempts: number,
+  ): InvalidResponseError {
+    const requestId = requestIdFrom(headers);
+    return new InvalidResponseError({
+      message: `${spec.method} ${spec.path} → ${status}: the response is larger than ${MAX_RESPONSE_BYTES} bytes${requestId ? ` (request id ${requestId})` : ""}`,
+      method: spec.method,
+      path: spec.path,
+      status,
+      attempts,
+      requestId,
+    });
+  }
+
   #parse<T>(
     spec: RequestSpec<T>,
     text: string,
-    headers: Record<string, string | string[] | undefined>,
+    response: { statusCode: number; headers: Record<string, string | string[] | undefined> },
     attempts: number,
   ): T {
     let json: unknown;
+    const requestId = requestIdFrom(response.headers);
     const fail = (reason: string) =>
       new InvalidResponseError({
-        message: redact(`${spec.method} ${spec.path}: unexpected response: ${reason}`, this.secrets),
+        message: redact(
+          `${spec.method} ${spec.path} → ${response.statusCode}: unexpected response: ${reason}${requestId ? ` (request id ${requestId})` : ""}`,
+          this.secrets,
+        ),
         method: spec.method,
         path: spec.path,
+        status: response.statusCode,
         attempts,
-        requestId: (headers["request-id"] ?? headers["x-request-id"])?.toString(),
+        requestId,
         body: redact(text.slice(0, 2000), this.secrets),
       });
     try {
@@ -299,4 +324,29 @@ export class Core {
       await dispatcher.close();
     }
   }
+}
+
+/** Longest response the client reads (lists and errors are far smaller): bounded memory. */
+export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+
+/** A response body as text, failing with `tooLarge()` (and discarding the rest) past `limit` bytes. */
+export async function readBoundedText(
+  body: AsyncIterable<Uint8Array | string> & { destroy(error?: Error): unknown },
+  limit: number,
+  tooLarge: () => Error,
+): Promise<string> {
+  const decoder = new TextDecoder("utf-8");
+  let size = 0;
+  let text = "";
+  for await (const chunk of body) {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    size += bytes.byteLength;
+    if (size > limit) {
+      const error = tooLarge();
+      body.destroy(error);
+      throw error;
+    }
+    text += decoder.decode(bytes, { stream: true });
+  }
+  return text + decoder.decode();
 }

@@ -7,14 +7,16 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { request } from "undici";
 import type { Core } from "./core.ts";
-import { classifyNetworkError, sleep } from "./core.ts";
+import { classifyNetworkError, readBoundedText, sleep } from "./core.ts";
 import {
   ApiError,
   ConnectionError,
   errorFromNetwork,
   errorFromResponse,
+  InvalidRequestError,
   InvalidResponseError,
   RateLimitError,
+  redact,
   ServerError,
   TimeoutError,
 } from "./errors.ts";
@@ -37,6 +39,8 @@ export type EventStreamOptions = {
 };
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+/** Longest error response of the stream endpoint that is read (for its reason and request id). */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /**
  * Bytes → SSE messages, a batch per chunk: one async step per chunk rather than per event, which
@@ -101,13 +105,17 @@ export async function* withIdleTimeout<T>(
 }
 
 /** One SSE message's data → a validated envelope. */
-export function decodeEnvelope(data: string, describe: { method: string; path: string }): EventEnvelope {
+export function decodeEnvelope(
+  data: string,
+  describe: { method: string; path: string },
+  secrets: readonly (string | undefined)[] = [],
+): EventEnvelope {
   let json: unknown;
   const fail = (reason: string) =>
     new InvalidResponseError({
       message: `${describe.method} ${describe.path}: ${reason}`,
       ...describe,
-      body: data.slice(0, 500),
+      body: redact(data.slice(0, 500), secrets),
     });
   try {
     json = JSON.parse(data);
@@ -145,7 +153,17 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
     this.#url.searchParams.delete("token");
     this.#path = this.#url.pathname;
     this.#lastEventId = options.lastEventId;
-    if (!this.#token) core.requireKey("GET", this.#path);
+    if (!this.#token) {
+      core.requireKey("GET", this.#path);
+      // The API key goes only to the service's own address; a stream elsewhere needs its token.
+      if (this.#url.origin !== new URL(core.baseUrl).origin) {
+        throw new InvalidRequestError({
+          message: `GET ${this.#path}: the stream is on another host (${this.#url.origin}) than the service; open it with its stream token`,
+          method: "GET",
+          path: this.#path,
+        });
+      }
+    }
     const signal = options.signal;
     if (signal?.aborted) this.#controller.abort(signal.reason);
     else signal?.addEventListener("abort", this.#onCallerAbort, { once: true });
@@ -171,6 +189,7 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
 
   async *#run(): AsyncGenerator<EventEnvelope, void, undefined> {
     const describe = { method: "GET", path: this.#path };
+    const secrets = this.#core.secrets;
     const maxReconnects = this.#options.maxReconnects ?? 5;
     const idleMs = this.#options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     let delayMs = this.#options.reconnectDelayMs ?? 1000;
@@ -190,7 +209,7 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
             for (const message of batch) {
               if (message.id !== undefined) this.#lastEventId = message.id;
               if (message.data === "") continue;
-              const envelope = decodeEnvelope(message.data, describe);
+              const envelope = decodeEnvelope(message.data, describe, secrets);
               if (yielded.has(envelope.id)) continue;
               yielded.add(envelope.id);
               progressed = true;
@@ -283,7 +302,12 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
         });
       }
       if (response.statusCode >= 400) {
-        const bodyText = await response.body.text().catch(() => "");
+        // Bounded in size and time: a failing stream must not hang or fill memory.
+        const bodyText = await withTimeout(
+          readBoundedText(response.body, MAX_ERROR_BODY_BYTES, () => new Error("error body too large")),
+          idleMs,
+          idleError,
+        ).catch(() => "");
         throw errorFromResponse({
           method: "GET",
           path: this.#path,

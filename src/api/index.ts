@@ -2,7 +2,7 @@
 // opens no socket (the keep-alive Agent is made by the first request), so a Pulumi dynamic provider
 // can load it when one of its methods runs.
 export { type Client, createClient } from "./client.ts";
-export { type ClientOptions, type Timeouts, USER_AGENT } from "./core.ts";
+export { type ClientOptions, MAX_RESPONSE_BYTES, type Timeouts, USER_AGENT } from "./core.ts";
 export {
   ApiError,
   AuthenticationError,

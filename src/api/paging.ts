@@ -1,5 +1,6 @@
 // Lists as async iterables over items, with `.pages()` for page access. A cursor the service has
-// already returned stops the iteration with an error instead of looping forever.
+// already returned, or more than MAX_PAGES pages, stops the iteration with an error instead of
+// paging forever (a service could return fresh cursors on empty pages without end).
 import { InvalidResponseError } from "./errors.ts";
 
 export type Page<T, B = unknown> = {
@@ -9,6 +10,9 @@ export type Page<T, B = unknown> = {
   /** The whole response body (e.g. the feedback list's top-level `reasons`). */
   body: B;
 };
+
+/** More pages than any list should need (the `seen` set of cursors is bounded by it too). */
+export const MAX_PAGES = 10_000;
 
 export type FetchPage<T, B> = (cursor: string | undefined) => Promise<Page<T, B>>;
 
@@ -37,6 +41,15 @@ export class PagedList<T, B = unknown> implements AsyncIterable<T> {
         const shown = page.cursor.length > 40 ? `${page.cursor.slice(0, 40)}…` : page.cursor;
         throw new InvalidResponseError({
           message: `${method} ${path}: page ${count} returned the cursor ${JSON.stringify(shown)}, which was already followed; stopping instead of paging forever`,
+          method,
+          path,
+          attempts: 1,
+        });
+      }
+      if (count >= MAX_PAGES) {
+        const { method, path } = this.#describe;
+        throw new InvalidResponseError({
+          message: `${method} ${path}: still more pages after ${MAX_PAGES}; stopping instead of paging forever (narrow the list with its filters)`,
           method,
           path,
           attempts: 1,

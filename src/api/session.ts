@@ -1,19 +1,17 @@
 // A conversation's WebSocket session (`WS /conversations/{id}/session`) with undici's WebSocket: the
 // same iterable of validated envelopes as the event stream, plus `send` for control messages (their
-// shape is not shown by the interface: any JSON object). undici's WebSocket takes request headers, so
-// the API key goes in `Authorization` when the client has one; with only a stream token it goes in
-// the `token` query parameter, as for the event stream.
+// shape is not shown by the interface: any JSON object). As for the event stream, a stream token
+// (query parameter `token`) opens the session without the API key; without one, the key goes in
+// `Authorization` (undici's WebSocket takes request headers).
 import { WebSocket } from "undici";
 import type { Core } from "./core.ts";
 import { ConnectionError, InvalidRequestError, redact, TimeoutError } from "./errors.ts";
-import { decodeEnvelope } from "./events.ts";
+import { DEFAULT_IDLE_TIMEOUT_MS, decodeEnvelope } from "./events.ts";
 import type { EventEnvelope } from "./schemas.ts";
 
 export type SessionOptions = {
-  /** Used (as `?token=`) only when the client has no API key. */
+  /** The conversation's stream token: when given, the API key is not sent. */
   token?: string | undefined;
-  /** Only its host is used, to reach a stream served elsewhere than the base URL. Ignored otherwise. */
-  eventsUrl?: string | undefined;
   idleTimeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
 };
@@ -42,16 +40,14 @@ export class Session implements AsyncIterable<EventEnvelope> {
     core.addSecret(token);
     const url = new URL(`${core.baseUrl}${path}`);
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-    const useKey = Boolean(core.apiKey);
-    if (!useKey) {
-      if (!token) core.requireKey("WS", path);
-      url.searchParams.set("token", token as string);
-    }
+    const useKey = !token;
+    if (token) url.searchParams.set("token", token);
+    else core.requireKey("WS", path);
     const ws = new WebSocket(url, {
       headers: core.headers({ auth: useKey }),
       dispatcher: core.dispatcher,
     });
-    const session = new Session(ws, path, options.idleTimeoutMs ?? 120_000, core.secrets);
+    const session = new Session(ws, path, options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, core.secrets);
     await session.#opened(options.signal);
     return session;
   }

@@ -4,7 +4,6 @@
 // AGENT_IAC_STREAM_TOKEN: process arguments are visible to other users of the machine.
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import {
-  ApiError,
   AuthenticationError,
   type Client,
   createClient,
@@ -258,7 +257,6 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof AuthenticationError || error instanceof InvalidRequestError || error instanceof NotFoundError) {
     return 2;
   }
-  if (error instanceof ApiError) return 3;
   return 3;
 }
 

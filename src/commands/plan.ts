@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { formatDiagnostic } from "../definitions/index.ts";
 import { planRecorder, renderJson, renderMarkdown } from "../plan/index.ts";
-import { ToolchainError } from "../workspace/index.ts";
+import { pulumiErrorSummary, ToolchainError } from "../workspace/index.ts";
 import { existingStack, MissingStack } from "./stack.ts";
 
 const HELP = `usage: agent-iac plan [--stack NAME] [--markdown FILE] [--json FILE]
@@ -70,21 +70,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`agent-iac plan: ${error.message}\n`);
       return 2;
     }
-    process.stderr.write(`agent-iac plan: the preview failed: ${failureReason(error)}\n`);
+    process.stderr.write(`agent-iac plan: the preview failed: ${pulumiErrorSummary(error)}\n`);
     return error instanceof ToolchainError ? error.exitCode : 3;
   }
-}
-
-/**
- * The Pulumi CLI's own error lines from an Automation API failure, without the wrapper's
- * "code: … stdout: … stderr: … err?: …" dump (which repeats everything twice).
- */
-function failureReason(error: unknown): string {
-  const message = (error instanceof Error ? error.message : String(error)).trim();
-  const stderr = /\n stderr: ([\s\S]*?)\n err\?: /.exec(message)?.[1];
-  if (stderr === undefined) return message;
-  const lines = stderr
-    .split("\n")
-    .filter((line) => line.trim() !== "" && !/^Command failed with exit code \d+: /.test(line));
-  return lines.join("\n").trim() || message;
 }

@@ -23,7 +23,7 @@ options:
   --allow-unpinned      allow a bare agent id (the released version) instead of ca_x@vN
 
 connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from
-AGENT_IAC_API_KEY (else the stack's secret agents:apiKey).
+the stack's secret agents:apiKey (else AGENT_IAC_API_KEY), as the provider reads them.
 
 exit codes: 0 all passed, 1 an expectation failed, 2 usage or configuration error
 (unknown agent or scenario, no stack outputs, invalid agent files), 3 a call could not
@@ -59,9 +59,9 @@ export async function run(argv: string[]): Promise<number> {
       throw new UsageError(`stack "${values.stack}" has no outputs: run \`pulumi up\` (or \`npm start\`) first`);
     }
     const baseUrl = config["agents:baseUrl"]?.value || process.env.AGENT_IAC_BASE_URL;
-    const apiKey = process.env.AGENT_IAC_API_KEY || config["agents:apiKey"]?.value;
+    const apiKey = config["agents:apiKey"]?.value || process.env.AGENT_IAC_API_KEY;
     if (!baseUrl) throw new UsageError("no service address: set agents:baseUrl on the stack or AGENT_IAC_BASE_URL");
-    if (!apiKey) throw new UsageError("no API key: set AGENT_IAC_API_KEY or the stack's secret agents:apiKey");
+    if (!apiKey) throw new UsageError("no API key: set the stack's secret agents:apiKey or AGENT_IAC_API_KEY");
 
     const { exitCode } = await runSmoke({
       definitions: agents,

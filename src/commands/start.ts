@@ -61,12 +61,14 @@ export async function run(argv: string[]): Promise<number> {
 
     let configFile: string | undefined;
     let connection: { baseUrl: string; apiKey: string | undefined };
-    if (!configuredUrl || LOOPBACK.has(new URL(configuredUrl).hostname)) {
+    // The key the provider will use (stack config first, as it reads them); the simulator accepts it.
+    const configuredKey = config["agents:apiKey"]?.value || process.env.AGENT_IAC_API_KEY;
+    if (!configuredUrl || LOOPBACK.has(hostnameOf(configuredUrl))) {
       await mkdir(stateDir, { recursive: true });
       simulator = await startSimulator({
         port: 0,
         dataFile: path.join(stateDir, "simulator.json"),
-        ...(process.env.AGENT_IAC_API_KEY ? { apiKey: process.env.AGENT_IAC_API_KEY } : {}),
+        ...(configuredKey ? { apiKey: configuredKey } : {}),
         quiet: true,
       });
       process.stdout.write(`local simulator: ${simulator.url} (service id ${simulator.serviceId})\n`);
@@ -75,7 +77,7 @@ export async function run(argv: string[]): Promise<number> {
       // Handed to the provider through the environment, never as an argument.
       env.AGENT_IAC_API_KEY = simulator.apiKey;
     } else {
-      connection = { baseUrl: configuredUrl, apiKey: process.env.AGENT_IAC_API_KEY || config["agents:apiKey"]?.value };
+      connection = { baseUrl: configuredUrl, apiKey: configuredKey };
     }
 
     const stack = await openStack({ stackName, workDir, env });
@@ -141,6 +143,14 @@ async function notCreated(stack: Stack, dir: string, stackName: string): Promise
     return `  ${agent.key} (${agent.kind}): ${why}`;
   });
   return `\n\nnot created (${missing.length} of ${agents.length}); run again once the cause is fixed:\n${lines.join("\n")}`;
+}
+
+function hostnameOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    throw new UsageError(`agents:baseUrl is not a URL: ${JSON.stringify(url)}`);
+  }
 }
 
 class DeployError extends Error {

@@ -2,7 +2,7 @@
 // removed and why, field by field, with prompt text as a unified diff. Rendered as Markdown for a
 // pull-request comment and as JSON for scripts. Built only from the preview's step events (the
 // request bodies that would be sent), so no configuration value, key or token can appear in it.
-import type * as pulumi from "@pulumi/pulumi";
+import * as pulumi from "@pulumi/pulumi";
 import { structuredPatch } from "diff";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
@@ -25,7 +25,7 @@ export type AgentPlan = {
 export type Plan = { stack: string; agents: AgentPlan[]; overlays: string[] };
 
 /** Pulumi's placeholder for values known only after apply (e.g. the id of a replaced agent). */
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+const UNKNOWN = pulumi.runtime.unknownValue;
 const IGNORED_INPUTS = new Set(["__provider", "agentId", "versionId"]);
 const FOLD_LINES = 30;
 

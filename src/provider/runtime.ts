@@ -2,6 +2,7 @@
 // ("agent-iac/provider-runtime") inside the provider host when a method runs, so nothing here is
 // serialized into the state. No top-level side effects.
 import { isDeepStrictEqual } from "node:util";
+import * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import {
   ConnectionError,
@@ -13,7 +14,7 @@ import {
 import type { AgentKind, ConfiguredProvider } from "./index.ts";
 
 /** Pulumi's placeholder for a value not known until apply (e.g. the id of an agent not yet created). */
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+const UNKNOWN = pulumi.runtime.unknownValue;
 
 /** Exactly the request body: only these inputs are sent, compared and stored. */
 const FIELDS: Record<AgentKind, readonly string[]> = {
@@ -123,7 +124,7 @@ export async function createAgent(kind: AgentKind, provider: ConfiguredProvider,
 export function explainCreateFailure(kind: AgentKind, name: string, error: unknown): Error {
   const what = `${kind} agent "${name}"`;
   const reason = error instanceof Error ? error.message : String(error);
-  if ((error instanceof ConnectionError && error.requestSent) || error instanceof TimeoutError) {
+  if ((error instanceof ConnectionError || error instanceof TimeoutError) && error.requestSent) {
     return new Error(
       `the service may have created ${what}: ${reason}. The request had been sent when the connection failed, ` +
         "so it was not retried (a retry could create a duplicate). If an agent with that name exists on the " +

@@ -175,8 +175,14 @@ export class ConversationRunner {
         continue;
       }
       const woke = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), this.#userWaitTimeoutMs);
-        const onAbort = () => resolve(false);
+        const onAbort = () => {
+          clearTimeout(timer);
+          resolve(false);
+        };
+        const timer = setTimeout(() => {
+          this.#controller.signal.removeEventListener("abort", onAbort);
+          resolve(false);
+        }, this.#userWaitTimeoutMs);
         this.#controller.signal.addEventListener("abort", onAbort, { once: true });
         live.wake = () => {
           clearTimeout(timer);

@@ -1,7 +1,7 @@
 // One smoke call: place a conversation against a pinned version, follow its event stream until it
 // ends (or the scenario's timeout), wait for the expected procedures, and evaluate.
 import type { Client, EventEnvelope, Procedure, Transcript } from "../api/index.ts";
-import { TranscriptBuilder } from "../api/index.ts";
+import { displayUrl, TranscriptBuilder } from "../api/index.ts";
 import type { ConversationalAgentConfig } from "../api/schemas.ts";
 import { type Expectations, evaluate, type Observation, type ObservedProcedure } from "./expectations.ts";
 import type { ScenarioResult } from "./reports.ts";
@@ -61,8 +61,8 @@ export async function placeCall(client: Client, call: PlannedCall, listener?: Ca
       ...(scenario.override_config ? { override_config: scenario.override_config } : {}),
     });
     result.conversationId = conversation.id;
-    result.eventsUrl = conversation.channel.events_url;
-    // The ephemeral token opens this call's stream and is used for nothing else.
+    result.eventsUrl = displayUrl(conversation.channel.events_url);
+    // The call's ephemeral token opens its stream (SSE or WebSocket) and is used for nothing else.
     const streamOptions = {
       token: conversation.channel.token,
       eventsUrl: conversation.channel.events_url,

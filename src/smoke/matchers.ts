@@ -18,18 +18,6 @@ export function textMatcher(pattern: string): TextMatcher {
   return { describe: JSON.stringify(pattern), test: (text) => text.toLowerCase().includes(needle) };
 }
 
-/** Whether a pattern is written as a regular expression, and valid. */
-export function regexError(pattern: string): string | undefined {
-  const regex = REGEX_FORM.exec(pattern);
-  if (!regex) return undefined;
-  try {
-    new RegExp(regex[1] ?? "", regex[2]);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
 /** An argument matcher: a "/regex/" string tests the argument's text, anything else must be equal. */
 export function argumentMatches(expected: unknown, actual: unknown): boolean {
   if (typeof expected === "string" && REGEX_FORM.test(expected)) {

@@ -43,8 +43,14 @@ export function ensurePulumi(): Promise<string> {
     }
     const dir = stdout.trim().split("\n").at(-1) ?? "";
     // The CLI spawns the language host and the dynamic-provider plugin from PATH, and they spawn
-    // `node`: this project's Node (>= 22) must come first.
-    const entries = [dir, path.dirname(process.execPath), path.join(projectRoot, "node_modules", ".bin")];
+    // `node`: this project's Node (>= 22) must come before the machine's.
+    // The dynamic-provider plugin ships in @pulumi/pulumi (a `pulumi` from PATH may lack it).
+    const entries = [
+      dir,
+      path.dirname(process.execPath),
+      path.join(projectRoot, "node_modules", ".bin"),
+      path.join(projectRoot, "node_modules", "@pulumi", "pulumi"),
+    ];
     process.env.PATH = [...entries.filter(Boolean), process.env.PATH ?? ""].join(path.delimiter);
     return dir;
   })();
@@ -132,11 +138,15 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
 }
 
 /**
- * The useful part of an Automation API CommandError: what the CLI wrote to stderr (its message
- * otherwise repeats the command line and both streams).
+ * The Pulumi CLI's own error lines from an Automation API failure, without the wrapper's
+ * "code: … stdout: … stderr: … err?: …" dump (which repeats everything twice).
  */
 export function pulumiErrorSummary(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = (error instanceof Error ? error.message : String(error)).trim();
   const stderr = /\n stderr: ([\s\S]*?)(?:\n err\?: |$)/.exec(message)?.[1];
-  return (stderr ?? message).trim();
+  if (stderr === undefined) return message;
+  const lines = stderr
+    .split("\n")
+    .filter((line) => line.trim() !== "" && !/^Command failed with exit code \d+: /.test(line));
+  return lines.join("\n").trim() || message;
 }
