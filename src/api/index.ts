@@ -36,5 +36,7 @@ export {
   TranscriptBuilder,
   type TranscriptEntry,
   type TranscriptMessage,
+  type TranscriptPrinterOptions,
   type TranscriptToolCall,
+  transcriptPrinter,
 } from "./transcript.ts";

@@ -67,6 +67,8 @@ export class TranscriptBuilder {
   /** generation_id → [index in messages, index in entries]; call_id likewise for tool calls. */
   #messageAt = new Map<string, [number, number]>();
   #callAt = new Map<string, [number, number]>();
+  /** The entry the last `add` created or updated. */
+  #lastChanged: TranscriptEntry | undefined;
 
   constructor(from: Transcript = emptyTranscript()) {
     this.#messages = [...from.messages];
@@ -87,6 +89,10 @@ export class TranscriptBuilder {
     });
   }
 
+  get ended(): boolean {
+    return this.#ended;
+  }
+
   get transcript(): Transcript {
     return {
       messages: [...this.#messages],
@@ -99,8 +105,20 @@ export class TranscriptBuilder {
     };
   }
 
+  /** The entry the last `add` created or updated (undefined when it changed no entry). */
+  get lastChanged(): TranscriptEntry | undefined {
+    return this.#lastChanged;
+  }
+
+  /** The agent message of a generation, as it stands. */
+  message(generationId: string): TranscriptMessage | undefined {
+    const at = this.#messageAt.get(generationId);
+    return at ? this.#messages[at[0]] : undefined;
+  }
+
   /** Adds one event; returns whether the transcript changed. */
   add(envelope: Pick<EventEnvelope, "payload">): boolean {
+    this.#lastChanged = undefined;
     const parsed = knownPayload.safeParse(envelope?.payload);
     if (!parsed.success) return false;
     const payload = parsed.data;
@@ -135,11 +153,11 @@ export class TranscriptBuilder {
         }));
       case "user.message.received":
         this.#userMessages.push(payload.text);
-        this.#entries.push({ kind: "user", text: payload.text, line: `user: ${payload.text}` });
+        this.#pushEntry({ kind: "user", text: payload.text, line: `user: ${payload.text}` });
         return true;
       case "server.error":
         this.#errors.push(payload.error ?? null);
-        this.#entries.push({
+        this.#pushEntry({
           kind: "error",
           error: payload.error ?? null,
           line: `error: ${json(payload.error ?? null)}`,
@@ -158,6 +176,11 @@ export class TranscriptBuilder {
     }
   }
 
+  #pushEntry(entry: TranscriptEntry): number {
+    this.#lastChanged = entry;
+    return this.#entries.push(entry) - 1;
+  }
+
   #upsertMessage(generationId: string, next: (old?: TranscriptMessage) => TranscriptMessage): boolean {
     const at = this.#messageAt.get(generationId);
     const old = at ? this.#messages[at[0]] : undefined;
@@ -167,8 +190,9 @@ export class TranscriptBuilder {
     if (at) {
       this.#messages[at[0]] = message;
       this.#entries[at[1]] = entry;
+      this.#lastChanged = entry;
     } else {
-      this.#messageAt.set(generationId, [this.#messages.push(message) - 1, this.#entries.push(entry) - 1]);
+      this.#messageAt.set(generationId, [this.#messages.push(message) - 1, this.#pushEntry(entry)]);
     }
     return true;
   }
@@ -180,8 +204,9 @@ export class TranscriptBuilder {
     if (at) {
       this.#toolCalls[at[0]] = call;
       this.#entries[at[1]] = entry;
+      this.#lastChanged = entry;
     } else {
-      this.#callAt.set(callId, [this.#toolCalls.push(call) - 1, this.#entries.push(entry) - 1]);
+      this.#callAt.set(callId, [this.#toolCalls.push(call) - 1, this.#pushEntry(entry)]);
     }
     return true;
   }
@@ -191,4 +216,58 @@ export class TranscriptBuilder {
 export function reduceTranscript(transcript: Transcript, envelope: Pick<EventEnvelope, "payload">): Transcript {
   const builder = new TranscriptBuilder(transcript);
   return builder.add(envelope) ? builder.transcript : transcript;
+}
+
+export type TranscriptPrinterOptions = {
+  /** Written before every line (e.g. which call it belongs to). */
+  prefix?: string;
+  /** Write agent text as its deltas arrive (default); otherwise each message once, when complete. */
+  streamText?: boolean;
+};
+
+/**
+ * Prints a transcript as it grows: agent text as it streams, user turns, tool calls (again when
+ * they return), errors and the end, one line each. Returns the function to feed events to.
+ */
+export function transcriptPrinter(write: (text: string) => void, options: TranscriptPrinterOptions = {}) {
+  const prefix = options.prefix ?? "";
+  const streamText = options.streamText ?? true;
+  const builder = new TranscriptBuilder();
+  let open: { generationId: string; printed: string } | undefined;
+  const closeOpen = () => {
+    if (open) write("\n");
+    open = undefined;
+  };
+  return (envelope: Pick<EventEnvelope, "payload">): void => {
+    const wasEnded = builder.ended;
+    if (!builder.add(envelope)) return;
+    const entry = builder.lastChanged;
+    if (entry?.kind === "agent") {
+      const message = builder.message(entry.generationId);
+      if (!message) return;
+      if (!streamText) {
+        if (message.complete) write(`${prefix}agent: ${message.text}\n`);
+        return;
+      }
+      if (open?.generationId !== message.generationId) {
+        closeOpen();
+        write(`${prefix}agent: `);
+        open = { generationId: message.generationId, printed: "" };
+      }
+      // The final text normally extends what was streamed; when it does not, show it whole.
+      if (message.text.startsWith(open.printed)) write(message.text.slice(open.printed.length));
+      else write(`\n${prefix}agent (final): ${message.text}`);
+      open.printed = message.text;
+      if (message.complete) closeOpen();
+      return;
+    }
+    if (entry) {
+      closeOpen();
+      write(`${prefix}${entry.line}\n`);
+    }
+    if (builder.ended && !wasEnded) {
+      closeOpen();
+      write(`${prefix}(conversation ended)\n`);
+    }
+  };
 }

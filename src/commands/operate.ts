@@ -8,13 +8,11 @@ import {
   type Client,
   createClient,
   displayUrl,
-  emptyTranscript,
   InvalidRequestError,
   NotFoundError,
   type PagedList,
   redact,
-  reduceTranscript,
-  type Transcript,
+  transcriptPrinter,
 } from "../api/index.ts";
 
 const CONNECTION_HELP = `connection:
@@ -386,56 +384,4 @@ async function followEvents(conversationId: string, values: Flags): Promise<numb
     process.off("SIGINT", onSignal);
     await client.close();
   }
-}
-
-/** Prints the transcript as it grows: agent text as its deltas arrive, other entries as lines. */
-export function transcriptPrinter(write: (text: string) => void) {
-  let transcript: Transcript = emptyTranscript();
-  let open: { generationId: string; printed: string } | undefined;
-  let printedEntries = 0;
-  const closeOpen = () => {
-    if (open) write("\n");
-    open = undefined;
-  };
-  return (envelope: Parameters<typeof reduceTranscript>[1]) => {
-    const before = transcript;
-    transcript = reduceTranscript(transcript, envelope);
-    const payload = envelope.payload as { type: string; generation_id?: unknown };
-    if (payload.type.startsWith("agent.message.") && typeof payload.generation_id === "string") {
-      const message = transcript.messages.find((m) => m.generationId === payload.generation_id);
-      if (message) {
-        if (open?.generationId !== message.generationId) {
-          closeOpen();
-          write("agent: ");
-          open = { generationId: message.generationId, printed: "" };
-        }
-        if (open && message.text.startsWith(open.printed)) {
-          write(message.text.slice(open.printed.length));
-        } else if (open) {
-          // The final text differs from the deltas: show it whole.
-          write(`\nagent (final): ${message.text}`);
-        }
-        if (open) open.printed = message.text;
-        if (message.complete) closeOpen();
-      }
-      printedEntries = transcript.entries.length;
-      return;
-    }
-    if (transcript.entries.length > printedEntries) {
-      closeOpen();
-      for (const entry of transcript.entries.slice(printedEntries)) write(`${entry.line}\n`);
-      printedEntries = transcript.entries.length;
-    } else if (payload.type.startsWith("agent.tool_call.")) {
-      // A returned call updates its earlier line: print the updated line.
-      const changed = transcript.entries.find((e, i) => e !== before.entries[i]);
-      if (changed) {
-        closeOpen();
-        write(`${changed.line}\n`);
-      }
-    }
-    if (payload.type === "conversation.ended") {
-      closeOpen();
-      write("(conversation ended)\n");
-    }
-  };
 }

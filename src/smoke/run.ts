@@ -1,6 +1,6 @@
 // Runs planned calls with bounded concurrency and prints progress: a live transcript on a terminal,
 // one line per finished scenario otherwise (CI), and the closing `N passed, N failed` line.
-import type { Client, EventEnvelope } from "../api/index.ts";
+import { type Client, type EventEnvelope, transcriptPrinter } from "../api/index.ts";
 import { type CallListener, type PlannedCall, placeCall } from "./call.ts";
 import { type ScenarioResult, summarize, testcaseName } from "./reports.ts";
 
@@ -44,55 +44,16 @@ export function resultLine(result: ScenarioResult): string {
   return `✗ ${name} (${where}) ${reasons}`;
 }
 
-/** Prints each call's events as they arrive; agent text streams when one call runs at a time. */
+/** Each call's transcript as it grows; agent text streams when one call runs at a time. */
 function liveTranscript(out: Output, streamText: boolean): CallListener {
-  let openGeneration: string | undefined;
-  return (call, envelope: EventEnvelope) => {
-    const prefix = `  ${call.agent}/${call.scenario.name}#${call.iteration} │ `;
-    const payload = envelope.payload as Record<string, unknown> & { type: string };
-    const closeLine = () => {
-      if (openGeneration !== undefined) out.write("\n");
-      openGeneration = undefined;
-    };
-    switch (payload.type) {
-      case "agent.message.delta":
-        if (!streamText) return;
-        if (openGeneration !== payload.generation_id) {
-          closeLine();
-          openGeneration = String(payload.generation_id);
-          out.write(`${prefix}agent: `);
-        }
-        out.write(String(payload.text_delta ?? ""));
-        return;
-      case "agent.message.completed":
-        if (streamText && openGeneration === payload.generation_id) return closeLine();
-        closeLine();
-        out.write(`${prefix}agent: ${payload.text}\n`);
-        return;
-      case "user.message.received":
-        closeLine();
-        out.write(`${prefix}user: ${payload.text}\n`);
-        return;
-      case "agent.tool_call.created":
-        closeLine();
-        out.write(`${prefix}tool ${payload.name}(${JSON.stringify(payload.arguments ?? {})})\n`);
-        return;
-      case "agent.tool_call.returned":
-        closeLine();
-        out.write(
-          `${prefix}tool ${payload.name} → ${JSON.stringify(payload.error !== undefined && payload.error !== null ? { error: payload.error } : (payload.result ?? null))}\n`,
-        );
-        return;
-      case "server.error":
-        closeLine();
-        out.write(`${prefix}error: ${JSON.stringify(payload.error ?? null)}\n`);
-        return;
-      case "conversation.ended":
-        closeLine();
-        out.write(`${prefix}(ended)\n`);
-        return;
-      default:
-        return;
+  const printers = new Map<PlannedCall, (envelope: EventEnvelope) => void>();
+  return (call, envelope) => {
+    let printer = printers.get(call);
+    if (!printer) {
+      const prefix = `  ${call.agent}/${call.scenario.name}#${call.iteration} │ `;
+      printer = transcriptPrinter((text) => out.write(text), { prefix, streamText });
+      printers.set(call, printer);
     }
+    printer(envelope);
   };
 }
