@@ -4,15 +4,10 @@
 // stay tiny and capture nothing but a kind name: no client, no schema, no key. Each method loads
 // the real implementation (./runtime.ts) by module name when it runs, from the project directory
 // the provider host runs in. Settings read in `configure` live on the provider object (`this`):
-// a module-level variable would not survive serialization. `read` and `delete` run with the
-// provider stored in the OLD state, so they contain no client code at all.
+// a module-level variable would not survive serialization. `delete` (and a refresh) run with the
+// provider stored in the OLD state, so there is no client code in them.
 import * as pulumi from "@pulumi/pulumi";
-import type {
-  ConversationalAgentConfig,
-  CreateConversationalAgentRequest,
-  CreateProceduralAgentRequest,
-  ProceduralAgentConfig,
-} from "../api/schemas.ts";
+import type { ConversationalAgentConfig, ProceduralAgentConfig } from "../api/schemas.ts";
 
 export type AgentKind = "conversational" | "procedural";
 
@@ -21,12 +16,6 @@ export const AGENT_TYPE_PREFIX = "pulumi-nodejs:dynamic/agents:";
 
 /** What `configure` keeps on the provider object: the stack's config (read by the runtime). */
 export type ConfiguredProvider = { config?: { get(key: string): string | undefined } };
-
-/** What the provider stores: the request body it sent plus the ids the service returned. */
-export type AgentOutputs = (CreateConversationalAgentRequest | CreateProceduralAgentRequest) & {
-  agentId: string;
-  versionId: string;
-};
 
 // The text of these methods is what the state stores, twice per agent (inputs and outputs), and
 // the engine rewrites the state after every step: keep them short and comment-free inside.
