@@ -1,12 +1,14 @@
 // `npm start` (agent-iac start), the main job, end to end in a copy of the project: provisions the
 // examples against the embedded simulator, smoke-calls them, and leaks no secret anywhere.
 import { execFile } from "node:child_process";
-import { copyFile, cp, readdir, readFile } from "node:fs/promises";
+import { copyFile, cp, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSimulator } from "../src/simulator/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
+import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-start-e2e-0c6f2a9d4e71";
 const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;
@@ -16,20 +18,32 @@ describe("npm start", () => {
   let project: { dir: string; cleanup(): Promise<void> };
   const logs: string[] = [];
 
-  const start = async () => {
+  const run = async (...args: string[]) => {
     const env: Record<string, string | undefined> = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
     // The committed dev stack file carries the salt of the local-only default passphrase.
     delete env.PULUMI_CONFIG_PASSPHRASE;
-    const { stdout, stderr } = await promisify(execFile)(
+    const result = await promisify(execFile)(
       process.execPath,
-      [path.join(projectRoot, "src", "cli.ts"), "start"],
+      [path.join(projectRoot, "src", "cli.ts"), "start", ...args],
       {
         cwd: project.dir,
         env,
       },
+    ).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => ({
+        code: error.code,
+        stdout: error.stdout,
+        stderr: error.stderr,
+      }),
     );
-    logs.push(stdout, stderr);
-    return stdout;
+    logs.push(result.stdout, result.stderr);
+    return result;
+  };
+  const start = async () => {
+    const result = await run();
+    expect(result.code, result.stderr).toBe(0);
+    return result.stdout;
   };
 
   beforeAll(async () => {
@@ -62,6 +76,35 @@ describe("npm start", () => {
     expect(out).toContain("No changes.");
     const ids = (text: string) => [...text.matchAll(/(?:ca|pa)_[A-Za-z0-9_-]+@v1/g)].map((m) => m[0]).sort();
     expect(new Set(ids(out.split("smoke calls")[0] ?? ""))).toEqual(new Set(ids(first.split("smoke calls")[0] ?? "")));
+  });
+
+  it("uses a stack's own service when it points elsewhere, and names what a failed up did not create", async () => {
+    // 127.0.0.2 is not the dev stack's loopback address, so start uses this service as it is.
+    const service = await startSimulator({ host: "127.0.0.2", port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    try {
+      await writeFile(path.join(project.dir, "Pulumi.remote.yaml"), `config:\n  agents:baseUrl: ${service.url}\n`);
+      await simulatorCall(service, "POST", "/_simulator/faults", {
+        route: "POST /procedural_agents",
+        count: 1,
+        status: 503,
+      });
+      const failed = await run("--stack", "remote");
+      expect(failed.code).toBe(1);
+      expect(failed.stdout).not.toContain("local simulator");
+      expect(failed.stderr).toMatch(/could not create procedural agent "[^"]+": POST \/procedural_agents → 503/);
+      expect(failed.stderr).toMatch(/not created \(2 of 4\)/);
+      expect(failed.stderr).toMatch(
+        /support \(conversational\): not attempted: linked procedural agent (call-summary|qa-scorer) was not created/,
+      );
+
+      const again = await run("--stack", "remote");
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
+      const stored = await storedAgents(service);
+      expect(stored.procedural.length + stored.conversational.length).toBe(4);
+    } finally {
+      await service.close();
+    }
   });
 
   it("writes the API key and the stream tokens nowhere: state, outputs, logs, reports, simulator data", async () => {
