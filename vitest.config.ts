@@ -7,5 +7,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // The JSON report lets .ci/run close with the plain "N passed, N failed" line.
+    reporters: ["default", ["json", { outputFile: "reports/vitest.json" }]],
   },
 });
