@@ -1,7 +1,7 @@
 // Reliability under faults, with the real Pulumi CLI and the simulator's /_simulator/faults:
 // nothing is created twice, nothing is lost track of, and every failure says what state things are in.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readdir, readlink } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -133,6 +133,9 @@ describe("reliability under faults", () => {
     await waitFor(async () => ((await requestCounts(sim)).by_route["POST /procedural_agents"] ?? 0) >= 3, 30_000);
     child.kill("SIGKILL");
     await new Promise((resolve) => child.once("exit", resolve));
+    // The CLI starts its plugins in their own process groups, so they outlive it, as on a killed CI
+    // runner; this test does not leave them behind.
+    await killProcessesIn(project.dir);
     await new Promise((resolve) => setTimeout(resolve, 3500)); // let the in-flight creates land
     await simulatorCall(sim, "DELETE", "/_simulator/faults");
 
@@ -176,6 +179,15 @@ describe("reliability under faults", () => {
     return new Promise((resolve) => child.once("exit", resolve));
   }
 });
+
+/** Kills the processes whose working directory is `dir` (Linux /proc). */
+async function killProcessesIn(dir: string): Promise<void> {
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => undefined);
+    if (cwd === dir) process.kill(Number(entry), "SIGKILL");
+  }
+}
 
 async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
