@@ -1,9 +1,9 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
 import { writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import { formatDiagnostic } from "../definitions/index.ts";
 import { planRecorder, renderJson, renderMarkdown } from "../plan/index.ts";
 import { pulumiErrorSummary, ToolchainError } from "../workspace/index.ts";
+import { parseCommand } from "./args.ts";
 import { existingStack, MissingStack } from "./stack.ts";
 
 const HELP = `usage: agent-iac plan [--stack NAME] [--markdown FILE] [--json FILE]
@@ -19,25 +19,13 @@ unavailable, program error).
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let values: { stack: string; markdown?: string; json?: string; help: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        stack: { type: "string", default: "dev" },
-        markdown: { type: "string" },
-        json: { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`agent-iac plan: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = parseCommand("plan", HELP, argv, {
+    stack: { type: "string", default: "dev" },
+    markdown: { type: "string" },
+    json: { type: "string" },
+  });
+  if ("exitCode" in parsed) return parsed.exitCode;
+  const { values } = parsed;
   try {
     const { stack, config, agents, errors } = await existingStack(values.stack);
     if (errors.length > 0) {

@@ -1,8 +1,8 @@
 // `agent-iac schema [--out FILE] [--check]`: the JSON Schema of agent files, generated from the
 // same zod schemas the loader validates with, for editors (yaml-language-server).
 import { readFile, writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import { agentJsonSchema } from "../definitions/index.ts";
+import { parseCommand } from "./args.ts";
 
 const DEFAULT_OUT = "agents/agent.schema.json";
 const HELP = `usage: agent-iac schema [--out FILE] [--check]
@@ -15,24 +15,12 @@ exit codes: 0 written (or up to date), 1 stale (--check), 2 usage error or the f
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let values: { out: string; check: boolean; help: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        out: { type: "string", default: DEFAULT_OUT },
-        check: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`agent-iac schema: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = parseCommand("schema", HELP, argv, {
+    out: { type: "string", default: DEFAULT_OUT },
+    check: { type: "boolean", default: false },
+  });
+  if ("exitCode" in parsed) return parsed.exitCode;
+  const { values } = parsed;
   const schema = agentJsonSchema();
   if (values.check) {
     const current = await readFile(values.out, "utf8").catch(() => undefined);

@@ -1,8 +1,8 @@
 // `agent-iac smoke`: smoke test calls against the stack's pinned version ids.
-import { parseArgs } from "node:util";
 import { formatDiagnostic } from "../definitions/index.ts";
 import { type AgentOutput, runSmoke, UsageError } from "../smoke/index.ts";
 import { ToolchainError } from "../workspace/index.ts";
+import { parseCommand, usageError } from "./args.ts";
 import { existingStack, MissingStack } from "./stack.ts";
 
 const HELP = `usage: agent-iac smoke [options]
@@ -31,21 +31,22 @@ complete (service unreachable, stream failed after its retries, timeout).
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let values: ReturnType<typeof parse>["values"];
-  try {
-    ({ values } = parse(argv));
-  } catch (error) {
-    process.stderr.write(`agent-iac smoke: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = parseCommand("smoke", HELP, argv, {
+    stack: { type: "string", default: "dev" },
+    agent: { type: "string", multiple: true },
+    scenario: { type: "string", multiple: true },
+    "version-id": { type: "string" },
+    concurrency: { type: "string", default: "4" },
+    junit: { type: "string" },
+    json: { type: "string" },
+    live: { type: "boolean", default: false },
+    "allow-unpinned": { type: "boolean", default: false },
+  });
+  if ("exitCode" in parsed) return parsed.exitCode;
+  const { values } = parsed;
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
-    process.stderr.write("agent-iac smoke: --concurrency must be a positive whole number\n");
-    return 2;
+    return usageError("smoke", HELP, "--concurrency must be a positive whole number").exitCode;
   }
 
   try {
@@ -92,23 +93,4 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`agent-iac smoke: ${error instanceof Error ? error.message : String(error)}\n`);
     return 3;
   }
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      stack: { type: "string", default: "dev" },
-      agent: { type: "string", multiple: true },
-      scenario: { type: "string", multiple: true },
-      "version-id": { type: "string" },
-      concurrency: { type: "string", default: "4" },
-      junit: { type: "string" },
-      json: { type: "string" },
-      live: { type: "boolean", default: false },
-      "allow-unpinned": { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
-    allowPositionals: false,
-  });
 }

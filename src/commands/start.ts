@@ -4,7 +4,6 @@
 // .agent-iac/, and the run uses a copy of the stack's config file with that address.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { parseDocument } from "yaml";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
@@ -18,6 +17,7 @@ import {
   type Stack,
   ToolchainError,
 } from "../workspace/index.ts";
+import { parseCommand } from "./args.ts";
 
 const HELP = `usage: agent-iac start [--stack NAME] [--no-smoke]
 
@@ -30,24 +30,12 @@ on a free port (its data in .agent-iac/simulator.json) and the API key is its de
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
 
 export async function run(argv: string[]): Promise<number> {
-  let values: { stack: string; "no-smoke": boolean; help: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        stack: { type: "string", default: "dev" },
-        "no-smoke": { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`agent-iac start: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  const parsed = parseCommand("start", HELP, argv, {
+    stack: { type: "string", default: "dev" },
+    "no-smoke": { type: "boolean", default: false },
+  });
+  if ("exitCode" in parsed) return parsed.exitCode;
+  const { values } = parsed;
   const workDir = process.cwd();
   const stackName = values.stack;
   const stateDir = path.join(workDir, ".agent-iac");

@@ -1,6 +1,7 @@
 // `agent-iac validate [dir] [--stack NAME]`: checks agent files offline, every error as file:line.
-import { parseArgs } from "node:util";
+
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
+import { parseCommand } from "./args.ts";
 
 const HELP = `usage: agent-iac validate [dir] [--stack NAME]
 
@@ -15,25 +16,8 @@ exit codes: 0 the files are valid, 1 they are not, 2 usage error.
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed: { values: { stack?: string; help: boolean }; positionals: string[] };
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { stack: { type: "string" }, help: { type: "boolean", short: "h", default: false } },
-    });
-  } catch (error) {
-    process.stderr.write(`agent-iac validate: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (parsed.values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  if (parsed.positionals.length > 1) {
-    process.stderr.write(`agent-iac validate: expected at most one directory\n\n${HELP}`);
-    return 2;
-  }
+  const parsed = parseCommand("validate", HELP, argv, { stack: { type: "string" } }, 1);
+  if ("exitCode" in parsed) return parsed.exitCode;
   const dir = parsed.positionals[0] ?? "agents";
   const stack = parsed.values.stack;
   const { agents, errors } = await loadAgents(dir, stack === undefined ? {} : { stack });
