@@ -1,14 +1,12 @@
 // Several broken agent files at once: `agent-iac validate` and a real `pulumi preview` both name
 // every file, line and field, and nothing reaches the service.
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator } from "../src/simulator/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall } from "./helpers/simulator.ts";
 
@@ -120,17 +118,7 @@ describe("several broken agent files at once", () => {
   });
 
   it("`agent-iac validate <dir>` exits 1 naming each file, line and field", async () => {
-    const failure = await promisify(execFile)(
-      process.execPath,
-      [path.join(projectRoot, "src/cli.ts"), "validate", "agents"],
-      {
-        cwd: project.dir,
-        env: { ...process.env, NO_COLOR: "1" },
-      },
-    ).then(
-      () => undefined,
-      (error: { code?: number; stdout: string; stderr: string }) => error,
-    );
+    const failure = await runCli(["validate", "agents"], { cwd: project.dir });
     expect(failure?.code).toBe(1);
     expect(failure?.stdout).toBe("");
     expectEveryError(failure?.stderr ?? "");

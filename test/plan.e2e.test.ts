@@ -1,24 +1,21 @@
 // `agent-iac plan` end to end: the real Pulumi CLI previews the agents program against the
 // simulator, run as a child process the way CI runs it. The tests run in order on one work dir
 // with two stacks (dev and prod) deployed from the base files; each starts from the previous state.
-import { execFile } from "node:child_process";
 import { appendFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentPlan, Plan } from "../src/plan/index.ts";
 import { startSimulator } from "../src/simulator/index.ts";
-import { openStack, projectRoot, type Stack } from "../src/workspace/index.ts";
+import { openStack, type Stack } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-test-plan-5c0e9b7d21a84f36";
-const CLI = path.join(projectRoot, "src/cli.ts");
 const OVERLAYS = ["booking.prod.yaml", "call-summary.prod.yaml"];
 // What a simulator stream token looks like (`tok_` + random suffix), and bearer-ish secrets in general.
 const TOKEN_LIKE = /tok_[A-Za-z0-9]{8,}|sk-[A-Za-z0-9-]{8,}|Bearer\s+\S+/;
-
-type CliResult = { code: number; stdout: string; stderr: string };
 
 describe("agent-iac plan (real Pulumi CLI against the simulator)", () => {
   let sandbox: PulumiSandbox;
@@ -32,21 +29,9 @@ describe("agent-iac plan (real Pulumi CLI against the simulator)", () => {
     const md = path.join(outDir, `${stack}-${written.length}.md`);
     const json = path.join(outDir, `${stack}-${written.length}.json`);
     written.push(md, json);
-    const args = [CLI, "plan", "--stack", stack, "--markdown", md, "--json", json, ...(extra.args ?? [])];
-    const result = await new Promise<CliResult>((resolve) => {
-      execFile(
-        process.execPath,
-        args,
-        {
-          cwd: project.dir,
-          env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, NO_COLOR: "1", ...extra.env },
-          maxBuffer: 16 << 20,
-        },
-        (error, stdout, stderr) => {
-          const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-          resolve({ code, stdout, stderr });
-        },
-      );
+    const result = await runCli(["plan", "--stack", stack, "--markdown", md, "--json", json, ...(extra.args ?? [])], {
+      cwd: project.dir,
+      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, ...extra.env },
     });
     const read = (file: string) => readFile(file, "utf8").catch(() => undefined);
     const markdown = await read(md);

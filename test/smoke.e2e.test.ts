@@ -1,13 +1,11 @@
 // Pinned-version smoke calls after a real `pulumi up`, through the `agent-iac smoke` command.
-import { execFile } from "node:child_process";
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { startSimulator } from "../src/simulator/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall } from "./helpers/simulator.ts";
 
@@ -37,18 +35,10 @@ describe("agent-iac smoke", () => {
   const smoke = async (...args: string[]) => {
     const junit = path.join(project.dir, `smoke-${printed.length}.xml`);
     const json = path.join(project.dir, `smoke-${printed.length}.json`);
-    const result = await promisify(execFile)(
-      process.execPath,
-      [path.join(projectRoot, "src", "cli.ts"), "smoke", "--stack", "test", "--junit", junit, "--json", json, ...args],
-      { cwd: project.dir, env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY } },
-    ).then(
-      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code: number; stdout: string; stderr: string }) => ({
-        code: error.code,
-        stdout: error.stdout,
-        stderr: error.stderr,
-      }),
-    );
+    const result = await runCli(["smoke", "--stack", "test", "--junit", junit, "--json", json, ...args], {
+      cwd: project.dir,
+      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
+    });
     const junitText = await readFile(junit, "utf8").catch(() => "");
     const jsonText = await readFile(json, "utf8").catch(() => "");
     printed.push(result.stdout, result.stderr, junitText, jsonText);

@@ -1,12 +1,11 @@
 // `npm start` (agent-iac start), the main job, end to end in a copy of the project: provisions the
 // examples against the embedded simulator, smoke-calls them, and leaks no secret anywhere.
-import { execFile } from "node:child_process";
 import { copyFile, cp, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator } from "../src/simulator/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
+import { runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
 
@@ -22,21 +21,7 @@ describe("npm start", () => {
     const env: Record<string, string | undefined> = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
     // The committed dev stack file carries the salt of the local-only default passphrase.
     delete env.PULUMI_CONFIG_PASSPHRASE;
-    const result = await promisify(execFile)(
-      process.execPath,
-      [path.join(projectRoot, "src", "cli.ts"), "start", ...args],
-      {
-        cwd: project.dir,
-        env,
-      },
-    ).then(
-      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code: number; stdout: string; stderr: string }) => ({
-        code: error.code,
-        stdout: error.stdout,
-        stderr: error.stderr,
-      }),
-    );
+    const result = await runCli(["start", ...args], { cwd: project.dir, env });
     logs.push(result.stdout, result.stderr);
     return result;
   };

@@ -16,6 +16,7 @@ import {
   RateLimitError,
   ServerError,
 } from "../../src/api/index.ts";
+import { projectRoot } from "../../src/workspace/index.ts";
 import { json, type ScriptedServer, scriptedServer } from "./scripted-server.ts";
 
 const KEY = "sk_live_very_secret_key";
@@ -244,7 +245,7 @@ test("importing the client opens nothing (loadable in a Pulumi dynamic provider)
     'createClient({ baseUrl: "http://127.0.0.1:9", apiKey: "k" });' +
     "console.log(JSON.stringify(process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap' && r !== 'PipeWrap')))";
   const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], {
-    cwd: "/work/main",
+    cwd: projectRoot,
   });
   expect(JSON.parse(stdout)).toEqual([]);
 });

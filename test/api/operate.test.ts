@@ -1,8 +1,8 @@
 // `agent-iac events` and the list commands run as processes against the simulator.
-import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Client, createClient } from "../../src/api/index.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
+import { type CliResult, runCli } from "../helpers/cli.ts";
 import { simulatorCall } from "../helpers/simulator.ts";
 
 type Sim = Awaited<ReturnType<typeof startSimulator>>;
@@ -13,25 +13,14 @@ let paId = "";
 let convId = "";
 let conv: Awaited<ReturnType<Client["conversations"]["create"]>>;
 
-function cli(
-  args: string[],
-  env: Record<string, string | undefined>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
   const clean = {
     ...process.env,
     AGENT_IAC_BASE_URL: undefined,
     AGENT_IAC_API_KEY: undefined,
     AGENT_IAC_STREAM_TOKEN: undefined,
   };
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["src/cli.ts", ...args],
-      { cwd: "/work/main", env: { ...clean, ...env } as NodeJS.ProcessEnv },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+  return runCli(args, { env: { ...clean, ...env } });
 }
 const withKey = () => ({ AGENT_IAC_BASE_URL: sim.url, AGENT_IAC_API_KEY: sim.apiKey });
 const ndjson = (text: string) =>

@@ -1,28 +1,14 @@
 // `agent-iac validate` and `agent-iac schema`, run as a user would (a child process).
-import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentJsonSchema } from "../../src/definitions/index.ts";
+import { runCli } from "../helpers/cli.ts";
 import { SUMMARY, type TempProject, tempProject } from "./helpers.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const CLI = path.join(ROOT, "src/cli.ts");
-const run = promisify(execFile);
-
-async function cli(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
-      cwd,
-      env: { ...process.env, NO_COLOR: "1" },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout: string; stderr: string };
-    return { code: typeof e.code === "number" ? e.code : -1, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const _CLI = path.join(ROOT, "src/cli.ts");
+const cli = (args: string[], cwd = ROOT) => runCli(args, { cwd });
 
 let project: TempProject | undefined;
 afterEach(async () => {

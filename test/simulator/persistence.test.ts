@@ -1,11 +1,11 @@
 // Persistence across restarts (--data), and `agent-iac service` as a process.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Simulator, startSimulator } from "../../src/simulator/index.ts";
+import { CLI, runCli } from "../helpers/cli.ts";
 import {
   allEvents,
   createConversation,
@@ -113,13 +113,7 @@ async function snapshot(sim: Simulator, conversationId: string) {
 
 describe("agent-iac service", () => {
   const cli = (args: string[], env: Record<string, string> = {}) =>
-    promisify(execFile)(process.execPath, ["src/cli.ts", "service", ...args], {
-      cwd: "/work/main",
-      env: { ...process.env, AGENT_IAC_API_KEY: "", ...env },
-    }).then(
-      (r) => ({ code: 0, ...r }),
-      (e: { code: number; stdout: string; stderr: string }) => e,
-    );
+    runCli(["service", ...args], { env: { ...process.env, AGENT_IAC_API_KEY: "", ...env } });
 
   it("--help, bad flags and the dev key on a non-loopback host", async () => {
     const help = await cli(["--help"]);
@@ -137,14 +131,9 @@ describe("agent-iac service", () => {
 
   it("--port 0 prints the chosen address and service id (never the key); SIGTERM stops it and flushes --data", async () => {
     const file = path.join(dir, "cli.json");
-    const child = spawn(
-      process.execPath,
-      ["src/cli.ts", "service", "--port", "0", "--data", file, "--event-delay-ms", "1"],
-      {
-        cwd: "/work/main",
-        env: { ...process.env, AGENT_IAC_API_KEY: KEY },
-      },
-    );
+    const child = spawn(process.execPath, [CLI, "service", "--port", "0", "--data", file, "--event-delay-ms", "1"], {
+      env: { ...process.env, AGENT_IAC_API_KEY: KEY },
+    });
     try {
       let stdout = "";
       child.stdout.on("data", (chunk) => {
