@@ -3,7 +3,7 @@
 // Writes bench-results.json (gitignored) and prints a table: median and spread of 3 runs.
 
 import { spawn } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +13,7 @@ import { createClient, TranscriptBuilder } from "../src/api/index.ts";
 import { loadAgents } from "../src/definitions/index.ts";
 import { runSmoke } from "../src/smoke/index.ts";
 import { openStack, projectRoot } from "../src/workspace/index.ts";
+import { stateFile } from "../test/helpers/agents-project.ts";
 import { conversationalKey, proceduralKey, writeGeneratedAgents } from "../test/helpers/generate.ts";
 import { pulumiSandbox } from "../test/helpers/pulumi.ts";
 import { requestCounts } from "../test/helpers/simulator.ts";
@@ -169,7 +170,7 @@ async function main() {
       figures.B2engine?.values.push(trivialPreview100 / trivialPreview1);
 
       // B3: state size per agent.
-      const stateBytes = await stackStateBytes(sandbox.backendDir, `hundred-${run}`);
+      const stateBytes = Buffer.byteLength(await stateFile(sandbox, `hundred-${run}`));
       record("state bytes per agent", stateBytes / (2 * PAIRS));
       figures.B3?.values.push(stateBytes / (2 * PAIRS) / (configBytes + 4096));
 
@@ -294,14 +295,6 @@ async function directCreations(
       });
     },
   );
-}
-
-async function stackStateBytes(backendDir: string, stackName: string): Promise<number> {
-  const root = path.join(backendDir, ".pulumi", "stacks");
-  for (const entry of await readdir(root, { recursive: true })) {
-    if (path.basename(entry) === `${stackName}.json`) return (await stat(path.join(root, entry))).size;
-  }
-  throw new Error(`no state for ${stackName}`);
 }
 
 /** Events per second: the client's SSE parser + transcript, and a plain read of the same bytes. */
