@@ -31,7 +31,7 @@ import {
   type ProcedureListQuery,
   procedureList,
   procedureListQuery,
-} from "./schemas.ts";
+} from "../contract/index.ts";
 import { Session, type SessionOptions } from "./session.ts";
 
 export type Client = {

@@ -16,7 +16,7 @@ import {
   requestIdFrom,
 } from "./errors.ts";
 import { DEFAULT_RETRY_BASE_DELAY_MS, MAX_RETRY_DELAY_MS, type RetryOutcome, shouldRetry } from "./retry.ts";
-import { SERVICE_VERSION, serviceVersionShape } from "./schemas.ts";
+import { SERVICE_VERSION, serviceVersionShape } from "../contract/index.ts";
 
 export const USER_AGENT = `agent-iac/${packageJson.version}`;
 

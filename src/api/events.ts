@@ -20,7 +20,7 @@ import {
   ServerError,
   TimeoutError,
 } from "./errors.ts";
-import { type EventEnvelope, eventEnvelope } from "./schemas.ts";
+import { type EventEnvelope, eventEnvelope } from "../contract/index.ts";
 
 export type EventStreamOptions = {
   /** The ephemeral stream token: the stream is opened with `?token=` and without the API key. */

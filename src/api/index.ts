@@ -27,7 +27,7 @@ export {
   type RetryOutcome,
   shouldRetry,
 } from "./retry.ts";
-export * from "./schemas.ts";
+export * from "../contract/index.ts";
 export { Session, type SessionOptions } from "./session.ts";
 export {
   emptyTranscript,

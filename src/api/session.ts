@@ -7,7 +7,7 @@ import { WebSocket } from "undici";
 import type { Core } from "./core.ts";
 import { ConnectionError, InvalidRequestError, redact, TimeoutError } from "./errors.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS, decodeEnvelope } from "./events.ts";
-import type { EventEnvelope } from "./schemas.ts";
+import type { EventEnvelope } from "../contract/index.ts";
 
 export type SessionOptions = {
   /** The conversation's stream token: when given, the API key is not sent. */

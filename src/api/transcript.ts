@@ -4,7 +4,7 @@
 // other types are ignored. User turns, `server.error`s and the end are kept as well (smoke checks
 // use them). Robust to a completed message without deltas, a returned call without its created
 // event, malformed payloads and unknown types (the transcript is returned unchanged).
-import { type EventEnvelope, knownPayload } from "./schemas.ts";
+import { type EventEnvelope, knownPayload } from "../contract/index.ts";
 
 export type TranscriptMessage = { generationId: string; text: string; complete: boolean };
 export type TranscriptToolCall = {

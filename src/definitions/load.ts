@@ -8,7 +8,7 @@ import {
   conversationalAgentConfig,
   type ProceduralAgentConfig,
   proceduralAgentConfig,
-} from "../api/schemas.ts";
+} from "../contract/index.ts";
 import { compareDiagnostics, type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
 import { diagnosticAt, didYouMean, issuesToDiagnostics, MAX_ERRORS_PER_FILE, position } from "./issues.ts";
 import { conversationalFile, KEY_PATTERN, proceduralFile, type SmokeScenarioFile } from "./schema.ts";

@@ -1,9 +1,9 @@
 // The agent file format (`agents/<key>.yaml`) as zod schemas, built from the service's own config
-// schemas (src/api/schemas.ts) so a file says exactly what is sent. The only additions are the
+// schemas (src/contract/index.ts) so a file says exactly what is sent. The only additions are the
 // file-level keys (kind, postprocess_agents, protect, smoke) and `prompt.file`, which the loader
 // replaces by the file's text. The JSON Schema for editors is generated from the same objects.
 import { z } from "zod";
-import { conversationalAgentConfig, proceduralAgentConfig } from "../api/schemas.ts";
+import { conversationalAgentConfig, proceduralAgentConfig } from "../contract/index.ts";
 
 /** An agent key: the file name and the Pulumi resource name. */
 export const KEY_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;

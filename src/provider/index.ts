@@ -7,7 +7,7 @@
 // a module-level variable would not survive serialization. `delete` (and a refresh) run with the
 // provider stored in the OLD state, so there is no client code in them.
 import * as pulumi from "@pulumi/pulumi";
-import type { ConversationalAgentConfig, ProceduralAgentConfig } from "../api/schemas.ts";
+import type { ConversationalAgentConfig, ProceduralAgentConfig } from "../contract/index.ts";
 
 export type AgentKind = "conversational" | "procedural";
 

@@ -2,7 +2,7 @@
 // README.md): queued → in_progress → completed/failed, every event `eventDelayMs` after the one
 // before, appended to the stored log (replayed to late subscribers) and pushed to live ones.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { EventEnvelope } from "../api/schemas.ts";
+import type { EventEnvelope } from "../contract/index.ts";
 import { chunks, GOODBYE, greeting, simulation, toolNamed } from "./dialogue.ts";
 import type { Store, StoredConversation } from "./store.ts";
 

@@ -1,7 +1,7 @@
 // The simulated conversation's pure parts (the documented simulator convention, see README.md):
 // the effective config, the greeting, the replies to user turns, message chunks, and procedure
 // outputs shaped by an output schema.
-import type { ConversationalAgentConfig } from "../api/schemas.ts";
+import type { ConversationalAgentConfig } from "../contract/index.ts";
 
 export const DEFAULT_USER_TURNS = ["Hi, I'd like some help with my account.", "That's all, thank you."];
 export const GOODBYE = "Thank you for calling. Goodbye!";

@@ -5,7 +5,7 @@
 // outcome recorded (GET /_simulator/deliveries); other addresses are recorded as not delivered.
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
-import type { ProceduralAgentConfig } from "../api/schemas.ts";
+import type { ProceduralAgentConfig } from "../contract/index.ts";
 import { procedureOutput, simulation } from "./dialogue.ts";
 import { randomSuffix, type Store, type StoredConversation, type StoredProcedure } from "./store.ts";
 

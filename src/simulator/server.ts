@@ -17,7 +17,7 @@ import {
   procedureListQuery,
   SERVICE_VERSION,
   serviceVersionShape,
-} from "../api/schemas.ts";
+} from "../contract/index.ts";
 import { ConversationRunner, FINAL_STATUSES } from "./conversation.ts";
 import { deepMerge } from "./dialogue.ts";
 import { type FaultEffect, Faults, faultRequest } from "./faults.ts";

@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { ConversationalAgentConfig, EventEnvelope, ProceduralAgentConfig } from "../api/schemas.ts";
+import type { ConversationalAgentConfig, EventEnvelope, ProceduralAgentConfig } from "../contract/index.ts";
 
 export type AgentVersion = {
   version: number;

@@ -2,7 +2,7 @@
 // ends (or the scenario's timeout), wait for the expected procedures, and evaluate.
 import type { Client, EventEnvelope, Procedure, Transcript } from "../api/index.ts";
 import { displayUrl, TranscriptBuilder } from "../api/index.ts";
-import type { ConversationalAgentConfig } from "../api/schemas.ts";
+import type { ConversationalAgentConfig } from "../contract/index.ts";
 import { type Expectations, evaluate, type Observation, type ObservedProcedure } from "./expectations.ts";
 import type { ScenarioResult } from "./reports.ts";
 

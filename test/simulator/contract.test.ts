@@ -11,7 +11,7 @@ import {
   feedbackList,
   knownPayload,
   procedureList,
-} from "../../src/api/schemas.ts";
+} from "../../src/contract/index.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/index.ts";
 import {
   allEvents,

@@ -1,5 +1,6 @@
-// Zod schemas for every resource, request, response and event of the service interface
-// (../shared/service-interface.md). Shared by the client, the simulator and the agent files.
+// The service contract: zod schemas for every resource, request, response and event of the service
+// interface (../shared/service-interface.md) and their z.infer types. The one source of every type of
+// the service: imported by the client, the simulator, the agent definitions and smoke.
 //
 // Writing is strict: request schemas reject unknown keys and wrong types, so nothing the
 // interface does not name is ever sent. Reading is tolerant: response schemas keep unknown
