@@ -1,9 +1,10 @@
 // The foundation: the real Pulumi CLI (built by scripts/ensure-pulumi), its Node.js language host,
 // the dynamic-provider plugin and this project's Node run a dynamic-resource program end to end.
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectRoot } from "../src/workspace/index.ts";
+import { ensurePulumi, projectRoot } from "../src/workspace/index.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 
 describe("toolchain", () => {
@@ -22,7 +23,12 @@ describe("toolchain", () => {
   it("runs up, a no-change preview and destroy of a dynamic-resource program with the real CLI", async () => {
     const command = await pulumi.automation.PulumiCommand.get();
     const version = command.version?.toString();
-    console.log(`Pulumi CLI ${version} (${command.command}) on Node ${process.version}`);
+    // Which Node.js language host ran: a change of host (official module or the project's own
+    // minimal one) must never be silent.
+    const dir = await ensurePulumi();
+    const host = dir ? (await readFile(path.join(dir, "LANGUAGE-HOST"), "utf8")).trim() : "pulumi-language-nodejs from PATH";
+    console.log(`Pulumi CLI ${version} (${command.command}) on Node ${process.version}; language host: ${host}`);
+    expect(host).toMatch(/^(the official pulumi-language-nodejs at [0-9a-f]{40}|agent-iac's minimal Node\.js language host .*|pulumi-language-nodejs from PATH)$/);
     expect(version).toMatch(/^3\.\d+\.\d+$/);
 
     const stack = await pulumi.automation.LocalWorkspace.createOrSelectStack(

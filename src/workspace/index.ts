@@ -1,12 +1,11 @@
 // The Pulumi CLI environment shared by the commands and the tests: the toolchain on PATH, offline
 // settings, the backend the user chose (or the project-local file backend on a fresh machine),
 // and stacks opened through the Automation API on a project directory.
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 
 const { LocalWorkspace, PulumiCommand } = pulumi.automation;
@@ -34,12 +33,18 @@ let toolchainReady: Promise<string> | undefined;
 export function ensurePulumi(): Promise<string> {
   toolchainReady ??= (async () => {
     const script = path.join(projectRoot, "scripts", "ensure-pulumi");
-    let stdout: string;
-    try {
-      ({ stdout } = await promisify(execFile)(script, [], { cwd: projectRoot, maxBuffer: 1 << 20 }));
-    } catch (error) {
-      const { code, stderr } = error as { code?: number; stderr?: string };
-      throw new ToolchainError(`${stderr?.trim() || String(error)}`, code === 2 ? 2 : 3);
+    // Its progress (stderr) goes straight to the user: a first build takes minutes and says so.
+    const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+      const child = spawn(script, [], { cwd: projectRoot, stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        out += chunk;
+      });
+      child.on("error", reject);
+      child.on("close", (status) => resolve({ code: status, stdout: out }));
+    });
+    if (code !== 0) {
+      throw new ToolchainError(`scripts/ensure-pulumi failed (exit ${code}); its output is above`, code === 2 ? 2 : 3);
     }
     const dir = stdout.trim().split("\n").at(-1) ?? "";
     // The CLI spawns the language host and the dynamic-provider plugin from PATH, and they spawn

@@ -1,0 +1,150 @@
+// The first run on a clean machine: scripts/ensure-pulumi with an empty cache (Go's own module and
+// build caches shared, so the "build" takes seconds), an interrupted build, and `npm start` in a
+// fresh clone with an empty user cache. CI's machine has the CLI cached, so without these tests the
+// cold path would never run there.
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { access, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projectRoot } from "../src/workspace/index.ts";
+
+const SCRIPT = path.join(projectRoot, "scripts", "ensure-pulumi");
+const PULUMI_VERSION = `v${JSON.parse(readFileSync(path.join(projectRoot, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version}`;
+const EXECUTABLES = ["pulumi", "pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"];
+
+/** Go's caches as this machine has them: a cold agent-iac cache must not mean a cold Go build. */
+function goCaches(): Record<string, string> {
+  const env = JSON.parse(execFileSync("go", ["env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH"], { encoding: "utf8" }));
+  return env as Record<string, string>;
+}
+
+type Run = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+function ensurePulumi(cacheDir: string, options: { killWhen?: RegExp } = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(SCRIPT, [], {
+      cwd: projectRoot,
+      env: { ...process.env, ...goCaches(), AGENT_IAC_CACHE_DIR: cacheDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+      if (options.killWhen?.test(stderr)) {
+        options.killWhen = undefined;
+        child.kill("SIGTERM");
+      }
+    });
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+describe("scripts/ensure-pulumi on an empty cache", () => {
+  const dirs: string[] = [];
+  const emptyCache = async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-cold-cache-"));
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("builds, exits 0, prints the directory last, leaves no build directory, and is cached after", async () => {
+    const cache = await emptyCache();
+    const first = await ensurePulumi(cache);
+    expect(first.code, first.stderr).toBe(0);
+    const dir = first.stdout.trim().split("\n").at(-1) ?? "";
+    expect(dir).toBe(path.join(cache, "pulumi", dir.split("/").at(-1) ?? ""));
+    expect(dir).toMatch(/\/pulumi\/v3\.\d+\.\d+$/);
+    for (const name of [...EXECUTABLES, "LANGUAGE-HOST"]) expect(await exists(path.join(dir, name)), name).toBe(true);
+    expect(await readdir(path.join(cache, "pulumi"))).not.toContainEqual(expect.stringContaining(".build."));
+    expect(first.stderr).toMatch(/ensure-pulumi: built pulumi v3\.\d+\.\d+/);
+
+    const second = await ensurePulumi(cache);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout.trim()).toBe(dir);
+    expect(second.stderr).not.toContain("building");
+  });
+
+  it("an interrupted build leaves nothing a later run trusts, and the next run completes", async () => {
+    const cache = await emptyCache();
+    // A leftover from a build that was killed outright (SIGKILL: no trap ran), with a `pulumi` in it.
+    const stale = path.join(cache, "pulumi", `${PULUMI_VERSION}.build.abc123`);
+    await mkdir(stale, { recursive: true });
+    await writeFile(path.join(stale, "pulumi"), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+
+    const interrupted = await ensurePulumi(cache, { killWhen: /building pulumi/ });
+    expect(interrupted.code).toBe(143);
+    expect(interrupted.stderr).toContain("terminated; removing the unfinished build");
+    const left = await readdir(path.join(cache, "pulumi"));
+    expect(left.filter((name) => !name.endsWith(".lock"))).toEqual([]);
+
+    const next = await ensurePulumi(cache);
+    expect(next.code, next.stderr).toBe(0);
+    const dir = next.stdout.trim().split("\n").at(-1) ?? "";
+    for (const name of EXECUTABLES) expect(await exists(path.join(dir, name)), name).toBe(true);
+  });
+});
+
+describe("npm start in a fresh clone with an empty user cache", () => {
+  let root: string;
+  let clone: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), "agent-iac-first-run-"));
+    clone = path.join(root, "clone");
+    await promisify(execFile)("git", ["clone", "--quiet", projectRoot, clone]);
+    // `npm ci` would install the same lockfile's packages; linking the checkout's keeps this test
+    // to the first-run path under test: the toolchain build, the stack's creation, the first `up`.
+    await symlink(path.join(projectRoot, "node_modules"), path.join(clone, "node_modules"));
+    const home = path.join(root, "home");
+    const cache = path.join(root, "cache");
+    await mkdir(home);
+    await mkdir(cache);
+    env = { PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: cache, ...goCaches(), NO_COLOR: "1" };
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const npmStart = () =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile("npm", ["start", "--silent"], { cwd: clone, env, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+        resolve({ code: error ? Number(error.code ?? -1) : 0, stdout, stderr });
+      });
+    });
+
+  it("succeeds the first time: the CLI is built, the agents are created and smoke-called", async () => {
+    const first = await npmStart();
+    expect(first.code, `${first.stdout}\n${first.stderr}`).toBe(0);
+    expect(first.stderr).toMatch(/ensure-pulumi: built pulumi/);
+    expect(first.stdout).toMatch(/^support\s+\w+\s+ca_[A-Za-z0-9_-]+@v1\s/m);
+    expect(first.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
+    const built = await readdir(path.join(root, "cache", "agent-iac", "pulumi"));
+    expect(built).toContainEqual(expect.stringMatching(/^v3\.\d+\.\d+$/));
+    expect(built).not.toContainEqual(expect.stringContaining(".build."));
+  });
+
+  it("reports no changes the second time", async () => {
+    const second = await npmStart();
+    expect(second.code, `${second.stdout}\n${second.stderr}`).toBe(0);
+    expect(second.stdout).toContain("No changes.");
+    expect(second.stderr).not.toContain("building pulumi");
+  });
+});
