@@ -26,9 +26,13 @@ describe("toolchain", () => {
     // Which Node.js language host ran: a change of host (official module or the project's own
     // minimal one) must never be silent.
     const dir = await ensurePulumi();
-    const host = dir ? (await readFile(path.join(dir, "LANGUAGE-HOST"), "utf8")).trim() : "pulumi-language-nodejs from PATH";
+    const host = dir
+      ? (await readFile(path.join(dir, "LANGUAGE-HOST"), "utf8")).trim()
+      : "pulumi-language-nodejs from PATH";
     console.log(`Pulumi CLI ${version} (${command.command}) on Node ${process.version}; language host: ${host}`);
-    expect(host).toMatch(/^(the official pulumi-language-nodejs at [0-9a-f]{40}|agent-iac's minimal Node\.js language host .*|pulumi-language-nodejs from PATH)$/);
+    expect(host).toMatch(
+      /^(the official pulumi-language-nodejs at [0-9a-f]{40}|agent-iac's minimal Node\.js language host .*|pulumi-language-nodejs from PATH)$/,
+    );
     expect(version).toMatch(/^3\.\d+\.\d+$/);
 
     const stack = await pulumi.automation.LocalWorkspace.createOrSelectStack(

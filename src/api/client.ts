@@ -1,9 +1,5 @@
 // The client: each resource is a thin object over the one request core.
 import type { z } from "zod";
-import { type ClientOptions, Core } from "./core.ts";
-import { EventStream, type EventStreamOptions } from "./events.ts";
-import { type Page, PagedList } from "./paging.ts";
-import { pathFor } from "./path.ts";
 import {
   type Conversation,
   type ConversationList,
@@ -32,21 +28,33 @@ import {
   procedureList,
   procedureListQuery,
 } from "../contract/index.ts";
+import { type ClientOptions, Core, type RequestOptions } from "./core.ts";
+import { EventStream, type EventStreamOptions } from "./events.ts";
+import { type Page, PagedList } from "./paging.ts";
+import { pathFor } from "./path.ts";
 import { Session, type SessionOptions } from "./session.ts";
 
 export type Client = {
   readonly baseUrl: string;
-  conversationalAgents: { create(body: CreateConversationalAgentRequest): Promise<CreateAgentResponse> };
-  proceduralAgents: { create(body: CreateProceduralAgentRequest): Promise<CreateAgentResponse> };
+  conversationalAgents: {
+    create(body: CreateConversationalAgentRequest, options?: RequestOptions): Promise<CreateAgentResponse>;
+  };
+  proceduralAgents: {
+    create(body: CreateProceduralAgentRequest, options?: RequestOptions): Promise<CreateAgentResponse>;
+  };
   conversations: {
-    create(body: CreateConversationRequest): Promise<CreateConversationResponse>;
-    list(query?: ConversationListQuery): PagedList<Conversation, ConversationList>;
-    procedures(conversationId: string, query?: { cursor?: string }): PagedList<Procedure, ProcedureList>;
+    create(body: CreateConversationRequest, options?: RequestOptions): Promise<CreateConversationResponse>;
+    list(query?: ConversationListQuery, options?: RequestOptions): PagedList<Conversation, ConversationList>;
+    procedures(
+      conversationId: string,
+      query?: { cursor?: string },
+      options?: RequestOptions,
+    ): PagedList<Procedure, ProcedureList>;
     events(conversationId: string, options?: EventStreamOptions): EventStream;
     session(conversationId: string, options?: SessionOptions): Promise<Session>;
   };
-  procedures: { list(query?: ProcedureListQuery): PagedList<Procedure, ProcedureList> };
-  feedbacks: { list(query: FeedbackListQuery): PagedList<Feedback, FeedbackList> };
+  procedures: { list(query?: ProcedureListQuery, options?: RequestOptions): PagedList<Procedure, ProcedureList> };
+  feedbacks: { list(query: FeedbackListQuery, options?: RequestOptions): PagedList<Feedback, FeedbackList> };
   /** Closes the keep-alive connections. */
   close(): Promise<void>;
 };
@@ -61,6 +69,7 @@ export function createClient(options: ClientOptions): Client {
     query: unknown,
     responseSchema: z.ZodType<B>,
     items: (body: B) => T[],
+    options: RequestOptions,
     serviceVersion?: string,
   ): PagedList<T, B> {
     const { cursor: start, ...filters } = core.validate("GET", path, querySchema, query);
@@ -72,6 +81,7 @@ export function createClient(options: ClientOptions): Client {
           query: { ...filters, cursor },
           responseSchema,
           ...(serviceVersion ? { serviceVersion } : {}),
+          ...options,
         });
         return { items: items(body), cursor: body.cursor ?? null, body };
       },
@@ -83,8 +93,9 @@ export function createClient(options: ClientOptions): Client {
   return {
     baseUrl: core.baseUrl,
     conversationalAgents: {
-      create: (body) =>
+      create: (body, options = {}) =>
         core.request({
+          ...options,
           method: "POST",
           path: "/conversational_agents",
           body,
@@ -93,8 +104,9 @@ export function createClient(options: ClientOptions): Client {
         }),
     },
     proceduralAgents: {
-      create: (body) =>
+      create: (body, options = {}) =>
         core.request({
+          ...options,
           method: "POST",
           path: "/procedural_agents",
           body,
@@ -103,8 +115,9 @@ export function createClient(options: ClientOptions): Client {
         }),
     },
     conversations: {
-      create: async (body) => {
+      create: async (body, options = {}) => {
         const created = await core.request({
+          ...options,
           method: "POST",
           path: "/conversations",
           body,
@@ -114,21 +127,23 @@ export function createClient(options: ClientOptions): Client {
         core.addSecret(created.channel.token);
         return created;
       },
-      list: (query = {}) =>
+      list: (query = {}, options = {}) =>
         list<Conversation, ConversationList>(
           "/conversations",
           conversationListQuery,
           query,
           conversationList,
           (b) => b.data,
+          options,
         ),
-      procedures: (conversationId, query = {}) =>
+      procedures: (conversationId, query = {}, options = {}) =>
         list<Procedure, ProcedureList>(
           pathFor`/conversations/${conversationId}/procedures`,
           conversationProceduresQuery,
           query,
           procedureList,
           (b) => b.page,
+          options,
         ),
       events: (conversationId, options = {}) =>
         new EventStream(core, pathFor`/conversations/${conversationId}/events`, options),
@@ -136,17 +151,18 @@ export function createClient(options: ClientOptions): Client {
         Session.open(core, pathFor`/conversations/${conversationId}/session`, options),
     },
     procedures: {
-      list: (query = {}) =>
-        list<Procedure, ProcedureList>("/procedures", procedureListQuery, query, procedureList, (b) => b.page),
+      list: (query = {}, options = {}) =>
+        list<Procedure, ProcedureList>("/procedures", procedureListQuery, query, procedureList, (b) => b.page, options),
     },
     feedbacks: {
-      list: (query) =>
+      list: (query, options = {}) =>
         list<Feedback, FeedbackList>(
           "/feedbacks",
           feedbackListQuery,
           query,
           feedbackList,
           (b) => b.data,
+          options,
           core.feedbacksServiceVersion,
         ),
     },

@@ -5,6 +5,7 @@
 import { Agent, type Dispatcher, request } from "undici";
 import { z } from "zod";
 import packageJson from "../../package.json" with { type: "json" };
+import { SERVICE_VERSION, serviceVersionShape } from "../contract/index.ts";
 import {
   type ApiError,
   errorCode,
@@ -16,7 +17,6 @@ import {
   requestIdFrom,
 } from "./errors.ts";
 import { DEFAULT_RETRY_BASE_DELAY_MS, MAX_RETRY_DELAY_MS, type RetryOutcome, shouldRetry } from "./retry.ts";
-import { SERVICE_VERSION, serviceVersionShape } from "../contract/index.ts";
 
 export const USER_AGENT = `agent-iac/${packageJson.version}`;
 
@@ -43,8 +43,28 @@ export type ClientOptions = {
   retryBaseDelayMs?: number;
   maxRetryDelayMs?: number;
   timeouts?: Timeouts;
+  /** Called before each retry's wait, so callers can show that a request is being retried. */
+  onRetry?: ((retry: RetryNotice) => void) | undefined;
   /** Use this undici dispatcher instead of the client's own keep-alive Agent (then `close` leaves it open). */
   dispatcher?: Dispatcher;
+};
+
+/** What a retry is about to do: shown by the commands and logged by the provider. */
+export type RetryNotice = {
+  method: string;
+  path: string;
+  /** The HTTP status that is retried, or the network error's code. */
+  reason: string;
+  /** The attempt that failed (1-based) and the most attempts that will be made. */
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+};
+
+/** Per-call options of every client method. */
+export type RequestOptions = {
+  /** Aborts the request (and its retries' waits): a caller's deadline covers the whole call. */
+  signal?: AbortSignal | undefined;
 };
 
 export type RequestSpec<T> = {
@@ -102,6 +122,7 @@ export class Core {
   readonly retryBaseDelayMs: number;
   readonly maxRetryDelayMs: number;
   readonly timeouts: Required<Timeouts>;
+  readonly onRetry: ClientOptions["onRetry"];
   readonly #ownDispatcher: boolean;
   #dispatcher: Dispatcher | undefined;
   /** Stream tokens seen by this client, removed from every error text like the key. */
@@ -124,6 +145,7 @@ export class Core {
     this.serviceVersion = serviceVersionShape.parse(options.serviceVersion ?? SERVICE_VERSION);
     this.feedbacksServiceVersion = serviceVersionShape.parse(options.feedbacksServiceVersion ?? this.serviceVersion);
     this.maxAttempts = 1 + Math.max(0, Math.floor(options.maxRetries ?? 3));
+    this.onRetry = options.onRetry;
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? DEFAULT_RETRY_BASE_DELAY_MS;
     this.maxRetryDelayMs = Math.min(options.maxRetryDelayMs ?? MAX_RETRY_DELAY_MS, MAX_RETRY_DELAY_MS);
     this.timeouts = {
@@ -265,6 +287,19 @@ export class Core {
         maxDelayMs: this.maxRetryDelayMs,
       });
       if (!decision.retry) throw failure;
+      this.onRetry?.({
+        method,
+        path,
+        reason:
+          outcome.kind === "status"
+            ? String(outcome.status)
+            : outcome.kind === "network"
+              ? (outcome.code ?? "network error")
+              : "timeout",
+        attempt,
+        maxAttempts: this.maxAttempts,
+        delayMs: decision.delayMs,
+      });
       await sleep(decision.delayMs, spec.signal);
     }
   }

@@ -6,6 +6,7 @@
 // with a TimeoutError.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { request } from "undici";
+import { type EventEnvelope, eventEnvelope } from "../contract/index.ts";
 import type { Core } from "./core.ts";
 import { classifyNetworkError, readBoundedText, sleep } from "./core.ts";
 import {
@@ -20,7 +21,6 @@ import {
   ServerError,
   TimeoutError,
 } from "./errors.ts";
-import { type EventEnvelope, eventEnvelope } from "../contract/index.ts";
 
 export type EventStreamOptions = {
   /** The ephemeral stream token: the stream is opened with `?token=` and without the API key. */

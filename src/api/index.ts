@@ -1,8 +1,17 @@
 // The service client: the only public entry of src/api. No top-level side effects: importing it
 // opens no socket (the keep-alive Agent is made by the first request), so a Pulumi dynamic provider
 // can load it when one of its methods runs.
+
+export * from "../contract/index.ts";
 export { type Client, createClient } from "./client.ts";
-export { type ClientOptions, MAX_RESPONSE_BYTES, type Timeouts, USER_AGENT } from "./core.ts";
+export {
+  type ClientOptions,
+  MAX_RESPONSE_BYTES,
+  type RequestOptions,
+  type RetryNotice,
+  type Timeouts,
+  USER_AGENT,
+} from "./core.ts";
 export {
   ApiError,
   AuthenticationError,
@@ -27,7 +36,6 @@ export {
   type RetryOutcome,
   shouldRetry,
 } from "./retry.ts";
-export * from "../contract/index.ts";
 export { Session, type SessionOptions } from "./session.ts";
 export {
   emptyTranscript,

@@ -4,10 +4,10 @@
 // (query parameter `token`) opens the session without the API key; without one, the key goes in
 // `Authorization` (undici's WebSocket takes request headers).
 import { WebSocket } from "undici";
+import type { EventEnvelope } from "../contract/index.ts";
 import type { Core } from "./core.ts";
 import { ConnectionError, InvalidRequestError, redact, TimeoutError } from "./errors.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS, decodeEnvelope } from "./events.ts";
-import type { EventEnvelope } from "../contract/index.ts";
 
 export type SessionOptions = {
   /** The conversation's stream token: when given, the API key is not sent. */
