@@ -1,0 +1,138 @@
+// `npm test` runs the README's recipes as written, in README order, in a fresh clone: a change that
+// breaks a documented path fails CI. See recipes.ts for the markers.
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projectRoot } from "../../src/workspace/index.ts";
+import { parseRecipes, type Recipe } from "./recipes.ts";
+
+describe("README recipe markers", () => {
+  it("parses ids, options, indented blocks and refuses a marker without a block", () => {
+    const recipes = parseRecipes(
+      [
+        "<!-- recipe: serve background ready: /listening on \\d+/ -->",
+        "```sh",
+        "npm run service",
+        "```",
+        "- item:",
+        "  <!-- recipe: call expect: /passed, 0 failed/ -->",
+        "  ```sh",
+        "  npx agent-iac smoke   # comment",
+        "    --flag",
+        "  ```",
+      ].join("\n"),
+    );
+    expect(recipes.map(({ id, background, script }) => ({ id, background, script }))).toEqual([
+      { id: "serve", background: true, script: "npm run service" },
+      { id: "call", background: false, script: "npx agent-iac smoke   # comment\n  --flag" },
+    ]);
+    expect(recipes[0]?.ready?.test("listening on 8787")).toBe(true);
+    expect(recipes[1]?.expect?.test("3 passed, 0 failed")).toBe(true);
+    expect(() => parseRecipes("<!-- recipe: lost -->\ntext\n")).toThrow(/README\.md:1: recipe lost/);
+  });
+});
+
+type Outcome = { code: number; output: string };
+
+describe("README recipes, run as written in a fresh clone", () => {
+  let root: string;
+  let clone: string;
+  let env: NodeJS.ProcessEnv;
+  let recipes: Recipe[];
+  const background: ChildProcess[] = [];
+
+  const run = (script: string): Promise<Outcome> =>
+    new Promise((resolve) => {
+      execFile(
+        "bash",
+        ["-eo", "pipefail", "-c", script],
+        { cwd: clone, env, maxBuffer: 32 << 20 },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? -1) : 0, output: stdout + stderr }),
+      );
+    });
+
+  const startInBackground = (recipe: Recipe): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const child = spawn("bash", ["-eo", "pipefail", "-c", recipe.script], {
+        cwd: clone,
+        env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      background.push(child);
+      let output = "";
+      const timer = setTimeout(() => reject(new Error(`${recipe.id}: not ready after 60 s:\n${output}`)), 60_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk;
+        if (!recipe.ready || recipe.ready.test(output)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout?.on("data", onData);
+      child.stderr?.on("data", onData);
+      child.on("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`${recipe.id} (README.md:${recipe.line}) ended early with ${code}:\n${output}`));
+      });
+    });
+
+  beforeAll(async () => {
+    recipes = parseRecipes(await readFile(path.join(projectRoot, "README.md"), "utf8"));
+    root = await mkdtemp(path.join(os.tmpdir(), "agent-iac-readme-"));
+    clone = path.join(root, "agent-iac");
+    await promisify(execFile)("git", ["clone", "--quiet", projectRoot, clone]);
+    // A user of their own: a fresh HOME, but the machine's package, Go and toolchain caches, so the
+    // recipes run at the speed of a second run (the first-run test covers an empty cache).
+    const home = path.join(root, "home");
+    await mkdir(home);
+    const go = JSON.parse(
+      execFileSync("go", ["env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH"], { encoding: "utf8" }),
+    );
+    env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_CACHE_HOME: process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"),
+      npm_config_cache: path.join(os.homedir(), ".npm"),
+      ...go,
+      NO_COLOR: "1",
+      CI: "true",
+    };
+  }, 300_000);
+  afterAll(async () => {
+    for (const child of background) {
+      if (child.pid && child.exitCode === null) {
+        try {
+          process.kill(-child.pid, "SIGTERM");
+        } catch {}
+      }
+    }
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("finds the recipes the README tells a user to run", () => {
+    expect(recipes.map((r) => r.id)).toEqual(expect.arrayContaining(["quick-start"]));
+  });
+
+  it("runs every recipe in README order; each succeeds and shows what the README says", async () => {
+    for (const recipe of recipes) {
+      if (recipe.background) {
+        await startInBackground(recipe);
+        continue;
+      }
+      const { code, output } = await run(recipe.script);
+      const where = `recipe ${recipe.id} (README.md:${recipe.line}) exited ${code}:\n${output.slice(-4000)}`;
+      expect(code, where).toBe(0);
+      if (recipe.expect) expect(output, where).toMatch(recipe.expect);
+    }
+  }, 900_000);
+
+  it("fails a recipe whose command is edited into a wrong one", async () => {
+    const { code, output } = await run("npx agent-iac smok");
+    expect(code).toBe(2);
+    expect(output).toContain('unknown command "smok"');
+  });
+});
