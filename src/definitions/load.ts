@@ -9,7 +9,7 @@ import {
   type ProceduralAgentConfig,
   proceduralAgentConfig,
 } from "../contract/index.ts";
-import { compareDiagnostics, type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
+import { compareDiagnostics, type Diagnostic, formatDiagnostic, moreErrors } from "./diagnostic.ts";
 import { diagnosticAt, didYouMean, issuesToDiagnostics, MAX_ERRORS_PER_FILE, position } from "./issues.ts";
 import { conversationalFile, KEY_PATTERN, proceduralFile, type SmokeScenarioFile } from "./schema.ts";
 import {
@@ -148,6 +148,20 @@ async function load(dir: string, stack: string | undefined): Promise<LoadResult>
 
   // Prompt files may live anywhere in the project: the directory that holds the agents directory.
   const root = path.dirname(dir);
+  // Agent files too: one that is a symlink is read only if it resolves inside the project.
+  for (const entry of [...bases.values(), ...overlays]) {
+    const outside = await outsideProject(entry.absolute, root, "agent files");
+    if (!outside) continue;
+    errors.push({
+      file: displayPath(entry.absolute),
+      line: 1,
+      column: 1,
+      field: "(file)",
+      message: `the file ${outside}`,
+    });
+    if (entry.stack === undefined) bases.delete(entry.key);
+    else overlays.splice(overlays.indexOf(entry), 1);
+  }
   // Pulumi may name a stack "org/project/stack"; overlays use the stack's own name.
   const stackName = stack?.split("/").at(-1);
   const evaluated: Evaluated[] = [];
@@ -337,15 +351,16 @@ async function readPromptFiles(raw: Record<string, unknown>, sources: readonly S
 }
 
 /**
- * Prompt files must live in the project (the directory holding agents/), symlinks resolved: the
- * text is sent to the service and shown in plans, so a file must not reach outside the repository.
+ * Prompt and agent files must live in the project (the directory holding agents/), symlinks
+ * resolved: their text is sent to the service and shown in plans, so no file may reach outside
+ * the repository.
  */
-async function outsideProject(absolute: string, root: string): Promise<string | undefined> {
+async function outsideProject(absolute: string, root: string, what = "prompt files"): Promise<string | undefined> {
   const real = await realpath(absolute).catch(() => absolute);
   const realRoot = await realpath(root).catch(() => root);
   const relative = path.relative(realRoot, real);
   if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) {
-    return `is outside the project directory ${displayPath(root) || "."}: prompt files must live in the repository`;
+    return `is outside the project directory ${displayPath(root) || "."}: ${what} must live in the repository`;
   }
   return undefined;
 }
@@ -446,14 +461,6 @@ function capPerFile(errors: Diagnostic[]): Diagnostic[] {
   return [...byFile.values()].flatMap((list) => {
     if (list.length <= MAX_ERRORS_PER_FILE) return list;
     const shown = list.sort(compareDiagnostics).slice(0, MAX_ERRORS_PER_FILE);
-    const last = shown.at(-1) as Diagnostic;
-    return [
-      ...shown,
-      {
-        ...last,
-        field: "(file)",
-        message: `${list.length - MAX_ERRORS_PER_FILE} more errors in this file are not shown`,
-      },
-    ];
+    return [...shown, moreErrors(shown.at(-1) as Diagnostic, list.length - MAX_ERRORS_PER_FILE)];
   });
 }
