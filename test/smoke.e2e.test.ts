@@ -105,6 +105,8 @@ describe("agent-iac smoke", () => {
         doc.createNode({
           name: "summary-fails",
           channel: { callee_no: "+15550100100" },
+          // The wait for a status that never comes lasts until the scenario's timeout.
+          timeout: 5,
           expect: { procedures: { "call-summary": "failed" } },
         }),
       );
@@ -129,13 +131,16 @@ describe("agent-iac smoke", () => {
     for (const result of run.report?.results ?? []) expect(result.transport).toBe("ws");
   });
 
-  it("calls an older version with --version-id after a prompt change", async () => {
+  it("calls an older version with --version-id after its linked procedural agent was replaced", async () => {
     const before = (await project.stack.outputs()).versions?.value as Record<string, string>;
     const supportPrompt = path.join(project.dir, "prompts", "support.md");
     await appendFile(supportPrompt, "\nMention the spring promotion.\n");
+    // call-summary is replaced too: the old support version links the old call-summary agent.
+    await appendFile(path.join(project.dir, "prompts", "call-summary.md"), "\nKeep it under 80 words.\n");
     await project.stack.up();
     const after = (await project.stack.outputs()).versions?.value as Record<string, string>;
     expect(after.support).not.toBe(before.support);
+    expect(after["call-summary"]).not.toBe(before["call-summary"]);
 
     const run = await smoke(
       "--agent",
@@ -145,8 +150,11 @@ describe("agent-iac smoke", () => {
       "--version-id",
       before.support as string,
     );
-    expect(run.code).toBe(0);
+    expect(run.code, run.stdout).toBe(0);
     expect(run.report?.results[0]?.version_id).toBe(before.support);
+    const first = run.report?.results[0] as unknown as { procedures: { key: string; matchedBy: string }[] } | undefined;
+    const procedures = first?.procedures ?? [];
+    expect(procedures.map((p) => `${p.key} ${p.matchedBy}`)).toEqual(["call-summary name", "qa-scorer name"]);
     const conversations = await simulatorCall<{ data: { id: string; agent_id: string }[] }>(
       sim,
       "GET",
