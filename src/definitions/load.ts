@@ -107,6 +107,42 @@ async function load(dir: string, stack: string | undefined): Promise<LoadResult>
   if (names.length > MAX_FILES)
     return directoryError(`too many agent files (${names.length}; the limit is ${MAX_FILES})`);
 
+  // Prompt files may live anywhere in the project: the directory that holds the agents directory.
+  const root = path.dirname(dir);
+  const { bases, overlays } = await classify(dir, root, names, errors);
+  // Pulumi may name a stack "org/project/stack"; overlays use the stack's own name.
+  const stackName = stack?.split("/").at(-1);
+  const evaluated: Evaluated[] = [];
+  for (const base of bases.values()) {
+    const loadedBase = await loadYaml(base.absolute);
+    const mine = overlays.filter((o) => o.key === base.key);
+    if (stackName !== undefined) {
+      const overlay = mine.find((o) => o.stack === stackName);
+      evaluated.push(
+        await evaluate(base.key, loadedBase, overlay ? await loadYaml(overlay.absolute) : undefined, root),
+      );
+    } else {
+      evaluated.push(await evaluate(base.key, loadedBase, undefined, root));
+      // No stack selected: still check every overlay against its base, for CI on pull requests.
+      for (const overlay of mine) {
+        const checked = await evaluate(base.key, loadedBase, await loadYaml(overlay.absolute), root);
+        errors.push(...checked.errors);
+      }
+    }
+  }
+  for (const agent of evaluated) errors.push(...agent.errors);
+  errors.push(...referenceErrors(evaluated));
+
+  const agents = evaluated
+    .flatMap((e) => (e.definition && e.errors.length === 0 ? [e.definition] : []))
+    .sort((a, b) =>
+      a.kind === b.kind ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.kind === "procedural" ? -1 : 1,
+    );
+  return { agents, errors: capPerFile(dedupe(errors)).sort(compareDiagnostics) };
+}
+
+/** File names → base files and overlays by key; bad names, twins, orphans and escapes become errors. */
+async function classify(dir: string, root: string, names: string[], errors: Diagnostic[]) {
   const bases = new Map<string, FileEntry>();
   const overlays: FileEntry[] = [];
   for (const name of names) {
@@ -146,8 +182,6 @@ async function load(dir: string, stack: string | undefined): Promise<LoadResult>
     }
   }
 
-  // Prompt files may live anywhere in the project: the directory that holds the agents directory.
-  const root = path.dirname(dir);
   // Agent files too: one that is a symlink is read only if it resolves inside the project.
   for (const entry of [...bases.values(), ...overlays]) {
     const outside = await outsideProject(entry.absolute, root, "agent files");
@@ -162,35 +196,7 @@ async function load(dir: string, stack: string | undefined): Promise<LoadResult>
     if (entry.stack === undefined) bases.delete(entry.key);
     else overlays.splice(overlays.indexOf(entry), 1);
   }
-  // Pulumi may name a stack "org/project/stack"; overlays use the stack's own name.
-  const stackName = stack?.split("/").at(-1);
-  const evaluated: Evaluated[] = [];
-  for (const base of bases.values()) {
-    const loadedBase = await loadYaml(base.absolute);
-    const mine = overlays.filter((o) => o.key === base.key);
-    if (stackName !== undefined) {
-      const overlay = mine.find((o) => o.stack === stackName);
-      evaluated.push(
-        await evaluate(base.key, loadedBase, overlay ? await loadYaml(overlay.absolute) : undefined, root),
-      );
-    } else {
-      evaluated.push(await evaluate(base.key, loadedBase, undefined, root));
-      // No stack selected: still check every overlay against its base, for CI on pull requests.
-      for (const overlay of mine) {
-        const checked = await evaluate(base.key, loadedBase, await loadYaml(overlay.absolute), root);
-        errors.push(...checked.errors);
-      }
-    }
-  }
-  for (const agent of evaluated) errors.push(...agent.errors);
-  errors.push(...referenceErrors(evaluated));
-
-  const agents = evaluated
-    .flatMap((e) => (e.definition && e.errors.length === 0 ? [e.definition] : []))
-    .sort((a, b) =>
-      a.kind === b.kind ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.kind === "procedural" ? -1 : 1,
-    );
-  return { agents, errors: capPerFile(dedupe(errors)).sort(compareDiagnostics) };
+  return { bases, overlays };
 }
 
 function duplicateFile(file: string, twin: FileEntry): Diagnostic {

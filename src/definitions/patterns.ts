@@ -2,7 +2,7 @@
 // here once, checked when the file is loaded (syntax, and nested quantifiers, the usual cause of
 // catastrophic backtracking), and compiled by smoke's matchers from the same parse.
 
-export const REGEX_FORM = /^\/(.+)\/([dgimsuvy]*)$/s;
+const REGEX_FORM = /^\/(.+)\/([dgimsuvy]*)$/s;
 
 export type PatternParts = { source: string; flags: string };
 

@@ -8,12 +8,11 @@ import { jsonReport, junitReport, type ScenarioResult } from "./reports.ts";
 import { type Output, runCalls } from "./run.ts";
 
 export type { Progress } from "./call.ts";
-export { type AgentOutput, type Selection, UsageError } from "./plan.ts";
+export { type AgentOutput, UsageError } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
-export { type Output, progressText } from "./run.ts";
 
 /** 0 all passed; 1 an expectation failed; 3 a call could not complete (service or stream). */
-export function exitCodeFor(results: ScenarioResult[]): number {
+function exitCodeFor(results: ScenarioResult[]): number {
   if (results.some((r) => r.status === "error")) return 3;
   if (results.some((r) => r.status === "failed")) return 1;
   return 0;

@@ -135,6 +135,6 @@ export function jsonReport(results: ScenarioResult[]): string {
 }
 
 /** The call's transcript as display lines (tool arguments decoded). */
-export function transcriptLines(observation: Observation | undefined): string[] {
+function transcriptLines(observation: Observation | undefined): string[] {
   return (observation?.entries ?? []).map(renderEntry);
 }

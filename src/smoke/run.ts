@@ -72,7 +72,7 @@ function notRun(call: PlannedCall, error: string): ScenarioResult {
   };
 }
 
-export function resultLine(result: ScenarioResult): string {
+function resultLine(result: ScenarioResult): string {
   const name = `${result.agent}/${testcaseName(result)}`;
   const where = `${result.versionId}${result.conversationId ? `, ${result.conversationId}` : ""}`;
   const time = `${(result.timings.durationMs / 1000).toFixed(1)} s`;

@@ -13,7 +13,7 @@ export type ObservedEntry =
   | { kind: "tool"; call: ObservedToolCall }
   | { kind: "error"; error: unknown };
 
-export function observedToolCall(call: TranscriptToolCall): ObservedToolCall {
+function observedToolCall(call: TranscriptToolCall): ObservedToolCall {
   const decoded = decodeArguments(call.arguments);
   return decoded === call.arguments ? { ...call } : { ...call, arguments: decoded, rawArguments: call.arguments };
 }
