@@ -155,6 +155,7 @@ describe("agent-iac smoke", () => {
     const first = run.report?.results[0] as unknown as { procedures: { key: string; matchedBy: string }[] } | undefined;
     const procedures = first?.procedures ?? [];
     expect(procedures.map((p) => `${p.key} ${p.matchedBy}`)).toEqual(["call-summary name", "qa-scorer name"]);
+    expect(run.stdout).toContain("procedures matched by name: this is not the stack's current version");
     const conversations = await simulatorCall<{ data: { id: string; agent_id: string }[] }>(
       sim,
       "GET",

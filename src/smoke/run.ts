@@ -76,7 +76,10 @@ function resultLine(result: ScenarioResult): string {
   const name = `${result.agent}/${testcaseName(result)}`;
   const where = `${result.versionId}${result.conversationId ? `, ${result.conversationId}` : ""}`;
   const time = `${(result.timings.durationMs / 1000).toFixed(1)} s`;
-  if (result.status === "passed") return `✓ ${name} (${where}) ${result.assertions.length} checks, ${time}`;
+  const byName = result.observation?.procedures.some((p) => p.matchedBy === "name")
+    ? " (procedures matched by name: this is not the stack's current version)"
+    : "";
+  if (result.status === "passed") return `✓ ${name} (${where}) ${result.assertions.length} checks, ${time}${byName}`;
   if (result.status === "error") return `! ${name} (${where}) ${result.error}`;
   const failed = result.assertions.filter((a) => !a.passed);
   const reasons =
