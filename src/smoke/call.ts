@@ -53,7 +53,9 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
   const signal = hooks.signal ? AbortSignal.any([timeout, hooks.signal]) : timeout;
   const state: WaitState = { waitingFor: "the conversation to be created", lastSeen: "nothing yet", ended: false };
   const remainingMs = () => Math.max(0, started + scenario.timeout * 1000 - performance.now());
-  const ticker = setInterval(() => hooks.onProgress?.({ call, ...state, remainingMs: remainingMs() }), PROGRESS_MS);
+  const tick = () =>
+    hooks.onProgress?.({ call, waitingFor: state.waitingFor, lastSeen: state.lastSeen, remainingMs: remainingMs() });
+  const ticker = setInterval(tick, PROGRESS_MS);
   ticker.unref();
   const result: ScenarioResult = {
     agent: call.agent,
