@@ -15,3 +15,8 @@ export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
     (a.message < b.message ? -1 : a.message > b.message ? 1 : 0)
   );
 }
+
+/** Stands for the problems of a file beyond the shown ones, at the last shown one's position. */
+export function moreErrors(last: Diagnostic, count: number): Diagnostic {
+  return { ...last, field: "(file)", message: `${count} more errors in this file are not shown` };
+}

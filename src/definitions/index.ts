@@ -2,5 +2,6 @@
 // definitions, or every problem at its file:line. The only way other folders read agent files.
 export { type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
 export { type AgentDefinition, type LoadResult, loadAgents, type SmokeScenario } from "./load.ts";
-export { agentJsonSchema } from "./schema.ts";
+export { type PatternParts, regexParts } from "./patterns.ts";
+export { agentJsonSchema, type Expectations } from "./schema.ts";
 export { MAX_DEPTH, MAX_PROMPT_BYTES, MAX_YAML_BYTES } from "./source.ts";

@@ -1,6 +1,6 @@
 // zod issues → diagnostics at the YAML node they concern, with "did you mean" for unknown keys.
 import type { z } from "zod";
-import type { Diagnostic } from "./diagnostic.ts";
+import { type Diagnostic, moreErrors } from "./diagnostic.ts";
 import { clip, fieldName, locate, type PathSegment, type Source } from "./source.ts";
 
 /**
@@ -47,14 +47,7 @@ export function issuesToDiagnostics(
     item.issue.code === "unrecognized_keys" ? item.issue.keys.map((key) => ({ ...item, key })) : [item],
   );
   const shown = flat.slice(0, MAX_ERRORS_PER_FILE).map((item) => toDiagnostic(sources, schema, item));
-  if (flat.length > shown.length) {
-    const last = shown.at(-1) as Diagnostic;
-    shown.push({
-      ...last,
-      field: "(file)",
-      message: `${flat.length - shown.length} more errors in this file are not shown`,
-    });
-  }
+  if (flat.length > shown.length) shown.push(moreErrors(shown.at(-1) as Diagnostic, flat.length - shown.length));
   return shown;
 }
 

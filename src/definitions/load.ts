@@ -9,7 +9,7 @@ import {
   type ProceduralAgentConfig,
   proceduralAgentConfig,
 } from "../contract/index.ts";
-import { compareDiagnostics, type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
+import { compareDiagnostics, type Diagnostic, formatDiagnostic, moreErrors } from "./diagnostic.ts";
 import { diagnosticAt, didYouMean, issuesToDiagnostics, MAX_ERRORS_PER_FILE, position } from "./issues.ts";
 import { conversationalFile, KEY_PATTERN, proceduralFile, type SmokeScenarioFile } from "./schema.ts";
 import {
@@ -107,6 +107,42 @@ async function load(dir: string, stack: string | undefined): Promise<LoadResult>
   if (names.length > MAX_FILES)
     return directoryError(`too many agent files (${names.length}; the limit is ${MAX_FILES})`);
 
+  // Prompt files may live anywhere in the project: the directory that holds the agents directory.
+  const root = path.dirname(dir);
+  const { bases, overlays } = await classify(dir, root, names, errors);
+  // Pulumi may name a stack "org/project/stack"; overlays use the stack's own name.
+  const stackName = stack?.split("/").at(-1);
+  const evaluated: Evaluated[] = [];
+  for (const base of bases.values()) {
+    const loadedBase = await loadYaml(base.absolute);
+    const mine = overlays.filter((o) => o.key === base.key);
+    if (stackName !== undefined) {
+      const overlay = mine.find((o) => o.stack === stackName);
+      evaluated.push(
+        await evaluate(base.key, loadedBase, overlay ? await loadYaml(overlay.absolute) : undefined, root),
+      );
+    } else {
+      evaluated.push(await evaluate(base.key, loadedBase, undefined, root));
+      // No stack selected: still check every overlay against its base, for CI on pull requests.
+      for (const overlay of mine) {
+        const checked = await evaluate(base.key, loadedBase, await loadYaml(overlay.absolute), root);
+        errors.push(...checked.errors);
+      }
+    }
+  }
+  for (const agent of evaluated) errors.push(...agent.errors);
+  errors.push(...referenceErrors(evaluated));
+
+  const agents = evaluated
+    .flatMap((e) => (e.definition && e.errors.length === 0 ? [e.definition] : []))
+    .sort((a, b) =>
+      a.kind === b.kind ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.kind === "procedural" ? -1 : 1,
+    );
+  return { agents, errors: capPerFile(dedupe(errors)).sort(compareDiagnostics) };
+}
+
+/** File names → base files and overlays by key; bad names, twins, orphans and escapes become errors. */
+async function classify(dir: string, root: string, names: string[], errors: Diagnostic[]) {
   const bases = new Map<string, FileEntry>();
   const overlays: FileEntry[] = [];
   for (const name of names) {
@@ -146,37 +182,21 @@ async function load(dir: string, stack: string | undefined): Promise<LoadResult>
     }
   }
 
-  // Prompt files may live anywhere in the project: the directory that holds the agents directory.
-  const root = path.dirname(dir);
-  // Pulumi may name a stack "org/project/stack"; overlays use the stack's own name.
-  const stackName = stack?.split("/").at(-1);
-  const evaluated: Evaluated[] = [];
-  for (const base of bases.values()) {
-    const loadedBase = await loadYaml(base.absolute);
-    const mine = overlays.filter((o) => o.key === base.key);
-    if (stackName !== undefined) {
-      const overlay = mine.find((o) => o.stack === stackName);
-      evaluated.push(
-        await evaluate(base.key, loadedBase, overlay ? await loadYaml(overlay.absolute) : undefined, root),
-      );
-    } else {
-      evaluated.push(await evaluate(base.key, loadedBase, undefined, root));
-      // No stack selected: still check every overlay against its base, for CI on pull requests.
-      for (const overlay of mine) {
-        const checked = await evaluate(base.key, loadedBase, await loadYaml(overlay.absolute), root);
-        errors.push(...checked.errors);
-      }
-    }
+  // Agent files too: one that is a symlink is read only if it resolves inside the project.
+  for (const entry of [...bases.values(), ...overlays]) {
+    const outside = await outsideProject(entry.absolute, root, "agent files");
+    if (!outside) continue;
+    errors.push({
+      file: displayPath(entry.absolute),
+      line: 1,
+      column: 1,
+      field: "(file)",
+      message: `the file ${outside}`,
+    });
+    if (entry.stack === undefined) bases.delete(entry.key);
+    else overlays.splice(overlays.indexOf(entry), 1);
   }
-  for (const agent of evaluated) errors.push(...agent.errors);
-  errors.push(...referenceErrors(evaluated));
-
-  const agents = evaluated
-    .flatMap((e) => (e.definition && e.errors.length === 0 ? [e.definition] : []))
-    .sort((a, b) =>
-      a.kind === b.kind ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.kind === "procedural" ? -1 : 1,
-    );
-  return { agents, errors: capPerFile(dedupe(errors)).sort(compareDiagnostics) };
+  return { bases, overlays };
 }
 
 function duplicateFile(file: string, twin: FileEntry): Diagnostic {
@@ -337,15 +357,16 @@ async function readPromptFiles(raw: Record<string, unknown>, sources: readonly S
 }
 
 /**
- * Prompt files must live in the project (the directory holding agents/), symlinks resolved: the
- * text is sent to the service and shown in plans, so a file must not reach outside the repository.
+ * Prompt and agent files must live in the project (the directory holding agents/), symlinks
+ * resolved: their text is sent to the service and shown in plans, so no file may reach outside
+ * the repository.
  */
-async function outsideProject(absolute: string, root: string): Promise<string | undefined> {
+async function outsideProject(absolute: string, root: string, what = "prompt files"): Promise<string | undefined> {
   const real = await realpath(absolute).catch(() => absolute);
   const realRoot = await realpath(root).catch(() => root);
   const relative = path.relative(realRoot, real);
   if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) {
-    return `is outside the project directory ${displayPath(root) || "."}: prompt files must live in the repository`;
+    return `is outside the project directory ${displayPath(root) || "."}: ${what} must live in the repository`;
   }
   return undefined;
 }
@@ -446,14 +467,6 @@ function capPerFile(errors: Diagnostic[]): Diagnostic[] {
   return [...byFile.values()].flatMap((list) => {
     if (list.length <= MAX_ERRORS_PER_FILE) return list;
     const shown = list.sort(compareDiagnostics).slice(0, MAX_ERRORS_PER_FILE);
-    const last = shown.at(-1) as Diagnostic;
-    return [
-      ...shown,
-      {
-        ...last,
-        field: "(file)",
-        message: `${list.length - MAX_ERRORS_PER_FILE} more errors in this file are not shown`,
-      },
-    ];
+    return [...shown, moreErrors(shown.at(-1) as Diagnostic, list.length - MAX_ERRORS_PER_FILE)];
   });
 }

@@ -3,7 +3,8 @@
 // file-level keys (kind, postprocess_agents, protect, smoke) and `prompt.file`, which the loader
 // replaces by the file's text. The JSON Schema for editors is generated from the same objects.
 import { z } from "zod";
-import { conversationalAgentConfig, proceduralAgentConfig } from "../contract/index.ts";
+import { conversationalAgentConfig, modelName, proceduralAgentConfig } from "../contract/index.ts";
+import { regexProblem } from "./patterns.ts";
 
 /** An agent key: the file name and the Pulumi resource name. */
 export const KEY_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -12,19 +13,26 @@ export const agentKey = z
   .max(100, "must be at most 100 characters")
   .regex(KEY_PATTERN, "must be an agent key: lowercase letters, digits and single dashes (the agent's file name)");
 
-// Same form as the smoke matchers (src/smoke/matchers.ts): "/source/flags" is a regular expression.
-const REGEX_FORM = /^\/(.+)\/([dgimsuvy]*)$/s;
+/**
+ * Characters that do not show (zero-width, soft hyphen, byte order mark, tags, variation selectors)
+ * or that reorder the text around them (bidirectional controls): in an id, a model or a tool name
+ * they make two values that look identical differ, or make one look like another.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/u;
 
-function regexProblem(pattern: string): string | undefined {
-  const match = REGEX_FORM.exec(pattern);
+function invisibleProblem(value: string): string | undefined {
+  const match = INVISIBLE.exec(value);
   if (!match) return undefined;
-  try {
-    new RegExp(match[1] ?? "", match[2]);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message.replace(/^Invalid regular expression/, "invalid regular expression");
-  }
+  const code = (match[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0");
+  return `contains an invisible or text-direction character (U+${code}) at position ${match.index + 1}: type the value again without it`;
 }
+
+/** A name or id that must be exactly what it looks like. */
+const visibleText = (schema: z.ZodString) =>
+  schema.superRefine((value, ctx) => {
+    const problem = invisibleProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 
 const textPattern = z
   .string()
@@ -60,11 +68,37 @@ export const filePrompt = z
 const conversationalRuntime = conversationalAgentConfig.shape.runtime.unwrap();
 const proceduralRuntime = proceduralAgentConfig.shape.runtime.unwrap();
 
+const toolsBlock = conversationalAgentConfig.shape.tool.unwrap();
+const toolItem = toolsBlock.shape.tools.unwrap().element;
+const transferItem = toolsBlock.shape.transfers.unwrap().element;
+const personaItem = conversationalAgentConfig.shape.personas.unwrap().element;
+const personaVoice = personaItem.shape.voice.unwrap();
+
+// Models, tool names and namespaces, transfer and voice ids: refused with invisible characters.
+const visibleTools = z
+  .array(toolItem.extend({ ns: visibleText(toolItem.shape.ns), name: visibleText(toolItem.shape.name) }))
+  .optional();
+const visibleModel = visibleText(modelName).optional();
+
 export const conversationalConfigFile = conversationalAgentConfig.extend({
-  runtime: conversationalRuntime.extend({ prompt: filePrompt.optional() }).optional(),
+  personas: z
+    .array(
+      personaItem.extend({
+        voice: personaVoice.extend({ id: visibleText(personaVoice.shape.id) }).optional(),
+      }),
+    )
+    .optional(),
+  runtime: conversationalRuntime.extend({ model: visibleModel, prompt: filePrompt.optional() }).optional(),
+  tool: toolsBlock
+    .extend({
+      tools: visibleTools,
+      transfers: z.array(transferItem.extend({ id: visibleText(transferItem.shape.id) })).optional(),
+    })
+    .optional(),
 });
 export const proceduralConfigFile = proceduralAgentConfig.extend({
-  runtime: proceduralRuntime.extend({ prompt: filePrompt.optional() }).optional(),
+  runtime: proceduralRuntime.extend({ model: visibleModel, prompt: filePrompt.optional() }).optional(),
+  tool: proceduralAgentConfig.shape.tool.unwrap().extend({ tools: visibleTools }).optional(),
 });
 
 const argumentMatchers = z
@@ -82,7 +116,10 @@ export const expectations = z.strictObject({
   never_says: z.array(textPattern).optional().meta({ description: "Phrases no agent message may match." }),
   tool_calls: z
     .array(
-      z.union([z.string().min(1), z.strictObject({ name: z.string().min(1), arguments: argumentMatchers.optional() })]),
+      z.union([
+        visibleText(z.string().min(1)),
+        z.strictObject({ name: visibleText(z.string().min(1)), arguments: argumentMatchers.optional() }),
+      ]),
     )
     .optional()
     .meta({ description: "Tools that must be called: a name, or {name, arguments}." }),
@@ -141,8 +178,8 @@ export const agentFile = z.discriminatedUnion("kind", [conversationalFile, proce
 });
 
 export type SmokeScenarioFile = z.output<typeof smokeScenario>;
-export type ConversationalFile = z.output<typeof conversationalFile>;
-export type ProceduralFile = z.output<typeof proceduralFile>;
+/** A scenario's `expect` block; the input form, so every default is optional to a caller. */
+export type Expectations = z.input<typeof expectations>;
 
 /** The JSON Schema of agent files, with sorted keys so the committed file is stable. */
 export function agentJsonSchema(): string {

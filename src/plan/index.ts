@@ -4,12 +4,23 @@
 // request bodies that would be sent), so no configuration value, key or token can appear in it.
 import * as pulumi from "@pulumi/pulumi";
 import { structuredPatch } from "diff";
+import { stringify } from "yaml";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 
 export type Action = "create" | "replace" | "unchanged" | "remove";
 
 export type FieldChange = { path: string; before?: unknown; after?: unknown };
+
+/** The whole request body that creates an agent, as a reviewer must see it. */
+export type PlannedRequest = {
+  name: unknown;
+  description: unknown;
+  /** Exactly what is sent (prompt files already read). */
+  config: unknown;
+  /** Linked procedural agents by key, with their id ("(known after apply)" when it is created in the same run). */
+  postprocess_agents?: { key: string; id: unknown }[];
+};
 
 export type AgentPlan = {
   agent: string;
@@ -19,6 +30,8 @@ export type AgentPlan = {
   fields: FieldChange[];
   /** Unified diffs of changed prompt texts, keyed by field path. */
   promptDiffs: Record<string, string>;
+  /** For a created agent: the whole request body. */
+  request?: PlannedRequest;
   overlay?: string;
 };
 
@@ -28,6 +41,8 @@ export type Plan = { stack: string; agents: AgentPlan[]; overlays: string[] };
 const UNKNOWN = pulumi.runtime.unknownValue;
 const IGNORED_INPUTS = new Set(["__provider", "agentId", "versionId"]);
 const FOLD_LINES = 30;
+/** Longer values are shown as a block, never cut. */
+const INLINE_MAX = 120;
 
 /** Collects preview step events; call `plan()` once the preview has finished. */
 export function planRecorder(stack: string, definitions: AgentDefinition[]) {
@@ -87,6 +102,7 @@ function buildPlan(
       why: "",
       fields,
       promptDiffs,
+      ...(action === "create" ? { request: requestOf(after, definition) } : {}),
       ...(definition?.overlay ? { overlay: definition.overlay } : {}),
     });
   }
@@ -95,6 +111,21 @@ function buildPlan(
   agents.sort((a, b) => order(a) - order(b) || a.agent.localeCompare(b.agent));
   const overlays = definitions.flatMap((d) => (d.overlay ? [d.overlay] : []));
   return { stack, agents, overlays };
+}
+
+/** A created agent's request body; linked procedural agents named by key next to their id. */
+function requestOf(inputs: Record<string, unknown>, definition: AgentDefinition | undefined): PlannedRequest {
+  const { name, description, config, postprocess_agents: ids } = inputs;
+  const request: PlannedRequest = { name, description, config };
+  if (Array.isArray(ids)) {
+    request.postprocess_agents = ids.map((id, i) => ({
+      key: definition?.postprocessAgents[i] ?? "?",
+      id: id === UNKNOWN ? UNKNOWN_TEXT : id,
+    }));
+  } else if (ids === UNKNOWN && definition) {
+    request.postprocess_agents = definition.postprocessAgents.map((key) => ({ key, id: UNKNOWN_TEXT }));
+  }
+  return request;
 }
 
 /** The hunks of a unified diff (3 lines of context), without file headers: the field is named above it. */
@@ -168,29 +199,11 @@ export function renderMarkdown(plan: Plan): string {
     );
   }
   if (plan.overlays.length > 0) lines.push("", `Overlays applied: ${plan.overlays.map((o) => `\`${o}\``).join(", ")}.`);
-  for (const agent of changed.filter((a) => a.fields.length > 0)) {
+  for (const agent of changed.filter((a) => a.fields.length > 0 || a.request)) {
     const from = agent.overlay ? `, with overlay \`${agent.overlay}\`` : "";
     lines.push("", `### \`${agent.agent}\` (${agent.action}${from})`);
-    const plain = agent.fields.filter((field) => agent.promptDiffs[field.path] === undefined);
-    if (plain.length > 0) lines.push("");
-    for (const field of plain) {
-      lines.push(`- \`${field.path}\`: ${inline(field.before)} → ${inline(field.after)}`);
-    }
-    for (const [field, patch] of Object.entries(agent.promptDiffs)) {
-      const block = ["```diff", patch.trimEnd(), "```"];
-      if (patch.split("\n").length > FOLD_LINES) {
-        lines.push(
-          "",
-          `<details><summary><code>${field}</code> (${patch.split("\n").length} lines of diff)</summary>`,
-          "",
-          ...block,
-          "",
-          "</details>",
-        );
-      } else {
-        lines.push("", `\`${field}\`:`, "", ...block);
-      }
-    }
+    if (agent.request) lines.push(...requestLines(agent.request));
+    else lines.push(...changeLines(agent));
   }
   if (plan.agents.some((a) => a.action === "replace" || a.action === "remove")) {
     lines.push(
@@ -202,16 +215,117 @@ export function renderMarkdown(plan: Plan): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** A replaced agent's changed fields: short values inline, long ones whole in a folded block. */
+function changeLines(agent: AgentPlan): string[] {
+  const lines: string[] = [];
+  const plain = agent.fields.filter((field) => agent.promptDiffs[field.path] === undefined);
+  if (plain.length > 0) lines.push("");
+  const long: FieldChange[] = [];
+  for (const field of plain) {
+    const before = inline(field.before);
+    const after = inline(field.after);
+    if (before !== undefined && after !== undefined) lines.push(`- \`${field.path}\`: ${before} → ${after}`);
+    else {
+      lines.push(`- \`${field.path}\`: changed (shown whole below)`);
+      long.push(field);
+    }
+  }
+  for (const field of long) {
+    const block = [
+      "before:",
+      "",
+      ...fenced(displayValue(field.before), "yaml"),
+      "",
+      "after:",
+      "",
+      ...fenced(displayValue(field.after), "yaml"),
+    ];
+    lines.push("", ...folded(`<code>${field.path}</code>`, block, true));
+  }
+  for (const [field, patch] of Object.entries(agent.promptDiffs)) {
+    const block = fenced(patch.trimEnd(), "diff");
+    const count = patch.split("\n").length;
+    if (count > FOLD_LINES) lines.push("", ...folded(`<code>${field}</code> (${count} lines of diff)`, block, true));
+    else lines.push("", `\`${field}\`:`, "", ...block);
+  }
+  return lines;
+}
+
+/** A created agent's whole request: config as YAML, prompts as their text, links by key and id. */
+function requestLines(request: PlannedRequest): string[] {
+  const lines = ["", "The request that creates it, whole:", ""];
+  for (const key of ["name", "description"] as const) {
+    const shown = inline(request[key]);
+    if (shown !== undefined) lines.push(`- \`${key}\`: ${shown}`);
+    else lines.push(`- \`${key}\`:`, "", ...fenced(displayValue(request[key]), "text").map((l) => `  ${l}`));
+  }
+  if (request.postprocess_agents) {
+    const links = request.postprocess_agents.map(
+      ({ key, id }) => `\`${key}\` (${id === UNKNOWN_TEXT ? `_${UNKNOWN_TEXT}_` : (inline(id) ?? "?")})`,
+    );
+    lines.push(`- \`postprocess_agents\`: ${links.join(", ") || "_(none)_"}`);
+  }
+  const { config, prompts } = withoutPrompts(request.config);
+  const yaml = stringify(config, { lineWidth: 0 }).trimEnd();
+  lines.push("", ...folded("<code>config</code>", fenced(yaml, "yaml"), yaml.split("\n").length > FOLD_LINES));
+  for (const [field, text] of Object.entries(prompts)) {
+    const body = text.replace(/\n$/, "");
+    const count = body.split("\n").length;
+    lines.push("", ...folded(`<code>${field}</code> (${count} lines)`, fenced(body, "text"), count > FOLD_LINES));
+  }
+  return lines;
+}
+
+/** The config with its prompt texts replaced by a pointer; the texts, by field path. */
+function withoutPrompts(config: unknown): { config: unknown; prompts: Record<string, string> } {
+  const runtime = isObject(config) && isObject(config.runtime) ? config.runtime : undefined;
+  const prompt = runtime && isObject(runtime.prompt) ? runtime.prompt : undefined;
+  if (!runtime || !prompt || typeof prompt.text !== "string" || !isObject(config)) return { config, prompts: {} };
+  const field = "config.runtime.prompt.text";
+  return {
+    config: { ...config, runtime: { ...runtime, prompt: { ...prompt, text: `(shown below: ${field})` } } },
+    prompts: { [field]: prompt.text },
+  };
+}
+
+/** A block under a `<details>` summary when `fold`, else under a plain label. */
+function folded(summary: string, block: string[], fold: boolean): string[] {
+  if (fold) return [`<details><summary>${summary}</summary>`, "", ...block, "", "</details>"];
+  return [`${summary.replace(/<\/?code>/g, "`").replace(/ \(\d+ lines\)$/, "")}:`, "", ...block];
+}
+
+/** A fenced code block whose fence is longer than any backtick run in the content, so no line can close it. */
+export function fenced(content: string, language: string): string[] {
+  const longest = Math.max(0, ...(content.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return [`${fence}${language}`, content, fence];
+}
+
+function displayValue(value: unknown): string {
+  if (value === undefined) return "(absent)";
+  if (typeof value === "string") return value;
+  return stringify(value, { lineWidth: 0 }).trimEnd();
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 export function renderJson(plan: Plan): string {
   return `${JSON.stringify(plan, null, 2)}\n`;
 }
 
-function inline(value: unknown): string {
+/** A short one-line value as a code span; undefined when it is too long or spans lines (shown as a block instead). */
+function inline(value: unknown): string | undefined {
   if (value === undefined) return "_(absent)_";
   if (value === UNKNOWN_TEXT) return `_${UNKNOWN_TEXT}_`;
   const text = typeof value === "string" ? value : JSON.stringify(value);
-  const short = text.length > 120 ? `${text.slice(0, 117)}…` : text;
-  return `\`${short.replace(/`/g, "'").replace(/\n/g, "⏎")}\``;
+  if (text.length > INLINE_MAX || /[\r\n]/.test(text)) return undefined;
+  // A code span's delimiter is a backtick run that does not occur inside it (CommonMark 6.1).
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const tick = "`".repeat(longest + 1);
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${tick}${pad}${text}${pad}${tick}`;
 }
 
 function cell(text: string): string {

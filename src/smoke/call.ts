@@ -1,44 +1,62 @@
 // One smoke call: place a conversation against a pinned version, follow its event stream until it
-// ends (or the scenario's timeout), wait for the expected procedures, and evaluate.
-import type { Client, EventEnvelope, Procedure, Transcript } from "../api/index.ts";
-import { displayUrl, TranscriptBuilder } from "../api/index.ts";
-import type { ConversationalAgentConfig } from "../contract/index.ts";
-import { type Expectations, evaluate, type Observation, type ObservedProcedure } from "./expectations.ts";
+// ends, wait for the expected procedures to reach their expected status, and evaluate. The
+// scenario's timeout is one deadline over every request the call makes (the create, the stream, the
+// procedure polls); a call never decides that a status is final, since the interface names no set.
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Client, CreateConversationResponse, EventEnvelope, Procedure } from "../api/index.ts";
+import { displayUrl, type Transcript, TranscriptBuilder } from "../api/index.ts";
+import type { SmokeScenario } from "../definitions/index.ts";
+import { evaluate, type Observation, type ObservedProcedure, type ProcedureMatch } from "./expectations.ts";
 import type { ScenarioResult } from "./reports.ts";
+import { observedEntries } from "./transcript.ts";
 
-export type Scenario = {
-  name: string;
-  channel: { callee_no: string; caller_no?: string | null; priority?: string };
-  livemode: boolean;
-  context?: Record<string, unknown>;
-  override_config?: ConversationalAgentConfig;
-  transport: "sse" | "ws";
-  /** Seconds. */
-  timeout: number;
-  iterations: number;
-  expect: Expectations;
-};
+export type Scenario = SmokeScenario;
+
+/** How the procedures of one linked procedural agent are recognised in the conversation's list. */
+export type ProceduralTarget = { id?: string; name: string; matchBy: ProcedureMatch };
 
 export type PlannedCall = {
   agent: string;
   scenario: Scenario;
   iteration: number;
   versionId: string;
-  /** Procedural agent key → its agent id (procedure expectations) and name (fallback match). */
-  procedural: Record<string, { id?: string; name: string }>;
+  /** Procedural agent key → how its procedures are found (procedure expectations). */
+  procedural: Record<string, ProceduralTarget>;
   /** Whether a live call may be placed (`--live`). */
   live: boolean;
 };
 
 export type CallListener = (call: PlannedCall, envelope: EventEnvelope) => void;
 
-const TERMINAL_POLL_MS = 250;
-const NON_TERMINAL = new Set(["pending", "queued", "running", "in_progress", "processing"]);
+/** A waiting call: what it waits for, the last thing it saw, and the time it has left. */
+export type Progress = { call: PlannedCall; waitingFor: string; lastSeen: string; remainingMs: number };
 
-export async function placeCall(client: Client, call: PlannedCall, listener?: CallListener): Promise<ScenarioResult> {
+export type CallHooks = {
+  onEvent?: CallListener;
+  /** Called about once a second while the call runs. */
+  onProgress?: (progress: Progress) => void;
+  /** Stops the call (the whole run is interrupted); the scenario's own timeout applies anyway. */
+  signal?: AbortSignal;
+};
+
+const POLL_MS = { first: 250, max: 2000 };
+const PROGRESS_MS = 1000;
+/** More procedures than one conversation should ever have: the poll reads no further. */
+const MAX_PROCEDURES = 1000;
+
+type WaitState = { waitingFor: string; lastSeen: string; ended: boolean; firstAgentAt?: number };
+
+export async function placeCall(client: Client, call: PlannedCall, hooks: CallHooks = {}): Promise<ScenarioResult> {
   const { scenario } = call;
   const started = performance.now();
-  const deadline = AbortSignal.timeout(scenario.timeout * 1000);
+  const timeout = AbortSignal.timeout(scenario.timeout * 1000);
+  const signal = hooks.signal ? AbortSignal.any([timeout, hooks.signal]) : timeout;
+  const state: WaitState = { waitingFor: "the conversation to be created", lastSeen: "nothing yet", ended: false };
+  const remainingMs = () => Math.max(0, started + scenario.timeout * 1000 - performance.now());
+  const tick = () =>
+    hooks.onProgress?.({ call, waitingFor: state.waitingFor, lastSeen: state.lastSeen, remainingMs: remainingMs() });
+  const ticker = setInterval(tick, PROGRESS_MS);
+  ticker.unref();
   const result: ScenarioResult = {
     agent: call.agent,
     scenario: scenario.name,
@@ -50,96 +68,136 @@ export async function placeCall(client: Client, call: PlannedCall, listener?: Ca
     timings: { durationMs: 0 },
   };
   const transcript = new TranscriptBuilder();
-  let firstAgentAt: number | undefined;
-  let ended = false;
+  const seconds = () => (performance.now() - started) / 1000;
   try {
-    const conversation = await client.conversations.create({
-      agent_id: call.versionId,
-      channel: { type: "phone", ...scenario.channel },
-      livemode: scenario.livemode && call.live,
-      ...(scenario.context ? { context: scenario.context } : {}),
-      ...(scenario.override_config ? { override_config: scenario.override_config } : {}),
-    });
+    const conversation = await client.conversations.create(
+      {
+        agent_id: call.versionId,
+        channel: { type: "phone", ...scenario.channel },
+        livemode: scenario.livemode && call.live,
+        ...(scenario.context ? { context: scenario.context } : {}),
+        ...(scenario.override_config ? { override_config: scenario.override_config } : {}),
+      },
+      { signal },
+    );
     result.conversationId = conversation.id;
     result.eventsUrl = displayUrl(conversation.channel.events_url);
-    // The call's ephemeral token opens its stream (SSE or WebSocket) and is used for nothing else.
-    const streamOptions = {
-      token: conversation.channel.token,
-      eventsUrl: conversation.channel.events_url,
-      idleTimeoutMs: scenario.timeout * 1000,
-      signal: deadline,
-    };
-    const stream =
-      scenario.transport === "ws"
-        ? await client.conversations.session(conversation.id, streamOptions)
-        : client.conversations.events(conversation.id, streamOptions);
-    try {
-      for await (const envelope of stream) {
-        transcript.add(envelope);
-        if (firstAgentAt === undefined && envelope.payload.type.startsWith("agent.message")) {
-          firstAgentAt = performance.now();
-        }
-        listener?.(call, envelope);
-        if (envelope.payload.type === "conversation.ended") {
-          ended = true;
-          break;
-        }
-      }
-    } catch (error) {
-      // A scenario that does not expect the call to end stops at its timeout, which is not a failure.
-      if (!(deadline.aborted && scenario.expect.ends === false)) throw error;
-    }
-    if (!ended && scenario.expect.ends !== false && !deadline.aborted) {
-      throw new Error("the event stream closed before conversation.ended");
-    }
-    const procedures = await waitForProcedures(client, call, conversation.id, deadline);
-    const observation = observe(transcript.transcript, ended, (performance.now() - started) / 1000, procedures);
-    result.observation = observation;
-    result.assertions = evaluate(scenario.expect, observation);
+    await follow(client, call, conversation, { signal, transcript, state, hooks });
+    const procedures = await waitForProcedures(client, call, conversation.id, signal, state);
+    if (hooks.signal?.aborted) throw hooks.signal.reason;
+    result.observation = observe(transcript.transcript, state.ended, seconds(), procedures);
+    result.assertions = evaluate(scenario.expect, result.observation);
     result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
   } catch (error) {
     result.status = "error";
-    result.error = deadline.aborted
-      ? `timed out after ${scenario.timeout} s${ended ? " waiting for procedures" : " waiting for the conversation to end"}`
-      : error instanceof Error
-        ? error.message
-        : String(error);
-    result.observation = observe(transcript.transcript, ended, (performance.now() - started) / 1000, []);
+    result.error = hooks.signal?.aborted
+      ? "interrupted: the smoke run was stopped before this call finished"
+      : timeout.aborted
+        ? `timed out after ${scenario.timeout} s waiting for ${state.waitingFor}`
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    result.observation = observe(transcript.transcript, state.ended, seconds(), []);
+  } finally {
+    clearInterval(ticker);
   }
   result.timings = {
     durationMs: Math.round(performance.now() - started),
-    ...(firstAgentAt === undefined ? {} : { timeToFirstAgentMessageMs: Math.round(firstAgentAt - started) }),
+    ...(state.firstAgentAt === undefined
+      ? {}
+      : { timeToFirstAgentMessageMs: Math.round(state.firstAgentAt - started) }),
   };
   return result;
 }
 
-/** Polls the conversation's procedures until every expected one is terminal (or the deadline). */
+type Following = {
+  signal: AbortSignal;
+  transcript: TranscriptBuilder;
+  state: WaitState;
+  hooks: CallHooks;
+};
+
+/** Reads the call's stream (SSE or WebSocket, opened with its ephemeral token) until conversation.ended. */
+async function follow(
+  client: Client,
+  call: PlannedCall,
+  conversation: CreateConversationResponse,
+  { signal, transcript, state, hooks }: Following,
+): Promise<void> {
+  const { scenario } = call;
+  state.waitingFor = "the conversation to end";
+  const options = {
+    token: conversation.channel.token,
+    eventsUrl: conversation.channel.events_url,
+    idleTimeoutMs: scenario.timeout * 1000,
+    signal,
+  };
+  try {
+    const stream =
+      scenario.transport === "ws"
+        ? await client.conversations.session(conversation.id, options)
+        : client.conversations.events(conversation.id, options);
+    for await (const envelope of stream) {
+      transcript.add(envelope);
+      const type = envelope.payload.type;
+      state.lastSeen = `event ${type.slice(0, 60)}`;
+      if (state.firstAgentAt === undefined && type.startsWith("agent.message")) state.firstAgentAt = performance.now();
+      hooks.onEvent?.(call, envelope);
+      if (type === "conversation.ended") {
+        state.ended = true;
+        break;
+      }
+    }
+  } catch (error) {
+    // A scenario that does not expect the call to end stops at its timeout, which is not a failure.
+    if (!(signal.aborted && scenario.expect.ends === false)) throw error;
+  }
+  if (!state.ended && scenario.expect.ends !== false && !signal.aborted) {
+    throw new Error("the event stream closed before conversation.ended");
+  }
+}
+
+/**
+ * Polls the conversation's procedures until each expected one shows its expected status, or the
+ * deadline passes; returns what was seen last. Any other status may still change, whatever its word.
+ */
 async function waitForProcedures(
   client: Client,
   call: PlannedCall,
   conversationId: string,
-  deadline: AbortSignal,
+  signal: AbortSignal,
+  state: WaitState,
 ): Promise<ObservedProcedure[]> {
-  const expected = Object.keys(call.scenario.expect.procedures ?? {});
+  const expected = Object.entries(call.scenario.expect.procedures ?? {});
   if (expected.length === 0) return [];
-  for (;;) {
-    const page: Procedure[] = [];
-    for await (const procedure of client.conversations.procedures(conversationId)) page.push(procedure);
-    const observed = expected.map((key): ObservedProcedure => {
-      const target = call.procedural[key];
-      const match = page.find((p) => (target?.id ? p.agent_id === target.id : p.name === target?.name));
-      return {
-        key,
-        agentId: match?.agent_id ?? target?.id ?? "",
-        status: match?.status,
-        output: match?.output,
-        error: match?.error,
-      };
-    });
-    const settled = observed.every((p) => p.status !== undefined && !NON_TERMINAL.has(p.status));
-    if (settled || deadline.aborted) return observed;
-    await new Promise((resolve) => setTimeout(resolve, TERMINAL_POLL_MS));
+  state.waitingFor = `procedures ${expected.map(([key, status]) => `${key} → ${status}`).join(", ")}`;
+  let observed = expected.map(([key]) => observeProcedure(call, key, []));
+  for (let delay = POLL_MS.first; !signal.aborted; delay = Math.min(delay * 2, POLL_MS.max)) {
+    try {
+      const page = await client.conversations.procedures(conversationId, {}, { signal }).toArray(MAX_PROCEDURES);
+      observed = expected.map(([key]) => observeProcedure(call, key, page));
+    } catch (error) {
+      if (signal.aborted) break;
+      throw error;
+    }
+    state.lastSeen = observed.map((p) => `${p.key} ${p.status?.slice(0, 40) ?? "(none yet)"}`).join(", ");
+    if (expected.every(([key, status]) => observed.find((p) => p.key === key)?.status === status)) return observed;
+    await sleep(delay, undefined, { signal }).catch(() => {});
   }
+  return observed.map((p) => ({ ...p, timedOut: true }));
+}
+
+function observeProcedure(call: PlannedCall, key: string, page: Procedure[]): ObservedProcedure {
+  const target = call.procedural[key];
+  const match = target
+    ? page.find((p) => (target.matchBy === "agent_id" ? p.agent_id === target.id : p.name === target.name))
+    : undefined;
+  return {
+    key,
+    agentId: match?.agent_id ?? target?.id ?? "",
+    ...(target ? { name: target.name, matchedBy: target.matchBy } : {}),
+    ...(match ? { status: match.status, output: match.output, error: match.error } : {}),
+  };
 }
 
 /** What the transcript shows, in the terms the expectations use. */
@@ -149,17 +207,14 @@ function observe(
   durationSec: number,
   procedures: ObservedProcedure[],
 ): Observation {
+  const { entries, toolCalls } = observedEntries(transcript);
   return {
     agentMessages: transcript.messages.map((m) => ({ text: m.text, complete: m.complete })),
-    toolCalls: [...transcript.toolCalls],
+    toolCalls,
     errors: [...transcript.errors],
     ended: ended || transcript.ended,
     durationSec,
     procedures,
-    transcript: transcriptLines(transcript),
+    entries,
   };
-}
-
-export function transcriptLines(transcript: Transcript): string[] {
-  return transcript.entries.map((entry) => entry.line);
 }

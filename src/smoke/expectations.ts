@@ -1,21 +1,26 @@
 // Evaluates a scenario's `expect` block against what one call showed. Pure: no I/O.
-import type { TranscriptToolCall } from "../api/index.ts";
-import { argumentMatches, textMatcher } from "./matchers.ts";
+import type { Expectations } from "../definitions/index.ts";
+import { argumentMatches, MatchTimeout, textMatcher } from "./matchers.ts";
+import { type ObservedEntry, type ObservedToolCall, renderEntry } from "./transcript.ts";
 
-export type ToolCallExpectation = string | { name: string; arguments?: Record<string, unknown> };
+export type { Expectations } from "../definitions/index.ts";
+export type { ObservedEntry, ObservedToolCall } from "./transcript.ts";
 
-export type Expectations = {
-  says?: string[];
-  never_says?: string[];
-  tool_calls?: ToolCallExpectation[];
-  no_errors?: boolean;
-  ends?: boolean;
-  max_duration_sec?: number;
-  procedures?: Record<string, string>;
+/** How a procedure was found: by the linked agent's id, or by its name (a version the stack no longer holds). */
+export type ProcedureMatch = "agent_id" | "name";
+
+export type ObservedProcedure = {
+  key: string;
+  /** The procedural agent looked for: its id (when known) and its name. */
+  agentId: string;
+  name?: string;
+  matchedBy?: ProcedureMatch;
+  status?: string;
+  output?: unknown;
+  error?: unknown;
+  /** The wait ended at the scenario's deadline, not at the expected status. */
+  timedOut?: boolean;
 };
-
-export type ObservedToolCall = TranscriptToolCall;
-export type ObservedProcedure = { key: string; agentId: string; status?: string; output?: unknown; error?: unknown };
 
 export type Observation = {
   agentMessages: { text: string; complete: boolean }[];
@@ -25,8 +30,8 @@ export type Observation = {
   ended: boolean;
   durationSec: number;
   procedures: ObservedProcedure[];
-  /** The transcript as printable lines ("agent: …", "user: …", "tool …"). */
-  transcript: string[];
+  /** Agent and user messages, tool calls and errors in arrival order, as data. */
+  entries: ObservedEntry[];
 };
 
 export type Assertion = { description: string; passed: boolean; detail?: string; context?: string[] };
@@ -36,58 +41,62 @@ const CONTEXT_LINES = 6;
 /** Every assertion of the scenario, in the order they are written; an empty list means nothing was checked. */
 export function evaluate(expect: Expectations, observed: Observation): Assertion[] {
   const assertions: Assertion[] = [];
-  const tail = observed.transcript.slice(-CONTEXT_LINES);
+  const check = (description: string, run: () => Omit<Assertion, "description">) => {
+    try {
+      assertions.push({ description, ...run() });
+    } catch (error) {
+      if (!(error instanceof MatchTimeout)) throw error;
+      assertions.push({ description, passed: false, detail: error.message });
+    }
+  };
   const completed = observed.agentMessages.filter((m) => m.complete).map((m) => m.text);
 
   for (const phrase of expect.says ?? []) {
     const matcher = textMatcher(phrase);
-    const passed = completed.some((text) => matcher.test(text));
-    assertions.push({
-      description: `says ${matcher.describe}`,
-      passed,
-      detail: passed ? undefined : `no completed agent message matched ${matcher.describe}`,
-      context: passed ? undefined : agentLines(observed),
+    check(`says ${matcher.describe}`, () => {
+      const passed = completed.some((text) => matcher.test(text));
+      return passed
+        ? { passed }
+        : {
+            passed,
+            detail: `no completed agent message matched ${matcher.describe}`,
+            context: lines(observed, "agent"),
+          };
     });
   }
 
   for (const phrase of expect.never_says ?? []) {
     const matcher = textMatcher(phrase);
-    const offending = observed.agentMessages.find((m) => matcher.test(m.text));
-    assertions.push({
-      description: `never says ${matcher.describe}`,
-      passed: !offending,
-      detail: offending ? `the agent said: ${JSON.stringify(offending.text)}` : undefined,
-      context: offending ? agentLines(observed) : undefined,
+    check(`never says ${matcher.describe}`, () => {
+      const offending = observed.agentMessages.find((m) => matcher.test(m.text));
+      return offending
+        ? {
+            passed: false,
+            detail: `the agent said: ${JSON.stringify(offending.text)}`,
+            context: lines(observed, "agent"),
+          }
+        : { passed: true };
     });
   }
 
   for (const expected of expect.tool_calls ?? []) {
     const { name, arguments: args } =
       typeof expected === "string" ? { name: expected, arguments: undefined } : expected;
-    const candidates = observed.toolCalls.filter((call) => call.name === name);
-    const passed = candidates.some((call) => argumentsMatch(args, call.arguments));
-    const argsText = args ? ` with ${JSON.stringify(args)}` : "";
-    assertions.push({
-      description: `calls tool ${name}${argsText}`,
-      passed,
-      detail: passed
-        ? undefined
-        : candidates.length > 0
-          ? `${name} was called, but never with matching arguments (${candidates.map((c) => JSON.stringify(c.arguments)).join("; ")})`
-          : `${name} was never called (called: ${observed.toolCalls.map((c) => c.name).join(", ") || "none"})`,
-      context: passed ? undefined : observed.transcript.filter((line) => line.startsWith("tool")).slice(-CONTEXT_LINES),
-    });
+    check(`calls tool ${name}${args ? ` with ${JSON.stringify(args)}` : ""}`, () => toolCall(observed, name, args));
   }
 
+  const tail = lines(observed);
   if (expect.no_errors ?? true) {
     const passed = observed.errors.length === 0;
     assertions.push({
       description: "no server.error events",
       passed,
-      detail: passed
-        ? undefined
-        : `${observed.errors.length} error(s): ${observed.errors.map((e) => JSON.stringify(e)).join("; ")}`,
-      context: passed ? undefined : tail,
+      ...(passed
+        ? {}
+        : {
+            detail: `${observed.errors.length} error(s): ${observed.errors.map((e) => JSON.stringify(e)).join("; ")}`,
+            context: tail,
+          }),
     });
   }
 
@@ -95,8 +104,7 @@ export function evaluate(expect: Expectations, observed: Observation): Assertion
     assertions.push({
       description: "the conversation ends",
       passed: observed.ended,
-      detail: observed.ended ? undefined : "no conversation.ended event within the timeout",
-      context: observed.ended ? undefined : tail,
+      ...(observed.ended ? {} : { detail: "no conversation.ended event within the timeout", context: tail }),
     });
   }
 
@@ -105,25 +113,62 @@ export function evaluate(expect: Expectations, observed: Observation): Assertion
     assertions.push({
       description: `lasts at most ${expect.max_duration_sec} s`,
       passed,
-      detail: passed ? undefined : `it lasted ${observed.durationSec.toFixed(1)} s`,
+      ...(passed ? {} : { detail: `it lasted ${observed.durationSec.toFixed(1)} s` }),
     });
   }
 
   for (const [key, status] of Object.entries(expect.procedures ?? {})) {
-    const procedure = observed.procedures.find((p) => p.key === key);
-    const passed = procedure?.status === status;
-    assertions.push({
-      description: `procedure ${key} ends ${status}`,
-      passed,
-      detail: passed
-        ? undefined
-        : procedure?.status
-          ? `procedure ${key} is ${procedure.status}${procedure.error ? ` (error: ${JSON.stringify(procedure.error)})` : ""}`
-          : `no procedure of ${key} (${procedure?.agentId ?? "unknown agent"}) appeared for this conversation`,
-    });
+    assertions.push(
+      procedureAssertion(
+        key,
+        status,
+        observed.procedures.find((p) => p.key === key),
+      ),
+    );
   }
-
   return assertions;
+}
+
+function toolCall(
+  observed: Observation,
+  name: string,
+  args: Record<string, unknown> | undefined,
+): Omit<Assertion, "description"> {
+  const candidates = observed.toolCalls.filter((call) => call.name === name);
+  if (candidates.some((call) => argumentsMatch(args, call.arguments))) return { passed: true };
+  const detail =
+    candidates.length > 0
+      ? `${name} was called, but never with matching arguments (${candidates.map((c) => JSON.stringify(c.arguments)).join("; ")})`
+      : `${name} was never called (called: ${observed.toolCalls.map((c) => c.name).join(", ") || "none"})`;
+  return { passed: false, detail, context: lines(observed, "tool") };
+}
+
+function procedureAssertion(key: string, status: string, procedure: ObservedProcedure | undefined): Assertion {
+  const description = `procedure ${key} ends ${status}`;
+  const how = procedure ? matchedByText(procedure) : "";
+  if (procedure?.status === status) return { description, passed: true, ...(how ? { detail: how } : {}) };
+  if (procedure?.status === undefined) {
+    return {
+      description,
+      passed: false,
+      detail: `no procedure of ${key} (${procedure?.agentId || procedure?.name || "unknown agent"}) appeared for this conversation${how ? `; ${how}` : ""}`,
+    };
+  }
+  const error = procedure.error ? ` (error: ${JSON.stringify(procedure.error)})` : "";
+  const when = procedure.timedOut ? "the last status seen before the scenario's timeout" : "the last status seen";
+  return {
+    description,
+    passed: false,
+    detail: `procedure ${key} is ${procedure.status}${error} (${[when, how].filter(Boolean).join("; ")})`,
+  };
+}
+
+function matchedByText(procedure: ObservedProcedure): string {
+  if (procedure.matchedBy === "agent_id") return `matched by agent id ${procedure.agentId}`;
+  if (procedure.matchedBy === "name") {
+    return `matched by name ${JSON.stringify(procedure.name)}: the called version is not the stack's current one, so it may link an older ${procedure.key}`;
+  }
+  return "";
 }
 
 function argumentsMatch(expected: Record<string, unknown> | undefined, actual: unknown): boolean {
@@ -132,6 +177,10 @@ function argumentsMatch(expected: Record<string, unknown> | undefined, actual: u
   return Object.entries(expected).every(([key, value]) => argumentMatches(value, record[key]));
 }
 
-function agentLines(observed: Observation): string[] {
-  return observed.transcript.filter((line) => line.startsWith("agent")).slice(-CONTEXT_LINES);
+/** The last entries (of one kind, when given) as display lines. */
+function lines(observed: Observation, kind?: ObservedEntry["kind"]): string[] {
+  return observed.entries
+    .filter((entry) => kind === undefined || entry.kind === kind)
+    .slice(-CONTEXT_LINES)
+    .map(renderEntry);
 }

@@ -1,7 +1,7 @@
 // Which calls a smoke run places: the selected agents' scenarios × iterations, each pinned to a
 // version id. Every refusal is a UsageError (exit 2) that says what to change.
 import type { AgentDefinition } from "../definitions/index.ts";
-import type { PlannedCall, Scenario } from "./call.ts";
+import type { PlannedCall, ProceduralTarget } from "./call.ts";
 
 export class UsageError extends Error {
   override name = "UsageError";
@@ -39,14 +39,10 @@ export function planCalls(
     throw new UsageError("--version-id pins one agent: select it with --agent KEY");
   }
 
-  const procedural = Object.fromEntries(
-    definitions.filter((d) => d.kind === "procedural").map((d) => [d.key, { id: outputs?.[d.key]?.id, name: d.name }]),
-  );
-
   const calls: PlannedCall[] = [];
   const matchedScenarios = new Set<string>();
   for (const definition of chosen) {
-    const scenarios = (definition.smoke as Scenario[]).filter(
+    const scenarios = definition.smoke.filter(
       (s) => !selection.scenarios?.length || selection.scenarios.includes(s.name),
     );
     for (const s of scenarios) matchedScenarios.add(s.name);
@@ -62,6 +58,7 @@ export function planCalls(
         `"${versionId}" is not pinned to a version (ca_x@vN): smoke calls target exact versions; pass --allow-unpinned to call the released version`,
       );
     }
+    const procedural = proceduralTargets(definitions, outputs, versionId === outputs?.[definition.key]?.version_id);
     for (const scenario of scenarios) {
       if (scenario.livemode && !selection.live) {
         throw new UsageError(
@@ -86,4 +83,26 @@ export function planCalls(
   if (calls.length === 0)
     throw new UsageError("no smoke scenarios to run: add `smoke:` scenarios to a conversational agent");
   return calls;
+}
+
+/**
+ * How each procedural agent's procedures are recognised. The stack's current version links the
+ * procedural agents the stack holds: match by their ids. Another version (an older one, called
+ * with --version-id) links whatever was current when it was made, whose ids the stack no longer
+ * knows: match by the procedural agent's name, which the service reports on every procedure.
+ */
+function proceduralTargets(
+  definitions: AgentDefinition[],
+  outputs: Record<string, AgentOutput> | undefined,
+  currentVersion: boolean,
+): Record<string, ProceduralTarget> {
+  return Object.fromEntries(
+    definitions
+      .filter((d) => d.kind === "procedural")
+      .map((d): [string, ProceduralTarget] => {
+        const id = outputs?.[d.key]?.id;
+        const matchBy = currentVersion && id ? "agent_id" : "name";
+        return [d.key, { ...(id ? { id } : {}), name: d.name, matchBy }];
+      }),
+  );
 }

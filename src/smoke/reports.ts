@@ -1,6 +1,7 @@
 // Smoke results as JUnit XML (a testsuite per agent, a testcase per scenario and iteration) and as
 // JSON. Nothing secret is in a result: the stream token is never stored in one.
 import type { Assertion, Observation } from "./expectations.ts";
+import { renderEntry } from "./transcript.ts";
 
 export type ScenarioStatus = "passed" | "failed" | "error";
 
@@ -93,7 +94,7 @@ export function junitReport(results: ScenarioResult[]): string {
         `conversation: ${result.conversationId ?? "(not created)"}`,
         `transport: ${result.transport}`,
       ];
-      const transcript = result.observation?.transcript ?? [];
+      const transcript = transcriptLines(result.observation);
       out.push(`      <system-out>${xml([...header, "", ...transcript].join("\n"))}</system-out>`, "    </testcase>");
     }
     out.push("  </testsuite>");
@@ -120,7 +121,8 @@ export function jsonReport(results: ScenarioResult[]): string {
         passed,
         detail: detail ?? null,
       })),
-      transcript: r.observation?.transcript ?? [],
+      transcript: transcriptLines(r.observation),
+      // Arguments decoded when the service sent a JSON string; `rawArguments` keeps what it sent.
       tool_calls: r.observation?.toolCalls ?? [],
       procedures: r.observation?.procedures ?? [],
       timings: {
@@ -130,4 +132,9 @@ export function jsonReport(results: ScenarioResult[]): string {
     })),
   };
   return `${JSON.stringify(report, null, 2)}\n`;
+}
+
+/** The call's transcript as display lines (tool arguments decoded). */
+function transcriptLines(observation: Observation | undefined): string[] {
+  return (observation?.entries ?? []).map(renderEntry);
 }

@@ -66,6 +66,13 @@ const EXPECTED: Record<string, string> = {
   "utf16be-bom.yaml": "utf16be-bom.yaml:1:1: (file)",
   "utf16le-bom.yaml": "utf16le-bom.yaml:1:1: (file)",
   "wrong-type-name.yaml": "wrong-type-name.yaml:2:7: name",
+  "model-zero-width.yaml": "model-zero-width.yaml:6:12: config.runtime.model",
+  "smoke-catastrophic-argument.yaml":
+    "smoke-catastrophic-argument.yaml:11:32: smoke[0].expect.tool_calls[0].arguments.request",
+  "smoke-catastrophic-regex.yaml": "smoke-catastrophic-regex.yaml:9:14: smoke[0].expect.says[0]",
+  "smoke-tool-call-bom.yaml": "smoke-tool-call-bom.yaml:9:20: smoke[0].expect.tool_calls[0]",
+  "tool-name-bidi.yaml": "tool-name-bidi.yaml:7:29: config.tool.tools[0].name",
+  "transfer-id-isolate.yaml": "transfer-id-isolate.yaml:7:13: config.tool.transfers[0].id",
 };
 
 /** A project holding one corpus entry and a valid procedural `summary` agent it may reference. */

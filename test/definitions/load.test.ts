@@ -1,6 +1,7 @@
 // The loader on the committed examples and on broken files: every error at once, each at the
 // file:line:column of the field it concerns.
-import { readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatDiagnostic, loadAgents } from "../../src/definitions/index.ts";
@@ -253,5 +254,26 @@ describe("prompt files", () => {
       expect.stringMatching(/^escape\.yaml:6:33: config\.runtime\.prompt\.file: .*outside the project directory/),
       expect.stringMatching(/^latin\.yaml:6:33: config\.runtime\.prompt\.file: .*not valid UTF-8/),
     ]);
+  });
+
+  it("refuses an agent file that is a symlink to outside the project, and reads one that stays inside", async () => {
+    const outside = await mkdtemp(path.join(os.tmpdir(), "agent-outside-"));
+    try {
+      // The file an attacker wants sent to the service (or shown in a plan) as an agent's prompt.
+      await writeFile(
+        path.join(outside, "secret.yaml"),
+        "kind: procedural\nname: Leak\ndescription: x\nconfig:\n  runtime:\n    prompt: {type: fixed, text: SECRET-TOKEN}\n",
+      );
+      project = await tempProject({ "agents/summary.yaml": SUMMARY, "shared/kept.yaml": SUMMARY });
+      await symlink(path.join(outside, "secret.yaml"), path.join(project.agents, "leak.yaml"));
+      await symlink(path.join(project.root, "shared", "kept.yaml"), path.join(project.agents, "kept.yaml"));
+      const { agents, errors } = await loadAgents(project.agents);
+      expect(errors.map(where)).toEqual(["leak.yaml:1:1: (file)"]);
+      expect(errors[0]?.message).toMatch(/outside the project directory .*agent files must live in the repository/);
+      expect(agents.map((a) => a.key)).toEqual(["kept", "summary"]);
+      expect(JSON.stringify(agents)).not.toContain("SECRET-TOKEN");
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,6 @@
+import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { fieldChanges, type Plan, renderMarkdown } from "../../src/plan/index.ts";
+import { fenced, fieldChanges, type Plan, planRecorder, renderJson, renderMarkdown } from "../../src/plan/index.ts";
 
 describe("fieldChanges", () => {
   it("lists leaf paths that differ, absent fields included", () => {
@@ -69,5 +70,124 @@ describe("renderMarkdown", () => {
     expect(md).toContain("<details><summary><code>config.runtime.prompt.text</code> (40 lines of diff)</summary>");
     expect(md).toContain("Overlays applied: `agents/support.prod.yaml`.");
     expect(md).toContain("the old one stays on the service");
+  });
+});
+
+describe("a created agent's plan shows its whole request", async () => {
+  const { loadAgents } = await import("../../src/definitions/index.ts");
+  const { AGENT_TYPE_PREFIX } = await import("../../src/provider/index.ts");
+  const pulumi = await import("@pulumi/pulumi");
+  const AGENTS = new URL("../../agents", import.meta.url).pathname;
+
+  /** A preview of the prod stack in which every agent is new, as Pulumi's step events report it. */
+  async function prodPlanWithNewAgents(): Promise<Plan> {
+    const { agents, errors } = await loadAgents(AGENTS, { stack: "prod" });
+    expect(errors).toEqual([]);
+    const recorder = planRecorder("prod", agents);
+    for (const agent of agents) {
+      const type = `${AGENT_TYPE_PREFIX}${agent.kind === "procedural" ? "ProceduralAgent" : "ConversationalAgent"}`;
+      const inputs = {
+        name: agent.name,
+        description: agent.description,
+        config: agent.config,
+        // A procedural agent created in the same run: its id is known only after apply.
+        ...(agent.postprocessAgents.length > 0
+          ? { postprocess_agents: agent.postprocessAgents.map(() => pulumi.runtime.unknownValue) }
+          : {}),
+        __provider: "serialized provider text",
+      };
+      recorder.onEvent({
+        sequence: 0,
+        timestamp: 0,
+        resourcePreEvent: {
+          metadata: {
+            op: "create",
+            urn: `urn:pulumi:prod::agents::${type}::${agent.key}`,
+            type,
+            provider: "",
+            new: { inputs },
+          },
+        },
+      } as unknown as Parameters<typeof recorder.onEvent>[0]);
+    }
+    return recorder.plan();
+  }
+
+  it("shows the prod overlay's post_url whole, the config as YAML, the prompt as text", async () => {
+    const plan = await prodPlanWithNewAgents();
+    const md = renderMarkdown(plan);
+    expect(md).toContain("### `call-summary` (create, with overlay `agents/call-summary.prod.yaml`)");
+    expect(md).toContain("  post_url: https://hooks.northwind.example/agents/call-summary\n");
+    expect(md).toContain("filter_statuses:\n  - completed\n");
+    // The prompt file's text, line by line, not a JSON string with \n escapes.
+    const prompt = await readFile(new URL("../../prompts/call-summary.md", import.meta.url), "utf8");
+    expect(md).toContain(prompt.trimEnd());
+    expect(md).not.toContain("…");
+    expect(md).toContain(
+      "- `postprocess_agents`: `call-summary` (_(known after apply)_), `qa-scorer` (_(known after apply)_)",
+    );
+    expect(md).not.toContain("serialized provider text");
+  });
+
+  it("puts the same whole request in the JSON plan", async () => {
+    const plan = JSON.parse(renderJson(await prodPlanWithNewAgents())) as Plan;
+    const summary = plan.agents.find((a) => a.agent === "call-summary");
+    expect(summary?.request?.config).toMatchObject({
+      output: { post_url: "https://hooks.northwind.example/agents/call-summary" },
+    });
+    const support = plan.agents.find((a) => a.agent === "support");
+    expect(support?.request?.postprocess_agents).toEqual([
+      { key: "call-summary", id: "(known after apply)" },
+      { key: "qa-scorer", id: "(known after apply)" },
+    ]);
+  });
+});
+
+describe("Markdown that a value cannot break", () => {
+  it("fences a prompt that contains a fence with a longer one", () => {
+    expect(fenced("a\n```\nb", "text")).toEqual(["````text", "a\n```\nb", "````"]);
+    expect(fenced("plain", "diff")).toEqual(["```diff", "plain", "```"]);
+  });
+
+  it("keeps a prompt diff whose lines hold ``` inside its block", () => {
+    const md = renderMarkdown({
+      stack: "dev",
+      overlays: [],
+      agents: [
+        {
+          agent: "support",
+          kind: "conversational",
+          action: "replace",
+          why: "changed",
+          fields: [{ path: "config.runtime.prompt.text", before: "a", after: "```\n# injected heading" }],
+          promptDiffs: { "config.runtime.prompt.text": "@@ -1 +1,2 @@\n-a\n+```\n+# injected heading\n" },
+        },
+      ],
+    });
+    expect(md).toContain("````diff\n@@ -1 +1,2 @@\n-a\n+```\n+# injected heading\n````");
+  });
+
+  it("shows a long or multi-line changed value whole, in a folded block, and backticks as they are", () => {
+    const long = `https://hooks.example/${"x".repeat(200)}`;
+    const md = renderMarkdown({
+      stack: "dev",
+      overlays: [],
+      agents: [
+        {
+          agent: "call-summary",
+          kind: "procedural",
+          action: "replace",
+          why: "changed",
+          fields: [
+            { path: "config.output.post_url", before: "http://a", after: long },
+            { path: "description", before: "uses `x`", after: "uses ``y``" },
+          ],
+          promptDiffs: {},
+        },
+      ],
+    });
+    expect(md).toContain(long);
+    expect(md).toContain("<details><summary><code>config.output.post_url</code></summary>");
+    expect(md).toContain("- `description`: `` uses `x` `` → ``` uses ``y`` ```");
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { evaluate, type Observation } from "../../src/smoke/expectations.ts";
-import { argumentMatches, textMatcher } from "../../src/smoke/matchers.ts";
+import { argumentMatches, MatchTimeout, textMatcher } from "../../src/smoke/matchers.ts";
 
 function observation(overrides: Partial<Observation> = {}): Observation {
   return {
@@ -21,7 +21,12 @@ function observation(overrides: Partial<Observation> = {}): Observation {
     ended: true,
     durationSec: 3.2,
     procedures: [{ key: "call-summary", agentId: "pa_1", status: "completed" }],
-    transcript: ["agent: Hello, this is Ava.", "user: Is Tuesday free?", "tool check_availability({})", "agent: done"],
+    entries: [
+      { kind: "agent", text: "Hello, this is Ava.", complete: true },
+      { kind: "user", text: "Is Tuesday free?" },
+      { kind: "tool", call: { callId: "c1", name: "check_availability", arguments: {}, returned: false } },
+      { kind: "agent", text: "done", complete: true },
+    ],
     ...overrides,
   };
 }
@@ -43,6 +48,34 @@ describe("matchers", () => {
     expect(argumentMatches("Tuesday", "Is Tuesday free?")).toBe(false);
     expect(argumentMatches("/tuesday/i", "Is Tuesday free?")).toBe(true);
     expect(argumentMatches("/^\\d+$/", 42)).toBe(true);
+  });
+});
+
+describe("regular expressions run with a time bound", () => {
+  // The loader refuses nested quantifiers; this is the second line of defence for what it misses.
+  const slow = "/^(a|a)*$/";
+  const text = `${"a".repeat(40)}!`;
+
+  it("stops a catastrophically backtracking expression instead of hanging", () => {
+    const started = performance.now();
+    expect(() => textMatcher(slow, 200).test(text)).toThrow(MatchTimeout);
+    expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it("fails the assertion that used it, naming the expression, and evaluates the rest", () => {
+    const started = performance.now();
+    const assertions = evaluate(
+      { says: [slow, "this is ava"], no_errors: false, ends: false },
+      observation({
+        agentMessages: [
+          { text, complete: true },
+          { text: "this is Ava", complete: true },
+        ],
+      }),
+    );
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(assertions.map((a) => a.passed)).toEqual([false, true]);
+    expect(assertions[0]?.detail).toMatch(/^\/\^\(a\|a\)\*\$\/ did not finish within 1000 ms/);
   });
 });
 
@@ -112,7 +145,7 @@ describe("evaluate", () => {
       "procedure call-summary ends completed",
       "procedure qa-scorer ends completed",
     ]);
-    expect(assertions.at(-2)?.detail).toBe('procedure call-summary is failed (error: "x")');
+    expect(assertions.at(-2)?.detail).toBe('procedure call-summary is failed (error: "x") (the last status seen)');
     expect(assertions.at(-1)?.detail).toContain("no procedure of qa-scorer");
   });
 

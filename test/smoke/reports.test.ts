@@ -19,7 +19,7 @@ const passed: ScenarioResult = {
     ended: true,
     durationSec: 1,
     procedures: [],
-    transcript: ["agent: Hello <there> & welcome"],
+    entries: [{ kind: "agent", text: "Hello <there> & welcome", complete: true }],
   },
   timings: { durationMs: 1200, timeToFirstAgentMessageMs: 30 },
 };

@@ -1,0 +1,220 @@
+// One smoke call against a scripted service on 127.0.0.1 that makes the choices our simulator does
+// not: procedure status words the code has never seen, tool arguments as a JSON string, requests
+// that never answer. Each test reproduces the failure first (see the commit message).
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Client, createClient } from "../../src/api/index.ts";
+import type { Expectations } from "../../src/definitions/index.ts";
+import { type PlannedCall, type Progress, placeCall, type Scenario } from "../../src/smoke/call.ts";
+import { json, type ScriptedServer, scriptedServer } from "../api/scripted-server.ts";
+
+const KEY = "sk-call-test";
+const CONVERSATION = "conv_1";
+
+type Script = {
+  /** Procedure statuses, one per poll; the last repeats. */
+  statuses?: string[];
+  procedureName?: string;
+  toolArguments?: unknown;
+  /** Routes that never answer (the request is read, no response is written). */
+  hang?: ("create" | "procedures")[];
+};
+
+function service(script: Script): Promise<ScriptedServer> {
+  let polls = 0;
+  let base = "";
+  const server = scriptedServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    if (req.method === "POST" && url.pathname === "/conversations") {
+      if (script.hang?.includes("create")) return;
+      return json(res, 200, {
+        id: CONVERSATION,
+        channel: {
+          type: "phone",
+          callee_no: "+15550100",
+          caller_no: null,
+          priority: "normal",
+          token: "tok_call_test_0000000000000000",
+          events_url: `${base}/conversations/${CONVERSATION}/events`,
+        },
+      });
+    }
+    if (url.pathname.endsWith("/events")) {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const events = [
+        { type: "conversation.started" },
+        { type: "agent.message.completed", generation_id: "g1", text: "Hello, this is Ava." },
+        { type: "agent.tool_call.created", call_id: "c1", name: "check_availability", arguments: script.toolArguments },
+        { type: "agent.tool_call.returned", call_id: "c1", name: "check_availability", result: { free: true } },
+        { type: "conversation.ended" },
+      ];
+      events.forEach((payload, i) => {
+        res.write(
+          `id: ${i}\ndata: ${JSON.stringify({ id: `ev_${i}`, created_at: new Date().toISOString(), payload })}\n\n`,
+        );
+      });
+      return res.end();
+    }
+    if (url.pathname.endsWith("/procedures")) {
+      if (script.hang?.includes("procedures")) return;
+      const statuses = script.statuses ?? ["completed"];
+      const status = statuses[Math.min(polls++, statuses.length - 1)];
+      return json(res, 200, {
+        page: [
+          {
+            id: "proc_1",
+            name: script.procedureName ?? "Call summary",
+            conversation_id: CONVERSATION,
+            agent_id: "pa_old",
+            created_at: new Date().toISOString(),
+            status,
+            output: null,
+            error: null,
+          },
+        ],
+        cursor: null,
+      });
+    }
+    json(res, 404, { error: "not found" });
+  });
+  return server.then((s) => {
+    base = s.url;
+    return s;
+  });
+}
+
+function planned(expect: Expectations, options: { timeout?: number; matchBy?: "agent_id" | "name" } = {}): PlannedCall {
+  const scenario: Scenario = {
+    name: "greets",
+    channel: { callee_no: "+15550100" },
+    livemode: false,
+    transport: "sse",
+    timeout: options.timeout ?? 10,
+    iterations: 1,
+    expect: { no_errors: true, ends: true, ...expect },
+  };
+  return {
+    agent: "support",
+    scenario,
+    iteration: 1,
+    versionId: "ca_1@v1",
+    procedural: { "call-summary": { id: "pa_old", name: "Call summary", matchBy: options.matchBy ?? "agent_id" } },
+    live: false,
+  };
+}
+
+let server: ScriptedServer | undefined;
+let client: Client | undefined;
+afterEach(async () => {
+  await client?.close();
+  await server?.close();
+  client = undefined;
+  server = undefined;
+});
+
+async function call(script: Script, plannedCall: PlannedCall, onProgress?: (p: Progress) => void) {
+  server = await service(script);
+  client = createClient({ baseUrl: server.url, apiKey: KEY, maxRetries: 0 });
+  return placeCall(client, plannedCall, onProgress ? { onProgress } : {});
+}
+
+describe("procedure polling", () => {
+  it("waits through status words it has never seen until the expected one", async () => {
+    const result = await call(
+      { statuses: ["pending", "queued-for-review", "summarizing", "completed"] },
+      planned({ procedures: { "call-summary": "completed" } }),
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.status).toBe("passed");
+    expect(result.observation?.procedures[0]).toMatchObject({ status: "completed", matchedBy: "agent_id" });
+    expect(server?.requests.filter((r) => r.url.endsWith("/procedures"))).toHaveLength(4);
+  });
+
+  it("fails a procedure that never reaches the expected status with the last status seen, at the deadline", async () => {
+    const started = performance.now();
+    const result = await call(
+      { statuses: ["pending", "summarizing"] },
+      planned({ procedures: { "call-summary": "completed" } }, { timeout: 2 }),
+    );
+    const elapsed = performance.now() - started;
+    expect(result.status).toBe("failed");
+    const assertion = result.assertions.find((a) => a.description === "procedure call-summary ends completed");
+    expect(assertion?.detail).toBe(
+      "procedure call-summary is summarizing (the last status seen before the scenario's timeout; matched by agent id pa_old)",
+    );
+    expect(elapsed).toBeGreaterThanOrEqual(1900);
+    expect(elapsed).toBeLessThan(4000);
+  });
+
+  it("reports progress while it waits: what for, the last status seen, the time left", async () => {
+    const seen: Progress[] = [];
+    await call(
+      { statuses: ["pending", "summarizing"] },
+      planned({ procedures: { "call-summary": "completed" } }, { timeout: 2.5 }),
+      (p) => seen.push(p),
+    );
+    const last = seen.at(-1);
+    expect(last?.waitingFor).toBe("procedures call-summary → completed");
+    expect(last?.lastSeen).toBe("call-summary summarizing");
+    expect(last?.remainingMs).toBeGreaterThan(0);
+    expect(last?.remainingMs).toBeLessThan(2000);
+  });
+
+  it("matches an older version's procedures by the procedural agent's name, and says so", async () => {
+    // The stack's call-summary is pa_new; the old version links pa_old, whose procedure is named the same.
+    const plannedCall = planned({ procedures: { "call-summary": "completed" } }, { matchBy: "name" });
+    plannedCall.procedural["call-summary"] = { id: "pa_new", name: "Call summary", matchBy: "name" };
+    const result = await call({ statuses: ["completed"] }, plannedCall);
+    expect(result.status).toBe("passed");
+    expect(result.observation?.procedures[0]).toMatchObject({ agentId: "pa_old", matchedBy: "name" });
+    expect(result.assertions.at(-1)?.detail).toMatch(/^matched by name "Call summary": the called version is not/);
+  });
+});
+
+describe("the scenario's deadline", () => {
+  it("covers POST /conversations: a create that never answers ends at the timeout", async () => {
+    const started = performance.now();
+    const result = await call({ hang: ["create"] }, planned({}, { timeout: 1.5 }));
+    const elapsed = performance.now() - started;
+    expect(result.status).toBe("error");
+    expect(result.error).toBe("timed out after 1.5 s waiting for the conversation to be created");
+    expect(elapsed).toBeLessThan(3000);
+  });
+
+  it("covers the procedures poll: a poll that never answers ends at the timeout", async () => {
+    const started = performance.now();
+    const result = await call(
+      { hang: ["procedures"] },
+      planned({ procedures: { "call-summary": "completed" } }, { timeout: 1.5 }),
+    );
+    const elapsed = performance.now() - started;
+    expect(result.status).toBe("failed");
+    expect(result.assertions.at(-1)?.detail).toMatch(/^no procedure of call-summary \(pa_old\) appeared/);
+    expect(elapsed).toBeLessThan(3000);
+  });
+});
+
+describe("tool-call arguments", () => {
+  it("decodes arguments sent as a JSON string for matching and display, and keeps the raw value", async () => {
+    const raw = JSON.stringify({ locale: "en-US", request: "Is Tuesday free?" });
+    const result = await call(
+      { toolArguments: raw },
+      planned({ tool_calls: [{ name: "check_availability", arguments: { locale: "en-US", request: "/tuesday/i" } }] }),
+    );
+    expect(result.assertions.map((a) => [a.description, a.passed, a.detail])).toContainEqual([
+      'calls tool check_availability with {"locale":"en-US","request":"/tuesday/i"}',
+      true,
+      undefined,
+    ]);
+    const toolCall = result.observation?.toolCalls[0];
+    expect(toolCall?.arguments).toEqual({ locale: "en-US", request: "Is Tuesday free?" });
+    expect(toolCall?.rawArguments).toBe(raw);
+  });
+
+  it("keeps a string that is not JSON as it is", async () => {
+    const result = await call({ toolArguments: "{not json" }, planned({ tool_calls: ["check_availability"] }));
+    expect(result.status).toBe("passed");
+    expect(result.observation?.toolCalls[0]?.arguments).toBe("{not json");
+    expect(result.observation?.toolCalls[0]?.rawArguments).toBeUndefined();
+  });
+});

@@ -1,0 +1,113 @@
+// The smoke runner: reports hold every planned call whatever stopped the run, and a waiting call
+// shows progress (a status line on a terminal, a line every interval in CI).
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "../../src/api/index.ts";
+import { type AgentDefinition, loadAgents } from "../../src/definitions/index.ts";
+import { startSimulator } from "../../src/simulator/index.ts";
+import type { PlannedCall, Progress } from "../../src/smoke/call.ts";
+import { type AgentOutput, runSmoke } from "../../src/smoke/index.ts";
+import { progressPrinter, StatusLine } from "../../src/smoke/run.ts";
+
+const AGENTS = path.resolve(import.meta.dirname, "../../agents");
+
+describe("runSmoke", () => {
+  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let agents: AgentDefinition[];
+  const outputs: Record<string, AgentOutput> = {};
+  let dir: string;
+
+  beforeAll(async () => {
+    // Slow events: each call takes seconds, so the run can be interrupted with calls in flight.
+    sim = await startSimulator({ port: 0, eventDelayMs: 400, quiet: true });
+    dir = await mkdtemp(path.join(os.tmpdir(), "smoke-run-"));
+    agents = (await loadAgents(AGENTS, { stack: "dev" })).agents;
+    const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
+    for (const agent of agents) {
+      const body = { name: agent.name, description: agent.description, config: agent.config };
+      const created =
+        agent.kind === "procedural"
+          ? await client.proceduralAgents.create(body)
+          : await client.conversationalAgents.create({
+              ...body,
+              postprocess_agents: agent.postprocessAgents.map((key) => outputs[key]?.id ?? ""),
+            } as Parameters<typeof client.conversationalAgents.create>[0]);
+      outputs[agent.key] = { id: created.id, version_id: created.version_id, kind: agent.kind, name: agent.name };
+    }
+    await client.close();
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("writes JUnit and JSON with every planned call when the run is interrupted", async () => {
+    const junitFile = path.join(dir, "smoke.xml");
+    const jsonFile = path.join(dir, "smoke.json");
+    let printed = "";
+    const started = performance.now();
+    const { results, exitCode } = await runSmoke({
+      definitions: agents,
+      outputs,
+      selection: {},
+      connection: { baseUrl: sim.url, apiKey: sim.apiKey },
+      concurrency: 1,
+      junitFile,
+      jsonFile,
+      out: { write: (text: string) => (printed += text), isTTY: false },
+      signal: AbortSignal.timeout(500),
+    });
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(exitCode).toBe(3);
+    const planned = agents.reduce((n, a) => n + a.smoke.length, 0);
+    expect(results).toHaveLength(planned);
+    expect(results[0]?.error).toBe("interrupted: the smoke run was stopped before this call finished");
+    expect(results.slice(1).map((r) => r.error)).toEqual(
+      Array(planned - 1).fill("not run: the smoke run was stopped first"),
+    );
+    const report = JSON.parse(await readFile(jsonFile, "utf8")) as { summary: { errors: number } };
+    expect(report.summary.errors).toBe(planned);
+    expect((await readFile(junitFile, "utf8")).match(/<testcase /g)).toHaveLength(planned);
+    expect(printed).toContain(`0 passed, ${planned} failed`);
+  });
+});
+
+describe("progress", () => {
+  const progress = (call: PlannedCall, remainingMs: number): Progress => ({
+    call,
+    waitingFor: "procedures call-summary → completed",
+    lastSeen: "call-summary pending",
+    remainingMs,
+  });
+  const call = { agent: "support", scenario: { name: "greets" }, iteration: 1 } as PlannedCall;
+
+  it("prints a line per interval in CI, saying what the call waits for, what it saw and the time left", async () => {
+    let printed = "";
+    const print = progressPrinter(new StatusLine({ write: (text: string) => (printed += text) }), 100);
+    print(progress(call, 9000));
+    expect(printed).toBe("");
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    print(progress(call, 8800));
+    print(progress(call, 8790));
+    expect(printed).toBe(
+      "… support/greets#1 waits for procedures call-summary → completed; last seen: call-summary pending; 9 s left\n",
+    );
+  });
+
+  it("redraws one status line on a terminal and clears it before other output", () => {
+    let printed = "";
+    const status = new StatusLine({ write: (text: string) => (printed += text), isTTY: true, columns: 60 });
+    const print = progressPrinter(status);
+    print(progress(call, 5000));
+    print(progress(call, 4000));
+    status.output.write("✓ done\n");
+    expect(printed.split("\r\x1b[2K")).toEqual([
+      "",
+      "support/greets#1 waits for procedures call-summary → compl…",
+      "support/greets#1 waits for procedures call-summary → compl…",
+      "✓ done\n",
+    ]);
+  });
+});
