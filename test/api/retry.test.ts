@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { MAX_RETRY_DELAY_MS, parseRetryAfter, type RetryOutcome, shouldRetry } from "../../src/api/index.ts";
+import { MAX_RETRY_DELAY_MS, parseRetryAfter, type RetryOutcome, shouldRetry } from "../../src/api/retry.ts";
 
 const status = (s: number, retryAfter?: string): RetryOutcome => ({ kind: "status", status: s, retryAfter });
 const refused: RetryOutcome = { kind: "network", code: "ECONNREFUSED", requestSent: false };
