@@ -2,6 +2,7 @@
 // ends (or the scenario's timeout), wait for the expected procedures, and evaluate.
 import type { Client, EventEnvelope, Procedure, Transcript } from "../api/index.ts";
 import { displayUrl, TranscriptBuilder } from "../api/index.ts";
+import { entryLine } from "../commands/transcript.ts";
 import type { ConversationalAgentConfig } from "../contract/index.ts";
 import { type Expectations, evaluate, type Observation, type ObservedProcedure } from "./expectations.ts";
 import type { ScenarioResult } from "./reports.ts";
@@ -161,5 +162,5 @@ function observe(
 }
 
 export function transcriptLines(transcript: Transcript): string[] {
-  return transcript.entries.map((entry) => entry.line);
+  return transcript.entries.map(entryLine);
 }

@@ -1,6 +1,7 @@
 // Runs planned calls with bounded concurrency and prints progress: a live transcript on a terminal,
 // one line per finished scenario otherwise (CI), and the closing `N passed, N failed` line.
-import { type Client, type EventEnvelope, transcriptPrinter } from "../api/index.ts";
+import type { Client, EventEnvelope } from "../api/index.ts";
+import { transcriptPrinter } from "../commands/transcript.ts";
 import { type CallListener, type PlannedCall, placeCall } from "./call.ts";
 import { type ScenarioResult, summarize, testcaseName } from "./reports.ts";
 
