@@ -29,8 +29,16 @@ export type SessionOptions = RequestOptions & {
 
 type Item = { envelope: EventEnvelope } | { error: unknown } | { done: true };
 
-/** What the server answered to the upgrade request, when it was not a 101. */
-type Handshake = { status?: number; headers: Record<string, string | string[] | undefined>; body: string };
+/**
+ * What the server answered to the upgrade request (kept when it was not a 101), and the code of the
+ * Close frame the client sent, if it did.
+ */
+type Handshake = {
+  status?: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  closeCodeSent?: number;
+};
 
 /** RFC 6455 close code of a message too big to process (what undici sends past maxPayloadSize). */
 const MESSAGE_TOO_BIG = 1009;
@@ -44,8 +52,10 @@ function recordingDispatcher(dispatcher: Dispatcher, maxPayloadSize: number, han
     (dispatch) => (options, handler) =>
       dispatch(options, {
         onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
-        onRequestUpgrade: (controller, status, headers, socket: Duplex) =>
-          handler.onRequestUpgrade?.(controller, status, headers, socket),
+        onRequestUpgrade: (controller, status, headers, socket: Duplex) => {
+          watchCloseFrames(socket, handshake);
+          return handler.onRequestUpgrade?.(controller, status, headers, socket);
+        },
         onResponseStart: (controller, status, headers, message) => {
           handshake.status = status;
           handshake.headers = headers;
@@ -63,6 +73,23 @@ function recordingDispatcher(dispatcher: Dispatcher, maxPayloadSize: number, han
   return new Proxy(composed, {
     get: (target, key) => (key === "webSocketOptions" ? webSocketOptions : Reflect.get(target, key)),
   });
+}
+
+/**
+ * Records the code of a Close frame the client writes. undici fails a message over maxPayloadSize
+ * by sending Close 1009, but reports it as 1006 when the server does not answer that frame (a
+ * hostile one would not): the frame it sent is the only reliable sign that the limit was hit.
+ */
+function watchCloseFrames(socket: Duplex, handshake: Handshake): void {
+  const write = socket.write;
+  socket.write = function (this: Duplex, chunk: unknown, ...rest: unknown[]) {
+    // A masked client frame: FIN + opcode 8, then 0x80 | length, a 4-byte mask, the masked code.
+    if (Buffer.isBuffer(chunk) && chunk.length >= 8 && chunk[0] === 0x88 && ((chunk[1] ?? 0) & 0x7f) >= 2) {
+      const code = ((chunk[6] ?? 0) ^ (chunk[2] ?? 0)) * 256 + ((chunk[7] ?? 0) ^ (chunk[3] ?? 0));
+      handshake.closeCodeSent ??= code;
+    }
+    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as Duplex["write"];
 }
 
 export class Session implements AsyncIterable<EventEnvelope> {
@@ -130,7 +157,7 @@ export class Session implements AsyncIterable<EventEnvelope> {
           return;
         }
         if (this.#ended) return this.#push({ done: true });
-        if (event.code === MESSAGE_TOO_BIG) {
+        if (event.code === MESSAGE_TOO_BIG || this.#handshake.closeCodeSent === MESSAGE_TOO_BIG) {
           const describe = { method: "WS", path: this.#path };
           return this.#push({ error: eventTooLarge(describe, this.#core.maxEventBytes, "a message") });
         }

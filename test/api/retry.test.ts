@@ -8,6 +8,7 @@ const resetBefore: RetryOutcome = { kind: "network", code: "ECONNRESET", request
 const notFound: RetryOutcome = { kind: "network", code: "ENOTFOUND", requestSent: false };
 const headersTimeout: RetryOutcome = { kind: "timeout", requestSent: true };
 const connectTimeout: RetryOutcome = { kind: "timeout", requestSent: false };
+const deadline: RetryOutcome = { kind: "timeout", requestSent: true, deadline: true };
 
 describe("shouldRetry: method × outcome", () => {
   const table: [string, RetryOutcome, boolean, boolean][] = [
@@ -28,6 +29,7 @@ describe("shouldRetry: method × outcome", () => {
     ["DNS failure", notFound, true, false],
     ["headers timeout", headersTimeout, true, false],
     ["connect timeout", connectTimeout, true, false],
+    ["whole-response deadline (a trickle)", deadline, false, false],
   ];
   test.each(table)("%s: GET %s, POST %s", (_name, outcome, get, post) => {
     expect(shouldRetry({ method: "GET", outcome, attempt: 1, maxAttempts: 4, random: () => 0 }).retry).toBe(get);
