@@ -275,7 +275,11 @@ export class Session implements AsyncIterable<EventEnvelope> {
     try {
       return await new Promise<Item>((resolve, reject) => {
         idle.signal.addEventListener("abort", () => reject(idle.signal.reason), { once: true });
-        this.#wake = () => resolve(this.#queue.shift() as Item);
+        // Taken at most once: several messages can arrive before the awaiting code runs again.
+        this.#wake = () => {
+          this.#wake = undefined;
+          resolve(this.#queue.shift() as Item);
+        };
       });
     } finally {
       this.#wake = undefined;

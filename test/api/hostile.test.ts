@@ -396,6 +396,24 @@ describe("WebSocket session: bounded messages, classified refusals, the caller's
     expect(await drain(session)).toBe(1);
   });
 
+  test("several messages in one chunk are all delivered, the end included", async () => {
+    const events = ["conversation.started", "agent.message.delta", "user.message.received", "conversation.ended"].map(
+      (type, i) => Buffer.from(JSON.stringify({ id: String(i), created_at: "t", payload: { type } })),
+    );
+    const url = await wsServer((socket) => {
+      setTimeout(() => socket.write(Buffer.concat(events.flatMap((e) => [textFrameHeader(e.length), e]))), 50);
+    });
+    const session = await client(url).conversations.session("conv_1", { idleTimeoutMs: 2_000 });
+    const types: string[] = [];
+    for await (const e of session) types.push(e.payload.type);
+    expect(types).toEqual([
+      "conversation.started",
+      "agent.message.delta",
+      "user.message.received",
+      "conversation.ended",
+    ]);
+  });
+
   test("a refused handshake with another error shape: status, reason and request id", async () => {
     const body = JSON.stringify({ detail: "conversation not found" });
     const url = await wsServer(
