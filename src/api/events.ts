@@ -40,6 +40,7 @@ export type EventStreamOptions = RequestOptions & {
   reconnectDelayMs?: number | undefined;
 };
 
+/** Two minutes without a new event: a live call may pause, but not this long without the service saying anything. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
 /** Ids kept to drop replayed events: ids repeat only on a resume, which replays recent events. */
