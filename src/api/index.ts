@@ -5,6 +5,7 @@
 // name alongside it.
 export {
   type CreateConversationalAgentRequest,
+  type CreateConversationResponse,
   createConversationalAgentRequest,
   createProceduralAgentRequest,
   type EventEnvelope,
