@@ -59,36 +59,37 @@ export type Client = {
   close(): Promise<void>;
 };
 
+/** A list endpoint: the query is validated (strictly) when the list is made; each page is one GET through the core. */
+function list<T, B extends { cursor?: string | null | undefined }>(
+  core: Core,
+  path: string,
+  querySchema: z.ZodType<Record<string, string | undefined>>,
+  query: unknown,
+  responseSchema: z.ZodType<B>,
+  items: (body: B) => T[],
+  options: RequestOptions,
+  serviceVersion?: string,
+): PagedList<T, B> {
+  const { cursor: start, ...filters } = core.validate("GET", path, querySchema, query);
+  return new PagedList<T, B>(
+    async (cursor): Promise<Page<T, B>> => {
+      const body = await core.request({
+        method: "GET",
+        path,
+        query: { ...filters, cursor },
+        responseSchema,
+        ...(serviceVersion ? { serviceVersion } : {}),
+        ...options,
+      });
+      return { items: items(body), cursor: body.cursor ?? null, body };
+    },
+    start,
+    { method: "GET", path },
+  );
+}
+
 export function createClient(options: ClientOptions): Client {
   const core = new Core(options);
-
-  /** A list endpoint: the query is validated (strictly) when the list is made; each page is one GET through the core. */
-  function list<T, B extends { cursor?: string | null | undefined }>(
-    path: string,
-    querySchema: z.ZodType<Record<string, string | undefined>>,
-    query: unknown,
-    responseSchema: z.ZodType<B>,
-    items: (body: B) => T[],
-    options: RequestOptions,
-    serviceVersion?: string,
-  ): PagedList<T, B> {
-    const { cursor: start, ...filters } = core.validate("GET", path, querySchema, query);
-    return new PagedList<T, B>(
-      async (cursor): Promise<Page<T, B>> => {
-        const body = await core.request({
-          method: "GET",
-          path,
-          query: { ...filters, cursor },
-          responseSchema,
-          ...(serviceVersion ? { serviceVersion } : {}),
-          ...options,
-        });
-        return { items: items(body), cursor: body.cursor ?? null, body };
-      },
-      start,
-      { method: "GET", path },
-    );
-  }
 
   return {
     baseUrl: core.baseUrl,
@@ -129,6 +130,7 @@ export function createClient(options: ClientOptions): Client {
       },
       list: (query = {}, options = {}) =>
         list<Conversation, ConversationList>(
+          core,
           "/conversations",
           conversationListQuery,
           query,
@@ -138,6 +140,7 @@ export function createClient(options: ClientOptions): Client {
         ),
       procedures: (conversationId, query = {}, options = {}) =>
         list<Procedure, ProcedureList>(
+          core,
           pathFor`/conversations/${conversationId}/procedures`,
           conversationProceduresQuery,
           query,
@@ -152,11 +155,20 @@ export function createClient(options: ClientOptions): Client {
     },
     procedures: {
       list: (query = {}, options = {}) =>
-        list<Procedure, ProcedureList>("/procedures", procedureListQuery, query, procedureList, (b) => b.page, options),
+        list<Procedure, ProcedureList>(
+          core,
+          "/procedures",
+          procedureListQuery,
+          query,
+          procedureList,
+          (b) => b.page,
+          options,
+        ),
     },
     feedbacks: {
       list: (query, options = {}) =>
         list<Feedback, FeedbackList>(
+          core,
           "/feedbacks",
           feedbackListQuery,
           query,

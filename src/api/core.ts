@@ -7,19 +7,26 @@ import { z } from "zod";
 import packageJson from "../../package.json" with { type: "json" };
 import { SERVICE_VERSION, serviceVersionShape } from "../contract/index.ts";
 import {
-  type ApiError,
+  ApiError,
+  ConnectionError,
   errorCode,
   errorFromNetwork,
   errorFromResponse,
   InvalidRequestError,
   InvalidResponseError,
+  MAX_ERROR_BODY_CHARS,
   redact,
   requestIdFrom,
+  TimeoutError,
 } from "./errors.ts";
 import { DEFAULT_RETRY_BASE_DELAY_MS, MAX_RETRY_DELAY_MS, type RetryOutcome, shouldRetry } from "./retry.ts";
+import { Deadline, wait } from "./timeout.ts";
 
 export const USER_AGENT = `agent-iac/${packageJson.version}`;
 
+// Defaults, sane for a real service over the internet: a list page or a create answers in well under
+// a second, a stream may be quiet while the agent waits for a caller, and a stalled or trickling
+// service should fail a command in minutes, not hang it.
 export type Timeouts = {
   /** TCP (and TLS) connect. Default 10 s. */
   connectMs?: number;
@@ -27,7 +34,15 @@ export type Timeouts = {
   headersMs?: number;
   /** Between two chunks of a response body (not used for event streams, which have their idle timeout). Default 30 s. */
   bodyMs?: number;
+  /**
+   * The whole response of one attempt: headers and every byte of the body (a service that trickles
+   * its body resets the per-chunk timeout forever). Not retried when it passes. Default 120 s.
+   */
+  requestMs?: number;
 };
+
+/** Longest event the client reads (an SSE event with all its lines, or a WebSocket message). */
+export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 
 export type ClientOptions = {
   /** The service's base address, e.g. https://api.example.com or the simulator's http://127.0.0.1:8787. */
@@ -43,6 +58,11 @@ export type ClientOptions = {
   retryBaseDelayMs?: number;
   maxRetryDelayMs?: number;
   timeouts?: Timeouts;
+  /**
+   * Longest event read from a stream or a session, in bytes (text is counted in UTF-16 units, never
+   * more than the bytes received): a service that never ends a line cannot fill memory. Default 1 MiB.
+   */
+  maxEventBytes?: number;
   /** Called before each retry's wait, so callers can show that a request is being retried. */
   onRetry?: ((retry: RetryNotice) => void) | undefined;
   /** Use this undici dispatcher instead of the client's own keep-alive Agent (then `close` leaves it open). */
@@ -61,9 +81,9 @@ export type RetryNotice = {
   delayMs: number;
 };
 
-/** Per-call options of every client method. */
+/** Per-call options of every client method (event streams and sessions included). */
 export type RequestOptions = {
-  /** Aborts the request (and its retries' waits): a caller's deadline covers the whole call. */
+  /** Aborts the call (its retries' waits, a stream's reconnections): a caller's deadline covers the whole call. */
   signal?: AbortSignal | undefined;
 };
 
@@ -77,8 +97,30 @@ export type RequestSpec<T> = {
   /** Parses the response (tolerantly). */
   responseSchema: z.ZodType<T>;
   serviceVersion?: string;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 };
+
+/** One HTTP exchange, never retried: what `Core.send` sends. */
+export type Exchange = {
+  method: "GET" | "POST";
+  /** For messages: the path, never the query (a stream token travels as `?token=`). */
+  path: string;
+  url: string | URL;
+  headers: Record<string, string>;
+  body?: string | undefined;
+  attempt: number;
+  /** Ends the exchange: the caller's signal, a deadline, a stream that closes. */
+  signal: AbortSignal;
+  /** Event streams: no undici headers/body timeout (their Deadline watches them instead). */
+  stream?: boolean;
+};
+
+/** A response below 400 (its body unread), or the typed error of the exchange and its retry outcome. */
+export type Sent =
+  | { ok: true; response: Dispatcher.ResponseData }
+  | { ok: false; failure: ApiError; outcome: RetryOutcome };
+
+type Attempted<T> = { ok: true; value: T } | { ok: false; failure: ApiError; outcome: RetryOutcome };
 
 const NOT_SENT_CODES = new Set([
   "ECONNREFUSED",
@@ -98,19 +140,11 @@ export function classifyNetworkError(error: unknown): Extract<RetryOutcome, { ki
   return { kind: "network", code, requestSent: !(code && NOT_SENT_CODES.has(code)) };
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+/** RFC 9110 §8.3.1: type and subtype compare case-insensitively; parameters (charset…) do not matter. */
+export function isMediaType(contentType: string | string[] | undefined, expected: string): boolean {
+  const value = Array.isArray(contentType) ? contentType[0] : contentType;
+  const essence = (value ?? "").split(";")[0]?.trim().toLowerCase();
+  return essence === expected.toLowerCase();
 }
 
 export class Core {
@@ -122,6 +156,7 @@ export class Core {
   readonly retryBaseDelayMs: number;
   readonly maxRetryDelayMs: number;
   readonly timeouts: Required<Timeouts>;
+  readonly maxEventBytes: number;
   readonly onRetry: ClientOptions["onRetry"];
   readonly #ownDispatcher: boolean;
   #dispatcher: Dispatcher | undefined;
@@ -152,7 +187,9 @@ export class Core {
       connectMs: options.timeouts?.connectMs ?? 10_000,
       headersMs: options.timeouts?.headersMs ?? 30_000,
       bodyMs: options.timeouts?.bodyMs ?? 30_000,
+      requestMs: options.timeouts?.requestMs ?? 120_000,
     };
+    this.maxEventBytes = Math.max(1, Math.floor(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES));
     this.#dispatcher = options.dispatcher;
     this.#ownDispatcher = !options.dispatcher;
     if (this.apiKey) this.#secrets.add(this.apiKey);
@@ -234,50 +271,9 @@ export class Core {
     const url = this.url(path, spec.query);
 
     for (let attempt = 1; ; attempt++) {
-      let failure: ApiError;
-      let outcome: RetryOutcome;
-      try {
-        const response = await request(url, {
-          method,
-          headers,
-          body: payload,
-          dispatcher: this.dispatcher,
-          signal: spec.signal,
-        });
-        const text = await readBoundedText(response.body, MAX_RESPONSE_BYTES, () =>
-          this.#tooLarge(spec, response.statusCode, response.headers, attempt),
-        );
-        if (response.statusCode < 400) return this.#parse(spec, text, response, attempt);
-        const retryAfter = response.headers["retry-after"];
-        outcome = {
-          kind: "status",
-          status: response.statusCode,
-          retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-        };
-        failure = errorFromResponse({
-          method,
-          path,
-          status: response.statusCode,
-          headers: response.headers,
-          bodyText: text,
-          attempts: attempt,
-          secrets: this.secrets,
-        });
-      } catch (error) {
-        if (spec.signal?.aborted) throw spec.signal.reason;
-        if (error instanceof InvalidResponseError) throw error;
-        const network = classifyNetworkError(error);
-        outcome = network;
-        failure = errorFromNetwork({
-          method,
-          path,
-          error,
-          requestSent: network.requestSent,
-          timeout: network.kind === "timeout",
-          attempts: attempt,
-          secrets: this.secrets,
-        });
-      }
+      const result = await this.#attempt(spec, { method, path, url, headers, body: payload, attempt });
+      if (result.ok) return result.value;
+      const { failure, outcome } = result;
       const decision = shouldRetry({
         method,
         outcome,
@@ -300,55 +296,162 @@ export class Core {
         maxAttempts: this.maxAttempts,
         delayMs: decision.delayMs,
       });
-      await sleep(decision.delayMs, spec.signal);
+      await wait(decision.delayMs, spec.signal);
     }
   }
 
-  #tooLarge<T>(
+  /** One attempt of a request under its whole-response deadline: the parsed body, or why it failed. */
+  async #attempt<T>(spec: RequestSpec<T>, exchange: Omit<Exchange, "signal">): Promise<Attempted<T>> {
+    const { method, path, attempt } = exchange;
+    const ms = this.timeouts.requestMs;
+    const deadline = new Deadline(
+      spec.signal,
+      ms,
+      () =>
+        new TimeoutError({
+          message: redact(
+            `${method} ${path}: no complete response within ${seconds(ms)} (the request deadline, timeouts.requestMs; attempt ${attempt})`,
+            this.secrets,
+          ),
+          method,
+          path,
+          attempts: attempt,
+          requestSent: true,
+        }),
+    );
+    try {
+      const sent = await this.send({ ...exchange, signal: deadline.signal });
+      if (!sent.ok) return sent;
+      const { response } = sent;
+      let text: string;
+      try {
+        text = await readBoundedText(response.body, MAX_RESPONSE_BYTES, () =>
+          this.#unreadable(spec, response, attempt, `it is larger than ${MAX_RESPONSE_BYTES} bytes`),
+        );
+      } catch (error) {
+        if (error instanceof ApiError || deadline.signal.aborted) throw error;
+        return this.#networkFailure(exchange, error);
+      }
+      return { ok: true, value: this.#parse(spec, text, response, attempt) };
+    } catch (error) {
+      if (deadline.expired && !deadline.callerAborted) {
+        return { ok: false, failure: deadline.expired as ApiError, outcome: DEADLINE_OUTCOME };
+      }
+      if (deadline.callerAborted) throw spec.signal?.reason;
+      throw error;
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /**
+   * Sends one exchange (no retry): a response below 400 with its body unread, or the typed error.
+   * An error body is read bounded in size and in time (the exchange's signal). Throws only the
+   * abort reason of the exchange's signal.
+   */
+  async send(exchange: Exchange): Promise<Sent> {
+    const { method, path, attempt } = exchange;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(exchange.url, {
+        method,
+        headers: exchange.headers,
+        body: exchange.body,
+        dispatcher: this.dispatcher,
+        signal: exchange.signal,
+        headersTimeout: exchange.stream ? 0 : this.timeouts.headersMs,
+        bodyTimeout: exchange.stream ? 0 : this.timeouts.bodyMs,
+      });
+    } catch (error) {
+      if (exchange.signal.aborted) throw exchange.signal.reason;
+      return this.#networkFailure(exchange, error);
+    }
+    if (response.statusCode < 400) return { ok: true, response };
+    const bodyText = await readBoundedText(response.body, MAX_ERROR_BODY_BYTES).catch(() => "");
+    const retryAfter = response.headers["retry-after"];
+    const failure = errorFromResponse({
+      method,
+      path,
+      status: response.statusCode,
+      ...(response.statusText ? { statusText: response.statusText } : {}),
+      headers: response.headers,
+      bodyText,
+      attempts: attempt,
+      secrets: this.secrets,
+    });
+    const outcome: RetryOutcome = {
+      kind: "status",
+      status: response.statusCode,
+      retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+    };
+    return { ok: false, failure, outcome };
+  }
+
+  #networkFailure(
+    exchange: Pick<Exchange, "method" | "path" | "attempt">,
+    error: unknown,
+  ): { ok: false; failure: ApiError; outcome: RetryOutcome } {
+    const network = classifyNetworkError(error);
+    const failure = errorFromNetwork({
+      method: exchange.method,
+      path: exchange.path,
+      error,
+      requestSent: network.requestSent,
+      timeout: network.kind === "timeout",
+      attempts: exchange.attempt,
+      secrets: this.secrets,
+    });
+    return { ok: false, failure, outcome: network };
+  }
+
+  /**
+   * A 2xx whose body cannot be read or parsed. To a creating POST the service has acted: that is a
+   * lost response (a ConnectionError with requestSent, never retried), not a failure to create.
+   */
+  #unreadable<T>(
     spec: RequestSpec<T>,
-    status: number,
-    headers: Record<string, string | string[] | undefined>,
+    response: Dispatcher.ResponseData,
     attempts: number,
-  ): InvalidResponseError {
-    const requestId = requestIdFrom(headers);
-    return new InvalidResponseError({
-      message: `${spec.method} ${spec.path} → ${status}: the response is larger than ${MAX_RESPONSE_BYTES} bytes${requestId ? ` (request id ${requestId})` : ""}`,
+    reason: string,
+    text?: string,
+  ): ApiError {
+    const requestId = requestIdFrom(response.headers);
+    const init = {
       method: spec.method,
       path: spec.path,
-      status,
+      status: response.statusCode,
       attempts,
       requestId,
+      ...(text === undefined ? {} : { body: redact(text.slice(0, MAX_ERROR_BODY_CHARS), this.secrets) }),
+    };
+    const where = `${spec.method} ${spec.path} → ${response.statusCode}`;
+    const id = requestId ? ` (request id ${requestId})` : "";
+    if (spec.method === "POST") {
+      return new ConnectionError({
+        ...init,
+        message: redact(
+          `${where}: the service answered but its response could not be read (${reason}); it may have acted on the request${id}`,
+          this.secrets,
+        ),
+        requestSent: true,
+        code: "RESPONSE_UNREADABLE",
+      });
+    }
+    return new InvalidResponseError({
+      ...init,
+      message: redact(`${where}: unexpected response: ${reason}${id}`, this.secrets),
     });
   }
 
-  #parse<T>(
-    spec: RequestSpec<T>,
-    text: string,
-    response: { statusCode: number; headers: Record<string, string | string[] | undefined> },
-    attempts: number,
-  ): T {
+  #parse<T>(spec: RequestSpec<T>, text: string, response: Dispatcher.ResponseData, attempts: number): T {
     let json: unknown;
-    const requestId = requestIdFrom(response.headers);
-    const fail = (reason: string) =>
-      new InvalidResponseError({
-        message: redact(
-          `${spec.method} ${spec.path} → ${response.statusCode}: unexpected response: ${reason}${requestId ? ` (request id ${requestId})` : ""}`,
-          this.secrets,
-        ),
-        method: spec.method,
-        path: spec.path,
-        status: response.statusCode,
-        attempts,
-        requestId,
-        body: redact(text.slice(0, 2000), this.secrets),
-      });
     try {
       json = JSON.parse(text);
     } catch {
-      throw fail("the body is not JSON");
+      throw this.#unreadable(spec, response, attempts, "the body is not JSON", text);
     }
     const parsed = spec.responseSchema.safeParse(json);
-    if (!parsed.success) throw fail(z.prettifyError(parsed.error));
+    if (!parsed.success) throw this.#unreadable(spec, response, attempts, z.prettifyError(parsed.error), text);
     return parsed.data;
   }
 
@@ -361,26 +464,43 @@ export class Core {
   }
 }
 
+const DEADLINE_OUTCOME: RetryOutcome = { kind: "timeout", requestSent: true, deadline: true };
+
+/** A duration for messages: "120 s", "250 ms". */
+export function seconds(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
+}
+
 /** Longest response the client reads (lists and errors are far smaller): bounded memory. */
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+/** Longest part of an error response that is read (for its reason and request id); the rest is discarded. */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
-/** A response body as text, failing with `tooLarge()` (and discarding the rest) past `limit` bytes. */
+/**
+ * A response body as text, bounded: past `limit` bytes the rest is discarded and it fails with
+ * `tooLarge()`, or, without `tooLarge`, returns what was read (an error body's start is enough).
+ */
 export async function readBoundedText(
   body: AsyncIterable<Uint8Array | string> & { destroy(error?: Error): unknown },
   limit: number,
-  tooLarge: () => Error,
+  tooLarge?: () => Error,
 ): Promise<string> {
   const decoder = new TextDecoder("utf-8");
   let size = 0;
   let text = "";
   for await (const chunk of body) {
     const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-    size += bytes.byteLength;
-    if (size > limit) {
+    if (size + bytes.byteLength > limit) {
+      if (!tooLarge) {
+        text += decoder.decode(bytes.subarray(0, limit - size));
+        body.destroy();
+        return text;
+      }
       const error = tooLarge();
       body.destroy(error);
       throw error;
     }
+    size += bytes.byteLength;
     text += decoder.decode(bytes, { stream: true });
   }
   return text + decoder.decode();

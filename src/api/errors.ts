@@ -23,7 +23,7 @@ export class ApiError extends Error {
   readonly method: string;
   /** The request path, never with its query string. */
   readonly path: string;
-  /** The service's request id header (`request-id` or `x-request-id`), when it sent one. */
+  /** The service's request id header (see REQUEST_ID_HEADERS), when it sent one. */
   readonly requestId: string | undefined;
   /** The response body: parsed JSON, else text (truncated). */
   readonly body: unknown;
@@ -112,20 +112,54 @@ export function parseErrorBody(text: string, secrets: readonly (string | undefin
   return cut;
 }
 
-/** The short reason a body gives: `error.message`, `message`, `error` (string) or `detail`, else the text. */
-function reasonFrom(body: unknown): string | undefined {
-  if (typeof body === "string") return body.trim().slice(0, 300) || undefined;
+const MAX_REASON_CHARS = 300;
+
+function shorten(text: string): string | undefined {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (!flat) return undefined;
+  return flat.length > MAX_REASON_CHARS ? `${flat.slice(0, MAX_REASON_CHARS)}…` : flat;
+}
+
+/** A text body: an HTML page's title (a proxy's error page), else the start of the text. */
+function reasonFromText(text: string): string | undefined {
+  if (/^\s*</.test(text)) {
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1];
+    return shorten(title ?? text.replace(/<[^>]*>/g, " "));
+  }
+  return shorten(text);
+}
+
+/** One field's reason: a string, `{message}` / `{msg}` / `{detail}`, or a list of those (FastAPI's `detail`). */
+function reasonFromField(value: unknown): string | undefined {
+  if (typeof value === "string") return shorten(value);
+  if (Array.isArray(value)) {
+    const parts = value.map(reasonFromField).filter((part): part is string => part !== undefined);
+    return parts.length > 0 ? shorten(parts.join("; ")) : undefined;
+  }
+  if (!value || typeof value !== "object") return undefined;
+  const record = value as Record<string, unknown>;
+  const text = [record.message, record.msg, record.detail, record.title].find((v) => typeof v === "string");
+  if (typeof text !== "string") return undefined;
+  // FastAPI's validation items name where: {loc: ["body", "name"], msg: "field required"}.
+  const where = Array.isArray(record.loc) ? record.loc.join(".") : undefined;
+  return shorten(where ? `${where}: ${text}` : text);
+}
+
+/**
+ * The short reason an error body gives, whatever its shape: the first human-readable field among
+ * `error` (string or `{message}`), `message`, `detail` (string, or FastAPI's list of `{msg}`),
+ * `errors`, `title` (RFC 9457), `error_description`; else the start of the body.
+ */
+export function reasonFrom(body: unknown): string | undefined {
+  if (typeof body === "string") return reasonFromText(body);
+  if (Array.isArray(body)) return reasonFromField(body) ?? shorten(JSON.stringify(body));
   if (!body || typeof body !== "object") return undefined;
   const record = body as Record<string, unknown>;
-  const error = record.error;
-  if (error && typeof error === "object") {
-    const message = (error as Record<string, unknown>).message;
-    if (typeof message === "string") return message;
+  for (const key of ["error", "message", "detail", "errors", "title", "error_description"]) {
+    const reason = reasonFromField(record[key]);
+    if (reason) return reason;
   }
-  for (const value of [record.message, error, record.detail]) {
-    if (typeof value === "string") return value;
-  }
-  return JSON.stringify(body).slice(0, 300);
+  return shorten(JSON.stringify(body));
 }
 
 function attemptsNote(attempts: number, requestId: string | undefined): string {
@@ -145,9 +179,21 @@ export type ResponseFailure = {
   secrets: readonly (string | undefined)[];
 };
 
-/** The request id header, if the service sent one. */
+/** Header names services use for the id of a request, most common first. */
+export const REQUEST_ID_HEADERS = [
+  "request-id",
+  "x-request-id",
+  "x-amzn-requestid",
+  "x-amz-request-id",
+  "x-ms-request-id",
+  "x-correlation-id",
+  "correlation-id",
+  "x-trace-id",
+] as const;
+
+/** The request id header, if the service sent one (under any common name; header names are lower case). */
 export function requestIdFrom(headers: Record<string, string | string[] | undefined>): string | undefined {
-  for (const name of ["request-id", "x-request-id"]) {
+  for (const name of REQUEST_ID_HEADERS) {
     const value = headers[name];
     const first = Array.isArray(value) ? value[0] : value;
     if (first) return first;

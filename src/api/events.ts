@@ -1,19 +1,18 @@
 // A conversation's event stream over Server-Sent Events, in layers: bytes (undici body) → text
-// (streaming UTF-8 decoder) → SSE messages (eventsource-parser) → validated envelopes. The iterable
-// owns an AbortController: `break`, `abort()` or the caller's signal closes the connection. When the
-// stream drops before `conversation.ended` it reconnects (bounded, honouring `retry:`) with
-// `Last-Event-ID`, and drops envelopes it has already yielded. An idle timeout ends a stalled stream
-// with a TimeoutError.
+// (streaming UTF-8 decoder) → SSE messages (eventsource-parser, its buffer bounded by the client's
+// maxEventBytes) → validated envelopes. Each connection is opened by the request core (URL,
+// headers, error classification, bounded error body). The iterable owns an AbortController:
+// `break`, `abort()` or the caller's signal closes the connection. When the stream drops before
+// `conversation.ended` it reconnects (bounded, honouring `retry:`) with `Last-Event-ID`, and drops
+// envelopes it has already yielded. An idle timeout that only new events restart (not comments,
+// keep-alives or a line that never ends) stops a stalled stream with a TimeoutError.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { request } from "undici";
 import { type EventEnvelope, eventEnvelope } from "../contract/index.ts";
-import type { Core } from "./core.ts";
-import { classifyNetworkError, readBoundedText, sleep } from "./core.ts";
+import { type Core, isMediaType, type RequestOptions, seconds } from "./core.ts";
 import {
   ApiError,
   ConnectionError,
   errorFromNetwork,
-  errorFromResponse,
   InvalidRequestError,
   InvalidResponseError,
   RateLimitError,
@@ -21,39 +20,81 @@ import {
   ServerError,
   TimeoutError,
 } from "./errors.ts";
+import { Deadline, wait } from "./timeout.ts";
 
-export type EventStreamOptions = {
+export type EventStreamOptions = RequestOptions & {
   /** The ephemeral stream token: the stream is opened with `?token=` and without the API key. */
   token?: string | undefined;
   /** The stream address from the create-conversation response (default: {base_url}/conversations/{id}/events). */
   eventsUrl?: string | undefined;
   /** Resume after this event id. */
   lastEventId?: string | undefined;
-  /** Longest wait for any byte of the stream (comments included). Default 120 s. */
+  /**
+   * Longest wait for the stream to open and then for each new event (comments, keep-alives and
+   * partial lines do not count). Default 120 s.
+   */
   idleTimeoutMs?: number | undefined;
-  signal?: AbortSignal | undefined;
   /** Reconnections in a row without a new event before giving up. Default 5. */
   maxReconnects?: number | undefined;
   /** Wait before reconnecting until the server sends `retry:`. Default 1 s. */
   reconnectDelayMs?: number | undefined;
 };
 
+/** Two minutes without a new event: a live call may pause, but not this long without the service saying anything. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
-/** Longest error response of the stream endpoint that is read (for its reason and request id). */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** Ids kept to drop replayed events: ids repeat only on a resume, which replays recent events. */
+export const DEDUPE_WINDOW = 1024;
+
+/** A bounded set of the most recent ids (insertion order; the oldest leaves first). */
+export class RecentIds {
+  readonly #ids = new Set<string>();
+  readonly #size: number;
+  constructor(size = DEDUPE_WINDOW) {
+    this.#size = size;
+  }
+  /** Adds the id; false when it is already among the recent ones. */
+  add(id: string): boolean {
+    if (this.#ids.has(id)) return false;
+    this.#ids.add(id);
+    if (this.#ids.size > this.#size) this.#ids.delete(this.#ids.values().next().value as string);
+    return true;
+  }
+}
+
+type Describe = { method: string; path: string };
+
+export type SseOptions = {
+  /** Receives each `retry:` value (ms). */
+  onRetry?: (ms: number) => void;
+  /** Longest event (with its lines) or line; past it the parse fails with `tooLarge()`. */
+  maxEventChars?: number;
+  tooLarge?: () => Error;
+};
 
 /**
  * Bytes → SSE messages, a batch per chunk: one async step per chunk rather than per event, which
- * is what makes long streams cheap. `onRetry` receives each `retry:` value (ms).
+ * is what makes long streams cheap. An unterminated last event is discarded, as the SSE
+ * specification requires.
  */
 export async function* sseBatches(
   chunks: AsyncIterable<Uint8Array | string>,
-  onRetry?: (ms: number) => void,
+  options: SseOptions = {},
 ): AsyncGenerator<EventSourceMessage[], void, undefined> {
+  const { maxEventChars, tooLarge = () => new Error(`an SSE event is longer than ${maxEventChars} characters`) } =
+    options;
   let batch: EventSourceMessage[] = [];
+  let failure: Error | undefined;
   const parser = createParser({
-    onEvent: (message) => batch.push(message),
-    ...(onRetry ? { onRetry } : {}),
+    onEvent: (message) => {
+      if (maxEventChars !== undefined && message.data.length > maxEventChars) failure ??= tooLarge();
+      else batch.push(message);
+    },
+    onError: (error) => {
+      if (error.type === "max-buffer-size-exceeded") failure ??= tooLarge();
+    },
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+    ...(maxEventChars !== undefined ? { maxBufferSize: maxEventChars } : {}),
   });
   const decoder = new TextDecoder("utf-8");
   const take = () => {
@@ -63,51 +104,18 @@ export async function* sseBatches(
   };
   for await (const chunk of chunks) {
     parser.feed(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
+    if (failure) throw failure;
     if (batch.length > 0) yield take();
   }
-  // An unterminated last event is discarded, as the SSE specification requires.
   parser.feed(decoder.decode());
+  if (failure) throw failure;
   if (batch.length > 0) yield take();
-}
-
-/** Bytes → SSE messages, one at a time. */
-export async function* sseMessages(
-  chunks: AsyncIterable<Uint8Array | string>,
-  onRetry?: (ms: number) => void,
-): AsyncGenerator<EventSourceMessage, void, undefined> {
-  for await (const batch of sseBatches(chunks, onRetry)) yield* batch;
-}
-
-/** Ends (by `onIdle`'s error) when no chunk arrives within `ms` while one is awaited. */
-export async function* withIdleTimeout<T>(
-  source: AsyncIterable<T>,
-  ms: number,
-  onIdle: () => Error,
-): AsyncGenerator<T, void, undefined> {
-  const iterator = source[Symbol.asyncIterator]();
-  try {
-    for (;;) {
-      let timer: NodeJS.Timeout | undefined;
-      const idle = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(onIdle()), ms);
-      });
-      try {
-        const next = await Promise.race([iterator.next(), idle]);
-        if (next.done) return;
-        yield next.value;
-      } finally {
-        clearTimeout(timer);
-      }
-    }
-  } finally {
-    await iterator.return?.();
-  }
 }
 
 /** One SSE message's data → a validated envelope. */
 export function decodeEnvelope(
   data: string,
-  describe: { method: string; path: string },
+  describe: Describe,
   secrets: readonly (string | undefined)[] = [],
 ): EventEnvelope {
   let json: unknown;
@@ -127,6 +135,14 @@ export function decodeEnvelope(
   return parsed.data;
 }
 
+/** The error of an event over the client's limit, naming the limit. */
+export function eventTooLarge(describe: Describe, limit: number, what: string): InvalidResponseError {
+  return new InvalidResponseError({
+    message: `${describe.method} ${describe.path}: ${what} is larger than ${limit} bytes (the client's maxEventBytes limit); stopped reading`,
+    ...describe,
+  });
+}
+
 /** Whether a failed connection of the stream is worth another one. */
 function transient(error: unknown): boolean {
   if (error instanceof TimeoutError) return false; // idle: the stream stalled; say so instead of waiting again
@@ -137,7 +153,7 @@ function transient(error: unknown): boolean {
 export class EventStream implements AsyncIterable<EventEnvelope> {
   readonly #core: Core;
   readonly #url: URL;
-  readonly #path: string;
+  readonly #describe: Describe;
   readonly #token: string | undefined;
   readonly #options: EventStreamOptions;
   readonly #controller = new AbortController();
@@ -151,16 +167,17 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
     core.addSecret(this.#token);
     this.#url = new URL(options.eventsUrl ?? `${core.baseUrl}${defaultPath}`, `${core.baseUrl}/`);
     this.#url.searchParams.delete("token");
-    this.#path = this.#url.pathname;
+    const path = this.#url.pathname;
+    this.#describe = { method: "GET", path };
     this.#lastEventId = options.lastEventId;
     if (!this.#token) {
-      core.requireKey("GET", this.#path);
+      core.requireKey("GET", path);
       // The API key goes only to the service's own address; a stream elsewhere needs its token.
       if (this.#url.origin !== new URL(core.baseUrl).origin) {
         throw new InvalidRequestError({
-          message: `GET ${this.#path}: the stream is on another host (${this.#url.origin}) than the service; open it with its stream token`,
+          message: `GET ${path}: the stream is on another host (${this.#url.origin}) than the service; open it with its stream token`,
           method: "GET",
-          path: this.#path,
+          path,
         });
       }
     }
@@ -188,12 +205,9 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
   }
 
   async *#run(): AsyncGenerator<EventEnvelope, void, undefined> {
-    const describe = { method: "GET", path: this.#path };
-    const secrets = this.#core.secrets;
     const maxReconnects = this.#options.maxReconnects ?? 5;
-    const idleMs = this.#options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    let delayMs = this.#options.reconnectDelayMs ?? 1000;
-    const yielded = new Set<string>();
+    const seen = new RecentIds();
+    const retry = { delayMs: this.#options.reconnectDelayMs ?? 1000 };
     let failuresInARow = 0;
     let connections = 0;
     try {
@@ -202,24 +216,14 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
         let progressed = false;
         let failure: unknown;
         try {
-          const messages = this.#connect(idleMs, connections, (ms) => {
-            delayMs = ms;
-          });
-          for await (const batch of messages) {
-            for (const message of batch) {
-              if (message.id !== undefined) this.#lastEventId = message.id;
-              if (message.data === "") continue;
-              const envelope = decodeEnvelope(message.data, describe, secrets);
-              if (yielded.has(envelope.id)) continue;
-              yielded.add(envelope.id);
-              progressed = true;
-              yield envelope;
-              if (envelope.payload.type === "conversation.ended") return;
-            }
+          for await (const envelope of this.#connection(connections, seen, retry)) {
+            progressed = true;
+            yield envelope;
+            if (envelope.payload.type === "conversation.ended") return;
           }
           failure = new ConnectionError({
-            message: `GET ${this.#path}: the event stream closed before conversation.ended`,
-            ...describe,
+            message: `GET ${this.#describe.path}: the event stream closed before conversation.ended`,
+            ...this.#describe,
             requestSent: true,
             attempts: connections,
           });
@@ -232,14 +236,14 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
         if (failuresInARow > maxReconnects) {
           const reason = failure instanceof Error ? failure.message : String(failure);
           throw new ConnectionError({
-            message: `GET ${this.#path}: the event stream failed ${failuresInARow} times in a row (${connections} connections); last: ${reason}`,
-            ...describe,
+            message: `GET ${this.#describe.path}: the event stream failed ${failuresInARow} times in a row (${connections} connections); last: ${reason}`,
+            ...this.#describe,
             requestSent: true,
             attempts: connections,
             cause: failure,
           });
         }
-        await sleep(delayMs, this.#controller.signal);
+        await wait(retry.delayMs, this.#controller.signal);
       }
     } finally {
       this.#options.signal?.removeEventListener("abort", this.#onCallerAbort);
@@ -247,13 +251,22 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
     }
   }
 
-  /** One connection: its SSE messages in batches, until the body ends. */
-  async *#connect(
-    idleMs: number,
-    attempt: number,
-    onRetry: (ms: number) => void,
-  ): AsyncGenerator<EventSourceMessage[]> {
+  /** One connection, opened through the core: its new envelopes, until the body ends. */
+  async *#connection(attempt: number, seen: RecentIds, retry: { delayMs: number }): AsyncGenerator<EventEnvelope> {
     const core = this.#core;
+    const describe = this.#describe;
+    const idleMs = this.#options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    const deadline = new Deadline(
+      this.#controller.signal,
+      idleMs,
+      () =>
+        new TimeoutError({
+          message: `GET ${describe.path}: no event for ${seconds(idleMs)} (the idle timeout, idleTimeoutMs; comments and keep-alives do not count)`,
+          ...describe,
+          requestSent: true,
+          attempts: attempt,
+        }),
+    );
     const url = new URL(this.#url);
     if (this.#token) url.searchParams.set("token", this.#token);
     const headers: Record<string, string> = {
@@ -262,104 +275,58 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
       "cache-control": "no-cache",
     };
     if (this.#lastEventId !== undefined) headers["last-event-id"] = this.#lastEventId;
-    const connection = new AbortController();
-    const onAbort = () => connection.abort(this.#controller.signal.reason);
-    this.#controller.signal.addEventListener("abort", onAbort, { once: true });
-    const idleError = () => {
-      const error = new TimeoutError({
-        message: `GET ${this.#path}: no event for ${Math.round(idleMs / 1000)} s (idle timeout)`,
-        method: "GET",
-        path: this.#path,
-        requestSent: true,
-        attempts: attempt,
-      });
-      connection.abort(error);
-      return error;
-    };
     try {
-      let response: Awaited<ReturnType<typeof request>>;
-      const opening = request(url, {
+      const sent = await core.send({
+        ...describe,
         method: "GET",
+        url,
         headers,
-        dispatcher: core.dispatcher,
-        signal: connection.signal,
-        bodyTimeout: 0,
-        headersTimeout: 0,
+        attempt,
+        signal: deadline.signal,
+        stream: true,
       });
-      try {
-        response = await withTimeout(opening, idleMs, idleError);
-      } catch (error) {
-        if (error instanceof ApiError || this.#controller.signal.aborted) throw error;
-        const network = classifyNetworkError(error);
-        throw errorFromNetwork({
-          method: "GET",
-          path: this.#path,
-          error,
-          requestSent: network.requestSent,
-          timeout: network.kind === "timeout",
-          attempts: attempt,
-          secrets: core.secrets,
-        });
-      }
-      if (response.statusCode >= 400) {
-        // Bounded in size and time: a failing stream must not hang or fill memory.
-        const bodyText = await withTimeout(
-          readBoundedText(response.body, MAX_ERROR_BODY_BYTES, () => new Error("error body too large")),
-          idleMs,
-          idleError,
-        ).catch(() => "");
-        throw errorFromResponse({
-          method: "GET",
-          path: this.#path,
-          status: response.statusCode,
-          headers: response.headers,
-          bodyText,
-          attempts: attempt,
-          secrets: core.secrets,
-        });
-      }
-      const type = String(response.headers["content-type"] ?? "");
-      if (!type.startsWith("text/event-stream")) {
+      if (!sent.ok) throw sent.failure;
+      const { response } = sent;
+      if (!isMediaType(response.headers["content-type"], "text/event-stream")) {
         response.body.destroy();
         throw new InvalidResponseError({
-          message: `GET ${this.#path}: expected text/event-stream, got ${JSON.stringify(type)}`,
-          method: "GET",
-          path: this.#path,
+          message: `GET ${describe.path}: expected text/event-stream, got ${JSON.stringify(String(response.headers["content-type"] ?? ""))}`,
+          ...describe,
           status: response.statusCode,
           attempts: attempt,
         });
       }
-      try {
-        yield* sseBatches(withIdleTimeout(response.body, idleMs, idleError), onRetry);
-      } catch (error) {
-        if (error instanceof ApiError || this.#controller.signal.aborted) throw error;
-        throw errorFromNetwork({
-          method: "GET",
-          path: this.#path,
-          error,
-          requestSent: true,
-          timeout: false,
-          attempts: attempt,
-          secrets: core.secrets,
-        });
+      const batches = sseBatches(response.body, {
+        onRetry: (ms) => {
+          retry.delayMs = ms;
+        },
+        maxEventChars: core.maxEventBytes,
+        tooLarge: () => eventTooLarge(describe, core.maxEventBytes, "an event (or a line of the stream)"),
+      });
+      for await (const batch of batches) {
+        for (const message of batch) {
+          if (message.id !== undefined) this.#lastEventId = message.id;
+          if (message.data === "") continue;
+          const envelope = decodeEnvelope(message.data, describe, core.secrets);
+          if (!seen.add(envelope.id)) continue;
+          deadline.pause(); // the consumer's time is not the service's
+          yield envelope;
+          deadline.restart();
+        }
       }
+    } catch (error) {
+      if (deadline.expired && !deadline.callerAborted) throw deadline.expired;
+      if (error instanceof ApiError || this.#controller.signal.aborted) throw error;
+      throw errorFromNetwork({
+        ...describe,
+        error,
+        requestSent: true,
+        timeout: false,
+        attempts: attempt,
+        secrets: core.secrets,
+      });
     } finally {
-      this.#controller.signal.removeEventListener("abort", onAbort);
-      connection.abort(new Error("connection closed"));
+      deadline.dispose();
     }
-  }
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(onTimeout()), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -12,8 +12,12 @@ export type RetryOutcome =
   | { kind: "status"; status: number; retryAfter?: string | undefined }
   /** The connection failed; `requestSent` when the request may have been written. */
   | { kind: "network"; code?: string | undefined; requestSent: boolean }
-  /** A connect, headers or body timeout; `requestSent` unless it was the connect timeout. */
-  | { kind: "timeout"; requestSent: boolean };
+  /**
+   * A connect, headers or body timeout; `requestSent` unless it was the connect timeout. `deadline`:
+   * the whole-response deadline passed while the service was still sending (a trickle, which another
+   * attempt would repeat).
+   */
+  | { kind: "timeout"; requestSent: boolean; deadline?: boolean };
 
 export type RetryInput = {
   method: string;
@@ -67,6 +71,8 @@ function retryable(method: string, outcome: RetryOutcome): { retry: boolean; rea
           : `a ${method} is retried only after a refused connection (${outcome.code ?? "unknown"})`,
       };
     case "timeout":
+      if (outcome.deadline)
+        return { retry: false, reason: "the response did not complete within the request deadline" };
       return safe
         ? { retry: true, reason: "timed out" }
         : { retry: false, reason: `a ${method} that timed out may have been acted on` };

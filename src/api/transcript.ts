@@ -1,9 +1,9 @@
-// The transcript of a conversation, built from its events by a pure reducer following the
-// interface's rules: deltas are concatenated per generation_id into an incomplete message,
-// `agent.message.completed` makes it complete with its `text`, tool calls are joined by call_id,
-// other types are ignored. User turns, `server.error`s and the end are kept as well (smoke checks
-// use them). Robust to a completed message without deltas, a returned call without its created
-// event, malformed payloads and unknown types (the transcript is returned unchanged).
+// The transcript of a conversation as data, built from its events following the interface's rules:
+// deltas are concatenated per generation_id into an incomplete message, `agent.message.completed`
+// makes it complete with its `text`, tool calls are joined by call_id, other types are ignored.
+// User turns, `server.error`s and the end are kept as well (smoke checks use them). Robust to a
+// completed message without deltas, a returned call without its created event, malformed payloads
+// and unknown types (nothing changes). Rendering it is the commands' business.
 import { type EventEnvelope, knownPayload } from "../contract/index.ts";
 
 export type TranscriptMessage = { generationId: string; text: string; complete: boolean };
@@ -15,11 +15,12 @@ export type TranscriptToolCall = {
   error?: unknown;
   returned: boolean;
 };
+/** One step of the conversation in arrival order; an agent message or a tool call as it stands now. */
 export type TranscriptEntry =
-  | { kind: "agent"; generationId: string; line: string }
-  | { kind: "user"; text: string; line: string }
-  | { kind: "tool"; callId: string; line: string }
-  | { kind: "error"; error: unknown; line: string };
+  | { kind: "agent"; message: TranscriptMessage }
+  | { kind: "user"; text: string }
+  | { kind: "tool"; call: TranscriptToolCall }
+  | { kind: "error"; error: unknown };
 
 export type Transcript = {
   /** Agent messages in order of their first event. */
@@ -30,64 +31,28 @@ export type Transcript = {
   readonly errors: readonly unknown[];
   readonly started: boolean;
   readonly ended: boolean;
-  /** Everything above in arrival order, as printable lines ("agent: …", "user: …", "tool …"). */
+  /** Messages, user turns, tool calls and errors in arrival order. */
   readonly entries: readonly TranscriptEntry[];
 };
 
-export function emptyTranscript(): Transcript {
-  return { messages: [], userMessages: [], toolCalls: [], errors: [], started: false, ended: false, entries: [] };
-}
-
-const json = (value: unknown) => (value === undefined ? "" : JSON.stringify(value));
-
-function messageLine(message: TranscriptMessage): string {
-  return `agent: ${message.text}${message.complete ? "" : " …"}`;
-}
-
-function toolLine(call: TranscriptToolCall): string {
-  const head = `tool ${call.name}(${json(call.arguments ?? {})})`;
-  if (!call.returned) return `${head} …`;
-  if (call.error !== undefined && call.error !== null) return `${head} → error ${json(call.error)}`;
-  return `${head} → ${call.result === undefined ? "(no result)" : json(call.result)}`;
-}
-
 /**
  * Builds a transcript event by event in constant time per event (indexes by generation_id and
- * call_id), for long streams. `transcript` returns an immutable snapshot. `reduceTranscript` is the
- * same logic as a pure function.
+ * call_id), for long streams. `transcript` returns a snapshot: messages and calls are replaced,
+ * never changed, so a snapshot stays as it was.
  */
 export class TranscriptBuilder {
-  #messages: TranscriptMessage[];
-  #toolCalls: TranscriptToolCall[];
-  #userMessages: string[];
-  #errors: unknown[];
-  #entries: TranscriptEntry[];
-  #started: boolean;
-  #ended: boolean;
+  readonly #messages: TranscriptMessage[] = [];
+  readonly #toolCalls: TranscriptToolCall[] = [];
+  readonly #userMessages: string[] = [];
+  readonly #errors: unknown[] = [];
+  readonly #entries: TranscriptEntry[] = [];
+  #started = false;
+  #ended = false;
   /** generation_id → [index in messages, index in entries]; call_id likewise for tool calls. */
-  #messageAt = new Map<string, [number, number]>();
-  #callAt = new Map<string, [number, number]>();
+  readonly #messageAt = new Map<string, [number, number]>();
+  readonly #callAt = new Map<string, [number, number]>();
   /** The entry the last `add` created or updated. */
   #lastChanged: TranscriptEntry | undefined;
-
-  constructor(from: Transcript = emptyTranscript()) {
-    this.#messages = [...from.messages];
-    this.#toolCalls = [...from.toolCalls];
-    this.#userMessages = [...from.userMessages];
-    this.#errors = [...from.errors];
-    this.#entries = [...from.entries];
-    this.#started = from.started;
-    this.#ended = from.ended;
-    this.#messages.forEach((m, i) => {
-      this.#messageAt.set(m.generationId, [
-        i,
-        this.#entries.findIndex((e) => e.kind === "agent" && e.generationId === m.generationId),
-      ]);
-    });
-    this.#toolCalls.forEach((c, i) => {
-      this.#callAt.set(c.callId, [i, this.#entries.findIndex((e) => e.kind === "tool" && e.callId === c.callId)]);
-    });
-  }
 
   get ended(): boolean {
     return this.#ended;
@@ -108,12 +73,6 @@ export class TranscriptBuilder {
   /** The entry the last `add` created or updated (undefined when it changed no entry). */
   get lastChanged(): TranscriptEntry | undefined {
     return this.#lastChanged;
-  }
-
-  /** The agent message of a generation, as it stands. */
-  message(generationId: string): TranscriptMessage | undefined {
-    const at = this.#messageAt.get(generationId);
-    return at ? this.#messages[at[0]] : undefined;
   }
 
   /** Adds one event; returns whether the transcript changed. */
@@ -153,15 +112,11 @@ export class TranscriptBuilder {
         }));
       case "user.message.received":
         this.#userMessages.push(payload.text);
-        this.#pushEntry({ kind: "user", text: payload.text, line: `user: ${payload.text}` });
+        this.#pushEntry({ kind: "user", text: payload.text });
         return true;
       case "server.error":
         this.#errors.push(payload.error ?? null);
-        this.#pushEntry({
-          kind: "error",
-          error: payload.error ?? null,
-          line: `error: ${json(payload.error ?? null)}`,
-        });
+        this.#pushEntry({ kind: "error", error: payload.error ?? null });
         return true;
       case "conversation.started":
         if (this.#started) return false;
@@ -186,7 +141,7 @@ export class TranscriptBuilder {
     const old = at ? this.#messages[at[0]] : undefined;
     const message = next(old);
     if (old && old.text === message.text && old.complete === message.complete) return false;
-    const entry: TranscriptEntry = { kind: "agent", generationId, line: messageLine(message) };
+    const entry: TranscriptEntry = { kind: "agent", message };
     if (at) {
       this.#messages[at[0]] = message;
       this.#entries[at[1]] = entry;
@@ -200,7 +155,7 @@ export class TranscriptBuilder {
   #upsertCall(callId: string, next: (old?: TranscriptToolCall) => TranscriptToolCall): boolean {
     const at = this.#callAt.get(callId);
     const call = next(at ? this.#toolCalls[at[0]] : undefined);
-    const entry: TranscriptEntry = { kind: "tool", callId, line: toolLine(call) };
+    const entry: TranscriptEntry = { kind: "tool", call };
     if (at) {
       this.#toolCalls[at[0]] = call;
       this.#entries[at[1]] = entry;
@@ -210,64 +165,4 @@ export class TranscriptBuilder {
     }
     return true;
   }
-}
-
-/** The transcript after one more event. Pure: the given transcript is not modified (and is returned when nothing changes). */
-export function reduceTranscript(transcript: Transcript, envelope: Pick<EventEnvelope, "payload">): Transcript {
-  const builder = new TranscriptBuilder(transcript);
-  return builder.add(envelope) ? builder.transcript : transcript;
-}
-
-export type TranscriptPrinterOptions = {
-  /** Written before every line (e.g. which call it belongs to). */
-  prefix?: string;
-  /** Write agent text as its deltas arrive (default); otherwise each message once, when complete. */
-  streamText?: boolean;
-};
-
-/**
- * Prints a transcript as it grows: agent text as it streams, user turns, tool calls (again when
- * they return), errors and the end, one line each. Returns the function to feed events to.
- */
-export function transcriptPrinter(write: (text: string) => void, options: TranscriptPrinterOptions = {}) {
-  const prefix = options.prefix ?? "";
-  const streamText = options.streamText ?? true;
-  const builder = new TranscriptBuilder();
-  let open: { generationId: string; printed: string } | undefined;
-  const closeOpen = () => {
-    if (open) write("\n");
-    open = undefined;
-  };
-  return (envelope: Pick<EventEnvelope, "payload">): void => {
-    const wasEnded = builder.ended;
-    if (!builder.add(envelope)) return;
-    const entry = builder.lastChanged;
-    if (entry?.kind === "agent") {
-      const message = builder.message(entry.generationId);
-      if (!message) return;
-      if (!streamText) {
-        if (message.complete) write(`${prefix}agent: ${message.text}\n`);
-        return;
-      }
-      if (open?.generationId !== message.generationId) {
-        closeOpen();
-        write(`${prefix}agent: `);
-        open = { generationId: message.generationId, printed: "" };
-      }
-      // The final text normally extends what was streamed; when it does not, show it whole.
-      if (message.text.startsWith(open.printed)) write(message.text.slice(open.printed.length));
-      else write(`\n${prefix}agent (final): ${message.text}`);
-      open.printed = message.text;
-      if (message.complete) closeOpen();
-      return;
-    }
-    if (entry) {
-      closeOpen();
-      write(`${prefix}${entry.line}\n`);
-    }
-    if (builder.ended && !wasEnded) {
-      closeOpen();
-      write(`${prefix}(conversation ended)\n`);
-    }
-  };
 }

@@ -12,8 +12,8 @@ import {
   NotFoundError,
   type PagedList,
   redact,
-  transcriptPrinter,
 } from "../api/index.ts";
+import { transcriptPrinter } from "../render/index.ts";
 
 const CONNECTION_HELP = `connection:
   --base-url URL   the service address (else AGENT_IAC_BASE_URL)

@@ -268,4 +268,3 @@ export const knownPayload = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("conversation.ended") }),
   z.looseObject({ type: z.literal("server.error"), error: z.unknown().optional() }),
 ]);
-export type KnownPayload = z.infer<typeof knownPayload>;

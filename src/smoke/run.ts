@@ -1,7 +1,8 @@
 // Runs planned calls with bounded concurrency and prints progress: a live transcript on a terminal,
 // one line per finished scenario otherwise (CI), and the closing `N passed, N failed` line. Every
 // planned call gets a result, whatever stopped the others: reports can always be written.
-import { type Client, type EventEnvelope, transcriptPrinter } from "../api/index.ts";
+import type { Client, EventEnvelope } from "../api/index.ts";
+import { transcriptPrinter } from "../render/index.ts";
 import { type CallListener, type PlannedCall, type Progress, placeCall } from "./call.ts";
 import { type ScenarioResult, summarize, testcaseName } from "./reports.ts";
 

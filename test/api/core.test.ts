@@ -12,10 +12,10 @@ import {
   InvalidRequestError,
   InvalidResponseError,
   NotFoundError,
-  pathFor,
   RateLimitError,
   ServerError,
 } from "../../src/api/index.ts";
+import { pathFor } from "../../src/api/path.ts";
 import { projectRoot } from "../../src/workspace/index.ts";
 import { json, type ScriptedServer, scriptedServer } from "./scripted-server.ts";
 
@@ -174,15 +174,38 @@ describe("request core", () => {
     await client.close();
   });
 
-  test("a response of the wrong shape is an InvalidResponseError; unknown fields are kept", async () => {
-    server = await scriptedServer((_req, res, _b, index) =>
-      index === 0
-        ? json(res, 200, { id: "ca_1" })
+  test("a GET answered with the wrong shape is an InvalidResponseError; unknown fields are kept", async () => {
+    server = await scriptedServer((req, res) =>
+      req.method === "GET"
+        ? json(res, 200, { data: "not a list", cursor: null }, { "x-request-id": "req_shape" })
         : json(res, 200, { id: "pa_1", version_id: "pa_1@v1", new_field: [1] }),
     );
     const client = fast(server.url);
-    await expect(client.conversationalAgents.create(agentBody)).rejects.toBeInstanceOf(InvalidResponseError);
+    const error = (await client.conversations
+      .list()
+      .toArray()
+      .catch((e: unknown) => e)) as InvalidResponseError;
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect(error.message).toMatch(/GET \/conversations → 200: unexpected response: .*\(request id req_shape\)/s);
     expect(await client.proceduralAgents.create(agentBody)).toMatchObject({ new_field: [1] });
+    await client.close();
+  });
+
+  test("a creating POST answered 2xx with an unreadable body is a lost response (may have acted), never retried", async () => {
+    const bodies = [JSON.stringify({ id: "ca_1" }), "<html>oops", `{"id": "ca_1", "version_id": "ca_1@v1"`];
+    server = await scriptedServer((_req, res, _b, index) => {
+      res.writeHead(200, { "content-type": "application/json", "request-id": `req_${index}` });
+      res.end(bodies[index]);
+    });
+    const client = fast(server.url);
+    for (const [index, reason] of ["✖", "the body is not JSON", "the body is not JSON"].entries()) {
+      const error = (await client.conversationalAgents.create(agentBody).catch((e: unknown) => e)) as ConnectionError;
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect(error).toMatchObject({ requestSent: true, status: 200, requestId: `req_${index}`, attempts: 1 });
+      expect(error.message).toContain(reason);
+      expect(error.message).toMatch(/could not be read .* it may have acted on the request/s);
+    }
+    expect(server.requests).toHaveLength(3);
     await client.close();
   });
 });

@@ -1,6 +1,7 @@
 // Bounded waits, bounded memory, and the key kept to the service's own address.
 import { afterEach, describe, expect, it } from "vitest";
-import { createClient, InvalidRequestError, InvalidResponseError, MAX_RESPONSE_BYTES } from "../../src/api/index.ts";
+import { MAX_RESPONSE_BYTES } from "../../src/api/core.ts";
+import { createClient, InvalidRequestError, InvalidResponseError } from "../../src/api/index.ts";
 import { type ScriptedServer, scriptedServer } from "./scripted-server.ts";
 
 const servers: ScriptedServer[] = [];

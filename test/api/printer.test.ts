@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { transcriptPrinter } from "../../src/api/index.ts";
+import { transcriptPrinter } from "../../src/render/index.ts";
 
 const events = [
   { type: "conversation.started" },

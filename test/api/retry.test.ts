@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { MAX_RETRY_DELAY_MS, parseRetryAfter, type RetryOutcome, shouldRetry } from "../../src/api/index.ts";
+import { MAX_RETRY_DELAY_MS, parseRetryAfter, type RetryOutcome, shouldRetry } from "../../src/api/retry.ts";
 
 const status = (s: number, retryAfter?: string): RetryOutcome => ({ kind: "status", status: s, retryAfter });
 const refused: RetryOutcome = { kind: "network", code: "ECONNREFUSED", requestSent: false };
@@ -8,6 +8,7 @@ const resetBefore: RetryOutcome = { kind: "network", code: "ECONNRESET", request
 const notFound: RetryOutcome = { kind: "network", code: "ENOTFOUND", requestSent: false };
 const headersTimeout: RetryOutcome = { kind: "timeout", requestSent: true };
 const connectTimeout: RetryOutcome = { kind: "timeout", requestSent: false };
+const deadline: RetryOutcome = { kind: "timeout", requestSent: true, deadline: true };
 
 describe("shouldRetry: method × outcome", () => {
   const table: [string, RetryOutcome, boolean, boolean][] = [
@@ -28,6 +29,7 @@ describe("shouldRetry: method × outcome", () => {
     ["DNS failure", notFound, true, false],
     ["headers timeout", headersTimeout, true, false],
     ["connect timeout", connectTimeout, true, false],
+    ["whole-response deadline (a trickle)", deadline, false, false],
   ];
   test.each(table)("%s: GET %s, POST %s", (_name, outcome, get, post) => {
     expect(shouldRetry({ method: "GET", outcome, attempt: 1, maxAttempts: 4, random: () => 0 }).retry).toBe(get);

@@ -7,15 +7,15 @@ import {
   type Client,
   ConnectionError,
   createClient,
-  type EventEnvelope,
-  emptyTranscript,
   InvalidRequestError,
   NotFoundError,
   RateLimitError,
-  reduceTranscript,
   ServerError,
   TimeoutError,
+  type Transcript,
+  TranscriptBuilder,
 } from "../../src/api/index.ts";
+import type { EventEnvelope } from "../../src/contract/index.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
 import { requestCounts, simulatorCall, storedAgents } from "../helpers/simulator.ts";
 
@@ -44,6 +44,12 @@ async function drain(iterable: AsyncIterable<EventEnvelope>): Promise<EventEnvel
   const out: EventEnvelope[] = [];
   for await (const e of iterable) out.push(e);
   return out;
+}
+
+function transcriptOf(events: EventEnvelope[]): Transcript {
+  const builder = new TranscriptBuilder();
+  for (const event of events) builder.add(event);
+  return builder.transcript;
 }
 
 async function procedural(name: string) {
@@ -102,7 +108,7 @@ describe("every operation", () => {
     const events = await drain(client.conversations.events(conv.id));
     expect(events.at(-1)?.payload.type).toBe("conversation.ended");
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
-    const t = events.reduce(reduceTranscript, emptyTranscript());
+    const t = transcriptOf(events);
     expect(t.messages[0]).toMatchObject({ text: "Hello, this is Ada. How can I help you today?", complete: true });
     expect(t.userMessages).toEqual(["Please lookup account 42", "That's all, thank you."]);
     expect(t.toolCalls).toEqual([
@@ -380,12 +386,13 @@ describe("WebSocket session", () => {
       context: { simulation: { user_turns: [], wait_for_user: true } },
     });
     const session = await client.conversations.session(conv.id);
-    let transcript = emptyTranscript();
+    const builder = new TranscriptBuilder();
     let sentTurn = false;
     let sentUnknown = false;
     let sentEnd = false;
     for await (const envelope of session) {
-      transcript = reduceTranscript(transcript, envelope);
+      builder.add(envelope);
+      const transcript = builder.transcript;
       const greeted = transcript.messages[0]?.complete;
       if (greeted && !sentTurn) {
         sentTurn = true;
@@ -403,6 +410,7 @@ describe("WebSocket session", () => {
         session.send({ type: "end" });
       }
     }
+    const transcript = builder.transcript;
     expect(transcript.userMessages).toContain("Where is my parcel?");
     expect(transcript.errors).toHaveLength(1);
     expect(transcript.ended).toBe(true);
@@ -418,11 +426,14 @@ describe("WebSocket session", () => {
     await tokenOnly.close();
   });
 
-  test("a session with a wrong key fails to open with a ConnectionError", async () => {
+  test("a session with a wrong key is refused like any request: AuthenticationError with status and request id", async () => {
     const wrong = createClient({ baseUrl: sim.url, apiKey: "sk_nope_nope" });
-    const error = await wrong.conversations.session("conv_missing").catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ConnectionError);
-    expect((error as Error).message).not.toContain("sk_nope_nope");
+    const error = (await wrong.conversations.session("conv_missing").catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error).toMatchObject({ status: 401, method: "WS", path: "/conversations/conv_missing/session" });
+    expect(error.requestId).toMatch(/\S/);
+    expect(error.message).toContain(`request id ${error.requestId}`);
+    expect(error.message).not.toContain("sk_nope_nope");
     await wrong.close();
   });
 });

@@ -2,14 +2,9 @@
 // Last-Event-ID honouring `retry:`, no duplicates, idle timeout, abort on break, bounded reconnects.
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, test } from "vitest";
-import { decodeEnvelope, sseMessages } from "../../src/api/events.ts";
-import {
-  ConnectionError,
-  createClient,
-  type EventEnvelope,
-  InvalidResponseError,
-  TimeoutError,
-} from "../../src/api/index.ts";
+import { decodeEnvelope, sseBatches } from "../../src/api/events.ts";
+import { ConnectionError, createClient, InvalidResponseError, TimeoutError } from "../../src/api/index.ts";
+import type { EventEnvelope } from "../../src/contract/index.ts";
 import { type ScriptedServer, scriptedServer } from "./scripted-server.ts";
 
 const env = (id: string, type: string, extra: Record<string, unknown> = {}) =>
@@ -34,8 +29,8 @@ async function collect(chunks: Uint8Array[]): Promise<{ messages: Seen[]; retrie
   }
   const messages: Seen[] = [];
   const retries: number[] = [];
-  for await (const m of sseMessages(source(), (ms) => retries.push(ms)))
-    messages.push({ id: m.id, event: m.event, data: m.data });
+  for await (const batch of sseBatches(source(), { onRetry: (ms) => retries.push(ms) }))
+    for (const m of batch) messages.push({ id: m.id, event: m.event, data: m.data });
   return { messages, retries };
 }
 

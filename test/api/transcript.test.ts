@@ -1,5 +1,8 @@
+// The transcript as data (TranscriptBuilder) following the interface's four rules; the line each
+// entry prints as is checked through the commands' entryLine.
 import { describe, expect, test } from "vitest";
-import { emptyTranscript, reduceTranscript, type Transcript } from "../../src/api/index.ts";
+import { type Transcript, TranscriptBuilder } from "../../src/api/index.ts";
+import { entryLine } from "../../src/render/index.ts";
 
 let n = 0;
 const ev = (payload: Record<string, unknown>) => ({
@@ -7,10 +10,15 @@ const ev = (payload: Record<string, unknown>) => ({
   created_at: "2025-06-19T12:00:00Z",
   payload: payload as { type: string },
 });
-const run = (...payloads: Record<string, unknown>[]): Transcript =>
-  payloads.map(ev).reduce(reduceTranscript, emptyTranscript());
+function build(...payloads: Record<string, unknown>[]): TranscriptBuilder {
+  const builder = new TranscriptBuilder();
+  for (const payload of payloads) builder.add(ev(payload));
+  return builder;
+}
+const run = (...payloads: Record<string, unknown>[]): Transcript => build(...payloads).transcript;
+const lines = (t: Transcript) => t.entries.map(entryLine);
 
-describe("reduceTranscript", () => {
+describe("TranscriptBuilder", () => {
   test("rule 1: deltas with the same generation_id concatenate, in arrival order, into one incomplete message", () => {
     const t = run(
       { type: "agent.message.delta", generation_id: "g1", text_delta: "Hello, " },
@@ -21,7 +29,11 @@ describe("reduceTranscript", () => {
       { generationId: "g1", text: "Hello, world", complete: false },
       { generationId: "g2", text: "Other", complete: false },
     ]);
-    expect(t.entries.map((e) => e.line)).toEqual(["agent: Hello, world …", "agent: Other …"]);
+    expect(t.entries).toEqual([
+      { kind: "agent", message: { generationId: "g1", text: "Hello, world", complete: false } },
+      { kind: "agent", message: { generationId: "g2", text: "Other", complete: false } },
+    ]);
+    expect(lines(t)).toEqual(["agent: Hello, world …", "agent: Other …"]);
   });
 
   test("rule 2: completed makes it complete with its text (the final text wins over the deltas)", () => {
@@ -30,7 +42,7 @@ describe("reduceTranscript", () => {
       { type: "agent.message.completed", generation_id: "g1", text: "Hello." },
     );
     expect(t.messages).toEqual([{ generationId: "g1", text: "Hello.", complete: true }]);
-    expect(t.entries.map((e) => e.line)).toEqual(["agent: Hello."]);
+    expect(lines(t)).toEqual(["agent: Hello."]);
   });
 
   test("a completed message without deltas; a late delta does not change a completed message", () => {
@@ -51,7 +63,8 @@ describe("reduceTranscript", () => {
       { callId: "c1", name: "lookup", arguments: { q: 1 }, result: { ok: true }, returned: true },
       { callId: "c2", name: "other", arguments: undefined, returned: false },
     ]);
-    expect(t.entries.map((e) => e.line)).toEqual(['tool lookup({"q":1}) → {"ok":true}', "tool other({}) …"]);
+    expect(t.entries.map((e) => e.kind === "tool" && e.call.callId)).toEqual(["c1", "c2"]);
+    expect(lines(t)).toEqual(['tool lookup({"q":1}) → {"ok":true}', "tool other({}) …"]);
   });
 
   test("a returned call without its created event; an error result", () => {
@@ -59,14 +72,17 @@ describe("reduceTranscript", () => {
     expect(t.toolCalls).toEqual([
       { callId: "c7", name: "transfer", arguments: undefined, error: { message: "busy" }, returned: true },
     ]);
-    expect(t.entries[0]?.line).toBe('tool transfer({}) → error {"message":"busy"}');
+    expect(lines(t)[0]).toBe('tool transfer({}) → error {"message":"busy"}');
   });
 
-  test("rule 4: unknown types and malformed known payloads are ignored (same object back)", () => {
-    const t = run({ type: "agent.message.delta", generation_id: "g", text_delta: "x" });
-    expect(reduceTranscript(t, ev({ type: "agent.thinking", foo: 1 }))).toBe(t);
-    expect(reduceTranscript(t, ev({ type: "agent.message.delta", generation_id: "g" }))).toBe(t);
-    expect(reduceTranscript(t, { payload: undefined as never })).toBe(t);
+  test("rule 4: unknown types and malformed known payloads are ignored (nothing changes)", () => {
+    const builder = build({ type: "agent.message.delta", generation_id: "g", text_delta: "x" });
+    const before = builder.transcript;
+    expect(builder.add(ev({ type: "agent.thinking", foo: 1 }))).toBe(false);
+    expect(builder.add(ev({ type: "agent.message.delta", generation_id: "g" }))).toBe(false);
+    expect(builder.add({ payload: undefined as never })).toBe(false);
+    expect(builder.lastChanged).toBeUndefined();
+    expect(builder.transcript).toEqual(before);
   });
 
   test("user turns, server errors, start and end are kept for smoke checks", () => {
@@ -77,14 +93,20 @@ describe("reduceTranscript", () => {
       { type: "conversation.ended" },
     );
     expect(t).toMatchObject({ started: true, ended: true, userMessages: ["Hi"], errors: [{ message: "boom" }] });
-    expect(t.entries.map((e) => e.line)).toEqual(["user: Hi", 'error: {"message":"boom"}']);
+    expect(t.entries).toEqual([
+      { kind: "user", text: "Hi" },
+      { kind: "error", error: { message: "boom" } },
+    ]);
+    expect(lines(t)).toEqual(["user: Hi", 'error: {"message":"boom"}']);
   });
 
-  test("pure: the input transcript is not modified", () => {
-    const before = run({ type: "agent.message.delta", generation_id: "g", text_delta: "a" });
+  test("a snapshot does not change with later events", () => {
+    const builder = build({ type: "agent.message.delta", generation_id: "g", text_delta: "a" });
+    const before = builder.transcript;
     const snapshot = JSON.stringify(before);
-    reduceTranscript(before, ev({ type: "agent.message.delta", generation_id: "g", text_delta: "b" }));
-    reduceTranscript(before, ev({ type: "agent.tool_call.created", call_id: "c", name: "t" }));
+    builder.add(ev({ type: "agent.message.delta", generation_id: "g", text_delta: "b" }));
+    builder.add(ev({ type: "agent.tool_call.created", call_id: "c", name: "t" }));
     expect(JSON.stringify(before)).toBe(snapshot);
+    expect(builder.transcript.messages[0]?.text).toBe("ab");
   });
 });

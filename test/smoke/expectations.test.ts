@@ -22,10 +22,10 @@ function observation(overrides: Partial<Observation> = {}): Observation {
     durationSec: 3.2,
     procedures: [{ key: "call-summary", agentId: "pa_1", status: "completed" }],
     entries: [
-      { kind: "agent", text: "Hello, this is Ava.", complete: true },
+      { kind: "agent", message: { generationId: "g", text: "Hello, this is Ava.", complete: true } },
       { kind: "user", text: "Is Tuesday free?" },
       { kind: "tool", call: { callId: "c1", name: "check_availability", arguments: {}, returned: false } },
-      { kind: "agent", text: "done", complete: true },
+      { kind: "agent", message: { generationId: "g", text: "done", complete: true } },
     ],
     ...overrides,
   };

@@ -19,7 +19,7 @@ const passed: ScenarioResult = {
     ended: true,
     durationSec: 1,
     procedures: [],
-    entries: [{ kind: "agent", text: "Hello <there> & welcome", complete: true }],
+    entries: [{ kind: "agent", message: { generationId: "g", text: "Hello <there> & welcome", complete: true } }],
   },
   timings: { durationMs: 1200, timeToFirstAgentMessageMs: 30 },
 };
