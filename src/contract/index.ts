@@ -269,3 +269,6 @@ export const knownPayload = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("server.error"), error: z.unknown().optional() }),
 ]);
 export type KnownPayload = z.infer<typeof knownPayload>;
+
+export { hostHeaderName, isLoopbackHost } from "./loopback.ts";
+export { deepMerge, type MergeOptions } from "./merge.ts";

@@ -2,7 +2,10 @@
 // project's client, which is tested on its own), so these tests pin the wire format itself.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { request, WebSocket } from "undici";
-import type { Simulator } from "../../src/simulator/index.ts";
+import type { Simulator as Running } from "../../src/simulator/index.ts";
+
+/** What the helpers need of a simulator: its address and key (a spawned one has no handle). */
+export type Simulator = Pick<Running, "url" | "apiKey">;
 
 export const VERSION = "2025-06-19";
 
