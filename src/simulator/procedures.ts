@@ -65,12 +65,15 @@ export class ProcedureRunner {
 
   /** Completes a pending procedure (also used for those left pending by a restart). */
   async run(procedure: StoredProcedure): Promise<void> {
-    await sleep(this.#delayMs, undefined, { signal: this.#signal });
+    // Each status, `pending` included, is visible for at least the profile's step time.
+    const hold = () =>
+      sleep(Math.max(this.#delayMs, this.#profile.procedureStepMs), undefined, { signal: this.#signal });
+    await hold();
     const store = this.#store;
     for (const status of this.#profile.procedureSteps) {
       procedure.item.status = status;
       store.changed();
-      await sleep(Math.max(this.#delayMs, this.#profile.procedureStepMs), undefined, { signal: this.#signal });
+      await hold();
     }
     const conversation = store.conversations.get(procedure.item.conversation_id);
     const latest = store.agents.get(procedure.item.agent_id)?.versions.at(-1);
