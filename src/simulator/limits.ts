@@ -9,6 +9,8 @@ export const LIMITS = {
   bodyDepth: 32,
   /** Largest WebSocket message (a larger one closes the socket with 1009). */
   wsMessageBytes: 64 * 1024,
+  /** Events of one conversation: session user turns beyond it are refused. */
+  eventsPerConversation: 5000,
   /** `server.error` events stored per conversation for invalid control messages. */
   controlErrorsPerConversation: 20,
   /** post_url deliveries started per second (the rest are recorded as not delivered). */

@@ -149,6 +149,11 @@ function controlHandler(ctx: SimContext, conversation: StoredConversation, socke
     const type = (message as { type?: unknown })?.type;
     const text = (message as { text?: unknown })?.text;
     if (type === "user.message" && typeof text === "string") {
+      if (conversation.events.length >= LIMITS.eventsPerConversation) {
+        return serverError(
+          `the conversation has reached ${LIMITS.eventsPerConversation} events (the simulator's limit)`,
+        );
+      }
       if (!runner.userTurn(conversation.item.id, text)) serverError("the conversation is not running");
     } else if (type === "end") {
       if (!runner.end(conversation.item.id)) serverError("the conversation is not running");
