@@ -3,7 +3,7 @@
 // refused naming the holder; a lock left by a process that no longer runs is taken over.
 // `readSimulatorLock` and `probeSimulator` let other code (`npm start`) find a running simulator.
 import { randomBytes } from "node:crypto";
-import { open, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { request } from "undici";
 
 export type SimulatorLock = {
@@ -115,7 +115,11 @@ export async function acquireLock(dataFile: string): Promise<LockHandle> {
   return {
     async setUrl(url) {
       lock.url = url;
-      if (await ours()) await writeFile(file, JSON.stringify({ ...lock, token }), { mode: 0o600 });
+      if (!(await ours())) return;
+      // Replaced by a rename, so a reader never sees a half-written lock.
+      const temp = `${file}.${process.pid}.tmp`;
+      await writeFile(temp, JSON.stringify({ ...lock, token }), { mode: 0o600 });
+      await rename(temp, file);
     },
     async release() {
       if (await ours()) await rm(file, { force: true });
