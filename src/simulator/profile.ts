@@ -85,7 +85,11 @@ const defaultProfile: Profile = {
 const variantProfile: Profile = {
   name: "variant",
   createStatus: 201,
-  createExtras: (kind, createdAt) => ({ object: kind, created_at: createdAt, livemode: false }),
+  createExtras: (kind, createdAt) => ({
+    object: kind,
+    created_at: createdAt,
+    ...(kind === "conversation" ? { status: "queued" } : { version: 1 }),
+  }),
   requestIdHeader: "x-request-id",
   // FastAPI's shape; the request id only in the header.
   errorBody: (_status, message) => ({ detail: message }),

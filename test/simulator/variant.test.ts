@@ -48,10 +48,10 @@ async function rawStream(conversationId: string, headers: Record<string, string>
 describe("variant profile", () => {
   it("creates answer 201 with extra body fields", async () => {
     const agent = await conversational();
-    expect(agent).toMatchObject({ id: expect.stringMatching(/^ca_/), object: "conversational_agent", livemode: false });
+    expect(agent).toMatchObject({ id: expect.stringMatching(/^ca_/), object: "conversational_agent", version: 1 });
     expect(agent.created_at).toMatch(MICROS);
     const conv = await conversation(agent.id);
-    expect(conv).toMatchObject({ object: "conversation", channel: { token: expect.any(String) } });
+    expect(conv).toMatchObject({ object: "conversation", status: "queued", channel: { token: expect.any(String) } });
   });
 
   it("errors are FastAPI-style {detail} with x-request-id (no request-id header)", async () => {
