@@ -5,7 +5,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
-import { isLoopbackHost } from "../contract/index.ts";
+import { LOOPBACK_NAMES } from "../contract/index.ts";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 import { startSimulator } from "../simulator/index.ts";
@@ -50,7 +50,7 @@ export async function run(argv: string[]): Promise<number> {
     let connection: { baseUrl: string; apiKey: string | undefined };
     // The key the provider will use (stack config first, as it reads them); the simulator accepts it.
     const configuredKey = config["agents:apiKey"]?.value || process.env.AGENT_IAC_API_KEY;
-    if (!configuredUrl || isLoopbackHost(hostnameOf(configuredUrl))) {
+    if (!configuredUrl || LOOPBACK_NAMES.has(hostnameOf(configuredUrl))) {
       await mkdir(stateDir, { recursive: true });
       simulator = await startSimulator({
         port: 0,

@@ -270,5 +270,5 @@ export const knownPayload = z.discriminatedUnion("type", [
 ]);
 export type KnownPayload = z.infer<typeof knownPayload>;
 
-export { hostHeaderName, isLoopbackHost } from "./loopback.ts";
+export { hostHeaderName, isLoopbackHost, LOOPBACK_NAMES } from "./loopback.ts";
 export { deepMerge, type MergeOptions } from "./merge.ts";

@@ -2,7 +2,8 @@
 // post_url requests, and which Host headers it answers (a DNS-rebinding defence). One list for the
 // simulator and the commands.
 
-const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+/** The usual names of this machine, as URL hostnames (what `npm start` treats as "the local simulator"). */
+export const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 /** A URL hostname (or a bare host) that names this machine: localhost, 127.0.0.0/8 or ::1. */
 export function isLoopbackHost(host: string): boolean {
