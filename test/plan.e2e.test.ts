@@ -140,13 +140,13 @@ describe("agent-iac plan (real Pulumi CLI against the simulator)", () => {
     expect(summary.fields).toEqual([
       {
         path: "config.output.post_url",
-        before: "http://127.0.0.1:8787/_hooks/call-summary",
+        before: "http://127.0.0.1:8787/_simulator/hooks/call-summary",
         after: "https://hooks.northwind.example/agents/call-summary",
       },
     ]);
     expect(row(md, "call-summary")?.slice(2)).toEqual(["replace", "changed: config.output.post_url"]);
     expect(md).toContain(
-      "- `config.output.post_url`: `http://127.0.0.1:8787/_hooks/call-summary` → `https://hooks.northwind.example/agents/call-summary`",
+      "- `config.output.post_url`: `http://127.0.0.1:8787/_simulator/hooks/call-summary` → `https://hooks.northwind.example/agents/call-summary`",
     );
 
     // support: no overlay of its own, replaced because it links call-summary.

@@ -1,7 +1,8 @@
 // `agent-iac service` (`npm run service`): runs the local simulator of the service until SIGINT or
-// SIGTERM, then stops cleanly (open streams closed, persisted state flushed).
+// SIGTERM, then stops cleanly (open streams closed, persisted state flushed; exit 3 when the last
+// write of the data file failed).
 import { parseArgs } from "node:util";
-import { DEV_API_KEY, startSimulator } from "../simulator/index.ts";
+import { DEV_API_KEY, PROFILE_NAMES, type ProfileName, startSimulator } from "../simulator/index.ts";
 
 const HELP = `usage: agent-iac service [options]
 
@@ -12,6 +13,9 @@ options:
   --host HOST            address to listen on (default 127.0.0.1)
   --port PORT            port (default 8787; 0 picks a free one, printed)
   --data FILE            keep agents, conversations, procedures and feedbacks in FILE across restarts
+                         (its directory must exist; one simulator per file: FILE.lock names the holder)
+  --profile NAME         default | variant: the value taken for each choice the interface leaves
+                         open (variant: the other legal value of each; see src/simulator/README.md)
   --api-key KEY          the API key clients must send (prefer AGENT_IAC_API_KEY: process
                          arguments are visible to other users); default: the documented local dev
                          key, which is refused on a non-loopback host
@@ -40,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
         host: { type: "string", default: "127.0.0.1" },
         port: { type: "string", default: "8787" },
         data: { type: "string" },
+        profile: { type: "string", default: "default" },
         "api-key": { type: "string" },
         "latency-ms": { type: "string" },
         "event-delay-ms": { type: "string" },
@@ -51,6 +56,9 @@ export async function run(argv: string[]): Promise<number> {
     if (values.help) {
       process.stdout.write(HELP);
       return 0;
+    }
+    if (!PROFILE_NAMES.includes(values.profile as ProfileName)) {
+      throw new Error(`--profile must be one of ${PROFILE_NAMES.join(", ")}, got "${values.profile}"`);
     }
     const port = numeric("port", values.port, 0) as number;
     if (port > 65535) throw new Error(`--port must be at most 65535, got "${values.port}"`);
@@ -65,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
       port,
       apiKey,
       ...(values.data ? { dataFile: values.data } : {}),
+      profile: values.profile as ProfileName,
       latencyMs: numeric("latency-ms", values["latency-ms"], 0),
       eventDelayMs: numeric("event-delay-ms", values["event-delay-ms"], 0),
       pageSize: numeric("page-size", values["page-size"], 1),
@@ -78,11 +87,13 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`agent-iac service: ${(error as Error).message}\n`);
     if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") return 3;
     if (!code || code.startsWith("ERR_PARSE_ARGS")) process.stderr.write(`\n${HELP}`);
+    // ELOCKED (another simulator serves the file) and EDATAFILE (unusable --data): exit 2.
     return 2;
   }
 
   process.stdout.write(
     `agent-iac service: listening on ${simulator.url} (service id ${simulator.serviceId})\n` +
+      `profile: ${simulator.profile}\n` +
       `API key: ${keySource}\n` +
       "press Ctrl+C to stop\n",
   );
@@ -91,6 +102,11 @@ export async function run(argv: string[]): Promise<number> {
     process.once("SIGTERM", resolve);
   });
   await simulator.close();
+  const failed = simulator.persistenceError();
+  if (failed) {
+    process.stderr.write(`agent-iac service: stopped (${signal}), but the data file was not saved: ${failed}\n`);
+    return 3;
+  }
   process.stdout.write(`agent-iac service: stopped (${signal})\n`);
   return 0;
 }

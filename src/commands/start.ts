@@ -5,6 +5,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
+import { LOOPBACK_NAMES } from "../contract/index.ts";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 import { startSimulator } from "../simulator/index.ts";
@@ -26,8 +27,6 @@ version ids, then places the smoke scenarios against those versions. When the st
 agents:baseUrl is a loopback address (as in the dev stack), the local simulator serves the run
 on a free port (its data in .agent-iac/simulator.json) and the API key is its dev key.
 `;
-
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
 
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand("start", HELP, argv, {
@@ -51,7 +50,7 @@ export async function run(argv: string[]): Promise<number> {
     let connection: { baseUrl: string; apiKey: string | undefined };
     // The key the provider will use (stack config first, as it reads them); the simulator accepts it.
     const configuredKey = config["agents:apiKey"]?.value || process.env.AGENT_IAC_API_KEY;
-    if (!configuredUrl || LOOPBACK.has(hostnameOf(configuredUrl))) {
+    if (!configuredUrl || LOOPBACK_NAMES.has(hostnameOf(configuredUrl))) {
       await mkdir(stateDir, { recursive: true });
       simulator = await startSimulator({
         port: 0,

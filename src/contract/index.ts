@@ -268,3 +268,6 @@ export const knownPayload = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("conversation.ended") }),
   z.looseObject({ type: z.literal("server.error"), error: z.unknown().optional() }),
 ]);
+
+export { hostHeaderName, isLoopbackHost, LOOPBACK_NAMES } from "./loopback.ts";
+export { deepMerge, type MergeOptions } from "./merge.ts";

@@ -6,6 +6,7 @@ import type { z } from "zod";
 import {
   type ConversationalAgentConfig,
   conversationalAgentConfig,
+  deepMerge,
   type ProceduralAgentConfig,
   proceduralAgentConfig,
 } from "../contract/index.ts";
@@ -213,19 +214,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Objects merged key by key, everything else (arrays, scalars, a whole `prompt`) replaced. */
-export function deepMerge(base: unknown, overlay: unknown, key?: string): unknown {
-  if (!isRecord(base) || !isRecord(overlay) || key === "prompt") return overlay;
-  const out: Record<string, unknown> = {};
-  const set = (k: string, v: unknown) => {
-    // defineProperty: a "__proto__" key stays a plain (invalid) key instead of changing the prototype.
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  };
-  for (const k of Object.keys(base)) set(k, base[k]);
-  for (const k of Object.keys(overlay)) set(k, Object.hasOwn(base, k) ? deepMerge(base[k], overlay[k], k) : overlay[k]);
-  return out;
-}
-
 async function evaluate(key: string, base: Loaded, overlay: Loaded | undefined, root: string): Promise<Evaluated> {
   const sources = [base.source, overlay?.source].filter((s): s is Source => s !== undefined);
   const errors = [...base.errors, ...(overlay?.errors ?? [])];
@@ -246,7 +234,8 @@ async function evaluate(key: string, base: Loaded, overlay: Loaded | undefined, 
   if (overlayValue && "kind" in overlayValue && overlayValue.kind !== base.value.kind) {
     return { key, sources, errors: [diagnosticAt(sources, ["kind"], "an overlay cannot change an agent's kind")] };
   }
-  const raw = (overlayValue ? deepMerge(base.value, overlayValue) : base.value) as Record<string, unknown>;
+  // An overlay replaces a whole `prompt` (text and file together), unlike override_config.
+  const raw = deepMerge(base.value, overlayValue, { replaceWhole: ["prompt"] }) as Record<string, unknown>;
 
   const kind = raw.kind;
   if (kind !== "conversational" && kind !== "procedural") {

@@ -1,9 +1,10 @@
-// Runs simulated conversations (contract 4 in the project's common notes, documented in
-// README.md): queued → in_progress → completed/failed, every event `eventDelayMs` after the one
-// before, appended to the stored log (replayed to late subscribers) and pushed to live ones.
+// Runs simulated conversations (documented in README.md): queued → the profile's in-flight statuses
+// → completed/failed, every event `eventDelayMs` after the one before, appended to the stored log
+// (replayed to late subscribers) and pushed to live ones.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { EventEnvelope } from "../contract/index.ts";
 import { chunks, GOODBYE, greeting, simulation, toolNamed } from "./dialogue.ts";
+import type { Profile } from "./profile.ts";
 import type { Store, StoredConversation } from "./store.ts";
 
 type Listener = (envelope: EventEnvelope) => void;
@@ -21,13 +22,20 @@ export class ConversationRunner {
   readonly #eventDelayMs: number;
   readonly #userWaitTimeoutMs: number;
   readonly #onEnded: (conversation: StoredConversation) => void;
+  readonly #profile: Profile;
   readonly #controller = new AbortController();
   readonly #live = new Map<string, Live>();
 
   constructor(
     store: Store,
-    options: { eventDelayMs: number; userWaitTimeoutMs: number; onEnded: (c: StoredConversation) => void },
+    options: {
+      eventDelayMs: number;
+      userWaitTimeoutMs: number;
+      profile: Profile;
+      onEnded: (c: StoredConversation) => void;
+    },
   ) {
+    this.#profile = options.profile;
     this.#store = store;
     this.#eventDelayMs = options.eventDelayMs;
     this.#userWaitTimeoutMs = options.userWaitTimeoutMs;
@@ -79,10 +87,13 @@ export class ConversationRunner {
   /** Appends an event to a conversation's log and pushes it to its live subscribers. */
   emit(conversation: StoredConversation, payload: EventEnvelope["payload"]): EventEnvelope {
     const suffix = conversation.item.id.replace(/^conv_/, "");
+    const position = conversation.events.length + 1;
+    // `id` first: the variant's SSE framing splits the JSON right after it.
     const envelope: EventEnvelope = {
-      id: `evt_${suffix}_${conversation.events.length + 1}`,
-      created_at: new Date().toISOString(),
+      id: `evt_${suffix}_${position}`,
+      created_at: this.#profile.now(),
       payload,
+      ...this.#profile.envelopeExtras(conversation.item.id, position),
     };
     conversation.events.push(envelope);
     this.#store.changed();
@@ -112,10 +123,16 @@ export class ConversationRunner {
       await emit({ type: "agent.message.completed", generation_id, text });
     };
 
-    await pause();
-    conversation.item.status = "in_progress";
-    conversation.item.started_at = new Date().toISOString();
+    const profile = this.#profile;
+    for (const status of profile.conversationSteps) {
+      await pause();
+      conversation.item.status = status;
+      conversation.item.started_at ??= profile.now();
+      this.#store.changed();
+    }
     this.emit(conversation, { type: "conversation.started" });
+    // An event type no client knows, which a transcript must skip.
+    if (profile.extraEvents) await emit({ type: "agent.thinking", detail: { phase: "greeting" } });
     await say(greeting(conversation.config));
 
     if (sim.failed) {
@@ -133,7 +150,7 @@ export class ConversationRunner {
       const tool = toolNamed(conversation.config, text);
       if (tool) {
         const call_id = `call_${id.replace(/^conv_/, "")}_${++calls}`;
-        const args = { request: text };
+        const args = profile.argumentsAsString ? JSON.stringify({ request: text }) : { request: text };
         await emit({ type: "agent.tool_call.created", call_id, name: tool, arguments: args });
         await emit({
           type: "agent.tool_call.returned",
@@ -199,9 +216,13 @@ export class ConversationRunner {
   async #finish(conversation: StoredConversation, status: string, failure: string | null): Promise<void> {
     await sleep(this.#eventDelayMs, undefined, { signal: this.#controller.signal });
     const item = conversation.item;
+    const profile = this.#profile;
     item.status = status;
-    item.completed_at = new Date().toISOString();
-    item.failure_reason = failure;
+    item.completed_at = profile.now();
+    item.failure_reason =
+      failure !== null && profile.nullableObjects ? { code: "simulated", message: failure } : failure;
+    if (profile.nullableObjects)
+      item.sentiment = { label: status === "completed" ? "positive" : "negative", score: 0.5 };
     item.duration_sec = item.started_at ? (Date.parse(item.completed_at) - Date.parse(item.started_at)) / 1000 : 0;
     this.emit(conversation, { type: "conversation.ended" });
     this.#live.delete(item.id);

@@ -10,14 +10,6 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** `override` merged over `base`: objects key by key, everything else (arrays too) replaced. */
-export function deepMerge<T>(base: T, override: unknown): T {
-  if (!isObject(base) || !isObject(override)) return (override === undefined ? base : override) as T;
-  const out: Json = { ...base };
-  for (const [key, value] of Object.entries(override)) out[key] = deepMerge(out[key], value);
-  return out as T;
-}
-
 export function greeting(config: ConversationalAgentConfig): string {
   const name = config.personas?.[0]?.name || "the agent";
   return `Hello, this is ${name}. How can I help you today?`;

@@ -1,37 +1,18 @@
-// Error answers of the simulator: one JSON shape, `{error: {type, message, field?, request_id}}`,
-// made from a status and a short reason. The interface leaves error bodies open; this shape is
-// what the client's error factory reads (`error.message`).
+// Errors of the simulator: an HttpError (status, short reason, the request field at fault) thrown
+// anywhere and answered in the profile's error shape by the error handlers (errors.ts).
 import type { z } from "zod";
 
 export class HttpError extends Error {
   readonly status: number;
-  readonly type: string;
   readonly field: string | undefined;
   readonly headers: Record<string, string>;
 
   constructor(status: number, message: string, options: { field?: string; headers?: Record<string, string> } = {}) {
     super(message);
     this.status = status;
-    this.type = errorType(status);
     this.field = options.field;
     this.headers = options.headers ?? {};
   }
-}
-
-export function errorType(status: number): string {
-  if (status === 400) return "invalid_request";
-  if (status === 401) return "authentication_error";
-  if (status === 403) return "permission_error";
-  if (status === 404) return "not_found";
-  if (status === 429) return "rate_limited";
-  if (status >= 500) return "server_error";
-  return "error";
-}
-
-export function errorBody(status: number, message: string, requestId: string, field?: string) {
-  return {
-    error: { type: errorType(status), message, ...(field === undefined ? {} : { field }), request_id: requestId },
-  };
 }
 
 /** Validates with a shared schema; a failure is a 400 naming the first field at fault. */

@@ -1,32 +1,44 @@
 // Procedures after a conversation: each procedural agent in the conversation's agent version's
 // `postprocess_agents` whose `filter_statuses` include the final status (none given = every final
-// status) gets a procedure `pending` → `completed` (or `failed`, see README.md) after
-// `eventDelayMs`. Where `post_url` is a loopback address the procedure is POSTed there and the
-// outcome recorded (GET /_simulator/deliveries); other addresses are recorded as not delivered.
+// status) gets a procedure `pending` → the profile's in-flight statuses → `completed` (or `failed`,
+// see README.md). Where `post_url` is set the finished procedure is delivered once: to this
+// simulator's own sink when the URL is a loopback name with a /_simulator/hooks/ path (whatever its
+// port), else POSTed when it is a loopback address; other addresses are recorded as not delivered.
+// Deliveries are bounded per second; every outcome is recorded (GET /_simulator/deliveries).
 import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
-import type { ProceduralAgentConfig } from "../contract/index.ts";
+import { isLoopbackHost, type ProceduralAgentConfig } from "../contract/index.ts";
 import { procedureOutput, simulation } from "./dialogue.ts";
+import { LIMITS } from "./limits.ts";
+import type { Profile } from "./profile.ts";
 import { randomSuffix, type Store, type StoredConversation, type StoredProcedure } from "./store.ts";
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
-export const isLoopbackHost = (host: string) => LOOPBACK_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
+export const HOOKS_PATH = "/_simulator/hooks/";
 
 export class ProcedureRunner {
   readonly #store: Store;
   readonly #delayMs: number;
   readonly #signal: AbortSignal;
+  readonly #profile: Profile;
+  readonly #log: (line: string) => void;
+  /** Start times of the deliveries of the last second. */
+  #recent: number[] = [];
 
-  constructor(store: Store, options: { eventDelayMs: number; signal: AbortSignal }) {
+  constructor(
+    store: Store,
+    options: { eventDelayMs: number; profile: Profile; signal: AbortSignal; log: (line: string) => void },
+  ) {
     this.#store = store;
     this.#delayMs = options.eventDelayMs;
     this.#signal = options.signal;
+    this.#profile = options.profile;
+    this.#log = options.log;
   }
 
   afterConversation(conversation: StoredConversation): void {
     const store = this.#store;
     const version = store.agents.get(conversation.agent.id)?.versions[conversation.agent.version - 1];
-    for (const paId of version?.postprocess_agents ?? []) {
+    for (const paId of new Set(version?.postprocess_agents ?? [])) {
       const agent = store.agents.get(paId);
       const latest = agent?.versions.at(-1);
       if (!agent || !latest) continue;
@@ -40,7 +52,7 @@ export class ProcedureRunner {
           name: latest.name,
           conversation_id: conversation.item.id,
           agent_id: agent.id,
-          created_at: new Date().toISOString(),
+          created_at: this.#profile.now(),
           status: "pending",
           output: null,
           error: null,
@@ -53,8 +65,16 @@ export class ProcedureRunner {
 
   /** Completes a pending procedure (also used for those left pending by a restart). */
   async run(procedure: StoredProcedure): Promise<void> {
-    await sleep(this.#delayMs, undefined, { signal: this.#signal });
+    // Each status, `pending` included, is visible for at least the profile's step time.
+    const hold = () =>
+      sleep(Math.max(this.#delayMs, this.#profile.procedureStepMs), undefined, { signal: this.#signal });
+    await hold();
     const store = this.#store;
+    for (const status of this.#profile.procedureSteps) {
+      procedure.item.status = status;
+      store.changed();
+      await hold();
+    }
     const conversation = store.conversations.get(procedure.item.conversation_id);
     const latest = store.agents.get(procedure.item.agent_id)?.versions.at(-1);
     const config = (latest?.config ?? {}) as ProceduralAgentConfig;
@@ -73,26 +93,45 @@ export class ProcedureRunner {
     if (url) await this.#deliver(procedure, url);
   }
 
+  /** False when the deliveries of the last second already reached the bound. */
+  #admit(): boolean {
+    const now = Date.now();
+    this.#recent = this.#recent.filter((t) => now - t < 1000);
+    if (this.#recent.length >= LIMITS.deliveriesPerSecond) return false;
+    this.#recent.push(now);
+    return true;
+  }
+
   async #deliver(procedure: StoredProcedure, url: string): Promise<void> {
     const record = (ok: boolean, status: number | null, error: string | null) => {
-      this.#store.state.deliveries.push({
+      this.#store.addRecord("deliveries", {
         procedure_id: procedure.item.id,
         url,
         ok,
         status,
         error,
-        attempted_at: new Date().toISOString(),
+        attempted_at: this.#profile.now(),
       });
-      this.#store.changed();
+      if (!ok) this.#log(`delivery of ${procedure.item.id} to ${url} failed: ${error}`);
     };
-    let host: string;
+    let target: URL;
     try {
-      host = new URL(url).hostname;
+      target = new URL(url);
     } catch {
       return record(false, null, "not a URL");
     }
-    if (!isLoopbackHost(host))
+    if (!isLoopbackHost(target.hostname)) {
       return record(false, null, "not delivered: the simulator posts to loopback addresses only");
+    }
+    if (!this.#admit()) {
+      return record(false, null, `not delivered: more than ${LIMITS.deliveriesPerSecond} deliveries in one second`);
+    }
+    if (target.pathname.startsWith(HOOKS_PATH)) {
+      // This simulator's own sink, whatever port the URL names (see README.md).
+      const name = decodeURIComponent(target.pathname.slice(HOOKS_PATH.length));
+      this.#store.addRecord("hooks", { name, received_at: this.#profile.now(), body: procedure.item });
+      return record(true, 200, null);
+    }
     try {
       const response = await request(url, {
         method: "POST",

@@ -1,5 +1,7 @@
-// Calls to the simulator's own routes (/_simulator/…) from tests.
+// Starting the simulator in the profile a test run asks for, and calls to its own routes
+// (/_simulator/…) from tests.
 import { request } from "undici";
+import { type ProfileName, type Simulator, type SimulatorOptions, startSimulator } from "../../src/simulator/index.ts";
 
 export type SimulatorHandle = { url: string; apiKey: string };
 
@@ -33,3 +35,16 @@ export const storedAgents = (sim: SimulatorHandle) => simulatorCall<StoredAgents
 export type RequestCounts = { count: number; by_route: Record<string, number> };
 
 export const requestCounts = (sim: SimulatorHandle) => simulatorCall<RequestCounts>(sim, "GET", "/_simulator/requests");
+
+/**
+ * The service profile end-to-end tests run against: AGENT_IAC_TEST_PROFILE=variant selects the
+ * simulator's variant profile (see src/simulator/README.md), anything else the default one.
+ */
+export function testProfile(): ProfileName {
+  return process.env.AGENT_IAC_TEST_PROFILE === "variant" ? "variant" : "default";
+}
+
+/** Starts a simulator on a free loopback port, quiet, in the test profile unless `options.profile` says. */
+export function startTestSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  return startSimulator({ port: 0, eventDelayMs: 1, quiet: true, profile: testProfile(), ...options });
+}

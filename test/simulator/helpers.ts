@@ -2,7 +2,10 @@
 // project's client, which is tested on its own), so these tests pin the wire format itself.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { request, WebSocket } from "undici";
-import type { Simulator } from "../../src/simulator/index.ts";
+import type { Simulator as Running } from "../../src/simulator/index.ts";
+
+/** What the helpers need of a simulator: its address and key (a spawned one has no handle). */
+export type Simulator = Pick<Running, "url" | "apiKey">;
 
 export const VERSION = "2025-06-19";
 
@@ -14,6 +17,8 @@ export type Reply<T = Json> = { status: number; headers: Record<string, string |
 
 export type CallOptions = {
   body?: unknown;
+  /** A body sent as this exact text (JSON.stringify cannot write what an attacker can). */
+  text?: string;
   /** Replaces the default Authorization and Service-Version headers where given (null = omit). */
   headers?: Record<string, string | null>;
 };
@@ -28,14 +33,14 @@ export async function call<T = Json>(
   const wanted: Record<string, string | null> = {
     authorization: `Bearer ${sim.apiKey}`,
     "service-version": VERSION,
-    ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+    ...(options.body === undefined && options.text === undefined ? {} : { "content-type": "application/json" }),
     ...options.headers,
   };
   for (const [key, value] of Object.entries(wanted)) if (value !== null) headers[key] = value;
   const response = await request(`${sim.url}${path}`, {
     method: method as "GET",
     headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    body: options.text ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
   });
   const text = await response.body.text();
   let body: unknown = text;

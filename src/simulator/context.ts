@@ -1,0 +1,82 @@
+// The explicit context every plugin works on: {store, runners, faults, options} plus the request
+// counts and open streams. Plugins hold the `Sim` box and read `sim.ctx` per request, so
+// `/_simulator/reset` swaps in a fresh context instead of reassigning anything.
+import { randomBytes } from "node:crypto";
+import type { FastifyPluginAsync } from "fastify";
+import { ConversationRunner } from "./conversation.ts";
+import { Faults } from "./faults.ts";
+import { ProcedureRunner } from "./procedures.ts";
+import type { Profile } from "./profile.ts";
+import type { Store } from "./store.ts";
+
+/** The options with every default applied. */
+export type Settings = {
+  host: string;
+  apiKey: string;
+  latencyMs: number;
+  eventDelayMs: number;
+  pageSize: number;
+  tokenTtlMs: number;
+  userWaitTimeoutMs: number;
+  requestTimeoutMs: number;
+  quiet: boolean;
+  profile: Profile;
+};
+
+export type SimContext = {
+  store: Store;
+  runners: { conversations: ConversationRunner; procedures: ProcedureRunner };
+  faults: Faults;
+  options: Settings;
+  requests: { count: number; by_route: Record<string, number> };
+  streams: Set<{ destroy(): void }>;
+  /** Signs list cursors: a cursor this context did not issue is refused. */
+  cursorKey: Buffer;
+};
+
+export type Sim = {
+  ctx: SimContext;
+  /** "http://127.0.0.1:PORT", set once listening. */
+  baseUrl: string;
+  /** Aborted by close(): ends latency waits. */
+  lifetime: AbortController;
+};
+
+export function createContext(store: Store, options: Settings): SimContext {
+  let procedures: ProcedureRunner | undefined;
+  const conversations = new ConversationRunner(store, {
+    eventDelayMs: options.eventDelayMs,
+    userWaitTimeoutMs: options.userWaitTimeoutMs,
+    profile: options.profile,
+    onEnded: (conversation) => procedures?.afterConversation(conversation),
+  });
+  procedures = new ProcedureRunner(store, {
+    eventDelayMs: options.eventDelayMs,
+    profile: options.profile,
+    signal: conversations.signal,
+    log: options.quiet ? () => {} : (line) => process.stderr.write(`agent-iac simulator: ${line}\n`),
+  });
+  return {
+    store,
+    runners: { conversations, procedures },
+    faults: new Faults(),
+    options,
+    requests: { count: 0, by_route: {} },
+    streams: new Set(),
+    cursorKey: randomBytes(32),
+  };
+}
+
+/** Stops a context's running conversations and open streams. */
+export function stopContext(ctx: SimContext): void {
+  ctx.runners.conversations.stop();
+  for (const stream of [...ctx.streams]) stream.destroy();
+}
+
+export type SimPlugin = FastifyPluginAsync<{ sim: Sim }>;
+
+/** Marks a plugin as not encapsulated (what fastify-plugin does): its hooks and handlers apply app-wide. */
+export function global<T extends FastifyPluginAsync<{ sim: Sim }>>(plugin: T): T {
+  Object.assign(plugin, { [Symbol.for("skip-override")]: true });
+  return plugin;
+}
