@@ -17,7 +17,7 @@ export function exitCodeFor(results: ScenarioResult[]): number {
 }
 
 import { writeFile } from "node:fs/promises";
-import { createClient } from "../api/index.ts";
+import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { type AgentOutput, planCalls, type Selection } from "./plan.ts";
 import { jsonReport, junitReport } from "./reports.ts";
@@ -27,7 +27,7 @@ export type SmokeOptions = {
   definitions: AgentDefinition[];
   outputs: Record<string, AgentOutput> | undefined;
   selection: Selection;
-  connection: { baseUrl: string; apiKey: string; serviceVersion?: string };
+  connection: { baseUrl: string; apiKey: string; serviceVersion?: string; onRetry?: ClientOptions["onRetry"] };
   concurrency: number;
   junitFile?: string;
   jsonFile?: string;
