@@ -10,7 +10,19 @@ import {
 } from "../api/index.ts";
 import { CliError, retryLine } from "../errors/index.ts";
 import type { Connection, ResolvedConnection } from "../settings/index.ts";
+import { type Flag, STACK_FLAG } from "./args.ts";
 import type { AgentOutput } from "./stack.ts";
+
+export const CONNECTION_FLAGS = {
+  stack: STACK_FLAG,
+  "base-url": { type: "string", arg: "URL", help: "the service address, instead of the stack's" },
+} as const satisfies Record<string, Flag>;
+
+export const CONNECTION_HELP = `connection: the stack's agents:baseUrl and agents:apiKey, else AGENT_IAC_BASE_URL and
+AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The key is never a flag.
+
+exit codes: 0 done, 2 usage or configuration error (also a refused key, 400 or 404 from the
+service), 3 service unreachable, failing, or the stream failed.`;
 
 export const printRetry = (notice: RetryNotice) => process.stderr.write(`${retryLine(notice)}\n`);
 

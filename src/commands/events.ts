@@ -3,8 +3,7 @@ import { createClient, displayUrl, transcriptPrinter } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { type Connection, requireConnection } from "../settings/index.ts";
 import { parseCommand } from "./args.ts";
-import { explainServiceError, printRetry } from "./connect.ts";
-import { CONNECTION_FLAGS, CONNECTION_HELP } from "./operate.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP, explainServiceError, printRetry } from "./connect.ts";
 import { stackConnection } from "./stack.ts";
 
 const SPEC = {

@@ -6,22 +6,11 @@
 import type { Client, PagedList } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { type Connection, requireConnection } from "../settings/index.ts";
-import { type CommandSpec, type Flag, parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
-import { connectClient, explainServiceError } from "./connect.ts";
+import { type CommandSpec, type Flag, parseCommand, positiveInteger } from "./args.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP, connectClient, explainServiceError } from "./connect.ts";
 import { followEvents } from "./events.ts";
 import { stackConnection } from "./stack.ts";
 import { TableWriter } from "./table.ts";
-
-export const CONNECTION_FLAGS = {
-  stack: STACK_FLAG,
-  "base-url": { type: "string", arg: "URL", help: "the service address, instead of the stack's" },
-} as const satisfies Record<string, Flag>;
-
-export const CONNECTION_HELP = `connection: the stack's agents:baseUrl and agents:apiKey, else AGENT_IAC_BASE_URL and
-AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The key is never a flag.
-
-exit codes: 0 done, 2 usage or configuration error (also a refused key, 400 or 404 from the
-service), 3 service unreachable, failing, or the stream failed.`;
 
 const date = (help: string): Flag => ({ type: "string", arg: "T", help: `${help} (ISO 8601 date-time)` });
 /** A flag that is also a query parameter of the list (kebab-case flag → snake_case field). */
