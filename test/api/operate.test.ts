@@ -147,7 +147,9 @@ describe("list commands", () => {
     expect(down.code).toBe(3);
     expect(down.stderr).toContain("nothing answers at http://127.0.0.1:9");
     // Every retried request leaves one line: what failed, the route, the wait, attempt n of m.
-    expect(down.stderr).toMatch(/^retrying GET \/procedures after ECONNREFUSED in \d+(\.\d)? m?s \(attempt 2 of \d\)$/m);
+    expect(down.stderr).toMatch(
+      /^retrying GET \/procedures after ECONNREFUSED in \d+(\.\d)? m?s \(attempt 2 of \d\)$/m,
+    );
     const help = await cli(["conversations", "list", "--help"], {});
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("--completed-at-gte");
