@@ -167,6 +167,55 @@ describe("npm start", () => {
     }
   });
 
+  it("smoke calls the versions the stack holds when a failed up left the outputs behind, and says so", async () => {
+    const service = await startSimulator({ host: "127.0.0.4", port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    const files = ["booking.yaml", "qa-scorer.yaml"].map((f) => path.join(project.dir, "agents", f));
+    const originals = await Promise.all(files.map((f) => readFile(f, "utf8")));
+    try {
+      await writeFile(path.join(project.dir, "Pulumi.stale.yaml"), `config:\n  agents:baseUrl: ${service.url}\n`);
+      expect((await run("--stack", "stale", "--no-smoke")).code).toBe(0);
+      // booking's replacement is created; qa-scorer's is refused, so the update fails part-way.
+      await Promise.all(
+        files.map((f, i) => writeFile(f, (originals[i] ?? "").replace(/^description: (.*)$/m, "description: $1 (v2)"))),
+      );
+      await simulatorCall(service, "POST", "/_simulator/faults", {
+        route: "POST /procedural_agents",
+        count: 1,
+        status: 400,
+      });
+      expect((await run("--stack", "stale", "--no-smoke")).code).toBe(3);
+
+      const env = {
+        ...process.env,
+        ...sandbox.env,
+        AGENT_IAC_API_KEY: API_KEY,
+        PULUMI_CONFIG_PASSPHRASE: LOCAL_PASSPHRASE,
+      };
+      const smoke = await runCli(["smoke", "--stack", "stale", "--agent", "booking"], { cwd: project.dir, env });
+      logs.push(smoke.stdout, smoke.stderr);
+      expect(smoke.stderr).toMatch(/outputs of stack stale are from an earlier update.*other versions of booking\b/);
+      const stored = await storedAgents(service);
+      const bookings = stored.conversational.filter((a) => a.name === stored.conversational.at(-1)?.name);
+      expect(bookings.length).toBe(2);
+      const newest = stored.conversational.at(-1)?.id ?? "";
+      // The call went to the version the state holds (the new booking), not the outputs' old one.
+      expect(smoke.stdout).toContain(`${newest}@v1`);
+      expect(smoke.code, smoke.stderr).toBe(0);
+
+      // The service loses its agents (a reset, another simulator writing the data file): the pinned
+      // versions are unknown to it, said by agent key with the command that creates them again.
+      await simulatorCall(service, "POST", "/_simulator/reset");
+      const lost = await runCli(["smoke", "--stack", "stale", "--agent", "booking"], { cwd: project.dir, env });
+      expect(lost.code).toBe(3);
+      expect(lost.stderr).toContain("the service does not know a version that stack stale pins");
+      expect(lost.stderr).toMatch(/^ {2}booking: ca_\S+@v1$/m);
+      expect(lost.stderr).toMatch(/pulumi up --replace 'urn:pulumi:stale::agents::[^']+::booking' --stack stale/);
+    } finally {
+      await Promise.all(files.map((f, i) => writeFile(f, originals[i] ?? "")));
+      await service.close();
+    }
+  });
+
   it("refuses the public passphrase on another backend: exit 2, the tracked stack file unchanged", async () => {
     const file = path.join(project.dir, "Pulumi.staging.yaml");
     await copyFile(path.join(projectRoot, "Pulumi.staging.yaml"), file);
