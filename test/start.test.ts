@@ -93,8 +93,16 @@ describe("npm start", () => {
         /support \(conversational\): not attempted: linked procedural agent (call-summary|qa-scorer) was not created/,
       );
 
+      // A rate-limited create is retried, and the retry leaves one line in the up's output.
+      await simulatorCall(service, "POST", "/_simulator/faults", {
+        route: "POST /procedural_agents",
+        count: 1,
+        status: 429,
+      });
       const again = await run("--stack", "remote");
       expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain(`using the simulator already serving ${service.url}`);
+      expect(again.stdout).toMatch(/retrying POST \/procedural_agents after 429 in \d+(\.\d)? m?s \(attempt 2 of \d\)/);
       expect(again.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
       const stored = await storedAgents(service);
       expect(stored.procedural.length + stored.conversational.length).toBe(4);
