@@ -40,7 +40,7 @@ function containsUnknown(value: unknown): boolean {
 }
 
 /** The request body held in a set of inputs or outputs (undefined fields dropped). */
-export function requestBody(kind: AgentKind, props: Props): Props {
+function requestBody(kind: AgentKind, props: Props): Props {
   const body: Props = {};
   for (const field of FIELDS[kind]) {
     if (props[field] !== undefined) body[field] = props[field];
