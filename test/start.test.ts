@@ -210,6 +210,15 @@ describe("npm start", () => {
       expect(smoke.stdout).toContain(`${newest}@v1`);
       expect(smoke.code, smoke.stderr).toBe(0);
 
+      // A wrong key is a configuration error in smoke as in the list commands (exit 2), before any call.
+      const wrongKey = { ...env, AGENT_IAC_API_KEY: "sk-wrong-key-for-smoke" };
+      const refused = await runCli(["smoke", "--stack", "stale"], { cwd: project.dir, env: wrongKey });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain("the service refused the API key from AGENT_IAC_API_KEY");
+      expect(refused.stderr + refused.stdout).not.toContain("sk-wrong-key-for-smoke");
+      const listed = await runCli(["conversations", "list", "--stack", "stale"], { cwd: project.dir, env: wrongKey });
+      expect(listed.code).toBe(2);
+
       // The service loses its agents (a reset, another simulator writing the data file): the pinned
       // versions are unknown to it, said by agent key with the command that creates them again.
       await simulatorCall(service, "POST", "/_simulator/reset");
