@@ -75,7 +75,7 @@ export async function stackConnection(stackName: string, overrides: { baseUrl?: 
     });
     config = await stack.getAllConfig();
   } catch (error) {
-    if (!/no stack named/i.test(String(error))) throw error;
+    if (!/no stack named/i.test(String(error))) throw pulumiFailure(`reading stack ${stackName} failed`, error);
     config = await stackFileConfig(stackName);
   }
   return resolveConnection(configMapReader(config), process.env, overrides);

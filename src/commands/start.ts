@@ -21,7 +21,7 @@ import {
 } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { printRetry, unknownVersionsNote } from "./connect.ts";
-import { type AgentOutput, stackAgents, staleOutputsNote } from "./stack.ts";
+import { type AgentOutput, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
 import { deployFailure } from "./start-failure.ts";
 
 const SPEC = {
@@ -50,8 +50,11 @@ export async function run(argv: string[]): Promise<number> {
   const stackName = values.stack;
   await ensurePulumi();
   const env = pulumiEnvironment();
-  const stack = await openStack({ stackName, workDir, env });
-  const config = await stack.getAllConfig();
+  const { stack, config } = await openStack({ stackName, workDir, env })
+    .then(async (stack) => ({ stack, config: await stack.getAllConfig() }))
+    .catch((error: unknown) => {
+      throw pulumiFailure(`opening stack ${stackName} failed`, error);
+    });
   const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
   let simulator: Simulator | undefined;
   try {
@@ -131,7 +134,9 @@ export async function runningSimulator(baseUrl: string, apiKey: string | undefin
 async function smokeAfterUp(stack: Stack, dir: string, stackName: string, connection: ResolvedConnection) {
   const { agents, errors } = await loadAgents(dir, { stack: stackName });
   if (errors.length > 0) throw new CliError(errors.map(formatDiagnostic).join("\n"), 1);
-  const held = await stackAgents(stack);
+  const held = await stackAgents(stack).catch((error: unknown) => {
+    throw pulumiFailure("reading the stack's state failed", error);
+  });
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
   process.stdout.write("\nsmoke calls against the pinned versions:\n");
   const reports = path.join(process.cwd(), "reports");
