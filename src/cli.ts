@@ -63,8 +63,8 @@ async function classify(error: unknown): Promise<Outcome> {
   if (error instanceof Error && error.name === "UsageError") return { exitCode: 2, message: error.message };
   const api = await import("./api/index.ts");
   if (error instanceof api.ApiError) {
-    const secrets = [process.env.AGENT_IAC_API_KEY, process.env.AGENT_IAC_STREAM_TOKEN];
-    const message = api.redact(error.message, secrets);
+    const { secretsInEnvironment } = await import("./settings/index.ts");
+    const message = api.redact(error.message, secretsInEnvironment());
     // A refused key or request, an unknown id: configuration the caller must change (see README).
     const caller =
       error instanceof api.AuthenticationError ||

@@ -1,7 +1,7 @@
 // `agent-iac events <conversation-id>`: follows a conversation's event stream live.
 import { createClient, displayUrl, transcriptPrinter } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
-import { type Connection, requireConnection } from "../settings/index.ts";
+import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
 import { parseCommand } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP, explainServiceError, printRetry } from "./connect.ts";
 import { stackConnection } from "./stack.ts";
@@ -36,11 +36,8 @@ export async function followEvents(argv: string[]): Promise<number> {
   const { values } = parsed;
   const conversationId = parsed.positionals[0] ?? "";
   const eventsUrl = values["events-url"];
-  const token = process.env.AGENT_IAC_STREAM_TOKEN || undefined;
+  const token = streamToken();
   const useToken = Boolean(token && eventsUrl);
-  if (token && !eventsUrl && !process.env.AGENT_IAC_API_KEY) {
-    throw new CliError("AGENT_IAC_STREAM_TOKEN is used with --events-url (the stream address it belongs to)", 2);
-  }
   let idleTimeoutMs: number | undefined;
   if (values["idle-timeout"] !== undefined) {
     const seconds = Number(values["idle-timeout"]);
@@ -56,6 +53,9 @@ export async function followEvents(argv: string[]): Promise<number> {
     }
   }
   const connection: Connection = await stackConnection(values.stack, { baseUrl: values["base-url"] ?? origin });
+  if (token && !eventsUrl && !connection.apiKey) {
+    throw new CliError("AGENT_IAC_STREAM_TOKEN is used with --events-url (the stream address it belongs to)", 2);
+  }
   const client = useToken
     ? createClient({ baseUrl: connection.baseUrl ?? origin ?? "", onRetry: printRetry })
     : createClient({ ...requireConnection(connection, values.stack), onRetry: printRetry });

@@ -95,3 +95,13 @@ export function requireConnection(connection: Connection, stack?: string): Resol
     ...(connection.serviceVersion ? { serviceVersion: connection.serviceVersion } : {}),
   };
 }
+
+/** The secrets an error message must never show: the API key and a stream token from the environment. */
+export function secretsInEnvironment(env: NodeJS.ProcessEnv = process.env): string[] {
+  return [env.AGENT_IAC_API_KEY, env.AGENT_IAC_STREAM_TOKEN].filter((v): v is string => Boolean(v));
+}
+
+/** The stream token for `events --events-url` (AGENT_IAC_STREAM_TOKEN; never a flag). */
+export function streamToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return set(env.AGENT_IAC_STREAM_TOKEN);
+}
