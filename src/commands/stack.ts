@@ -7,6 +7,7 @@ import { loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 import { type Connection, configMapReader, resolveConnection } from "../settings/index.ts";
+import type { AgentOutput as PinnedAgent } from "../smoke/index.ts";
 import { openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
 
 export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
@@ -91,7 +92,8 @@ async function stackFileConfig(stackName: string): Promise<StackConfig> {
   );
 }
 
-export type AgentOutput = { id: string; version_id: string; kind: string; name: string; urn?: string };
+/** What smoke pins (src/smoke's AgentOutput), with the resource's URN for recovery commands. */
+export type AgentOutput = PinnedAgent & { urn?: string };
 
 /**
  * The agents the stack's state holds (what the last update, even a failed or interrupted one,
