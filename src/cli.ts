@@ -1,6 +1,9 @@
 // `agent-iac <command>`: one entry point. Each command lives in src/commands/ and exports
 // `run(argv): Promise<number>` returning the process exit code (0 ok, 1 failed check,
-// 2 usage or configuration error, 3 service or backend unreachable).
+// 2 usage or configuration error, 3 service or backend failure). A command stops early by
+// throwing a CliError; this file is the one place that prints errors and picks their exit code.
+import { CliError } from "./errors/index.ts";
+
 type Command = {
   summary: string;
   load: () => Promise<{ run(argv: string[]): Promise<number> }>;
@@ -44,11 +47,53 @@ const commands: Record<string, Command> = {
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((name) => name.length));
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
-  return `usage: agent-iac <command> [options]   (agent-iac <command> --help for its options)\n\ncommands:\n${lines.join("\n")}\n`;
+  return (
+    "usage: agent-iac <command> [options]   (agent-iac <command> --help for its options)\n\n" +
+    `commands:\n${lines.join("\n")}\n\n` +
+    "--debug (or AGENT_IAC_DEBUG=1) prints the stack of an unexpected error.\n"
+  );
+}
+
+type Outcome = { exitCode: number; message: string; hint?: string | undefined; bug?: boolean };
+
+/** The one place that turns an error into an exit code and a message. */
+async function classify(error: unknown): Promise<Outcome> {
+  if (error instanceof CliError) return { exitCode: error.exitCode, message: error.message, hint: error.hint };
+  // src/smoke's selection errors predate CliError; they are the caller's to fix.
+  if (error instanceof Error && error.name === "UsageError") return { exitCode: 2, message: error.message };
+  const api = await import("./api/index.ts");
+  if (error instanceof api.ApiError) {
+    const { secretsInEnvironment } = await import("./settings/index.ts");
+    const message = api.redact(error.message, secretsInEnvironment());
+    // A refused key or request, an unknown id: configuration the caller must change (see README).
+    const caller =
+      error instanceof api.AuthenticationError ||
+      error instanceof api.InvalidRequestError ||
+      error instanceof api.NotFoundError;
+    return { exitCode: caller ? 2 : 3, message };
+  }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return { exitCode: 3, message: `this is a bug: ${message}`, bug: true };
+}
+
+async function report(label: string, error: unknown, debug: boolean): Promise<number> {
+  const outcome = await classify(error);
+  let text = `${label}: ${outcome.message}\n`;
+  if (outcome.hint) text += `\n${outcome.hint.trimEnd()}\n`;
+  if (outcome.bug) {
+    text += debug
+      ? `${error instanceof Error ? error.stack : ""}\n`
+      : "(run again with --debug, or AGENT_IAC_DEBUG=1, to see where it happened)\n";
+  } else if (debug && error instanceof Error && error.stack) {
+    text += `${error.stack}\n`;
+  }
+  process.stderr.write(text);
+  return outcome.exitCode;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const debug = argv.includes("--debug") || process.env.AGENT_IAC_DEBUG === "1";
+  const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
   if (!name || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(usage());
     return name ? 0 : 2;
@@ -58,8 +103,13 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`agent-iac: unknown command "${name}"\n\n${usage()}`);
     return 2;
   }
-  const module = await command.load();
-  return module.run(command.withName ? argv : rest);
+  const label = command.withName && rest[0] && !rest[0].startsWith("-") ? `${name} ${rest[0]}` : name;
+  try {
+    const module = await command.load();
+    return await module.run(command.withName ? [name, ...rest] : rest);
+  } catch (error) {
+    return report(`agent-iac ${label}`, error, debug);
+  }
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -4,6 +4,7 @@ import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { type AgentDefinition, formatDiagnostic, loadAgents } from "./definitions/index.ts";
 import { ConversationalAgent, ProceduralAgent } from "./provider/index.ts";
+import { requireConnection, resolveConnection } from "./settings/index.ts";
 
 const config = new pulumi.Config("agents");
 const stack = pulumi.getStack();
@@ -19,13 +20,13 @@ if (errors.length > 0) {
   );
 }
 
-// Fail at preview, before anything is created, when the provider would have no key. The value is
-// not read here (it stays out of the program); only its presence is checked.
-if (pulumi.runtime.getConfig("agents:apiKey") === undefined && !process.env.AGENT_IAC_API_KEY) {
-  throw new pulumi.RunError(
-    "no API key for the service: set it with `pulumi config set --secret agents:apiKey` (stack config) " +
-      "or the AGENT_IAC_API_KEY environment variable.",
-  );
+// Fail at preview, before anything is created, when the provider would have no address or key:
+// the same resolver as the provider's (on a loopback address the local dev key applies). The key
+// is not used here and goes nowhere.
+try {
+  requireConnection(resolveConnection((key) => pulumi.runtime.getConfig(key)));
+} catch (error) {
+  throw new pulumi.RunError((error as Error).message);
 }
 
 type Created = { definition: AgentDefinition; resource: ProceduralAgent | ConversationalAgent };

@@ -170,8 +170,11 @@ describe("agents as code", () => {
     }
   });
 
-  it("fails before anything is created when no API key is configured", async () => {
+  it("fails before anything is created when no API key is configured for a remote service", async () => {
     await project.stack.removeConfig("agents:apiKey");
+    // On a loopback address the simulator's local dev key applies (the dev stack's case), so the
+    // failure needs a service that is not on this machine; nothing is sent to it.
+    await project.stack.setConfig("agents:baseUrl", { value: "https://agents.example.invalid" });
     await simulatorCall(sim, "POST", "/_simulator/reset");
     await writeFile(
       path.join(project.dir, "agents", "fresh-scorer.yaml"),
@@ -183,6 +186,12 @@ describe("agents as code", () => {
     );
     expect(failure?.message).toContain("agents:apiKey");
     expect(failure?.message).toContain("AGENT_IAC_API_KEY");
+    expect((await requestCounts(sim)).count).toBe(0);
+
+    // The same stack on the simulator's loopback address previews with the local dev key.
+    await project.stack.setConfig("agents:baseUrl", { value: sim.url });
+    const preview = await project.stack.preview();
+    expect(preview.changeSummary.create).toBe(1);
     expect((await requestCounts(sim)).count).toBe(0);
   });
 });

@@ -236,12 +236,35 @@ describe("agent-iac plan (real Pulumi CLI against the simulator)", () => {
     expect(result.markdown).toBeUndefined();
   });
 
-  it("exits 2 without an API key, naming where to set it, before any preview", async () => {
+  it("needs no key on a loopback address (the local dev key), and no request is sent", async () => {
+    const before = await requestCounts(sim);
     const result = await plan("dev", { env: { AGENT_IAC_API_KEY: "" } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.markdown).toContain("## Agent plan for stack `dev`");
+    expect((await requestCounts(sim)).count).toBe(before.count);
+  });
+
+  it("exits 2 without an API key for a remote service, naming where to set it, before any preview", async () => {
+    // A stack whose service is not on this machine: no dev key applies. Nothing is sent to it.
+    const remote = await openStack({ stackName: "remote", workDir: project.dir, env: sandbox.env });
+    await remote.setConfig("agents:baseUrl", { value: "https://agents.example.invalid" });
+    const result = await plan("remote", { env: { AGENT_IAC_API_KEY: "" } });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("agents:apiKey");
     expect(result.stderr).toContain("AGENT_IAC_API_KEY");
     expect(result.markdown).toBeUndefined();
+  });
+
+  it("writes a bare report file name under reports/ (gitignored)", async () => {
+    const result = await runCli(["plan", "--stack", "dev", "--markdown", "plan.md", "--json", "plan.json"], {
+      cwd: project.dir,
+      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`written to ${path.join("reports", "plan.md")}`);
+    expect(await readFile(path.join(project.dir, "reports", "plan.md"), "utf8")).toContain("## Agent plan");
+    expect(JSON.parse(await readFile(path.join(project.dir, "reports", "plan.json"), "utf8")).stack).toBe("dev");
+    await expect(readFile(path.join(project.dir, "plan.md"))).rejects.toThrow();
   });
 
   it("exits 2 on a bad flag, with the usage", async () => {

@@ -1,11 +1,14 @@
 // `npm start` (agent-iac start), the main job, end to end in a copy of the project: provisions the
 // examples against the embedded simulator, smoke-calls them, and leaks no secret anywhere.
-import { copyFile, cp, readdir, readFile, writeFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator } from "../src/simulator/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
-import { runCli } from "./helpers/cli.ts";
+import { LOCAL_PASSPHRASE, projectRoot } from "../src/workspace/index.ts";
+import { CLI, runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
 
@@ -18,9 +21,14 @@ describe("npm start", () => {
   const logs: string[] = [];
 
   const run = async (...args: string[]) => {
-    const env: Record<string, string | undefined> = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
-    // The committed dev stack file carries the salt of the local-only default passphrase.
-    delete env.PULUMI_CONFIG_PASSPHRASE;
+    // The committed dev stack file carries the salt of the local-only default passphrase, which
+    // applies by itself only on the checkout's own backend: this test's backend is a temp dir.
+    const env = {
+      ...process.env,
+      ...sandbox.env,
+      AGENT_IAC_API_KEY: API_KEY,
+      PULUMI_CONFIG_PASSPHRASE: LOCAL_PASSPHRASE,
+    };
     const result = await runCli(["start", ...args], { cwd: project.dir, env });
     logs.push(result.stdout, result.stderr);
     return result;
@@ -74,7 +82,10 @@ describe("npm start", () => {
         status: 503,
       });
       const failed = await run("--stack", "remote");
-      expect(failed.code).toBe(1);
+      // A failed up is a service or backend failure (exit 3), said in the project's own words.
+      expect(failed.code).toBe(3);
+      expect(failed.stderr).not.toMatch(/^\s+at /m);
+      expect(failed.stderr).not.toContain("\u001b[");
       expect(failed.stdout).not.toContain("local simulator");
       expect(failed.stderr).toMatch(/could not create procedural agent "[^"]+": POST \/procedural_agents → 503/);
       expect(failed.stderr).toMatch(/not created \(2 of 4\)/);
@@ -82,13 +93,167 @@ describe("npm start", () => {
         /support \(conversational\): not attempted: linked procedural agent (call-summary|qa-scorer) was not created/,
       );
 
+      // A rate-limited create is retried, and the retry leaves one line in the up's output.
+      await simulatorCall(service, "POST", "/_simulator/faults", {
+        route: "POST /procedural_agents",
+        count: 1,
+        status: 429,
+      });
       const again = await run("--stack", "remote");
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain(`using the simulator already serving ${service.url}`);
+      expect(again.stdout).toMatch(/retrying POST \/procedural_agents after 429 in \d+(\.\d)? m?s \(attempt 2 of \d\)/);
+      expect(again.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
+      const stored = await storedAgents(service);
+      expect(stored.procedural.length + stored.conversational.length).toBe(4);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it("stops cleanly on SIGINT during pulumi up; the next start completes with exactly the declared agents", async () => {
+    // Each create takes 1.5 s, so the signal lands while creates are in flight.
+    const service = await startSimulator({ host: "127.0.0.3", port: 0, apiKey: API_KEY, latencyMs: 1500, quiet: true });
+    try {
+      await writeFile(path.join(project.dir, "Pulumi.interrupt.yaml"), `config:\n  agents:baseUrl: ${service.url}\n`);
+      const env = {
+        ...process.env,
+        ...sandbox.env,
+        AGENT_IAC_API_KEY: API_KEY,
+        PULUMI_CONFIG_PASSPHRASE: "p",
+        NO_COLOR: "1",
+      };
+      const child = spawn(process.execPath, [CLI, "start", "--stack", "interrupt", "--no-smoke"], {
+        cwd: project.dir,
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (chunk) => {
+        out += chunk;
+      });
+      child.stderr.on("data", (chunk) => {
+        err += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      // Interrupt once the first create is under way.
+      for (let i = 0; i < 600 && !/creating/.test(out); i++) await sleep(100);
+      expect(out).toMatch(/creating/);
+      child.kill("SIGINT");
+      const code = await exited;
+      logs.push(out, err);
+      expect(code, `${out}\n${err}`).toBe(130);
+      expect(err).toContain("interrupted (SIGINT)");
+      expect(err).toContain("the stack is unlocked");
+      expect(err).not.toMatch(/^\s+at /m);
+
+      // The signal landed mid-up: the creates in flight finished, the rest were not started.
+      const partial = await storedAgents(service);
+      expect(partial.procedural.length + partial.conversational.length).toBeLessThan(4);
+
+      // A lock left by a process that could not unlock (killed outright) is said as such, with the recovery.
+      const locks = path.join(sandbox.backendDir, ".pulumi", "locks", "organization", "agents", "interrupt");
+      await mkdir(locks, { recursive: true });
+      const lock = path.join(locks, "killed.json");
+      await writeFile(lock, JSON.stringify({ pid: 1, username: "ci", hostname: "runner", timestamp: new Date() }));
+      const locked = await runCli(["start", "--stack", "interrupt"], { cwd: project.dir, env });
+      await rm(lock);
+      expect(locked.code).toBe(3);
+      expect(locked.stderr).toContain("stack interrupt is locked");
+      expect(locked.stderr).toContain("pulumi cancel --stack interrupt --yes");
+      expect(locked.stderr).not.toContain("not created");
+
+      const again = await runCli(["start", "--stack", "interrupt"], { cwd: project.dir, env });
+      logs.push(again.stdout, again.stderr);
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
       const stored = await storedAgents(service);
       expect(stored.procedural.length + stored.conversational.length).toBe(4);
     } finally {
       await service.close();
+    }
+  });
+
+  it("smoke calls the versions the stack holds when a failed up left the outputs behind, and says so", async () => {
+    const service = await startSimulator({ host: "127.0.0.4", port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    const files = ["booking.yaml", "qa-scorer.yaml"].map((f) => path.join(project.dir, "agents", f));
+    const originals = await Promise.all(files.map((f) => readFile(f, "utf8")));
+    try {
+      await writeFile(path.join(project.dir, "Pulumi.stale.yaml"), `config:\n  agents:baseUrl: ${service.url}\n`);
+      expect((await run("--stack", "stale", "--no-smoke")).code).toBe(0);
+      // booking's replacement is created; qa-scorer's is refused, so the update fails part-way.
+      await Promise.all(
+        files.map((f, i) => writeFile(f, (originals[i] ?? "").replace(/^description: (.*)$/m, "description: $1 (v2)"))),
+      );
+      await simulatorCall(service, "POST", "/_simulator/faults", {
+        route: "POST /procedural_agents",
+        count: 1,
+        status: 400,
+      });
+      expect((await run("--stack", "stale", "--no-smoke")).code).toBe(3);
+
+      const env = {
+        ...process.env,
+        ...sandbox.env,
+        AGENT_IAC_API_KEY: API_KEY,
+        PULUMI_CONFIG_PASSPHRASE: LOCAL_PASSPHRASE,
+      };
+      const smoke = await runCli(["smoke", "--stack", "stale", "--agent", "booking"], { cwd: project.dir, env });
+      logs.push(smoke.stdout, smoke.stderr);
+      expect(smoke.stderr).toMatch(/outputs of stack stale are from an earlier update.*other versions of booking\b/);
+      const stored = await storedAgents(service);
+      const bookings = stored.conversational.filter((a) => a.name === stored.conversational.at(-1)?.name);
+      expect(bookings.length).toBe(2);
+      const newest = stored.conversational.at(-1)?.id ?? "";
+      // The call went to the version the state holds (the new booking), not the outputs' old one.
+      expect(smoke.stdout).toContain(`${newest}@v1`);
+      expect(smoke.code, smoke.stderr).toBe(0);
+
+      // A wrong key is a configuration error in smoke as in the list commands (exit 2), before any call.
+      const wrongKey = { ...env, AGENT_IAC_API_KEY: "sk-wrong-key-for-smoke" };
+      const refused = await runCli(["smoke", "--stack", "stale"], { cwd: project.dir, env: wrongKey });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain("the service refused the API key from AGENT_IAC_API_KEY");
+      expect(refused.stderr + refused.stdout).not.toContain("sk-wrong-key-for-smoke");
+      const listed = await runCli(["conversations", "list", "--stack", "stale"], { cwd: project.dir, env: wrongKey });
+      expect(listed.code).toBe(2);
+
+      // The service loses its agents (a reset, another simulator writing the data file): the pinned
+      // versions are unknown to it, said by agent key with the command that creates them again.
+      await simulatorCall(service, "POST", "/_simulator/reset");
+      const lost = await runCli(["smoke", "--stack", "stale", "--agent", "booking"], { cwd: project.dir, env });
+      expect(lost.code).toBe(3);
+      expect(lost.stderr).toContain("the service does not know a version that stack stale pins");
+      expect(lost.stderr).toMatch(/^ {2}booking: ca_\S+@v1$/m);
+      expect(lost.stderr).toMatch(/pulumi up --replace 'urn:pulumi:stale::agents::[^']+::booking' --stack stale/);
+    } finally {
+      await Promise.all(files.map((f, i) => writeFile(f, originals[i] ?? "")));
+      await service.close();
+    }
+  });
+
+  it("refuses the public passphrase on another backend: exit 2, the tracked stack file unchanged", async () => {
+    const file = path.join(project.dir, "Pulumi.staging.yaml");
+    await copyFile(path.join(projectRoot, "Pulumi.staging.yaml"), file);
+    const before = await readFile(file, "utf8");
+    const backend = await mkdtemp(path.join(os.tmpdir(), "agent-iac-backend-"));
+    try {
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        ...sandbox.env,
+        PULUMI_BACKEND_URL: `file://${backend}`,
+      };
+      delete env.PULUMI_CONFIG_PASSPHRASE;
+      delete env.PULUMI_CONFIG_PASSPHRASE_FILE;
+      const result = await runCli(["start", "--stack", "staging"], { cwd: project.dir, env });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/stack staging on file:\/\/.* needs a passphrase/);
+      expect(result.stderr).toContain("PULUMI_CONFIG_PASSPHRASE");
+      expect(await readFile(file, "utf8")).toBe(before);
+      expect(await readdir(backend, { recursive: true })).toEqual([]);
+    } finally {
+      await rm(backend, { recursive: true, force: true });
     }
   });
 

@@ -1,83 +1,85 @@
 // Operator commands: `conversations list`, `conversations procedures <id>`, `procedures list`,
-// `feedbacks list`, and `events <conversation-id>`. A readable table by default, `--json` (NDJSON)
-// for scripts. The API key is read only from AGENT_IAC_API_KEY and a stream token only from
-// AGENT_IAC_STREAM_TOKEN: process arguments are visible to other users of the machine.
-import { type ParseArgsConfig, parseArgs } from "node:util";
-import {
-  AuthenticationError,
-  type Client,
-  createClient,
-  displayUrl,
-  InvalidRequestError,
-  NotFoundError,
-  type PagedList,
-  redact,
-} from "../api/index.ts";
-import { transcriptPrinter } from "../render/index.ts";
+// `feedbacks list`, and `events <conversation-id>`. A readable table by default (streamed page by
+// page, never held whole), `--json` (NDJSON) for scripts. The connection is the stack's (--stack,
+// default dev), as every command resolves it; the API key never comes from a flag (process
+// arguments are visible to other users), a stream token only from AGENT_IAC_STREAM_TOKEN.
+import type { Client, PagedList } from "../api/index.ts";
+import { CliError } from "../errors/index.ts";
+import { type Connection, requireConnection } from "../settings/index.ts";
+import { type CommandSpec, type Flag, parseCommand, positiveInteger } from "./args.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP, connectClient, explainServiceError } from "./connect.ts";
+import { followEvents } from "./events.ts";
+import { stackConnection } from "./stack.ts";
+import { TableWriter } from "./table.ts";
 
-const CONNECTION_HELP = `connection:
-  --base-url URL   the service address (else AGENT_IAC_BASE_URL)
-  the API key is read from AGENT_IAC_API_KEY only (never a flag)
+const date = (help: string): Flag => ({ type: "string", arg: "T", help: `${help} (ISO 8601 date-time)` });
+/** A flag that is also a query parameter of the list (kebab-case flag → snake_case field). */
+type ListFlag = Flag & { query?: true };
 
-exit codes: 0 done, 2 usage or configuration error (also 400/401/403/404 from the service),
-3 service unreachable, failing, or the stream failed.`;
-
-const LIST_FLAGS = `  --json                 one JSON object per line (NDJSON) instead of a table
-  --limit N              stop after N items (default: every page)
-  --cursor CURSOR        start from this page cursor`;
-
-const HELP: Record<string, string> = {
-  "conversations list": `usage: agent-iac conversations list [filters] [--json]
-
-Lists conversations, following every page.
-
-filters (ISO 8601 date-times; _gte: at or after, _lt: before):
-  --created-at-gte T  --created-at-lt T  --completed-at-gte T  --completed-at-lt T
-${LIST_FLAGS}
-
-${CONNECTION_HELP}
-`,
-  "conversations procedures": `usage: agent-iac conversations procedures <conversation-id> [--json]
-
-Lists the procedures of one conversation.
-${LIST_FLAGS}
-
-${CONNECTION_HELP}
-`,
-  "procedures list": `usage: agent-iac procedures list [filters] [--json]
-
-Lists procedures, following every page.
-
-filters:
-  --agent-id ID  --conversation-id ID  --created-at-gte T  --created-at-lt T
-${LIST_FLAGS}
-
-${CONNECTION_HELP}
-`,
-  "feedbacks list": `usage: agent-iac feedbacks list --service-id ID [filters] [--json]
-
-Lists the feedback given on the conversations of one service instance.
-
-filters:
-  --service-id ID (required)  --created-at-gte DATE  --created-at-lt DATE
-${LIST_FLAGS}
-
-${CONNECTION_HELP}
-`,
-  events: `usage: agent-iac events <conversation-id> [--json] [--events-url URL] [--last-event-id ID]
-
-Follows a conversation's event stream live and prints its transcript as it grows; with --json,
-prints each event envelope as one JSON line. Exits 0 after conversation.ended.
-
-  --json               one event envelope per line (NDJSON)
-  --events-url URL     the stream address from the create-conversation response; with
-                       AGENT_IAC_STREAM_TOKEN set, the stream is opened with that token and no key
-  --last-event-id ID   resume after this event
-  --idle-timeout S     give up when the stream sends nothing for S seconds (default 120)
-
-${CONNECTION_HELP}
-`,
+type ListCommand = {
+  about: string;
+  synopsis?: string;
+  flags: Record<string, ListFlag>;
+  columns: string[];
+  list(client: Client, query: Record<string, string>, id: string): PagedList<object, unknown>;
+  footer?: (body: unknown) => string | undefined;
 };
+
+const LISTS: Record<string, ListCommand> = {
+  "conversations list": {
+    about: "Lists conversations, following every page.",
+    flags: {
+      "created-at-gte": { ...date("created at or after"), query: true },
+      "created-at-lt": { ...date("created before"), query: true },
+      "completed-at-gte": { ...date("completed at or after"), query: true },
+      "completed-at-lt": { ...date("completed before"), query: true },
+    },
+    columns: ["id", "agent_id", "status", "direction", "livemode", "created_at", "completed_at", "duration_sec"],
+    list: (client, query) => client.conversations.list(query),
+  },
+  "conversations procedures": {
+    about: "Lists the procedures of one conversation.",
+    synopsis: "<conversation-id> [options]",
+    flags: {},
+    columns: ["id", "name", "agent_id", "status", "created_at", "output", "error"],
+    list: (client, query, id) => client.conversations.procedures(id, query),
+  },
+  "procedures list": {
+    about: "Lists procedures, following every page.",
+    flags: {
+      "agent-id": { type: "string", arg: "ID", help: "only this procedural agent's", query: true },
+      "conversation-id": { type: "string", arg: "ID", help: "only this conversation's", query: true },
+      "created-at-gte": { ...date("created at or after"), query: true },
+      "created-at-lt": { ...date("created before"), query: true },
+    },
+    columns: ["id", "name", "conversation_id", "agent_id", "status", "livemode", "created_at", "output", "error"],
+    list: (client, query) => client.procedures.list(query),
+  },
+  "feedbacks list": {
+    about: "Lists the feedback given on the conversations of one service instance.",
+    synopsis: "--service-id ID [options]",
+    flags: {
+      "service-id": { type: "string", arg: "ID", help: "the service instance (required)", query: true },
+      "created-at-gte": { type: "string", arg: "DATE", help: "created at or after", query: true },
+      "created-at-lt": { type: "string", arg: "DATE", help: "created before", query: true },
+    },
+    columns: ["id", "conversation_id", "rating", "reasons", "comment", "created_by_user_name", "created_at"],
+    list: (client, query) => {
+      if (!query.service_id) throw new CliError("--service-id is required", 2);
+      return client.feedbacks.list({ ...query, service_id: query.service_id });
+    },
+    footer: (body) => {
+      const reasons = (body as { reasons?: unknown }).reasons;
+      return reasons && Object.keys(reasons).length > 0 ? `reasons: ${JSON.stringify(reasons)}` : undefined;
+    },
+  },
+};
+
+const LIST_FLAGS = {
+  json: { type: "boolean", help: "one JSON object per line (NDJSON) instead of a table" },
+  limit: { type: "string", arg: "N", help: "stop after N items (default: every page)" },
+  cursor: { type: "string", arg: "CURSOR", help: "start from this page cursor", query: true },
+} as const satisfies Record<string, ListFlag>;
 
 const GROUP_HELP: Record<string, string> = {
   conversations: `usage: agent-iac conversations list [filters] [--json]
@@ -87,301 +89,76 @@ const GROUP_HELP: Record<string, string> = {
   feedbacks: "usage: agent-iac feedbacks list --service-id ID [filters] [--json]\n",
 };
 
-class UsageError extends Error {}
-
-type Flags = Record<string, string | boolean | undefined>;
-
-const listOptions = {
-  json: { type: "boolean" },
-  limit: { type: "string" },
-  cursor: { type: "string" },
-  "base-url": { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
-
-const OPTIONS = {
-  "conversations list": {
-    ...listOptions,
-    "created-at-gte": { type: "string" },
-    "created-at-lt": { type: "string" },
-    "completed-at-gte": { type: "string" },
-    "completed-at-lt": { type: "string" },
-  },
-  "conversations procedures": listOptions,
-  "procedures list": {
-    ...listOptions,
-    "agent-id": { type: "string" },
-    "conversation-id": { type: "string" },
-    "created-at-gte": { type: "string" },
-    "created-at-lt": { type: "string" },
-  },
-  "feedbacks list": {
-    ...listOptions,
-    "service-id": { type: "string" },
-    "created-at-gte": { type: "string" },
-    "created-at-lt": { type: "string" },
-  },
-  events: {
-    json: { type: "boolean" },
-    "events-url": { type: "string" },
-    "last-event-id": { type: "string" },
-    "idle-timeout": { type: "string" },
-    "base-url": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  },
-} as const;
-
-type CommandName = keyof typeof OPTIONS;
-
 export async function run(argv: string[]): Promise<number> {
-  const [group = "", ...rest] = argv;
-  let name: CommandName;
-  let args: string[];
-  if (group === "events") {
-    name = "events";
-    args = rest;
-  } else {
-    const sub = rest[0];
-    const candidate = `${group} ${sub}`;
-    if (!sub || !(candidate in OPTIONS)) {
-      if (sub === "--help" || sub === "-h" || sub === "help") {
-        process.stdout.write(GROUP_HELP[group] ?? "");
-        return 0;
-      }
-      process.stderr.write(
-        `agent-iac ${group}: ${sub ? `unknown subcommand "${sub}"` : "a subcommand is needed"}\n\n${GROUP_HELP[group] ?? ""}`,
-      );
-      return 2;
+  const [group = "", sub, ...rest] = argv;
+  if (group === "events") return followEvents(argv.slice(1));
+  const name = `${group} ${sub}`;
+  const command = LISTS[name];
+  if (!command) {
+    if (sub === "--help" || sub === "-h" || sub === "help") {
+      process.stdout.write(GROUP_HELP[group] ?? "");
+      return 0;
     }
-    name = candidate as CommandName;
-    args = rest.slice(1);
-  }
-  const label = `agent-iac ${name}`;
-  let values: Flags;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      options: OPTIONS[name] as ParseArgsConfig["options"],
-      allowPositionals: true,
-      strict: true,
-    }));
-  } catch (error) {
-    process.stderr.write(`${label}: ${(error as Error).message}\n\n${HELP[name]}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(HELP[name] ?? "");
-    return 0;
-  }
-  let client: Client | undefined;
-  try {
-    const needsId = name === "events" || name === "conversations procedures";
-    if (needsId ? positionals.length !== 1 : positionals.length !== 0) {
-      throw new UsageError(
-        needsId ? "exactly one conversation id is needed" : `unexpected argument "${positionals[0]}"`,
-      );
-    }
-    const id = positionals[0] ?? "";
-    if (name === "events") return await followEvents(id, values);
-    client = connect(values);
-    const limit = parseLimit(values.limit);
-    switch (name) {
-      case "conversations list":
-        return await printList(
-          client.conversations.list(
-            query(values, ["cursor", "created-at-gte", "created-at-lt", "completed-at-gte", "completed-at-lt"]),
-          ),
-          values,
-          limit,
-          ["id", "agent_id", "status", "direction", "livemode", "created_at", "completed_at", "duration_sec"],
-        );
-      case "conversations procedures":
-        return await printList(client.conversations.procedures(id, query(values, ["cursor"])), values, limit, [
-          "id",
-          "name",
-          "agent_id",
-          "status",
-          "created_at",
-          "output",
-          "error",
-        ]);
-      case "procedures list":
-        return await printList(
-          client.procedures.list(
-            query(values, ["cursor", "agent-id", "conversation-id", "created-at-gte", "created-at-lt"]),
-          ),
-          values,
-          limit,
-          ["id", "name", "conversation_id", "agent_id", "status", "livemode", "created_at", "output", "error"],
-        );
-      case "feedbacks list": {
-        if (!values["service-id"]) throw new UsageError("--service-id is required");
-        const list = client.feedbacks.list({
-          service_id: String(values["service-id"]),
-          ...query(values, ["cursor", "created-at-gte", "created-at-lt"]),
-        });
-        return await printList(
-          list,
-          values,
-          limit,
-          ["id", "conversation_id", "rating", "reasons", "comment", "created_by_user_name", "created_at"],
-          (body) => {
-            const reasons = (body as { reasons?: unknown }).reasons;
-            return reasons && Object.keys(reasons).length > 0 ? `reasons: ${JSON.stringify(reasons)}` : undefined;
-          },
-        );
-      }
-    }
-    return 2;
-  } catch (error) {
-    return fail(label, error);
-  } finally {
-    await client?.close();
-  }
-}
-
-function fail(label: string, error: unknown): number {
-  const secrets = [process.env.AGENT_IAC_API_KEY, process.env.AGENT_IAC_STREAM_TOKEN];
-  const message = redact(error instanceof Error ? error.message : String(error), secrets);
-  process.stderr.write(`${label}: ${message}\n`);
-  if (error instanceof UsageError) process.stderr.write(`(see ${label} --help)\n`);
-  return exitCodeFor(error);
-}
-
-/** 2: the caller must change something (flags, key, id); 3: the service or the stream failed. */
-export function exitCodeFor(error: unknown): number {
-  if (error instanceof UsageError || error instanceof TypeError) return 2;
-  if (error instanceof AuthenticationError || error instanceof InvalidRequestError || error instanceof NotFoundError) {
-    return 2;
-  }
-  return 3;
-}
-
-function connect(values: Flags, options: { keyOptional?: boolean; baseUrl?: string } = {}): Client {
-  const baseUrl = (values["base-url"] as string | undefined) || process.env.AGENT_IAC_BASE_URL || options.baseUrl;
-  if (!baseUrl) throw new UsageError("no service address: give --base-url or set AGENT_IAC_BASE_URL");
-  const apiKey = process.env.AGENT_IAC_API_KEY || undefined;
-  if (!apiKey && !options.keyOptional) throw new UsageError("no API key: set AGENT_IAC_API_KEY");
-  return createClient({ baseUrl, apiKey });
-}
-
-function parseLimit(value: unknown): number {
-  if (value === undefined) return Number.POSITIVE_INFINITY;
-  const limit = Number(value);
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive integer, not "${value}"`);
-  return limit;
-}
-
-/** Flags (kebab-case) → query fields (snake_case), leaving out the absent ones. */
-function query(values: Flags, flags: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const flag of flags) {
-    const value = values[flag];
-    if (typeof value === "string") out[flag.replaceAll("-", "_")] = value;
-  }
-  return out;
-}
-
-async function printList<T extends object, B>(
-  list: PagedList<T, B>,
-  values: Flags,
-  limit: number,
-  columns: string[],
-  footer?: (body: B) => string | undefined,
-): Promise<number> {
-  let count = 0;
-  const rows: T[] = [];
-  let note: string | undefined;
-  outer: for await (const page of list.pages()) {
-    note ??= footer?.(page.body);
-    for (const item of page.items) {
-      if (values.json) process.stdout.write(`${JSON.stringify(item)}\n`);
-      else rows.push(item);
-      if (++count >= limit) break outer;
-    }
-  }
-  if (!values.json) {
-    process.stdout.write(table(rows as Record<string, unknown>[], columns));
-    process.stdout.write(`${count} item${count === 1 ? "" : "s"}\n`);
-    if (note) process.stdout.write(`${note}\n`);
-  }
-  return 0;
-}
-
-const MAX_CELL = 48;
-
-function cell(value: unknown): string {
-  if (value === undefined || value === null) return "-";
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  const flat = text.replace(/\s+/g, " ");
-  return flat.length > MAX_CELL ? `${flat.slice(0, MAX_CELL - 1)}…` : flat;
-}
-
-export function table(rows: Record<string, unknown>[], columns: string[]): string {
-  const cells = rows.map((row) => columns.map((column) => cell(row[column])));
-  const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((r) => (r[i] ?? "").length)));
-  const line = (values: string[]) =>
-    `${values
-      .map((v, i) => v.padEnd(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd()}\n`;
-  return line(columns.map((c) => c.toUpperCase())) + cells.map(line).join("");
-}
-
-async function followEvents(conversationId: string, values: Flags): Promise<number> {
-  const eventsUrl = values["events-url"] as string | undefined;
-  const token = process.env.AGENT_IAC_STREAM_TOKEN || undefined;
-  const useToken = Boolean(token && eventsUrl);
-  if (token && !eventsUrl && !process.env.AGENT_IAC_API_KEY) {
-    throw new UsageError("AGENT_IAC_STREAM_TOKEN is used with --events-url (the stream address it belongs to)");
-  }
-  let idleTimeoutMs: number | undefined;
-  if (values["idle-timeout"] !== undefined) {
-    const seconds = Number(values["idle-timeout"]);
-    if (!(seconds > 0)) throw new UsageError(`--idle-timeout must be a positive number of seconds`);
-    idleTimeoutMs = seconds * 1000;
-  }
-  let origin: string | undefined;
-  if (eventsUrl) {
-    try {
-      origin = new URL(eventsUrl).origin;
-    } catch {
-      throw new UsageError(`--events-url is not a URL: ${displayUrl(eventsUrl)}`);
-    }
-  }
-  const client = connect(values, { keyOptional: useToken, ...(origin ? { baseUrl: origin } : {}) });
-  const controller = new AbortController();
-  const onSignal = () => controller.abort(new Error("interrupted"));
-  process.once("SIGINT", onSignal);
-  const label = "agent-iac events";
-  try {
-    const stream = client.conversations.events(conversationId, {
-      ...(useToken ? { token, eventsUrl } : eventsUrl ? { eventsUrl } : {}),
-      lastEventId: values["last-event-id"] as string | undefined,
-      idleTimeoutMs,
-      signal: controller.signal,
+    throw new CliError(sub ? `unknown subcommand "${sub}"` : "a subcommand is needed", 2, {
+      hint: GROUP_HELP[group],
     });
-    const printer = values.json ? undefined : transcriptPrinter((text) => process.stdout.write(text));
-    let ended = false;
-    for await (const envelope of stream) {
-      if (values.json) process.stdout.write(`${JSON.stringify(envelope)}\n`);
-      else printer?.(envelope);
-      if (envelope.payload.type === "conversation.ended") ended = true;
-    }
-    if (!ended) {
-      process.stderr.write(`${label}: the stream ended before conversation.ended\n`);
-      return 3;
-    }
+  }
+  const spec: CommandSpec<Record<string, ListFlag>> = {
+    name,
+    synopsis: command.synopsis ?? "[options]",
+    about: command.about,
+    flags: { ...command.flags, ...LIST_FLAGS, ...CONNECTION_FLAGS },
+    footer: CONNECTION_HELP,
+    positionals: command.synopsis?.startsWith("<")
+      ? { min: 1, max: 1, what: "a conversation id" }
+      : { max: 0, what: "" },
+  };
+  const parsed = parseCommand(spec, rest);
+  if (!parsed) return 0;
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const limit = positiveInteger("limit", values.limit as string | undefined) ?? Number.POSITIVE_INFINITY;
+  const query = Object.fromEntries(
+    Object.entries(spec.flags).flatMap(([flag, def]) =>
+      def.query && typeof values[flag] === "string" ? [[flag.replaceAll("-", "_"), values[flag] as string]] : [],
+    ),
+  );
+  const connection = await stackConnection(String(values.stack), { baseUrl: values["base-url"] as string | undefined });
+  const client = connectClient(requireConnection(connection, String(values.stack)));
+  try {
+    const list = command.list(client, query, parsed.positionals[0] ?? "");
+    await printList(list, { json: values.json === true, limit, columns: command.columns, footer: command.footer });
     return 0;
   } catch (error) {
-    if (controller.signal.aborted) {
-      process.stderr.write(`${label}: interrupted\n`);
-      return 130;
-    }
-    return fail(label, error);
+    throw explainServiceError(error, connection satisfies Connection);
   } finally {
-    process.off("SIGINT", onSignal);
     await client.close();
+  }
+}
+
+type PrintOptions = {
+  json: boolean;
+  limit: number;
+  columns: string[];
+  footer?: ((body: unknown) => string | undefined) | undefined;
+};
+
+/** Prints each page as it arrives: nothing is held beyond one page. */
+async function printList(list: PagedList<object, unknown>, options: PrintOptions): Promise<void> {
+  const out = (text: string) => process.stdout.write(text);
+  const table = options.json ? undefined : new TableWriter(options.columns, out);
+  let count = 0;
+  let note: string | undefined;
+  for await (const page of list.pages()) {
+    note ??= options.footer?.(page.body);
+    const rows = page.items.slice(0, Math.max(0, options.limit - count)) as Record<string, unknown>[];
+    count += rows.length;
+    if (table) table.write(rows);
+    else for (const item of rows) out(`${JSON.stringify(item)}\n`);
+    if (count >= options.limit) break;
+  }
+  if (table) {
+    table.end();
+    out(`${count} item${count === 1 ? "" : "s"}\n`);
+    if (note) out(`${note}\n`);
   }
 }

@@ -1,96 +1,87 @@
-// `agent-iac smoke`: smoke test calls against the stack's pinned version ids.
+// `agent-iac smoke`: smoke test calls against the version ids the stack holds.
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
 import { formatDiagnostic } from "../definitions/index.ts";
-import { type AgentOutput, runSmoke, UsageError } from "../smoke/index.ts";
-import { ToolchainError } from "../workspace/index.ts";
-import { parseCommand, usageError } from "./args.ts";
-import { existingStack, MissingStack } from "./stack.ts";
+import { CliError } from "../errors/index.ts";
+import { requireConnection } from "../settings/index.ts";
+import { runSmoke } from "../smoke/index.ts";
+import { parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
+import { checkAccess, connectClient, printRetry, unknownVersionsNote } from "./connect.ts";
+import { existingStack, pulumiFailure, reportPath, stackAgents, staleOutputsNote } from "./stack.ts";
 
-const HELP = `usage: agent-iac smoke [options]
-
-Places a test call for each smoke scenario of the conversational agents in agents/, against the
-version ids in the stack's outputs (ca_x@vN), follows each call's event stream and checks what
-the agent said and did.
-
-options:
-  --stack NAME          the stack whose outputs pin the versions (default: dev)
-  --agent KEY           only this agent (repeatable)
-  --scenario NAME       only this scenario (repeatable)
-  --version-id ID       call this version instead of the stack's (with one --agent)
-  --concurrency N       calls at a time (default: 4)
-  --junit FILE          write a JUnit XML report
-  --json FILE           write a JSON report (transcripts, tool calls, procedures, timings)
-  --live                allow scenarios with livemode: true (calls are test calls otherwise)
-  --allow-unpinned      allow a bare agent id (the released version) instead of ca_x@vN
-
-connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from
-the stack's secret agents:apiKey (else AGENT_IAC_API_KEY), as the provider reads them.
+const SPEC = {
+  name: "smoke",
+  about: `Places a test call for each smoke scenario of the conversational agents in agents/, against the
+version ids the stack holds (ca_x@vN: from its state, which after a failed or interrupted update
+differs from its outputs; smoke says so), follows each call's event stream and checks what the
+agent said and did. A bare report file name is written under reports/.`,
+  flags: {
+    stack: STACK_FLAG,
+    agent: { type: "string", multiple: true, arg: "KEY", help: "only this agent" },
+    scenario: { type: "string", multiple: true, arg: "NAME", help: "only this scenario" },
+    "version-id": { type: "string", arg: "ID", help: "call this version instead of the stack's (with one --agent)" },
+    concurrency: { type: "string", default: "4", arg: "N", help: "calls at a time (default: 4)" },
+    junit: { type: "string", arg: "FILE", help: "write a JUnit XML report" },
+    json: { type: "string", arg: "FILE", help: "write a JSON report (transcripts, tool calls, procedures, timings)" },
+    live: {
+      type: "boolean",
+      default: false,
+      help: "allow scenarios with livemode: true (calls are test calls otherwise)",
+    },
+    "allow-unpinned": { type: "boolean", default: false, help: "allow a bare agent id (the released version)" },
+  },
+  footer: `connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from the stack's
+secret agents:apiKey (else AGENT_IAC_API_KEY; on a loopback address, the local dev key).
+Each retried request is said on stderr.
 
 exit codes: 0 all passed, 1 an expectation failed, 2 usage or configuration error
-(unknown agent or scenario, no stack outputs, invalid agent files), 3 a call could not
-complete (service unreachable, stream failed after its retries, timeout).
-`;
+(unknown agent or scenario, nothing deployed, invalid agent files, a refused API key), 3 a call
+could not complete (service unreachable, stream failed after its retries, timeout).`,
+} as const;
 
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand("smoke", HELP, argv, {
-    stack: { type: "string", default: "dev" },
-    agent: { type: "string", multiple: true },
-    scenario: { type: "string", multiple: true },
-    "version-id": { type: "string" },
-    concurrency: { type: "string", default: "4" },
-    junit: { type: "string" },
-    json: { type: "string" },
-    live: { type: "boolean", default: false },
-    "allow-unpinned": { type: "boolean", default: false },
-  });
-  if ("exitCode" in parsed) return parsed.exitCode;
+  const parsed = parseCommand(SPEC, argv);
+  if (!parsed) return 0;
   const { values } = parsed;
-  const concurrency = Number(values.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    return usageError("smoke", HELP, "--concurrency must be a positive whole number").exitCode;
+  const concurrency = positiveInteger("concurrency", values.concurrency) ?? 4;
+  const { stack, agents, errors, connection } = await existingStack(values.stack, "reading the stack failed");
+  if (errors.length > 0) {
+    for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
+    throw new CliError(`${errors.length} error(s) in the agent files`, 2);
   }
-
+  const held = await stackAgents(stack).catch((error: unknown) => {
+    throw pulumiFailure("reading the stack's state failed", error);
+  });
+  if (Object.keys(held.agents).length === 0 && values["version-id"] === undefined) {
+    throw new CliError(`stack "${values.stack}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
+  }
+  if (held.stale.length > 0) process.stderr.write(staleOutputsNote(values.stack, held.stale));
+  const resolved = requireConnection(connection, values.stack);
+  const client = connectClient(resolved);
   try {
-    const { stack, config, agents, errors } = await existingStack(values.stack);
-    if (errors.length > 0) {
-      for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
-      return 2;
-    }
-    const outputs = (await stack.outputs()).agents?.value as Record<string, AgentOutput> | undefined;
-    if (!outputs && values["version-id"] === undefined) {
-      throw new UsageError(`stack "${values.stack}" has no outputs: run \`pulumi up\` (or \`npm start\`) first`);
-    }
-    const baseUrl = config["agents:baseUrl"]?.value || process.env.AGENT_IAC_BASE_URL;
-    const apiKey = config["agents:apiKey"]?.value || process.env.AGENT_IAC_API_KEY;
-    if (!baseUrl) throw new UsageError("no service address: set agents:baseUrl on the stack or AGENT_IAC_BASE_URL");
-    if (!apiKey) throw new UsageError("no API key: set the stack's secret agents:apiKey or AGENT_IAC_API_KEY");
-
-    const { exitCode } = await runSmoke({
-      definitions: agents,
-      outputs,
-      selection: {
-        agents: values.agent,
-        scenarios: values.scenario,
-        versionId: values["version-id"],
-        allowUnpinned: values["allow-unpinned"],
-        live: values.live,
-      },
-      connection: { baseUrl, apiKey, serviceVersion: config["agents:serviceVersion"]?.value },
-      concurrency,
-      junitFile: values.junit,
-      jsonFile: values.json,
-      out: process.stdout,
-    });
-    return exitCode;
-  } catch (error) {
-    if (error instanceof UsageError || error instanceof MissingStack) {
-      process.stderr.write(`agent-iac smoke: ${error.message}\n`);
-      return 2;
-    }
-    if (error instanceof ToolchainError) {
-      process.stderr.write(`agent-iac smoke: ${error.message}\n`);
-      return error.exitCode;
-    }
-    process.stderr.write(`agent-iac smoke: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 3;
+    await checkAccess(client, connection);
+  } finally {
+    await client.close();
   }
+  const files = { junit: values.junit && reportPath(values.junit), json: values.json && reportPath(values.json) };
+  for (const file of [files.junit, files.json])
+    if (file) await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+  const { results, exitCode } = await runSmoke({
+    definitions: agents,
+    outputs: held.agents,
+    selection: {
+      agents: values.agent,
+      scenarios: values.scenario,
+      versionId: values["version-id"],
+      allowUnpinned: values["allow-unpinned"],
+      live: values.live,
+    },
+    connection: { ...resolved, onRetry: printRetry },
+    concurrency,
+    ...(files.junit ? { junitFile: files.junit } : {}),
+    ...(files.json ? { jsonFile: files.json } : {}),
+    out: process.stdout,
+  });
+  process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
+  return exitCode;
 }

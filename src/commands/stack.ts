@@ -1,26 +1,130 @@
-// Shared by the commands that work on an existing stack (plan, smoke): the stack, its config, and
-// the agent files it deploys (the directory the program reads: the stack's agents:dir).
+// Shared by the commands that work on a stack: the stack itself, its config, the agent files it
+// deploys (the directory the program reads: the stack's agents:dir), and its connection settings.
+import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { parse } from "yaml";
 import { loadAgents } from "../definitions/index.ts";
-import { openStack, pulumiEnvironment } from "../workspace/index.ts";
+import { CliError } from "../errors/index.ts";
+import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+import { type Connection, configMapReader, resolveConnection } from "../settings/index.ts";
+import type { AgentOutput as PinnedAgent } from "../smoke/index.ts";
+import { openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
 
-export class MissingStack extends Error {
-  constructor(stack: string) {
-    super(`there is no stack "${stack}" on this backend: create it with \`pulumi stack init ${stack}\` first`);
-    this.name = "MissingStack";
-  }
+export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
+
+/** The safe way to create a stack, said wherever a stack is missing. */
+export function createStackHint(stack: string): string {
+  return (
+    `create it with your own secrets provider, never the local-only default passphrase:\n` +
+    `  PULUMI_CONFIG_PASSPHRASE='<a passphrase of your own>' pulumi stack init ${stack}\n` +
+    `  (or: pulumi stack init ${stack} --secrets-provider <awskms://…|gcpkms://…|azurekeyvault://…|hashivault://…>)`
+  );
 }
 
-/** Never creates a stack: a mistyped name must not plan every agent as new or find no outputs. */
-export async function existingStack(stackName: string) {
-  const stack = await openStack({ stackName, workDir: process.cwd(), create: false, env: pulumiEnvironment() }).catch(
-    (error: unknown) => {
-      if (/no stack named/i.test(String(error))) throw new MissingStack(stackName);
-      throw error;
-    },
-  );
-  const config = await stack.getAllConfig();
+function missingStack(stack: string): CliError {
+  return new CliError(`there is no stack "${stack}" on this backend`, 2, { hint: createStackHint(stack) });
+}
+
+/** A failure of the Pulumi CLI (backend, toolchain), said with the CLI's own lines: exit 3. */
+export function pulumiFailure(what: string, error: unknown): unknown {
+  if (error instanceof CliError) return error;
+  return new CliError(`${what}: ${pulumiErrorSummary(error)}`, 3, { cause: error });
+}
+
+/**
+ * Never creates a stack: a mistyped name must not plan every agent as new or find no outputs.
+ * `what` names the failure of a Pulumi call ("the preview failed").
+ */
+export async function existingStack(stackName: string, what: string) {
+  const env = pulumiEnvironment();
+  let stack: Stack;
+  let config: StackConfig;
+  try {
+    stack = await openStack({ stackName, workDir: process.cwd(), create: false, env });
+    config = await stack.getAllConfig();
+  } catch (error) {
+    if (/no stack named/i.test(String(error))) throw missingStack(stackName);
+    throw pulumiFailure(what, error);
+  }
   const dir = path.resolve(config["agents:dir"]?.value ?? "agents");
   const { agents, errors } = await loadAgents(dir, { stack: stackName });
-  return { stack, config, agents, errors };
+  return { stack, env, config, agents, errors, connection: resolveConnection(configMapReader(config)) };
+}
+
+/**
+ * Where a report file goes: a bare file name lands in reports/ (gitignored); a path with a
+ * directory (or an absolute one) is used as given.
+ */
+export function reportPath(file: string): string {
+  return path.basename(file) === file ? path.join("reports", file) : file;
+}
+
+/**
+ * The connection of a stack for the commands that only talk to the service (lists, events). Where
+ * the stack has not been created on this backend yet (a fresh clone running `npm run service`),
+ * the plain values of its Pulumi.<stack>.yaml stand in (a secret there cannot be read without it).
+ */
+export async function stackConnection(stackName: string, overrides: { baseUrl?: string } = {}): Promise<Connection> {
+  if (overrides.baseUrl) return resolveConnection(() => undefined, process.env, overrides);
+  let config: StackConfig;
+  try {
+    const stack: Stack = await openStack({
+      stackName,
+      workDir: process.cwd(),
+      create: false,
+      env: pulumiEnvironment(),
+    });
+    config = await stack.getAllConfig();
+  } catch (error) {
+    if (!/no stack named/i.test(String(error))) throw pulumiFailure(`reading stack ${stackName} failed`, error);
+    config = await stackFileConfig(stackName);
+  }
+  return resolveConnection(configMapReader(config), process.env, overrides);
+}
+
+async function stackFileConfig(stackName: string): Promise<StackConfig> {
+  const file = path.join(process.cwd(), `Pulumi.${stackName}.yaml`);
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) throw missingStack(stackName);
+  const values = (parse(text) as { config?: Record<string, unknown> } | null)?.config ?? {};
+  return Object.fromEntries(
+    Object.entries(values).flatMap(([key, value]) => (typeof value === "string" ? [[key, { value }]] : [])),
+  );
+}
+
+/** What smoke pins (src/smoke's AgentOutput), with the resource's URN for recovery commands. */
+export type AgentOutput = PinnedAgent & { urn?: string };
+
+/**
+ * The agents the stack's state holds (what the last update, even a failed or interrupted one,
+ * created), and which of them the stack outputs (written by the last successful update only) pin
+ * differently.
+ */
+export async function stackAgents(stack: Stack): Promise<{ agents: Record<string, AgentOutput>; stale: string[] }> {
+  const state = await stack.exportStack();
+  type Resource = { urn: string; type: string; delete?: boolean; outputs?: Record<string, unknown> };
+  const agents: Record<string, AgentOutput> = {};
+  for (const resource of (state.deployment?.resources ?? []) as Resource[]) {
+    if (!resource.type.startsWith(AGENT_TYPE_PREFIX) || resource.delete) continue;
+    const outputs = resource.outputs ?? {};
+    if (typeof outputs.versionId !== "string" || typeof outputs.agentId !== "string") continue;
+    agents[resource.urn.split("::").at(-1) ?? ""] = {
+      id: outputs.agentId,
+      version_id: outputs.versionId,
+      kind: resource.type.endsWith("ConversationalAgent") ? "conversational" : "procedural",
+      name: String(outputs.name ?? ""),
+      urn: resource.urn,
+    };
+  }
+  const outputs = ((await stack.outputs()).agents?.value ?? {}) as Record<string, AgentOutput | undefined>;
+  const stale = Object.keys(agents).filter((key) => outputs[key]?.version_id !== agents[key]?.version_id);
+  return { agents, stale };
+}
+
+/** Said when the outputs lag the state: smoke calls what the stack holds. */
+export function staleOutputsNote(stack: string, stale: string[]): string {
+  return (
+    `note: the outputs of stack ${stack} are from an earlier update (the last one failed or was interrupted); ` +
+    `the stack holds other versions of ${stale.join(", ")}: calling the versions the stack holds.\n`
+  );
 }

@@ -1,147 +1,169 @@
 // `agent-iac start` (`npm start`), the main job: provision agents/ with `pulumi up` on the dev
 // stack and smoke-call the versions it created. Where the stack points at a loopback address (the
-// dev stack does), the embedded simulator serves this run on a free port, persisting its data in
-// .agent-iac/, and the run uses a copy of the stack's config file with that address.
+// dev stack does), a simulator already serving that address is used as it is; otherwise the
+// embedded simulator serves this run on a free port, persisting its data in .agent-iac/, and the
+// run uses a copy of the stack's config file with that address.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
-import { LOOPBACK_NAMES } from "../contract/index.ts";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
-import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
-import { startSimulator } from "../simulator/index.ts";
-import { type AgentOutput, runSmoke, UsageError } from "../smoke/index.ts";
+import { CliError } from "../errors/index.ts";
+import { configMapReader, type ResolvedConnection, requireConnection, resolveConnection } from "../settings/index.ts";
+import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
+import { runSmoke } from "../smoke/index.ts";
 import {
   ensurePulumi,
+  interruptible,
+  lockedStackError,
   openStack,
   pulumiEnvironment,
-  pulumiErrorSummary,
   type Stack,
-  ToolchainError,
 } from "../workspace/index.ts";
-import { parseCommand } from "./args.ts";
+import { parseCommand, STACK_FLAG } from "./args.ts";
+import { printRetry, unknownVersionsNote } from "./connect.ts";
+import { type AgentOutput, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
+import { deployFailure } from "./start-failure.ts";
 
-const HELP = `usage: agent-iac start [--stack NAME] [--no-smoke]
+const SPEC = {
+  name: "start",
+  about: `Runs \`pulumi up --yes\` for agents/ on the stack, prints the agents and their version ids, then
+places the smoke scenarios against those versions. When the stack's agents:baseUrl is a loopback
+address (as in the dev stack), a simulator already serving it (\`npm run service\`) is used;
+otherwise the local simulator serves the run on a free port (its data in .agent-iac/simulator.json)
+with the local dev key. Ctrl+C (or SIGTERM) cancels the Pulumi run cleanly: the operations in
+flight finish and the stack is left unlocked.`,
+  flags: {
+    stack: STACK_FLAG,
+    "no-smoke": { type: "boolean", default: false, help: "provision only; place no smoke calls" },
+  },
+  footer: `exit codes: 0 done, 1 a smoke expectation failed, 2 usage or configuration error,
+3 the service or the backend failed (including a failed \`pulumi up\`), 130 interrupted.`,
+} as const;
 
-Runs \`pulumi up --yes\` for agents/ on the stack (default: dev), prints the agents and their
-version ids, then places the smoke scenarios against those versions. When the stack's
-agents:baseUrl is a loopback address (as in the dev stack), the local simulator serves the run
-on a free port (its data in .agent-iac/simulator.json) and the API key is its dev key.
-`;
+type Simulator = Awaited<ReturnType<typeof startSimulator>>;
 
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand("start", HELP, argv, {
-    stack: { type: "string", default: "dev" },
-    "no-smoke": { type: "boolean", default: false },
-  });
-  if ("exitCode" in parsed) return parsed.exitCode;
+  const parsed = parseCommand(SPEC, argv);
+  if (!parsed) return 0;
   const { values } = parsed;
   const workDir = process.cwd();
   const stackName = values.stack;
-  const stateDir = path.join(workDir, ".agent-iac");
-  let simulator: Awaited<ReturnType<typeof startSimulator>> | undefined;
-  try {
-    await ensurePulumi();
-    const env = pulumiEnvironment();
-    const probe = await openStack({ stackName, workDir, env });
-    const config = await probe.getAllConfig();
-    const configuredUrl = config["agents:baseUrl"]?.value ?? process.env.AGENT_IAC_BASE_URL;
-
-    let configFile: string | undefined;
-    let connection: { baseUrl: string; apiKey: string | undefined };
-    // The key the provider will use (stack config first, as it reads them); the simulator accepts it.
-    const configuredKey = config["agents:apiKey"]?.value || process.env.AGENT_IAC_API_KEY;
-    if (!configuredUrl || LOOPBACK_NAMES.has(hostnameOf(configuredUrl))) {
-      await mkdir(stateDir, { recursive: true });
-      simulator = await startSimulator({
-        port: 0,
-        dataFile: path.join(stateDir, "simulator.json"),
-        ...(configuredKey ? { apiKey: configuredKey } : {}),
-        quiet: true,
-      });
-      process.stdout.write(`local simulator: ${simulator.url} (service id ${simulator.serviceId})\n`);
-      configFile = await runConfigFile(workDir, stateDir, stackName, simulator.url);
-      connection = { baseUrl: simulator.url, apiKey: simulator.apiKey };
-      // Handed to the provider through the environment, never as an argument.
-      env.AGENT_IAC_API_KEY = simulator.apiKey;
-    } else {
-      connection = { baseUrl: configuredUrl, apiKey: configuredKey };
-    }
-
-    const stack = await openStack({ stackName, workDir, env });
-    process.stdout.write(`pulumi up --yes (stack ${stackName})\n`);
-    const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
-    const up = await stack
-      .up({ configFile, onOutput: (text) => process.stdout.write(text) })
-      .catch(async (error: unknown) => {
-        const missing = await notCreated(stack, dir, stackName).catch(() => "");
-        throw new DeployError(`pulumi up failed:\n${pulumiErrorSummary(error)}${missing}`);
-      });
-    const outputs = up.outputs.agents?.value as Record<string, AgentOutput> | undefined;
-    const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
-    process.stdout.write(
-      `\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs ?? {})}\n`,
-    );
-    if (values["no-smoke"]) return 0;
-
-    const { agents, errors } = await loadAgents(dir, { stack: stackName });
-    if (errors.length > 0) throw new UsageError(errors.map(formatDiagnostic).join("\n"));
-    if (!connection.apiKey) throw new UsageError("no API key for smoke calls: set AGENT_IAC_API_KEY");
-    process.stdout.write("\nsmoke calls against the pinned versions:\n");
-    await mkdir(path.join(workDir, "reports"), { recursive: true });
-    const { exitCode } = await runSmoke({
-      definitions: agents,
-      outputs,
-      selection: {},
-      connection: { baseUrl: connection.baseUrl, apiKey: connection.apiKey },
-      concurrency: 4,
-      junitFile: path.join(workDir, "reports", "smoke.junit.xml"),
-      jsonFile: path.join(workDir, "reports", "smoke.json"),
-      out: process.stdout,
+  await ensurePulumi();
+  const env = pulumiEnvironment();
+  const { stack, config } = await openStack({ stackName, workDir, env })
+    .then(async (stack) => ({ stack, config: await stack.getAllConfig() }))
+    .catch((error: unknown) => {
+      throw pulumiFailure(`opening stack ${stackName} failed`, error);
     });
-    return exitCode;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`agent-iac start: ${message}\n`);
-    if (error instanceof ToolchainError) return error.exitCode;
-    if (error instanceof UsageError) return 2;
-    return error instanceof DeployError ? 1 : 3;
+  const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
+  let simulator: Simulator | undefined;
+  try {
+    const service = await serviceFor(resolveConnection(configMapReader(config)), workDir, stackName);
+    simulator = service.simulator;
+    process.stdout.write(`pulumi up --yes (stack ${stackName})\n`);
+    const up = await interruptible(
+      (text) => process.stdout.write(text),
+      (run) =>
+        stack.up({
+          ...(service.configFile ? { configFile: service.configFile } : {}),
+          onOutput: run.onOutput,
+          signal: run.signal,
+          color: process.stdout.isTTY ? "always" : "never",
+        }),
+    ).catch(async (error: unknown) => {
+      if (error instanceof CliError) throw error;
+      throw lockedStackError(error, stackName, env, "npm start") ?? (await deployFailure(error, stack, dir, stackName));
+    });
+    const outputs = (up.outputs.agents?.value ?? {}) as Record<string, AgentOutput>;
+    const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
+    process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);
+    if (values["no-smoke"]) return 0;
+    return await smokeAfterUp(stack, dir, stackName, service.connection);
   } finally {
+    // Last: the Pulumi run (and its provider) has stopped using it by now.
     await simulator?.close();
   }
 }
 
-/** After a failed up: which declared agents the stack does not hold, and why when it is a link. */
-async function notCreated(stack: Stack, dir: string, stackName: string): Promise<string> {
-  const { agents } = await loadAgents(dir, { stack: stackName });
-  const state = await stack.exportStack();
-  const held = new Set(
-    (state.deployment.resources ?? [])
-      .filter((r: { type: string }) => r.type.startsWith(AGENT_TYPE_PREFIX))
-      .map((r: { urn: string }) => r.urn.split("::").at(-1)),
-  );
-  const missing = agents.filter((a) => !held.has(a.key));
-  if (missing.length === 0) return "";
-  const lines = missing.map((agent) => {
-    const blocked = agent.postprocessAgents.filter((key) => !held.has(key));
-    const why =
-      blocked.length > 0
-        ? `not attempted: linked procedural agent ${blocked.join(", ")} was not created`
-        : "see its error above";
-    return `  ${agent.key} (${agent.kind}): ${why}`;
-  });
-  return `\n\nnot created (${missing.length} of ${agents.length}); run again once the cause is fixed:\n${lines.join("\n")}`;
-}
+type Service = { connection: ResolvedConnection; simulator?: Simulator; configFile?: string };
 
-function hostnameOf(url: string): string {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    throw new UsageError(`agents:baseUrl is not a URL: ${JSON.stringify(url)}`);
+async function serviceFor(
+  connection: ReturnType<typeof resolveConnection>,
+  workDir: string,
+  stackName: string,
+): Promise<Service> {
+  if (connection.baseUrl && !connection.loopback) return { connection: requireConnection(connection, stackName) };
+  const stateDir = path.join(workDir, ".agent-iac");
+  const dataFile = path.join(stateDir, "simulator.json");
+  if (connection.baseUrl && (await runningSimulator(connection.baseUrl, connection.apiKey, dataFile))) {
+    process.stdout.write(`using the simulator already serving ${connection.baseUrl}\n`);
+    return { connection: requireConnection(connection, stackName) };
   }
+  await mkdir(stateDir, { recursive: true });
+  const simulator = await startSimulator({
+    port: 0,
+    dataFile,
+    ...(connection.apiKey ? { apiKey: connection.apiKey } : {}),
+    quiet: true,
+  });
+  process.stdout.write(`local simulator: ${simulator.url} (service id ${simulator.serviceId})\n`);
+  const configFile = await runConfigFile(workDir, stateDir, stackName, simulator.url);
+  return { connection: { baseUrl: simulator.url, apiKey: simulator.apiKey }, simulator, configFile };
 }
 
-class DeployError extends Error {
-  override name = "DeployError";
+/**
+ * Whether a simulator already serves `baseUrl` (e.g. `npm run service` in another terminal): then
+ * start uses it instead of starting a second one on the same data file. A simulator that holds
+ * `dataFile` (its lock names the process and address) at another address is an error: a second
+ * simulator on the file would be refused, and the stack would deploy to an address nobody serves.
+ */
+export async function runningSimulator(baseUrl: string, apiKey: string | undefined, dataFile: string) {
+  const holder = await readSimulatorLock(dataFile);
+  if (holder?.url && new URL(holder.url).host !== new URL(baseUrl).host) {
+    throw new CliError(
+      `${path.relative(process.cwd(), dataFile)} is held by the simulator of process ${holder.pid} at ${holder.url}, not at the stack's address ${baseUrl}`,
+      2,
+      {
+        hint: `stop that simulator, or serve the stack's address: npm run service -- --port ${new URL(baseUrl).port || 80} --data ${path.relative(process.cwd(), dataFile)}`,
+      },
+    );
+  }
+  const response = await fetch(new URL("_simulator/info", baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`), {
+    headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+    signal: AbortSignal.timeout(2000),
+  }).catch(() => undefined);
+  if (!response) return false;
+  await response.body?.cancel();
+  if (response.status === 401 || response.status === 403) {
+    throw new CliError(`the simulator serving ${baseUrl} refuses the stack's API key`, 2, {
+      hint: "give it the same key (AGENT_IAC_API_KEY when starting `npm run service`), or stop it",
+    });
+  }
+  return response.ok;
+}
+
+async function smokeAfterUp(stack: Stack, dir: string, stackName: string, connection: ResolvedConnection) {
+  const { agents, errors } = await loadAgents(dir, { stack: stackName });
+  if (errors.length > 0) throw new CliError(errors.map(formatDiagnostic).join("\n"), 1);
+  const held = await stackAgents(stack).catch((error: unknown) => {
+    throw pulumiFailure("reading the stack's state failed", error);
+  });
+  if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
+  process.stdout.write("\nsmoke calls against the pinned versions:\n");
+  const reports = path.join(process.cwd(), "reports");
+  await mkdir(reports, { recursive: true });
+  const { results, exitCode } = await runSmoke({
+    definitions: agents,
+    outputs: held.agents,
+    selection: {},
+    connection: { ...connection, onRetry: printRetry },
+    concurrency: 4,
+    junitFile: path.join(reports, "smoke.junit.xml"),
+    jsonFile: path.join(reports, "smoke.json"),
+    out: process.stdout,
+  });
+  process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
+  return exitCode;
 }
 
 /** A copy of the stack's config file with agents:baseUrl pointing at this run's simulator. */

@@ -35,7 +35,7 @@ function agentProvider(kind: AgentKind): pulumi.dynamic.ResourceProvider {
       return load().checkAgent(kind, olds, news);
     },
     async diff(_id, olds, news) {
-      return load().diffAgent(olds, news);
+      return load().diffAgent(kind, olds, news);
     },
     async create(inputs) {
       return load().createAgent(kind, this, inputs);

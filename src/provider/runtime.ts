@@ -9,8 +9,11 @@ import {
   createClient,
   createConversationalAgentRequest,
   createProceduralAgentRequest,
+  type RetryNotice,
   TimeoutError,
 } from "../api/index.ts";
+import { retryLine } from "../errors/index.ts";
+import { requireConnection, resolveConnection } from "../settings/index.ts";
 import type { AgentKind, ConfiguredProvider } from "./index.ts";
 
 /** Pulumi's placeholder for a value not known until apply (e.g. the id of an agent not yet created). */
@@ -37,7 +40,7 @@ function containsUnknown(value: unknown): boolean {
 }
 
 /** The request body held in a set of inputs or outputs (undefined fields dropped). */
-export function requestBody(kind: AgentKind, props: Props): Props {
+function requestBody(kind: AgentKind, props: Props): Props {
   const body: Props = {};
   for (const field of FIELDS[kind]) {
     if (props[field] !== undefined) body[field] = props[field];
@@ -45,31 +48,54 @@ export function requestBody(kind: AgentKind, props: Props): Props {
   return body;
 }
 
-/** Validates the body that will be sent. Unknown values (first preview) are accepted as they are. */
+/** Where a value is not known until apply, what the schema sees instead: a link is a procedural agent id. */
+function standIn(path: readonly PropertyKey[]): unknown {
+  return path[0] === "postprocess_agents" ? "pa_unknown" : undefined;
+}
+
+/** Replaces unknown values by their field's stand-in; collects the paths that held one. */
+function withStandIns(value: unknown, path: PropertyKey[], unknownPaths: string[]): unknown {
+  if (value === UNKNOWN) {
+    unknownPaths.push(path.map(String).join("."));
+    return standIn(path);
+  }
+  if (Array.isArray(value)) return value.map((item, i) => withStandIns(item, [...path, i], unknownPaths));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, withStandIns(item, [...path, key], unknownPaths)]),
+    );
+  }
+  return value;
+}
+
+/**
+ * Validates the body that will be sent. A value not yet known (first preview) gets its field's
+ * stand-in, and no failure is reported at or under an unknown value: the engine checks again
+ * once it is known.
+ */
 export function checkAgent(kind: AgentKind, _olds: Props, news: Props) {
-  const body = requestBody(kind, news);
-  // Stand-ins that satisfy the schema where a value is not yet known.
-  const known = JSON.parse(JSON.stringify(body), (_key, value) => (value === UNKNOWN ? "pa_unknown" : value));
-  if (containsUnknown(body.name) || containsUnknown(body.description)) return { inputs: news };
+  const unknownPaths: string[] = [];
+  const known = withStandIns(requestBody(kind, news), [], unknownPaths);
   const result = SCHEMAS[kind].safeParse(known);
+  const underUnknown = (property: string) =>
+    unknownPaths.some((p) => property === p || property.startsWith(`${p}.`) || p.startsWith(`${property}.`));
   const failures = result.success
     ? []
-    : result.error.issues.map((issue) => ({
-        property: issue.path.map(String).join(".") || "config",
-        reason: issue.message,
-      }));
+    : result.error.issues
+        .map((issue) => ({ property: issue.path.map(String).join(".") || "config", reason: issue.message }))
+        .filter((failure) => !underUnknown(failure.property));
   return { inputs: news, failures };
 }
 
 /**
- * Compares what would be sent with what was sent. Every changed field is a replacement: the
- * service documents creation only, so a change means a new agent (created before the old one is
- * dropped from the stack). `__provider` (the serialized code) is never compared, so upgrading
- * agent-iac replaces nobody's agents.
+ * Compares what would be sent with what was sent, over the fields of this kind's request body.
+ * Every changed field is a replacement: the service documents creation only, so a change means a
+ * new agent (created before the old one is dropped from the stack). `__provider` (the serialized
+ * code) is never compared, so upgrading agent-iac replaces nobody's agents.
  */
-export function diffAgent(olds: Props, news: Props) {
-  const fields = new Set([...FIELDS.conversational].filter((f) => f in olds || f in news));
-  const replaces = [...fields].filter(
+export function diffAgent(kind: AgentKind, olds: Props, news: Props) {
+  const fields = FIELDS[kind].filter((f) => f in olds || f in news);
+  const replaces = fields.filter(
     (field) => containsUnknown(news[field]) || !isDeepStrictEqual(normalize(olds[field]), normalize(news[field])),
   );
   return { changes: replaces.length > 0, replaces, deleteBeforeReplace: false };
@@ -82,21 +108,14 @@ function normalize(value: unknown): unknown {
 
 const clients = new Map<string, ReturnType<typeof createClient>>();
 
-/** Connection settings from stack config, else the environment; a missing key is a clear error. */
+/** Connection settings through the one resolver (stack config, environment, local dev key). */
 export function resolveSettings(provider: ConfiguredProvider) {
-  const config = provider.config;
-  const baseUrl = config?.get("agents:baseUrl") || process.env.AGENT_IAC_BASE_URL;
-  const apiKey = config?.get("agents:apiKey") || process.env.AGENT_IAC_API_KEY;
-  const serviceVersion = config?.get("agents:serviceVersion");
-  if (!baseUrl) {
-    throw new Error("no service address: set the stack config agents:baseUrl or the AGENT_IAC_BASE_URL variable");
-  }
-  if (!apiKey) {
-    throw new Error(
-      "no API key: set it with `pulumi config set --secret agents:apiKey` or the AGENT_IAC_API_KEY variable",
-    );
-  }
-  return { baseUrl, apiKey, serviceVersion: serviceVersion || undefined };
+  return requireConnection(resolveConnection((key) => provider.config?.get(key)));
+}
+
+/** A retried request leaves one line in `pulumi up`'s output. */
+export function logRetry(notice: RetryNotice): void {
+  pulumi.log.info(retryLine(notice));
 }
 
 export async function createAgent(kind: AgentKind, provider: ConfiguredProvider, inputs: Props) {
@@ -104,7 +123,7 @@ export async function createAgent(kind: AgentKind, provider: ConfiguredProvider,
   const cacheKey = JSON.stringify([resolved.baseUrl, resolved.serviceVersion, resolved.apiKey]);
   let client = clients.get(cacheKey);
   if (!client) {
-    client = createClient(resolved);
+    client = createClient({ ...resolved, onRetry: logRetry });
     clients.set(cacheKey, client);
   }
   const body = requestBody(kind, inputs);
@@ -120,7 +139,10 @@ export async function createAgent(kind: AgentKind, provider: ConfiguredProvider,
   }
 }
 
-/** Turns a failed create into a message that says what state the service may be in. */
+/**
+ * Turns a failed create into a message that says what state the service may be in. The typed API
+ * error stays as `cause` (status, request id, attempts, body) for whoever handles it.
+ */
 export function explainCreateFailure(kind: AgentKind, name: string, error: unknown): Error {
   const what = `${kind} agent "${name}"`;
   const reason = error instanceof Error ? error.message : String(error);
@@ -129,7 +151,8 @@ export function explainCreateFailure(kind: AgentKind, name: string, error: unkno
       `the service may have created ${what}: ${reason}. The request had been sent when the connection failed, ` +
         "so it was not retried (a retry could create a duplicate). If an agent with that name exists on the " +
         'service, it is not tracked by this stack; see README "Failures and recovery".',
+      { cause: error },
     );
   }
-  return new Error(`could not create ${what}: ${reason}`);
+  return new Error(`could not create ${what}: ${reason}`, { cause: error });
 }

@@ -1,6 +1,6 @@
 // Pinned-version smoke calls: plan the calls, place them, evaluate, report.
 import { writeFile } from "node:fs/promises";
-import { createClient } from "../api/index.ts";
+import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import type { Progress } from "./call.ts";
 import { type AgentOutput, planCalls, type Selection } from "./plan.ts";
@@ -22,7 +22,7 @@ export type SmokeOptions = {
   definitions: AgentDefinition[];
   outputs: Record<string, AgentOutput> | undefined;
   selection: Selection;
-  connection: { baseUrl: string; apiKey: string; serviceVersion?: string };
+  connection: { baseUrl: string; apiKey: string; serviceVersion?: string; onRetry?: ClientOptions["onRetry"] };
   concurrency: number;
   junitFile?: string;
   jsonFile?: string;

@@ -7,6 +7,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
+import { parse } from "yaml";
+import { CliError } from "../errors/index.ts";
 
 const { LocalWorkspace, PulumiCommand } = pulumi.automation;
 export type Stack = pulumi.automation.Stack;
@@ -62,22 +64,17 @@ export function ensurePulumi(): Promise<string> {
   return toolchainReady;
 }
 
-export class ToolchainError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number) {
-    super(message);
-    this.name = "ToolchainError";
-    this.exitCode = exitCode;
-  }
+export class ToolchainError extends CliError {
+  override name = "ToolchainError";
 }
 
-/** Whether the user has logged in to a backend with `pulumi login` (then we leave it alone). */
-function hasPulumiLogin(pulumiHome: string): boolean {
+/** The backend the user logged in to with `pulumi login` (then we leave it alone), if any. */
+function pulumiLogin(pulumiHome: string): string | undefined {
   try {
     const credentials = JSON.parse(readFileSync(path.join(pulumiHome, "credentials.json"), "utf8"));
-    return typeof credentials.current === "string" && credentials.current !== "";
+    return typeof credentials.current === "string" && credentials.current !== "" ? credentials.current : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -103,13 +100,42 @@ export function pulumiEnvironment(options: PulumiEnvironmentOptions = {}): Recor
   if (pulumiHome) env.PULUMI_HOME = pulumiHome;
   const backend =
     options.backendUrl ??
-    base.PULUMI_BACKEND_URL ??
-    (hasPulumiLogin(pulumiHome ?? path.join(os.homedir(), ".pulumi")) ? undefined : localBackendUrl());
+    (base.PULUMI_BACKEND_URL || undefined) ??
+    (pulumiLogin(pulumiHome ?? path.join(os.homedir(), ".pulumi")) ? undefined : localBackendUrl());
   if (backend) env.PULUMI_BACKEND_URL = backend;
-  if (!base.PULUMI_CONFIG_PASSPHRASE && !base.PULUMI_CONFIG_PASSPHRASE_FILE) {
-    env.PULUMI_CONFIG_PASSPHRASE = LOCAL_PASSPHRASE;
+  for (const name of ["PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"] as const) {
+    if (base[name]) env[name] = base[name];
   }
+  // The public passphrase protects nothing: it is only for the checkout's own file backend.
+  if (!hasPassphrase(env) && backend === localBackendUrl()) env.PULUMI_CONFIG_PASSPHRASE = LOCAL_PASSPHRASE;
   return env;
+}
+
+const hasPassphrase = (env: Record<string, string | undefined>) =>
+  Boolean(env.PULUMI_CONFIG_PASSPHRASE || env.PULUMI_CONFIG_PASSPHRASE_FILE);
+
+/**
+ * A stack on a self-managed backend (file, s3, gs, azblob) encrypts its secrets with a passphrase
+ * unless its stack file names another secrets provider. Without one set, stop before Pulumi
+ * writes a salt into the tracked stack file or prompts: a configuration error (exit 2).
+ */
+export function assertSecretsProvider(workDir: string, stackName: string, env: Record<string, string>): void {
+  if (hasPassphrase(env)) return;
+  const backend = env.PULUMI_BACKEND_URL ?? pulumiLogin(env.PULUMI_HOME ?? path.join(os.homedir(), ".pulumi")) ?? "";
+  if (/^https?:\/\//.test(backend)) return; // Pulumi Cloud (or self-hosted): its own secrets manager.
+  let provider: unknown;
+  try {
+    provider = parse(readFileSync(path.join(workDir, `Pulumi.${stackName}.yaml`), "utf8"))?.secretsprovider;
+  } catch {
+    provider = undefined;
+  }
+  if (typeof provider === "string" && provider !== "" && !provider.startsWith("passphrase")) return;
+  throw new CliError(`stack ${stackName} on ${backend || "this backend"} needs a passphrase for its secrets`, 2, {
+    hint:
+      "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE, or give the stack another secrets provider\n" +
+      `(pulumi stack init ${stackName} --secrets-provider <awskms://…|gcpkms://…|azurekeyvault://…|hashivault://…>).\n` +
+      `The local-only default passphrase applies only to the checkout's own backend (${localBackendDir}).`,
+  });
 }
 
 function localBackendUrl(): string {
@@ -135,6 +161,7 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
   }
   const pulumiCommand = await PulumiCommand.get();
   const envVars = options.env ?? pulumiEnvironment();
+  assertSecretsProvider(workDir, options.stackName, envVars);
   const args = { stackName: options.stackName, workDir };
   const opts = { envVars, pulumiCommand };
   return options.create === false
@@ -155,3 +182,5 @@ export function pulumiErrorSummary(error: unknown): string {
     .filter((line) => line.trim() !== "" && !/^Command failed with exit code \d+: /.test(line));
   return lines.join("\n").trim() || message;
 }
+
+export { type InterruptibleRun, interruptible, isLockError, lockedStackError } from "./interrupt.ts";

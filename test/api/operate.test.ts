@@ -1,4 +1,7 @@
 // `agent-iac events` and the list commands run as processes against the simulator.
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Client, createClient } from "../../src/api/index.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
@@ -13,6 +16,11 @@ let paId = "";
 let convId = "";
 let conv: Awaited<ReturnType<Client["conversations"]["create"]>>;
 
+/**
+ * The stack's config comes before AGENT_IAC_BASE_URL (the checkout's dev stack points at
+ * 127.0.0.1:8787), so a test that names the simulator by AGENT_IAC_BASE_URL passes it as
+ * --base-url, the command line's address that comes before the stack's.
+ */
 function cli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
   const clean = {
     ...process.env,
@@ -20,7 +28,9 @@ function cli(args: string[], env: Record<string, string | undefined>): Promise<C
     AGENT_IAC_API_KEY: undefined,
     AGENT_IAC_STREAM_TOKEN: undefined,
   };
-  return runCli(args, { env: { ...clean, ...env } });
+  const { AGENT_IAC_BASE_URL: baseUrl, ...rest } = env;
+  const at = baseUrl && !args.includes("--base-url") && !args.includes("--events-url") ? ["--base-url", baseUrl] : [];
+  return runCli([...args, ...at], { env: { ...clean, ...rest } });
 }
 const withKey = () => ({ AGENT_IAC_BASE_URL: sim.url, AGENT_IAC_API_KEY: sim.apiKey });
 const ndjson = (text: string) =>
@@ -116,7 +126,11 @@ describe("list commands", () => {
   });
 
   test("usage and configuration errors exit 2; an unreachable service exits 3; the key is never printed", async () => {
-    expect((await cli(["conversations", "list"], { AGENT_IAC_BASE_URL: sim.url })).code).toBe(2);
+    // No key: on a loopback address the simulator's local dev key applies; elsewhere it is a configuration error.
+    expect((await cli(["conversations", "list"], { AGENT_IAC_BASE_URL: sim.url })).code).toBe(0);
+    const remote = await cli(["conversations", "list", "--base-url", "https://agents.example.invalid"], {});
+    expect(remote.code).toBe(2);
+    expect(remote.stderr).toMatch(/no API key.*agents:apiKey.*AGENT_IAC_API_KEY/);
     expect((await cli(["conversations", "list", "--bogus"], withKey())).code).toBe(2);
     expect((await cli(["conversations", "frobnicate"], withKey())).code).toBe(2);
     expect((await cli(["conversations", "list", "--created-at-gte", "yesterday"], withKey())).code).toBe(2);
@@ -131,10 +145,54 @@ describe("list commands", () => {
       AGENT_IAC_API_KEY: "sk_x_secret",
     });
     expect(down.code).toBe(3);
-    expect(down.stderr).toMatch(/could not connect/);
+    expect(down.stderr).toContain("nothing answers at http://127.0.0.1:9");
+    // Every retried request leaves one line: what failed, the route, the wait, attempt n of m.
+    expect(down.stderr).toMatch(
+      /^retrying GET \/procedures after ECONNREFUSED in \d+(\.\d)? m?s \(attempt 2 of \d\)$/m,
+    );
     const help = await cli(["conversations", "list", "--help"], {});
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("--completed-at-gte");
+  });
+});
+
+describe("on the dev stack with no flags", () => {
+  let project: string;
+  let env: Record<string, string | undefined>;
+  beforeAll(async () => {
+    // A checkout whose dev stack points at the simulator; the stack is not created on the backend
+    // yet (a fresh clone), so its Pulumi.dev.yaml is read.
+    project = await mkdtemp(path.join(os.tmpdir(), "agent-iac-operate-"));
+    await writeFile(path.join(project, "Pulumi.yaml"), "name: agent-iac-operate\nruntime: nodejs\n");
+    await writeFile(path.join(project, "Pulumi.dev.yaml"), `config:\n  agents:baseUrl: ${sim.url}\n`);
+    await mkdir(path.join(project, "state"));
+    env = {
+      ...process.env,
+      AGENT_IAC_BASE_URL: undefined,
+      AGENT_IAC_API_KEY: undefined,
+      PULUMI_BACKEND_URL: `file://${path.join(project, "state")}`,
+      PULUMI_CONFIG_PASSPHRASE: "test-passphrase",
+      PULUMI_HOME: path.join(project, "home"),
+    };
+  });
+  afterAll(() => rm(project, { recursive: true, force: true }));
+
+  test("conversations list and procedures list work with no flag and no variable (the local dev key)", async () => {
+    const list = await runCli(["conversations", "list", "--json"], { cwd: project, env });
+    expect(list.code, list.stderr).toBe(0);
+    expect(ndjson(list.stdout)).toHaveLength(4);
+    const procedures = await runCli(["procedures", "list"], { cwd: project, env });
+    expect(procedures.code, procedures.stderr).toBe(0);
+    expect(procedures.stdout).toMatch(/^ID\s+NAME/);
+  });
+
+  test("nothing listening at the stack's loopback address: exit 3, and how to start the simulator", async () => {
+    await writeFile(path.join(project, "Pulumi.down.yaml"), "config:\n  agents:baseUrl: http://127.0.0.1:9\n");
+    const down = await runCli(["conversations", "list", "--stack", "down"], { cwd: project, env });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain("nothing answers at http://127.0.0.1:9");
+    expect(down.stderr).toContain("npm run service");
+    expect(down.stderr).not.toMatch(/^\s+at /m);
   });
 });
 

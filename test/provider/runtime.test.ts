@@ -15,7 +15,11 @@ describe("diffAgent", () => {
   it("ignores the serialized provider and the ids: upgrading agent-iac replaces nothing", () => {
     const olds = { ...body, __provider: "exports.handler = old", agentId: "ca_1", versionId: "ca_1@v1" };
     const news = { ...body, __provider: "exports.handler = new" };
-    expect(diffAgent(olds, news)).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
+    expect(diffAgent("conversational", olds, news)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
   });
 
   it("replaces on every changed field, and creates the new agent first", () => {
@@ -24,7 +28,7 @@ describe("diffAgent", () => {
       description: "Answers more calls.",
       config: { ...body.config, channel: { is_voicemail_enabled: true } },
     };
-    expect(diffAgent(body, news)).toEqual({
+    expect(diffAgent("conversational", body, news)).toEqual({
       changes: true,
       replaces: ["description", "config"],
       deleteBeforeReplace: false,
@@ -32,18 +36,40 @@ describe("diffAgent", () => {
   });
 
   it("treats a value not known until apply as a change (a replaced linked agent)", () => {
-    expect(diffAgent(body, { ...body, postprocess_agents: [UNKNOWN] }).replaces).toEqual(["postprocess_agents"]);
+    expect(diffAgent("conversational", body, { ...body, postprocess_agents: [UNKNOWN] }).replaces).toEqual([
+      "postprocess_agents",
+    ]);
+  });
+
+  it("compares only the fields of its own kind's request body", () => {
+    const { postprocess_agents: _, ...procedural } = body;
+    // A stray postprocess_agents on a procedural agent is not sent, so it replaces nothing.
+    expect(diffAgent("procedural", procedural, { ...procedural, postprocess_agents: ["pa_2"] }).changes).toBe(false);
+    expect(diffAgent("conversational", body, { ...body, postprocess_agents: ["pa_2"] }).replaces).toEqual([
+      "postprocess_agents",
+    ]);
   });
 
   it("treats an absent and an empty link list alike", () => {
     const { postprocess_agents: _, ...unlinked } = body;
-    expect(diffAgent({ ...unlinked, postprocess_agents: [] }, unlinked).changes).toBe(false);
+    expect(diffAgent("conversational", { ...unlinked, postprocess_agents: [] }, unlinked).changes).toBe(false);
   });
 });
 
 describe("checkAgent", () => {
   it("accepts unknown placeholders on a first preview", () => {
     expect(checkAgent("conversational", {}, { ...body, postprocess_agents: [UNKNOWN] }).failures).toEqual([]);
+  });
+
+  it("gives each unknown field its own stand-in: a link is still checked as a pa_ id, other fields are not failed", () => {
+    const unknownPrompt = {
+      ...body,
+      config: { runtime: { model: "openai/gpt-4o", prompt: { type: "fixed", text: UNKNOWN } } },
+    };
+    expect(checkAgent("conversational", {}, unknownPrompt).failures).toEqual([]);
+    // A known wrong value beside an unknown one is still reported.
+    const both = { ...body, postprocess_agents: [UNKNOWN, "not-a-procedural-id"] };
+    expect(checkAgent("conversational", {}, both).failures?.map((f) => f.property)).toEqual(["postprocess_agents.1"]);
   });
 
   it("reports what the service would reject, by property path", () => {
@@ -72,20 +98,27 @@ describe("explainCreateFailure", () => {
       requestSent: true,
       attempts: 1,
     });
-    expect(explainCreateFailure("procedural", "Call summary", timeout).message).toContain("may have created");
+    const explained = explainCreateFailure("procedural", "Call summary", timeout);
+    expect(explained.message).toContain("may have created");
+    expect(explained.cause).toBe(timeout);
+    expect(explained.cause).toMatchObject({ requestSent: true, attempts: 1, path: "/procedural_agents" });
   });
 
-  it("names the agent and keeps the service's status and reason otherwise", () => {
+  it("names the agent and keeps the service's status and reason otherwise, with the typed error as cause", () => {
     const refused = new ApiError({
       message: "POST /conversational_agents → 400: config.runtime.model",
       method: "POST",
       path: "/conversational_agents",
       status: 400,
-      attempts: 1,
+      requestId: "req_42",
+      attempts: 3,
     });
-    expect(explainCreateFailure("conversational", "Support line", refused).message).toBe(
+    const failure = explainCreateFailure("conversational", "Support line", refused);
+    expect(failure.message).toBe(
       'could not create conversational agent "Support line": POST /conversational_agents → 400: config.runtime.model',
     );
+    expect(failure.cause).toBe(refused);
+    expect(failure.cause).toMatchObject({ status: 400, requestId: "req_42", attempts: 3 });
   });
 });
 

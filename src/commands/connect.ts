@@ -1,0 +1,89 @@
+// What the commands that talk to the service share: a client on the resolved connection that
+// prints each retry on stderr, and the errors of a connection said in the project's words.
+import {
+  AuthenticationError,
+  type Client,
+  ConnectionError,
+  createClient,
+  NotFoundError,
+  type RetryNotice,
+} from "../api/index.ts";
+import { CliError, retryLine } from "../errors/index.ts";
+import type { Connection, ResolvedConnection } from "../settings/index.ts";
+import { type Flag, STACK_FLAG } from "./args.ts";
+import type { AgentOutput } from "./stack.ts";
+
+export const CONNECTION_FLAGS = {
+  stack: STACK_FLAG,
+  "base-url": { type: "string", arg: "URL", help: "the service address, instead of the stack's" },
+} as const satisfies Record<string, Flag>;
+
+export const CONNECTION_HELP = `connection: the stack's agents:baseUrl and agents:apiKey, else AGENT_IAC_BASE_URL and
+AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The key is never a flag.
+
+exit codes: 0 done, 2 usage or configuration error (also a refused key, 400 or 404 from the
+service), 3 service unreachable, failing, or the stream failed.`;
+
+export const printRetry = (notice: RetryNotice) => process.stderr.write(`${retryLine(notice)}\n`);
+
+export function connectClient(connection: ResolvedConnection): Client {
+  return createClient({ ...connection, onRetry: printRetry });
+}
+
+/** A connection failure or a refused key, with what to do about it; anything else unchanged. */
+export function explainServiceError(error: unknown, connection: Connection): unknown {
+  if (error instanceof ConnectionError && !error.requestSent && connection.loopback) {
+    return new CliError(`nothing answers at ${connection.baseUrl} (${error.code ?? "connection failed"})`, 3, {
+      cause: error,
+      hint: "start the local simulator in another terminal with `npm run service` (or run `npm start`, which starts its own)",
+    });
+  }
+  if (error instanceof AuthenticationError) {
+    return new CliError(
+      `the service refused the API key from ${connection.keySource ?? "nowhere"}: ${error.message}`,
+      2,
+      {
+        cause: error,
+        hint: "check the stack's secret agents:apiKey or AGENT_IAC_API_KEY",
+      },
+    );
+  }
+  return error;
+}
+
+/**
+ * Fails early, before any call is placed, when the service cannot be reached or refuses the key:
+ * the same exit code (2 for a refused key, 3 for an unreachable service) as the list commands.
+ */
+export async function checkAccess(client: Client, connection: Connection): Promise<void> {
+  try {
+    for await (const _ of client.conversations.list().pages()) break;
+  } catch (error) {
+    if (error instanceof NotFoundError) return; // a service without the list: the calls will tell
+    throw explainServiceError(error, connection);
+  }
+}
+
+/** Calls that failed because the service does not know the pinned version: by agent key, with the recovery. */
+export function unknownVersionsNote(
+  results: { agent: string; versionId: string; status: string; error?: string | undefined }[],
+  agents: Record<string, AgentOutput>,
+  stack: string,
+): string {
+  const unknown = new Map<string, string>();
+  for (const result of results) {
+    if (result.status === "error" && /POST \/conversations → 404/.test(result.error ?? "")) {
+      unknown.set(result.agent, result.versionId);
+    }
+  }
+  if (unknown.size === 0) return "";
+  const lines = [...unknown].map(([key, version]) => {
+    const urn = agents[key]?.urn;
+    return `  ${key}: ${version}${urn ? `\n    pulumi up --replace '${urn}' --stack ${stack}` : ""}`;
+  });
+  return (
+    `\nthe service does not know ${unknown.size === 1 ? "a version" : "versions"} that stack ${stack} pins ` +
+    "(its data was reset or replaced, e.g. another simulator wrote the same data file). Create the agents again:\n" +
+    `${lines.join("\n")}\n`
+  );
+}

@@ -1,0 +1,89 @@
+// `agent-iac events <conversation-id>`: follows a conversation's event stream live.
+import { createClient, displayUrl } from "../api/index.ts";
+import { CliError } from "../errors/index.ts";
+import { transcriptPrinter } from "../render/index.ts";
+import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
+import { parseCommand } from "./args.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP, explainServiceError, printRetry } from "./connect.ts";
+import { stackConnection } from "./stack.ts";
+
+const SPEC = {
+  name: "events",
+  synopsis: "<conversation-id> [options]",
+  about: `Follows a conversation's event stream live and prints its transcript as it grows; with --json,
+prints each event envelope as one JSON line. Exits 0 after conversation.ended.`,
+  flags: {
+    json: { type: "boolean", help: "one event envelope per line (NDJSON)" },
+    "events-url": {
+      type: "string",
+      arg: "URL",
+      help: "the stream address from the create-conversation response; with AGENT_IAC_STREAM_TOKEN set, the stream is opened with that token and no key",
+    },
+    "last-event-id": { type: "string", arg: "ID", help: "resume after this event" },
+    "idle-timeout": {
+      type: "string",
+      arg: "S",
+      help: "give up when the stream sends nothing for S seconds (default 120)",
+    },
+    ...CONNECTION_FLAGS,
+  },
+  footer: CONNECTION_HELP,
+  positionals: { min: 1, max: 1, what: "a conversation id" },
+} as const;
+
+export async function followEvents(argv: string[]): Promise<number> {
+  const parsed = parseCommand(SPEC, argv);
+  if (!parsed) return 0;
+  const { values } = parsed;
+  const conversationId = parsed.positionals[0] ?? "";
+  const eventsUrl = values["events-url"];
+  const token = streamToken();
+  const useToken = Boolean(token && eventsUrl);
+  let idleTimeoutMs: number | undefined;
+  if (values["idle-timeout"] !== undefined) {
+    const seconds = Number(values["idle-timeout"]);
+    if (!(seconds > 0)) throw new CliError("--idle-timeout must be a positive number of seconds", 2);
+    idleTimeoutMs = seconds * 1000;
+  }
+  let origin: string | undefined;
+  if (eventsUrl) {
+    try {
+      origin = new URL(eventsUrl).origin;
+    } catch {
+      throw new CliError(`--events-url is not a URL: ${displayUrl(eventsUrl)}`, 2);
+    }
+  }
+  const connection: Connection = await stackConnection(values.stack, { baseUrl: values["base-url"] ?? origin });
+  if (token && !eventsUrl && !connection.apiKey) {
+    throw new CliError("AGENT_IAC_STREAM_TOKEN is used with --events-url (the stream address it belongs to)", 2);
+  }
+  const client = useToken
+    ? createClient({ baseUrl: connection.baseUrl ?? origin ?? "", onRetry: printRetry })
+    : createClient({ ...requireConnection(connection, values.stack), onRetry: printRetry });
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new Error("interrupted"));
+  process.once("SIGINT", onSignal);
+  try {
+    const stream = client.conversations.events(conversationId, {
+      ...(useToken ? { token, eventsUrl } : eventsUrl ? { eventsUrl } : {}),
+      lastEventId: values["last-event-id"],
+      idleTimeoutMs,
+      signal: controller.signal,
+    });
+    const printer = values.json ? undefined : transcriptPrinter((text) => process.stdout.write(text));
+    let ended = false;
+    for await (const envelope of stream) {
+      if (values.json) process.stdout.write(`${JSON.stringify(envelope)}\n`);
+      else printer?.(envelope);
+      if (envelope.payload.type === "conversation.ended") ended = true;
+    }
+    if (!ended) throw new CliError("the stream ended before conversation.ended", 3);
+    return 0;
+  } catch (error) {
+    if (controller.signal.aborted) throw new CliError("interrupted", 130);
+    throw explainServiceError(error, connection);
+  } finally {
+    process.off("SIGINT", onSignal);
+    await client.close();
+  }
+}

@@ -1,0 +1,45 @@
+// The local-only passphrase applies only to the checkout's own file backend; elsewhere a stack
+// needs a passphrase or another secrets provider (exit 2 before Pulumi writes anything).
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  assertSecretsProvider,
+  LOCAL_PASSPHRASE,
+  localBackendDir,
+  pulumiEnvironment,
+} from "../../src/workspace/index.ts";
+
+describe("passphrase policy", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-passphrase-"));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it("uses the local-only passphrase on the checkout's backend only", () => {
+    const home = path.join(dir, "home");
+    expect(pulumiEnvironment({ base: {}, pulumiHome: home }).PULUMI_CONFIG_PASSPHRASE).toBe(LOCAL_PASSPHRASE);
+    expect(pulumiEnvironment({ base: {}, pulumiHome: home }).PULUMI_BACKEND_URL).toBe(`file://${localBackendDir}`);
+    const elsewhere = pulumiEnvironment({ base: {}, pulumiHome: home, backendUrl: `file://${dir}` });
+    expect(elsewhere.PULUMI_CONFIG_PASSPHRASE).toBeUndefined();
+    const own = pulumiEnvironment({ base: { PULUMI_CONFIG_PASSPHRASE_FILE: "/run/pass" }, pulumiHome: home });
+    expect(own).toMatchObject({ PULUMI_CONFIG_PASSPHRASE_FILE: "/run/pass" });
+    expect(own.PULUMI_CONFIG_PASSPHRASE).toBeUndefined();
+  });
+
+  it("refuses a passphrase stack on another self-managed backend without a passphrase (exit 2)", async () => {
+    const env = { PULUMI_BACKEND_URL: `s3://bucket/state`, PULUMI_HOME: path.join(dir, "home") };
+    expect(() => assertSecretsProvider(dir, "staging", env)).toThrow(
+      expect.objectContaining({ exitCode: 2, message: expect.stringContaining("needs a passphrase") }),
+    );
+    // With a passphrase, another secrets provider in the stack file, or a Pulumi Cloud backend: fine.
+    expect(() => assertSecretsProvider(dir, "staging", { ...env, PULUMI_CONFIG_PASSPHRASE: "x" })).not.toThrow();
+    await writeFile(path.join(dir, "Pulumi.kms.yaml"), "secretsprovider: awskms://alias/agents\n");
+    expect(() => assertSecretsProvider(dir, "kms", env)).not.toThrow();
+    await writeFile(path.join(dir, "Pulumi.pass.yaml"), "secretsprovider: passphrase\n");
+    expect(() => assertSecretsProvider(dir, "pass", env)).toThrow(/needs a passphrase/);
+    expect(() => assertSecretsProvider(dir, "staging", { PULUMI_BACKEND_URL: "https://api.pulumi.com" })).not.toThrow();
+  });
+});
