@@ -266,7 +266,8 @@ describe("persistence cannot be wedged", () => {
       const url = await waitFor(async () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1]);
       const running = { url, apiKey: KEY };
       await createProcedural(running);
-      await rm(sub, { recursive: true, force: true });
+      // The simulator may be writing its temp file there at this moment: retry as rm -rf would.
+      await rm(sub, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
       await createProcedural(running, {}, "after the directory went");
       const health = await waitFor(async () => {
         const reply = await call(running, "GET", "/_simulator/health", { headers: { authorization: null } });
