@@ -1,13 +1,36 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The end-to-end files that run a second time against the simulator's variant profile (the other
+ * legal value of every choice the interface leaves open; src/simulator/README.md), so the client is
+ * proven against a service other than the one it was written next to. Not here, and why:
+ * start and first-run (npm start runs its own embedded simulator, default profile), teams and
+ * toolchain (about the backend and the CLI, not the service), broken-files (fails before any request).
+ */
+const BOTH_PROFILES = [
+  "test/smoke.e2e.test.ts",
+  "test/plan.e2e.test.ts",
+  "test/agents.test.ts",
+  "test/reliability.test.ts",
+  "test/api/simulator.test.ts",
+  "test/api/operate.test.ts",
+  "test/definitions/examples-smoke.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // End-to-end tests drive the real Pulumi CLI; on a 2-core machine, two files at a time.
     maxWorkers: 2,
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // The JSON report lets .ci/run close with the plain "N passed, N failed" line.
     reporters: ["default", ["json", { outputFile: "reports/vitest.json" }]],
+    projects: [
+      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: { name: "variant", include: BOTH_PROFILES, env: { AGENT_IAC_TEST_PROFILE: "variant" } },
+      },
+    ],
   },
 });

@@ -6,23 +6,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadAgents } from "../src/definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
-import { startSimulator } from "../src/simulator/index.ts";
 import { type AgentsProject, agentsProject, stateFile, stepRecorder } from "./helpers/agents-project.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, storedAgents } from "./helpers/simulator.ts";
+import { requestCounts, simulatorCall, startTestSimulator, storedAgents } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-test-e2e-8f3a61c2d9b54e07";
 
 describe("agents as code", () => {
   let sandbox: PulumiSandbox;
-  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
   let project: AgentsProject;
   let declared: Awaited<ReturnType<typeof loadAgents>>["agents"];
   const logs: string[] = [];
 
   beforeAll(async () => {
     sandbox = await pulumiSandbox();
-    sim = await startSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY, secretKey: true });
     const loaded = await loadAgents(path.join(project.dir, "agents"), { stack: "test" });
     expect(loaded.errors).toEqual([]);

@@ -5,12 +5,11 @@ import { appendFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/prom
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentPlan, Plan } from "../src/plan/index.ts";
-import { startSimulator } from "../src/simulator/index.ts";
 import { openStack, type Stack } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts } from "./helpers/simulator.ts";
+import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-test-plan-5c0e9b7d21a84f36";
 const OVERLAYS = ["booking.prod.yaml", "call-summary.prod.yaml"];
@@ -19,7 +18,7 @@ const TOKEN_LIKE = /tok_[A-Za-z0-9]{8,}|sk-[A-Za-z0-9-]{8,}|Bearer\s+\S+/;
 
 describe("agent-iac plan (real Pulumi CLI against the simulator)", () => {
   let sandbox: PulumiSandbox;
-  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
   let project: AgentsProject;
   let prod: Stack;
   let outDir: string;
@@ -63,7 +62,7 @@ describe("agent-iac plan (real Pulumi CLI against the simulator)", () => {
 
   beforeAll(async () => {
     sandbox = await pulumiSandbox();
-    sim = await startSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY, stackName: "dev" });
     outDir = path.join(project.dir, ".plans");
     await mkdir(outDir);

@@ -6,25 +6,24 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
-import { startSimulator } from "../src/simulator/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { writeGeneratedAgents } from "./helpers/generate.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, storedAgents } from "./helpers/simulator.ts";
+import { requestCounts, simulatorCall, startTestSimulator, storedAgents } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-reliability-2b7c9e41f0d3";
 const PAIRS = 10; // 10 procedural + 10 conversational = 20 agents
 
 describe("reliability under faults", () => {
   let sandbox: PulumiSandbox;
-  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
   let agentsDir: string;
   let project: AgentsProject;
   let stackCounter = 0;
 
   beforeAll(async () => {
     sandbox = await pulumiSandbox();
-    sim = await startSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     agentsDir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-generated-"));
     await writeGeneratedAgents(agentsDir, PAIRS);
   });

@@ -3,11 +3,10 @@ import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { startSimulator } from "../src/simulator/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall } from "./helpers/simulator.ts";
+import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-smoke-e2e-5d81c0a7b2";
 /** The simulator's stream tokens look like this; none may ever be printed or reported. */
@@ -28,7 +27,7 @@ type Report = {
 
 describe("agent-iac smoke", () => {
   let sandbox: PulumiSandbox;
-  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
   let project: AgentsProject;
   const printed: string[] = [];
 
@@ -54,7 +53,7 @@ describe("agent-iac smoke", () => {
 
   beforeAll(async () => {
     sandbox = await pulumiSandbox();
-    sim = await startSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
     expect((await project.stack.up()).summary.result).toBe("succeeded");
   });

@@ -4,11 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Client, createClient } from "../../src/api/index.ts";
-import { startSimulator } from "../../src/simulator/index.ts";
 import { type CliResult, runCli } from "../helpers/cli.ts";
-import { simulatorCall } from "../helpers/simulator.ts";
+import { simulatorCall, startTestSimulator } from "../helpers/simulator.ts";
 
-type Sim = Awaited<ReturnType<typeof startSimulator>>;
+type Sim = Awaited<ReturnType<typeof startTestSimulator>>;
 let sim: Sim;
 let client: Client;
 let agentId = "";
@@ -41,7 +40,7 @@ const ndjson = (text: string) =>
     .map((line) => JSON.parse(line));
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, eventDelayMs: 5, pageSize: 2, quiet: true });
+  sim = await startTestSimulator({ port: 0, eventDelayMs: 5, pageSize: 2, quiet: true });
   client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
   paId = (
     await client.proceduralAgents.create({

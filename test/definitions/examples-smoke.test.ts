@@ -4,16 +4,16 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Client, type CreateConversationalAgentRequest, createClient } from "../../src/api/index.ts";
 import { loadAgents } from "../../src/definitions/index.ts";
-import { startSimulator } from "../../src/simulator/index.ts";
 import { type AgentOutput, runSmoke } from "../../src/smoke/index.ts";
+import { startTestSimulator } from "../helpers/simulator.ts";
 
 const AGENTS = path.resolve(import.meta.dirname, "../../agents");
 
 describe("the example smoke scenarios", () => {
-  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
   let client: Client;
   beforeAll(async () => {
-    sim = await startSimulator({ port: 0, eventDelayMs: 1, quiet: true });
+    sim = await startTestSimulator({ port: 0, eventDelayMs: 1, quiet: true });
     client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
   });
   afterAll(async () => {
