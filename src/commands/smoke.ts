@@ -36,7 +36,8 @@ Each retried request is said on stderr.
 
 exit codes: 0 all passed, 1 an expectation failed, 2 usage or configuration error
 (unknown agent or scenario, nothing deployed, invalid agent files, a refused API key), 3 a call
-could not complete (service unreachable, stream failed after its retries, timeout).`,
+could not complete (service unreachable, stream failed after its retries, timeout), 130 interrupted
+(the reports still list every planned call).`,
 } as const;
 
 export async function run(argv: string[]): Promise<number> {
@@ -66,6 +67,15 @@ export async function run(argv: string[]): Promise<number> {
   const files = { junit: values.junit && reportPath(values.junit), json: values.json && reportPath(values.json) };
   for (const file of [files.junit, files.json])
     if (file) await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+  // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
+  // and the reports are still written with every planned call.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\n${signal}: stopping the calls; the reports keep what finished\n`);
+    stop.abort(new Error(`interrupted by ${signal}`));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
   const { results, exitCode } = await runSmoke({
     definitions: agents,
     outputs: held.agents,
@@ -81,7 +91,12 @@ export async function run(argv: string[]): Promise<number> {
     ...(files.junit ? { junitFile: files.junit } : {}),
     ...(files.json ? { jsonFile: files.json } : {}),
     out: process.stdout,
+    signal: stop.signal,
+  }).finally(() => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
   });
+  if (stop.signal.aborted) return 130;
   process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
   return exitCode;
 }

@@ -115,7 +115,7 @@ const hasPassphrase = (env: Record<string, string | undefined>) =>
   Boolean(env.PULUMI_CONFIG_PASSPHRASE || env.PULUMI_CONFIG_PASSPHRASE_FILE);
 
 /**
- * A stack on a self-managed backend (file, s3, gs, azblob) encrypts its secrets with a passphrase
+ * A stack on a self-managed backend (file, postgres, s3, gs, azblob) encrypts its secrets with a passphrase
  * unless its stack file names another secrets provider. Without one set, stop before Pulumi
  * writes a salt into the tracked stack file or prompts: a configuration error (exit 2).
  */

@@ -4,24 +4,36 @@ import { cp, mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ensurePulumi, projectRoot, pulumiEnvironment } from "../../src/workspace/index.ts";
+import { type Postgres, startPostgres } from "./postgres.ts";
 
 export type PulumiSandbox = {
   env: Record<string, string>;
-  /** The file backend's directory (stack state files live under .pulumi/stacks/). */
+  /** The file backend's directory (stack state files live under .pulumi/stacks/); "" on Postgres. */
   backendDir: string;
+  /** The database of a Postgres backend (to dump and search it). */
+  postgres?: Postgres;
   cleanup(): Promise<void>;
 };
 
-export async function pulumiSandbox(): Promise<PulumiSandbox> {
+export type Backend = "file" | "postgres";
+
+/** A private PULUMI_HOME and a fresh backend: a temp directory, or a database on a real Postgres. */
+export async function pulumiSandbox(options: { backend?: Backend } = {}): Promise<PulumiSandbox> {
   await ensurePulumi();
   const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-test-"));
-  const backendDir = path.join(dir, "state");
-  await mkdir(backendDir);
+  const postgres = options.backend === "postgres" ? await startPostgres() : undefined;
+  const backendDir = postgres ? "" : path.join(dir, "state");
+  if (backendDir) await mkdir(backendDir);
+  const backendUrl = postgres ? postgres.url : `file://${backendDir}`;
   const env = {
-    ...pulumiEnvironment({ backendUrl: `file://${backendDir}`, pulumiHome: path.join(dir, "home"), base: {} }),
+    ...pulumiEnvironment({ backendUrl, pulumiHome: path.join(dir, "home"), base: {} }),
     PULUMI_CONFIG_PASSPHRASE: "test-passphrase",
   };
-  return { env, backendDir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  const cleanup = async () => {
+    await postgres?.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  return { env, backendDir, ...(postgres ? { postgres } : {}), cleanup };
 }
 
 /** Copies a directory into a fresh work dir under the checkout's gitignored .agent-iac/tests/. */
