@@ -35,9 +35,11 @@ describe(".github/workflows/agents.yml", async () => {
     expect(plan.if).toContain("pull_request");
     expect(runs(plan)).toMatch(/npm ci/);
     expect(runs(plan)).toMatch(/agent-iac validate/);
-    expect(runs(plan)).toMatch(/agent-iac plan .*--markdown plan\.md/);
+    expect(runs(plan)).toMatch(/agent-iac plan .*--markdown reports\/plan\.md/);
     const comment = plan.steps.find((s) => s.uses?.startsWith("actions/github-script"));
     expect(String(comment?.with?.script)).toMatch(/updateComment/);
+    // The comment posts the file the plan step wrote.
+    expect(String(comment?.with?.script)).toContain('readFileSync("reports/plan.md"');
     expect(String(comment?.with?.script)).toMatch(/createComment/);
   });
 

@@ -80,3 +80,10 @@ export function global<T extends FastifyPluginAsync<{ sim: Sim }>>(plugin: T): T
   Object.assign(plugin, { [Symbol.for("skip-override")]: true });
   return plugin;
 }
+
+/** The paging settings every list route passes to `page`: size, cursor key and the profile's ending. */
+export const pagingOf = (ctx: SimContext) => ({
+  pageSize: ctx.options.pageSize,
+  key: ctx.cursorKey,
+  trailingEmptyPage: ctx.options.profile.trailingEmptyPage,
+});

@@ -1,6 +1,6 @@
 // POST /conversations, GET /conversations.
 import { conversationListQuery, createConversationRequest, deepMerge } from "../../contract/index.ts";
-import type { SimContext, SimPlugin } from "../context.ts";
+import { pagingOf, type SimContext, type SimPlugin } from "../context.ts";
 import { answer } from "../gate.ts";
 import { HttpError, validate } from "../http.ts";
 import { dateFilter, inRange, page } from "../paging.ts";
@@ -79,9 +79,7 @@ export const conversationRoutes: SimPlugin = async (app, { sim }) => {
     const result = page(ctx.store.state.conversations, {
       cursor,
       filters,
-      pageSize: ctx.options.pageSize,
-      key: ctx.cursorKey,
-      trailingEmptyPage: ctx.options.profile.trailingEmptyPage,
+      ...pagingOf(ctx),
       keep: (c, f) =>
         inRange(
           c.item.created_at,

@@ -1,6 +1,6 @@
 // GET /feedbacks (feedback is created through POST /_simulator/feedbacks, see admin.ts).
 import { feedbackListQuery } from "../../contract/index.ts";
-import type { SimPlugin } from "../context.ts";
+import { pagingOf, type SimPlugin } from "../context.ts";
 import { answer } from "../gate.ts";
 import { validate } from "../http.ts";
 import { dateFilter, inRange, page } from "../paging.ts";
@@ -22,9 +22,7 @@ export const feedbackRoutes: SimPlugin = async (app, { sim }) => {
     const result = page(ctx.store.state.feedbacks, {
       cursor,
       filters,
-      pageSize: ctx.options.pageSize,
-      key: ctx.cursorKey,
-      trailingEmptyPage: ctx.options.profile.trailingEmptyPage,
+      ...pagingOf(ctx),
       keep,
     });
     // The top-level `reasons` object: how often each reason occurs in the whole filtered list.

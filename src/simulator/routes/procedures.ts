@@ -1,6 +1,6 @@
 // GET /procedures, GET /conversations/{conversation_id}/procedures.
 import { conversationProceduresQuery, procedureListQuery } from "../../contract/index.ts";
-import type { SimPlugin } from "../context.ts";
+import { pagingOf, type SimPlugin } from "../context.ts";
 import { answer } from "../gate.ts";
 import { validate } from "../http.ts";
 import { dateFilter, inRange, page } from "../paging.ts";
@@ -13,9 +13,7 @@ export const procedureRoutes: SimPlugin = async (app, { sim }) => {
     const result = page(ctx.store.state.procedures, {
       cursor,
       filters,
-      pageSize: ctx.options.pageSize,
-      key: ctx.cursorKey,
-      trailingEmptyPage: ctx.options.profile.trailingEmptyPage,
+      ...pagingOf(ctx),
       keep: (p, f) =>
         (f.agent_id === undefined || p.item.agent_id === f.agent_id) &&
         (f.conversation_id === undefined || p.item.conversation_id === f.conversation_id) &&
@@ -35,9 +33,7 @@ export const procedureRoutes: SimPlugin = async (app, { sim }) => {
     const result = page(ctx.store.state.procedures, {
       cursor,
       filters: { conversation_id: conversation.item.id },
-      pageSize: ctx.options.pageSize,
-      key: ctx.cursorKey,
-      trailingEmptyPage: ctx.options.profile.trailingEmptyPage,
+      ...pagingOf(ctx),
       keep: (p) => p.item.conversation_id === conversation.item.id,
     });
     const items = result.items.map(({ item: { livemode: _livemode, ...rest } }) => rest);
