@@ -1,0 +1,71 @@
+// The commands against a hostile service on loopback: a stream line that never ends, a stream of
+// keep-alive comments only, and a list whose body never ends. Each command ends on its own with
+// exit 3 and a message naming the limit (the client-level tests in test/api/hostile.test.ts cover
+// the whole-response deadline with small configured values).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.ts";
+
+const KEY = "sk-hostile-commands-7a3f";
+
+describe("commands against a hostile service", () => {
+  let server: http.Server;
+  let url: string;
+
+  beforeAll(async () => {
+    server = http.createServer((request, response) => {
+      const stop = () => clearInterval(timer);
+      let timer: NodeJS.Timeout | undefined;
+      request.on("close", () => stop());
+      if (request.url?.startsWith("/conversations/conv_endless/events")) {
+        response.writeHead(200, { "content-type": "text/event-stream" });
+        response.write("data: ");
+        const chunk = "a".repeat(64 * 1024);
+        timer = setInterval(() => response.write(chunk), 1);
+      } else if (request.url?.startsWith("/conversations/conv_quiet/events")) {
+        response.writeHead(200, { "content-type": "text/event-stream" });
+        timer = setInterval(() => response.write(": keep-alive\n\n"), 100);
+      } else if (request.url?.startsWith("/conversations")) {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.write('{"data": ["');
+        const chunk = "b".repeat(64 * 1024);
+        timer = setInterval(() => response.write(chunk), 1);
+      } else {
+        response.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const cli = (...args: string[]) =>
+    runCli([...args, "--base-url", url], { env: { ...process.env, AGENT_IAC_API_KEY: KEY } });
+
+  it("events: a line that never ends stops at the event size limit, exit 3", async () => {
+    const started = Date.now();
+    const result = await cli("events", "conv_endless");
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toMatch(/larger than \d+ bytes \(the client's maxEventBytes limit\)/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  it("events: keep-alive comments alone do not keep a stalled stream open, exit 3 after the idle timeout", async () => {
+    const started = Date.now();
+    const result = await cli("events", "conv_quiet", "--idle-timeout", "1");
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toMatch(/no event for 1 s \(the idle timeout/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  it("conversations list: a body that never ends stops at the response size limit, exit 3", async () => {
+    const result = await cli("conversations", "list");
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toMatch(/larger than \d+ bytes/);
+    expect(result.stderr).not.toContain(KEY);
+  });
+});
