@@ -61,6 +61,17 @@ describe("teams: stacks in a shared Postgres backend", () => {
     expect(dump).toContain(versions["call-summary"]);
   });
 
+  it("agent-iac start deploys and smoke-calls a stack stored in Postgres, and a second start changes nothing", async () => {
+    const team = await project("team-start");
+    const first = await cli(team, "start", "--stack", "team-start");
+    expect(first.code, `${first.stdout}\n${first.stderr}`).toBe(0);
+    expect(first.stdout).toContain(`using the simulator already serving ${sim.url}`);
+    expect(first.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
+    const second = await cli(team, "start", "--stack", "team-start");
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain("No changes.");
+  });
+
   it("two different stacks deployed at once both complete", async () => {
     const [staging, prod] = await Promise.all([project("staging"), project("prod")]);
     const before = await storedAgents(sim);
