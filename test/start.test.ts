@@ -278,4 +278,16 @@ describe("npm start", () => {
       expect(text, file).not.toMatch(TOKEN_PATTERN);
     }
   });
+
+  it("says which post_url deliveries failed (the example's own reach the simulator's sink)", async () => {
+    // The runs so far used the example's post_url (the simulator's sink): nothing was said.
+    expect(logs.join("\n")).not.toContain("post_url deliveries");
+    const file = path.join(project.dir, "agents", "call-summary.yaml");
+    const text = await readFile(file, "utf8");
+    await writeFile(file, text.replace(/post_url: .*/, "post_url: http://127.0.0.1:9/hooks/nowhere"));
+    const result = await run();
+    expect(result.code, result.stderr).toBe(0); // the procedures still complete
+    expect(result.stderr).toMatch(/post_url deliveries: [1-9]\d* of [1-9]\d* failed/);
+    expect(result.stderr).toContain("http://127.0.0.1:9/hooks/nowhere");
+  });
 });

@@ -78,14 +78,47 @@ export async function run(argv: string[]): Promise<number> {
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
     process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);
     if (values["no-smoke"]) return 0;
-    return await smokeAfterUp(stack, dir, stackName, service.connection);
+    const code = await smokeAfterUp(stack, dir, stackName, service.connection);
+    if (service.simulator || service.reused) await reportFailedDeliveries(service.connection);
+    return code;
   } finally {
     // Last: the Pulumi run (and its provider) has stopped using it by now.
     await simulator?.close();
   }
 }
 
-type Service = { connection: ResolvedConnection; simulator?: Simulator; configFile?: string };
+type Service = { connection: ResolvedConnection; simulator?: Simulator; reused?: boolean; configFile?: string };
+
+/**
+ * The procedures' post_url deliveries that failed during this run's calls, from the simulator's own
+ * list (on stderr: stdout ends with smoke's "N passed, N failed"). A delivery is the procedural
+ * agent's output reaching its hook; the procedure itself still completes, so nothing else says so.
+ */
+async function reportFailedDeliveries(connection: ResolvedConnection): Promise<void> {
+  const response = await fetch(new URL("_simulator/deliveries", `${connection.baseUrl.replace(/\/$/, "")}/`), {
+    headers: { authorization: `Bearer ${connection.apiKey}` },
+    signal: AbortSignal.timeout(5000),
+  }).catch(() => undefined);
+  if (!response?.ok) return;
+  const body = (await response.json().catch(() => undefined)) as
+    | {
+        deliveries?: {
+          procedure_id: string;
+          url: string;
+          ok: boolean;
+          status?: number | null;
+          error?: string | null;
+        }[];
+      }
+    | undefined;
+  const failed = (body?.deliveries ?? []).filter((d) => !d.ok);
+  if (failed.length === 0) return;
+  const lines = failed.slice(0, 10).map((d) => `  ${d.procedure_id} → ${d.url}: ${d.error ?? `HTTP ${d.status}`}`);
+  const more = failed.length > 10 ? [`  … and ${failed.length - 10} more (GET /_simulator/deliveries)`] : [];
+  process.stderr.write(
+    `post_url deliveries: ${failed.length} of ${body?.deliveries?.length} failed (the procedures still completed):\n${[...lines, ...more].join("\n")}\n`,
+  );
+}
 
 async function serviceFor(
   connection: ReturnType<typeof resolveConnection>,
@@ -97,7 +130,7 @@ async function serviceFor(
   const dataFile = path.join(stateDir, "simulator.json");
   if (connection.baseUrl && (await runningSimulator(connection.baseUrl, connection.apiKey, dataFile))) {
     process.stdout.write(`using the simulator already serving ${connection.baseUrl}\n`);
-    return { connection: requireConnection(connection, stackName) };
+    return { connection: requireConnection(connection, stackName), reused: true };
   }
   await mkdir(stateDir, { recursive: true });
   const simulator = await startSimulator({
