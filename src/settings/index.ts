@@ -3,6 +3,7 @@
 // (agents:baseUrl, agents:apiKey, agents:serviceVersion), then the environment (AGENT_IAC_BASE_URL,
 // AGENT_IAC_API_KEY), then — for the key only, and only when the address is loopback — the local
 // simulator's public dev key. An empty value counts as unset everywhere.
+import { isLoopbackHost } from "../contract/index.ts";
 import { CliError } from "../errors/index.ts";
 
 /** The stack config keys of the connection. */
@@ -35,13 +36,11 @@ const set = (value: string | undefined): string | undefined => (value?.trim() ? 
 /** 127.0.0.0/8, localhost and ::1: addresses only this machine serves. */
 export function isLoopbackUrl(url: string | undefined): boolean {
   if (!url) return false;
-  let host: string;
   try {
-    host = new URL(url).hostname;
+    return isLoopbackHost(new URL(url).hostname);
   } catch {
     return false;
   }
-  return host === "localhost" || host === "[::1]" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /**
