@@ -188,6 +188,8 @@ describe("agent-iac smoke", () => {
     await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /conversations", latency_ms: 4000 });
     const junit = path.join(project.dir, "interrupted.xml");
     const json = path.join(project.dir, "interrupted.json");
+    const placed = async () => (await requestCounts(sim)).by_route["POST /conversations"] ?? 0;
+    const before = await placed();
     try {
       const child = spawn(process.execPath, [CLI, "smoke", "--stack", "test", "--junit", junit, "--json", json], {
         cwd: project.dir,
@@ -201,7 +203,7 @@ describe("agent-iac smoke", () => {
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
       // Interrupt once the first conversation has been asked for (it waits 4 s on the fault).
       const deadline = Date.now() + 60_000;
-      while (((await requestCounts(sim)).by_route["POST /conversations"] ?? 0) < 1 && Date.now() < deadline) {
+      while ((await placed()) <= before && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       child.kill("SIGINT");
