@@ -178,12 +178,19 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
     return spawn("pulumi", [...args, "--stack", p.stack.name], {
       cwd: p.dir,
       env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
-      stdio: "ignore",
+      stdio: ["ignore", "ignore", "pipe"],
     });
   }
-  function runCli(args: string[], p: AgentsProject): Promise<number | null> {
+  /** Runs a pulumi command; resolves to its exit code, failing with its stderr when it is not 0. */
+  async function runCli(args: string[], p: AgentsProject): Promise<number | null> {
     const child = pulumiCli(args, p);
-    return new Promise((resolve) => child.once("exit", resolve));
+    let stderr = "";
+    child.stderr?.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code, `pulumi ${args.join(" ")}: ${stderr}`).toBe(0);
+    return code;
   }
 });
 
