@@ -15,7 +15,16 @@ const BOTH_PROFILES = [
   "test/api/simulator.test.ts",
   "test/api/operate.test.ts",
   "test/definitions/examples-smoke.test.ts",
+  "test/watch.e2e.test.ts",
+  "test/gates.e2e.test.ts",
 ];
+
+/**
+ * The files whose runs use the dev stack's fixed address (127.0.0.1:8787): `npm start` reuses a
+ * simulator it finds serving there, and the README recipes start one there. They run one at a
+ * time, after the rest, so no two of them share that port.
+ */
+const DEV_PORT = ["test/start.test.ts", "test/first-run.test.ts", "test/readme/recipes.test.ts"];
 
 export default defineConfig({
   test: {
@@ -26,7 +35,11 @@ export default defineConfig({
     // The JSON report lets .ci/run close with the plain "N passed, N failed" line.
     reporters: ["default", ["json", { outputFile: "reports/vitest.json" }]],
     projects: [
-      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"] } },
+      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"], exclude: DEV_PORT } },
+      {
+        extends: true,
+        test: { name: "dev-port", include: DEV_PORT, fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
       {
         extends: true,
         test: { name: "variant", include: BOTH_PROFILES, env: { AGENT_IAC_TEST_PROFILE: "variant" } },

@@ -1,6 +1,13 @@
 // `npm run bench`: what agent-iac costs on top of the work it does, as ratios of two things
 // measured in the same run (these machines are shared and noisy). Not part of `npm test`.
-// Writes bench-results.json (gitignored) and prints a table: median and spread of 3 runs.
+// First the fleet curve (scripts/bench-fleet.ts: 10, 100 and 1,000 agents beside the engine's
+// control, on the file and Postgres backends; one run), then the figures B1–B5 (median and spread
+// of 3 runs). Writes bench-results.json (gitignored), prints both tables, and draws the curve
+// (docs/fleet-curve.svg for a full run, .agent-iac/fleet-curve.svg otherwise).
+//
+//   npm run bench                         the whole benchmark (about 20 minutes on 2 cores)
+//   npm run bench -- --quick              10 and 100 agents, file backend, no figures (BENCH_QUICK=1 too)
+//   npm run bench -- --agents 10,100 --backends postgres --skip-figures
 
 import { spawn } from "node:child_process";
 import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -8,6 +15,7 @@ import { createServer } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
 import { request } from "undici";
 import { createClient, TranscriptBuilder } from "../src/api/index.ts";
 import { loadAgents } from "../src/definitions/index.ts";
@@ -15,8 +23,26 @@ import { runSmoke } from "../src/smoke/index.ts";
 import { openStack, projectRoot } from "../src/workspace/index.ts";
 import { stateFile } from "../test/helpers/agents-project.ts";
 import { conversationalKey, proceduralKey, writeGeneratedAgents } from "../test/helpers/generate.ts";
-import { pulumiSandbox } from "../test/helpers/pulumi.ts";
+import { type Backend, pulumiSandbox } from "../test/helpers/pulumi.ts";
 import { requestCounts } from "../test/helpers/simulator.ts";
+import { fleetChart } from "./bench-chart.ts";
+import { curveTable, type FleetResult, fleetCurve, targetTable } from "./bench-fleet.ts";
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: "boolean" },
+    agents: { type: "string" },
+    backends: { type: "string" },
+    "skip-figures": { type: "boolean" },
+    chart: { type: "string" },
+  },
+});
+const QUICK = flags.quick === true || process.env.BENCH_QUICK === "1";
+const AGENTS = (flags.agents ?? (QUICK ? "10,100" : "10,100,1000")).split(",").map(Number);
+const BACKENDS = (flags.backends ?? (QUICK ? "file" : "file,postgres")).split(",") as Backend[];
+const FIGURES = !(QUICK || flags["skip-figures"]);
+const FULL_CURVE = [10, 100, 1000].every((n) => AGENTS.includes(n)) && BACKENDS.length === 2;
+const CHART = flags.chart ?? path.join(projectRoot, FULL_CURVE ? "docs" : ".agent-iac", "fleet-curve.svg");
 
 const RUNS = 3;
 const PAIRS = 50; // 100 agents
@@ -105,7 +131,31 @@ async function main() {
     raw[name].push(value);
   };
 
+  let curve: FleetResult | undefined;
   try {
+    curve = await fleetCurve({
+      agents: AGENTS,
+      backends: BACKENDS,
+      sim,
+      work,
+      parallel: PARALLEL,
+      log: (line) => process.stderr.write(`fleet curve: ${line}\n`),
+    });
+    process.stdout.write(`\nfleet curve (--parallel ${PARALLEL}; ours vs the engine's control, ratio in brackets)\n\n`);
+    process.stdout.write(`${curveTable(curve)}\n\n${targetTable(curve)}\n`);
+    await mkdir(path.dirname(CHART), { recursive: true });
+    await writeFile(CHART, fleetChart(curve, `agent-iac bench, ${new Date().toISOString().slice(0, 10)}`));
+    process.stdout.write(`\nchart: ${path.relative(projectRoot, CHART)}\n`);
+
+    if (FIGURES) await measureFigures();
+  } finally {
+    await client.close();
+    sim.close();
+    await sandbox.cleanup();
+    await rm(work, { recursive: true, force: true });
+  }
+
+  async function measureFigures() {
     const hundredDir = path.join(work, "agents-100");
     await writeGeneratedAgents(hundredDir, PAIRS, { smoke: true });
     const oneDir = path.join(work, "agents-1");
@@ -201,11 +251,6 @@ async function main() {
       record("SSE events/s (plain read)", plain);
       figures.B5?.values.push(parsed / plain);
     }
-  } finally {
-    await client.close();
-    sim.close();
-    await sandbox.cleanup();
-    await rm(work, { recursive: true, force: true });
   }
 
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
@@ -215,19 +260,21 @@ async function main() {
     const verdict = f.ok ? (f.ok(m) ? "met" : "MISSED") : "—";
     return { id: f.id, what: f.what, median: Number(m.toFixed(3)), spread, target: f.target, verdict };
   });
-  process.stdout.write(
-    `\nagent-iac benchmark — ${RUNS} runs, simulator latency ${LATENCY_MS} ms, --parallel ${PARALLEL}\nmachine: ${machine}\n\n`,
-  );
-  process.stdout.write("| figure | what | median | spread | target | |\n|---|---|---|---|---|---|\n");
-  for (const r of rows)
-    process.stdout.write(`| ${r.id} | ${r.what} | ${r.median} | ${r.spread} | ${r.target} | ${r.verdict} |\n`);
-  process.stdout.write("\nraw measurements (median of runs):\n");
-  for (const [name, values] of Object.entries(raw)) process.stdout.write(`  ${name}: ${median(values).toFixed(3)}\n`);
+  if (FIGURES) {
+    process.stdout.write(
+      `\nagent-iac benchmark — ${RUNS} runs, simulator latency ${LATENCY_MS} ms, --parallel ${PARALLEL}\nmachine: ${machine}\n\n`,
+    );
+    process.stdout.write("| figure | what | median | spread | target | |\n|---|---|---|---|---|---|\n");
+    for (const r of rows)
+      process.stdout.write(`| ${r.id} | ${r.what} | ${r.median} | ${r.spread} | ${r.target} | ${r.verdict} |\n`);
+    process.stdout.write("\nraw measurements (median of runs):\n");
+    for (const [name, values] of Object.entries(raw)) process.stdout.write(`  ${name}: ${median(values).toFixed(3)}\n`);
+  }
   const totalS = seconds(performance.now() - benchStarted);
   process.stdout.write(`\nbenchmark took ${totalS.toFixed(0)} s\n`);
   await writeFile(
     path.join(projectRoot, "bench-results.json"),
-    `${JSON.stringify({ date: new Date().toISOString(), machine, runs: RUNS, figures: rows, raw, seconds: totalS }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), machine, curve, runs: RUNS, figures: FIGURES ? rows : [], raw, seconds: totalS }, null, 2)}\n`,
   );
 }
 

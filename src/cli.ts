@@ -29,7 +29,16 @@ const commands: Record<string, Command> = {
     summary: "place smoke test calls against the stack's pinned version ids",
     load: () => import("./commands/smoke.ts"),
   },
+  report: { summary: "merge the JSON reports of sharded smoke runs", load: () => import("./commands/report.ts") },
   service: { summary: "run the local simulator of the service", load: () => import("./commands/service.ts") },
+  watch: {
+    summary: "live traffic of the current versions against the previous ones; exit 1 when a figure got worse",
+    load: () => import("./commands/watch.ts"),
+  },
+  audit: {
+    summary: "which agent versions take calls: current, older versions of ours, unknown ids",
+    load: () => import("./commands/audit.ts"),
+  },
   conversations: {
     summary: "list conversations, or a conversation's procedures",
     load: () => import("./commands/operate.ts"),

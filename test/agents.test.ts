@@ -113,10 +113,19 @@ describe("agents as code", () => {
     const before = (await project.stack.outputs()).versions?.value as Record<string, string>;
 
     const recorder = stepRecorder();
-    const preview = await project.stack.preview({ diff: true, onEvent: recorder.onEvent });
+    // The reviewer's field-level diff (`agent-iac plan`) compares the old inputs in the state with the new ones.
+    const configs: string[] = [];
+    await project.stack.preview({
+      onEvent: (event) => {
+        recorder.onEvent(event);
+        const step = event.resourcePreEvent?.metadata;
+        if (step?.op === "replace" && step.urn.endsWith(`::${target.key}`))
+          configs.push(JSON.stringify(step.old?.inputs?.config), JSON.stringify(step.new?.inputs?.config));
+      },
+    });
     expect(recorder.namesWith("replace")).toEqual([target.key, ...linkers].sort());
-    // The reviewer sees the prompt change in the property-level diff.
-    expect(preview.stdout).toContain("Always mention the caller's account number.");
+    expect(configs[0]).not.toContain("Always mention the caller's account number.");
+    expect(configs[1]).toContain("Always mention the caller's account number.");
 
     const up = await project.stack.up();
     logs.push(up.stdout, up.stderr);

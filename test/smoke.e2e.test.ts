@@ -266,8 +266,9 @@ describe("agent-iac smoke", () => {
       .duration_ms;
     expect(callMs).toBeGreaterThanOrEqual(3900);
     expect(callMs).toBeLessThan(4000 + 1000);
-    // The command's own start-up (Pulumi stack outputs) is included here: 8–9 s on a loaded machine.
-    expect(elapsed).toBeLessThan(4 + 20);
+    // The command's own start-up (Pulumi stack outputs) is included here: 8–9 s on a quiet machine,
+    // over 20 s at a load of 16 on 2 cores; the bound only catches a run that waits for nothing.
+    expect(elapsed).toBeLessThan(4 + 60);
     console.log(
       `stalled stream: the call failed after ${callMs} ms, the command after ${elapsed.toFixed(1)} s (timeout 4 s)`,
     );

@@ -8,7 +8,14 @@ import { projectRoot } from "../src/workspace/index.ts";
 /** A GitHub Actions expression, `${{ … }}`. */
 const expression = (inner: string) => `\${{ ${inner} }}`;
 
-type Step = { uses?: string; run?: string; name?: string; with?: Record<string, unknown>; if?: string };
+type Step = {
+  uses?: string;
+  run?: string;
+  name?: string;
+  with?: Record<string, unknown>;
+  if?: string;
+  shell?: string;
+};
 type Job = {
   if?: string;
   steps: Step[];
@@ -43,6 +50,33 @@ describe(".github/workflows/agents.yml", async () => {
     expect(String(comment?.with?.script)).toMatch(/createComment/);
   });
 
+  it("plays the changed agents' scenarios in the plan and posts the comment even when one fails", () => {
+    const plan = workflow.jobs.plan as Job;
+    expect(runs(plan)).toMatch(/agent-iac plan .*--behave/);
+    const comment = plan.steps.find((s) => s.uses?.startsWith("actions/github-script"));
+    // A failing preview exits 1: the comment still goes out, then the job fails.
+    expect(comment?.if).toContain("always()");
+    expect(plan.steps.indexOf(comment as Step)).toBeGreaterThan(
+      plan.steps.findIndex((s) => /--behave/.test(s.run ?? "")),
+    );
+  });
+
+  it("captures the versions before the deploy and compares the new versions with them after it", () => {
+    const deploy = workflow.jobs.deploy as Job;
+    const steps = deploy.steps.map((s) => s.run ?? "");
+    const capture = steps.findIndex((r) => /pulumi stack output --json/.test(r));
+    const up = steps.findIndex((r) => /pulumi up --yes/.test(r));
+    const smoke = steps.findIndex((r) => /agent-iac smoke/.test(r));
+    expect(capture).toBeGreaterThanOrEqual(0);
+    expect(capture).toBeLessThan(up);
+    expect(up).toBeLessThan(smoke);
+    const file = steps[capture]?.match(/> (reports\/old-versions-.+?\.json)/)?.[1];
+    expect(file).toBeDefined();
+    expect(steps[smoke]).toContain(`--compare ${file}`);
+    // A failed pipe must fail the step (a backend error is not a first deploy).
+    expect(deploy.steps[capture]).toMatchObject({ shell: "bash" });
+  });
+
   it("deploys with pulumi up and smoke-calls with a JUnit report on main, one concurrency group per stack", () => {
     const deploy = workflow.jobs.deploy as Job;
     expect(deploy.if).toContain("refs/heads/main");
@@ -53,6 +87,25 @@ describe(".github/workflows/agents.yml", async () => {
     expect(deploy.concurrency?.group).toContain(expression("matrix.stack"));
     expect(deploy.concurrency?.["cancel-in-progress"]).toBe(false);
     expect(deploy.strategy?.matrix?.stack).toEqual(["staging", "prod"]);
+  });
+
+  it("writes HTML reports into the uploaded artifacts (the job summary needs no step: Actions sets GITHUB_STEP_SUMMARY)", () => {
+    const plan = workflow.jobs.plan as Job;
+    const deploy = workflow.jobs.deploy as Job;
+    expect(runs(plan)).toMatch(/agent-iac plan .*--behave.* --html reports\/behave\.html/);
+    expect(runs(deploy)).toMatch(/agent-iac smoke .*--html reports\/smoke-\$\{\{ matrix\.stack \}\}\.html/);
+    const upload = deploy.steps.find((s) => s.uses?.startsWith("actions/upload-artifact"));
+    expect(String(upload?.with?.path)).toContain(`reports/smoke-${expression("matrix.stack")}.*`);
+  });
+
+  it("watches live traffic after the release only when the repository asks for it, against the versions before", () => {
+    const deploy = workflow.jobs.deploy as Job;
+    const watch = deploy.steps.find((s) => /agent-iac watch/.test(s.run ?? ""));
+    expect(watch?.if).toBe("vars.AGENT_IAC_WATCH_AFTER != ''");
+    expect(watch?.run).toContain(`--baseline reports/old-versions-${expression("matrix.stack")}.json`);
+    expect(deploy.steps.indexOf(watch as Step)).toBeGreaterThan(
+      deploy.steps.findIndex((s) => /agent-iac smoke/.test(s.run ?? "")),
+    );
   });
 
   it("takes the API key, passphrase and backend from repository secrets, and holds no secret itself", () => {

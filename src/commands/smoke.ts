@@ -1,11 +1,24 @@
 // `agent-iac smoke`: smoke test calls against the version ids the stack holds.
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { formatDiagnostic } from "../definitions/index.ts";
+import { parse } from "yaml";
+import { declaredAgents, formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
+import { appendJobSummary, type ReportFiles } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
-import { runSmoke } from "../smoke/index.ts";
+import {
+  dryRunText,
+  estimate,
+  estimateLine,
+  parseShard,
+  planSmoke,
+  RecordingError,
+  replaySmoke,
+  runSmoke,
+  type Shard,
+} from "../smoke/index.ts";
 import { parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
+import { COMPARE_FLAGS, COMPARE_HELP, checkCompareFlags, compareSmoke } from "./compare.ts";
 import { checkAccess, connectClient, printRetry, unknownVersionsNote } from "./connect.ts";
 import { existingStack, pulumiFailure, reportPath, stackAgents, staleOutputsNote } from "./stack.ts";
 
@@ -14,7 +27,11 @@ const SPEC = {
   about: `Places a test call for each smoke scenario of the conversational agents in agents/, against the
 version ids the stack holds (ca_x@vN: from its state, which after a failed or interrupted update
 differs from its outputs; smoke says so), follows each call's event stream and checks what the
-agent said and did. A bare report file name is written under reports/.`,
+agent said and did. A bare report file name is written under reports/. Scenarios may repeat
+(iterations with min_pass/pass_rate: passed, flaky or failed) and bound latency (expect.latency);
+--dry-run and --max-call-minutes settle the cost before any call; --shard splits a large suite
+across CI jobs (\`agent-iac report merge\` joins their JSON reports); --record keeps each call's
+events and --replay re-evaluates the current expectations against them offline.`,
   flags: {
     stack: STACK_FLAG,
     agent: { type: "string", multiple: true, arg: "KEY", help: "only this agent" },
@@ -23,29 +40,150 @@ agent said and did. A bare report file name is written under reports/.`,
     concurrency: { type: "string", default: "4", arg: "N", help: "calls at a time (default: 4)" },
     junit: { type: "string", arg: "FILE", help: "write a JUnit XML report" },
     json: { type: "string", arg: "FILE", help: "write a JSON report (transcripts, tool calls, procedures, timings)" },
+    html: { type: "string", arg: "FILE", help: "write a self-contained HTML report (open it in a browser)" },
     live: {
       type: "boolean",
       default: false,
       help: "allow scenarios with livemode: true (calls are test calls otherwise)",
     },
     "allow-unpinned": { type: "boolean", default: false, help: "allow a bare agent id (the released version)" },
+    "dry-run": {
+      type: "boolean",
+      default: false,
+      help: "print the calls that would be placed and their worst-case call minutes; place none (with --max-call-minutes: exit 2 when over)",
+    },
+    "max-call-minutes": {
+      type: "string",
+      arg: "M",
+      help: "refuse (exit 2, before any call) a run whose worst case (Σ iterations × timeout) exceeds M minutes",
+    },
+    shard: {
+      type: "string",
+      arg: "I/N",
+      help: "place only shard I of N (a stable hash of agent/scenario/iteration); merge with `report merge`",
+    },
+    record: { type: "string", arg: "DIR", help: "write each call's events and scenario to DIR (JSON Lines)" },
+    replay: {
+      type: "string",
+      arg: "DIR",
+      help: "place no call: evaluate the scenarios' current expectations against DIR's recordings",
+    },
+    ...COMPARE_FLAGS,
   },
   footer: `connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from the stack's
 secret agents:apiKey (else AGENT_IAC_API_KEY; on a loopback address, the local dev key).
 Each retried request is said on stderr.
 
-exit codes: 0 all passed, 1 an expectation failed, 2 usage or configuration error
-(unknown agent or scenario, nothing deployed, invalid agent files, a refused API key), 3 a call
-could not complete (service unreachable, stream failed after its retries, timeout), 130 interrupted
+${COMPARE_HELP}
+
+exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed its expectations, threshold
+or latency bounds, 2 usage or configuration error (unknown agent or scenario, nothing deployed,
+invalid agent files, a refused API key, a worst case over --max-call-minutes), 3 a call could not
+complete (service unreachable, stream failed after its retries, timeout), 130 interrupted
 (the reports still list every planned call).`,
 } as const;
+
+function budget(values: { "max-call-minutes"?: string | undefined }): number | undefined {
+  const text = values["max-call-minutes"];
+  if (text === undefined) return undefined;
+  const minutes = Number(text);
+  if (!Number.isFinite(minutes) || minutes <= 0) {
+    throw new CliError(`--max-call-minutes must be a positive number of minutes, not "${text}"`, 2);
+  }
+  return minutes;
+}
+
+function shardFlag(text: string | undefined): Shard | undefined {
+  if (text === undefined) return undefined;
+  const shard = parseShard(text);
+  if (!shard) throw new CliError(`--shard must be I/N with 1 ≤ I ≤ N (e.g. 2/3), not "${text}"`, 2);
+  return shard;
+}
+
+/** The report files asked for, bare names under reports/. */
+function reportFiles(values: { junit?: string | undefined; json?: string | undefined; html?: string | undefined }) {
+  const files: ReportFiles = {};
+  if (values.junit) files.junit = reportPath(values.junit);
+  if (values.json) files.json = reportPath(values.json);
+  if (values.html) files.html = reportPath(values.html);
+  return files;
+}
+
+/** Prints a dry run's calls; refuses (exit 2, before any request) a worst case over the budget. */
+function settleBudget(calls: Parameters<typeof estimate>[0], dryRun: boolean, maxMinutes: number | undefined) {
+  const cost = estimate(calls);
+  if (dryRun) process.stdout.write(dryRunText(calls));
+  if (maxMinutes !== undefined && cost.worstCaseMinutes > maxMinutes) {
+    throw new CliError(
+      `the run's worst case is ${cost.worstCaseMinutes} call minutes, over --max-call-minutes ${maxMinutes}: no call was placed`,
+      2,
+      {
+        hint: "select fewer scenarios (--agent, --scenario), shard the run (--shard I/N), or lower iterations/timeout",
+      },
+    );
+  }
+  return cost;
+}
+
+/** The stack's agents:dir from its Pulumi.<stack>.yaml (a plain value), else agents/: read without Pulumi. */
+async function offlineAgentsDir(stackName: string): Promise<string> {
+  const text = await readFile(`Pulumi.${stackName}.yaml`, "utf8").catch(() => "");
+  let config: Record<string, unknown> | undefined;
+  try {
+    config = (parse(text) as { config?: Record<string, unknown> } | null)?.config;
+  } catch (error) {
+    throw new CliError(`Pulumi.${stackName}.yaml: ${(error as Error).message}`, 2);
+  }
+  const dir = config?.["agents:dir"];
+  return path.resolve(typeof dir === "string" ? dir : "agents");
+}
+
+/** `--replay DIR`: the stack's agent files, no stack state and no network. */
+async function replay(values: {
+  stack: string;
+  replay: string;
+  agent?: string[] | undefined;
+  scenario?: string[] | undefined;
+  junit?: string | undefined;
+  json?: string | undefined;
+  html?: string | undefined;
+}): Promise<number> {
+  const dir = await offlineAgentsDir(values.stack);
+  const { agents, errors } = await loadAgents(dir, { stack: values.stack });
+  if (errors.length > 0) {
+    for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
+    throw new CliError(`${errors.length} error(s) in the agent files`, 2);
+  }
+  const files = reportFiles(values);
+  const { exitCode, report } = await replaySmoke({
+    definitions: agents,
+    dir: values.replay,
+    agents: values.agent,
+    scenarios: values.scenario,
+    files,
+    stack: values.stack,
+    out: process.stdout,
+  });
+  await appendJobSummary(report);
+  return exitCode;
+}
 
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
   const { values } = parsed;
   const concurrency = positiveInteger("concurrency", values.concurrency) ?? 4;
-  const { stack, agents, errors, connection } = await existingStack(values.stack, "reading the stack failed");
+  const comparing = values.compare !== undefined || values["fail-on"] !== undefined;
+  if (comparing) checkCompareFlags(values);
+  const maxMinutes = budget(values);
+  const shard = shardFlag(values.shard);
+  if (values.replay !== undefined) {
+    if (values.record !== undefined || values["dry-run"] || shard) {
+      throw new CliError("--replay places no call: it takes no --record, --dry-run or --shard", 2);
+    }
+    return replay({ ...values, replay: values.replay });
+  }
+  const { stack, dir, agents, errors, connection } = await existingStack(values.stack, "reading the stack failed");
   if (errors.length > 0) {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     throw new CliError(`${errors.length} error(s) in the agent files`, 2);
@@ -57,6 +195,37 @@ export async function run(argv: string[]): Promise<number> {
     throw new CliError(`stack "${values.stack}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
   }
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(values.stack, held.stale));
+  // Agents of other AgentDirectory folders, and agents declared in TypeScript (scenarios in smoke/<key>.yaml).
+  const declared = await declaredAgents({
+    projectDir: process.cwd(),
+    stack: values.stack,
+    held: held.agents,
+    directories: held.directories,
+    fromFiles: agents,
+    loadedDir: dir,
+  });
+  if (declared.errors.length > 0) {
+    for (const error of declared.errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
+    throw new CliError(`${declared.errors.length} error(s) in the scenario files`, 2);
+  }
+  const definitions = [...agents, ...declared.agents];
+  const selection = {
+    agents: values.agent,
+    scenarios: values.scenario,
+    versionId: values["version-id"],
+    allowUnpinned: values["allow-unpinned"],
+    live: values.live,
+  };
+  // The budget is settled before any request: a dry run and a refused run contact nobody.
+  const plan = planSmoke(definitions, held.agents, selection, shard);
+  const cost = settleBudget(plan.calls, values["dry-run"], maxMinutes);
+  if (values["dry-run"]) return 0;
+  if (values.record !== undefined) {
+    await mkdir(values.record, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+      throw new CliError(`--record ${values.record}: cannot create the directory (${error.code ?? error.message})`, 2);
+    });
+  }
+  if (values.live) process.stdout.write(`${estimateLine(cost)}\n`);
   const resolved = requireConnection(connection, values.stack);
   const client = connectClient(resolved);
   try {
@@ -64,9 +233,8 @@ export async function run(argv: string[]): Promise<number> {
   } finally {
     await client.close();
   }
-  const files = { junit: values.junit && reportPath(values.junit), json: values.json && reportPath(values.json) };
-  for (const file of [files.junit, files.json])
-    if (file) await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+  const files = reportFiles(values);
+  for (const file of Object.values(files)) await mkdir(path.dirname(path.resolve(file)), { recursive: true });
   // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
   // and the reports are still written with every planned call.
   const stop = new AbortController();
@@ -76,26 +244,42 @@ export async function run(argv: string[]): Promise<number> {
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  const { results, exitCode } = await runSmoke({
-    definitions: agents,
+  if (comparing) {
+    return compareSmoke(values, {
+      agents: definitions,
+      held,
+      resolved,
+      concurrency,
+      files,
+      signal: stop.signal,
+    }).finally(() => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    });
+  }
+  const { results, exitCode, report } = await runSmoke({
+    definitions,
     outputs: held.agents,
-    selection: {
-      agents: values.agent,
-      scenarios: values.scenario,
-      versionId: values["version-id"],
-      allowUnpinned: values["allow-unpinned"],
-      live: values.live,
-    },
+    selection,
+    plan,
+    ...(values.record ? { recordDir: values.record } : {}),
+    stack: values.stack,
     connection: { ...resolved, onRetry: printRetry },
     concurrency,
-    ...(files.junit ? { junitFile: files.junit } : {}),
-    ...(files.json ? { jsonFile: files.json } : {}),
+    files,
     out: process.stdout,
     signal: stop.signal,
-  }).finally(() => {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-  });
+  })
+    .catch((error: unknown) => {
+      // The calls are done and the reports written; the recordings directory is the problem.
+      if (error instanceof RecordingError) throw new CliError(error.message, 3, { cause: error });
+      throw error;
+    })
+    .finally(() => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    });
+  await appendJobSummary(report);
   if (stop.signal.aborted) return 130;
   process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
   return exitCode;

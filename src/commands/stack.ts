@@ -1,8 +1,10 @@
 // Shared by the commands that work on a stack: the stack itself, its config, the agent files it
 // deploys (the directory the program reads: the stack's agents:dir), and its connection settings.
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parse } from "yaml";
+import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
 import { loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
@@ -47,8 +49,10 @@ export async function existingStack(stackName: string, what: string) {
     throw pulumiFailure(what, error);
   }
   const dir = path.resolve(config["agents:dir"]?.value ?? "agents");
-  const { agents, errors } = await loadAgents(dir, { stack: stackName });
-  return { stack, env, config, agents, errors, connection: resolveConnection(configMapReader(config)) };
+  // A project that declares its agents in TypeScript only (no agents/ and no agents:dir) has no agent files.
+  const noFiles = config["agents:dir"] === undefined && !existsSync(dir);
+  const { agents, errors } = noFiles ? { agents: [], errors: [] } : await loadAgents(dir, { stack: stackName });
+  return { stack, env, config, dir, agents, errors, connection: resolveConnection(configMapReader(config)) };
 }
 
 /**
@@ -100,11 +104,18 @@ export type AgentOutput = PinnedAgent & { urn?: string };
  * created), and which of them the stack outputs (written by the last successful update only) pin
  * differently.
  */
-export async function stackAgents(stack: Stack): Promise<{ agents: Record<string, AgentOutput>; stale: string[] }> {
+export async function stackAgents(
+  stack: Stack,
+): Promise<{ agents: Record<string, AgentOutput>; stale: string[]; directories: string[] }> {
   const state = await stack.exportStack();
   type Resource = { urn: string; type: string; delete?: boolean; outputs?: Record<string, unknown> };
   const agents: Record<string, AgentOutput> = {};
+  // The agent-file directories of the program's AgentDirectory components (their `dir` output).
+  const directories: string[] = [];
   for (const resource of (state.deployment?.resources ?? []) as Resource[]) {
+    if (resource.type === AGENT_DIRECTORY_TYPE && typeof resource.outputs?.dir === "string") {
+      directories.push(resource.outputs.dir);
+    }
     if (!resource.type.startsWith(AGENT_TYPE_PREFIX) || resource.delete) continue;
     const outputs = resource.outputs ?? {};
     if (typeof outputs.versionId !== "string" || typeof outputs.agentId !== "string") continue;
@@ -116,9 +127,12 @@ export async function stackAgents(stack: Stack): Promise<{ agents: Record<string
       urn: resource.urn,
     };
   }
+  // Agents a program declares without listing them in an `agents` output are not stale.
   const outputs = ((await stack.outputs()).agents?.value ?? {}) as Record<string, AgentOutput | undefined>;
-  const stale = Object.keys(agents).filter((key) => outputs[key]?.version_id !== agents[key]?.version_id);
-  return { agents, stale };
+  const stale = Object.keys(agents).filter(
+    (key) => outputs[key] !== undefined && outputs[key]?.version_id !== agents[key]?.version_id,
+  );
+  return { agents, stale, directories };
 }
 
 /** Said when the outputs lag the state: smoke calls what the stack holds. */

@@ -5,9 +5,13 @@
 // run uses a copy of the stack's config file with that address.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type * as pulumi from "@pulumi/pulumi";
 import { parseDocument } from "yaml";
+import { runCompare } from "../compare/index.ts";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
+import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+import type { ReportFiles } from "../report/index.ts";
 import { configMapReader, type ResolvedConnection, requireConnection, resolveConnection } from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
 import { runSmoke } from "../smoke/index.ts";
@@ -60,6 +64,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const service = await serviceFor(resolveConnection(configMapReader(config)), workDir, stackName);
     simulator = service.simulator;
+    // The versions before the deploy, from the up's own steps: after it, each scenario also runs on its old version.
+    const before = versionsBefore();
     process.stdout.write(`pulumi up --yes (stack ${stackName})\n`);
     const up = await interruptible(
       (text) => process.stdout.write(text),
@@ -67,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
         stack.up({
           ...(service.configFile ? { configFile: service.configFile } : {}),
           onOutput: run.onOutput,
+          onEvent: before.onEvent,
           signal: run.signal,
           color: process.stdout.isTTY ? "always" : "never",
         }),
@@ -78,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
     process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);
     if (values["no-smoke"]) return 0;
-    const code = await smokeAfterUp(stack, dir, stackName, service.connection);
+    const code = await smokeAfterUp(stack, dir, stackName, service.connection, await before.save());
     if (service.simulator || service.reused) await reportFailedDeliveries(service.connection);
     return code;
   } finally {
@@ -175,24 +182,81 @@ export async function runningSimulator(baseUrl: string, apiKey: string | undefin
   return response.ok;
 }
 
-async function smokeAfterUp(stack: Stack, dir: string, stackName: string, connection: ResolvedConnection) {
+/**
+ * The version each agent had before this deploy, read from the old state of the update's steps (no
+ * extra Pulumi run; {} for a new stack), and saved to reports/ for a later `smoke --compare`.
+ */
+function versionsBefore() {
+  const versions: Record<string, string> = {};
+  const onEvent = (event: pulumi.automation.EngineEvent) => {
+    const metadata = event.resourcePreEvent?.metadata;
+    if (!metadata?.type.startsWith(AGENT_TYPE_PREFIX)) return;
+    const old = metadata.old?.outputs?.versionId;
+    const key = metadata.urn.split("::").at(-1) ?? "";
+    if (typeof old === "string" && metadata.op !== "delete") versions[key] ??= old;
+  };
+  const save = async () => {
+    const reports = path.join(process.cwd(), "reports");
+    await mkdir(reports, { recursive: true });
+    await writeFile(path.join(reports, "old-versions.json"), `${JSON.stringify(versions, null, 2)}\n`);
+    return versions;
+  };
+  return { onEvent, save };
+}
+
+async function smokeAfterUp(
+  stack: Stack,
+  dir: string,
+  stackName: string,
+  connection: ResolvedConnection,
+  before: Record<string, string>,
+) {
   const { agents, errors } = await loadAgents(dir, { stack: stackName });
   if (errors.length > 0) throw new CliError(errors.map(formatDiagnostic).join("\n"), 1);
   const held = await stackAgents(stack).catch((error: unknown) => {
     throw pulumiFailure("reading the stack's state failed", error);
   });
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
-  process.stdout.write("\nsmoke calls against the pinned versions:\n");
   const reports = path.join(process.cwd(), "reports");
   await mkdir(reports, { recursive: true });
+  const reportFiles: ReportFiles = {
+    junit: path.join(reports, "smoke.junit.xml"),
+    json: path.join(reports, "smoke.json"),
+    html: path.join(reports, "smoke.html"),
+  };
+  if (Object.keys(before).length > 0) {
+    process.stdout.write("\nsmoke calls against the pinned versions, compared with the versions before this deploy:\n");
+    const { scenarios, exitCode } = await runCompare({
+      definitions: agents,
+      outputs: held.agents,
+      selection: {},
+      connection: { ...connection, onRetry: printRetry },
+      old: { versions: before, source: "outputs" },
+      failOn: "failure",
+      concurrency: 4,
+      stack: stackName,
+      files: reportFiles,
+      out: process.stdout,
+    });
+    process.stderr.write(
+      unknownVersionsNote(
+        scenarios.flatMap((s) => s.newResults),
+        held.agents,
+        stackName,
+      ),
+    );
+    return exitCode;
+  }
+  process.stdout.write(
+    "\nsmoke calls against the pinned versions (first deploy: no versions before it to compare with, plain smoke):\n",
+  );
   const { results, exitCode } = await runSmoke({
     definitions: agents,
     outputs: held.agents,
     selection: {},
     connection: { ...connection, onRetry: printRetry },
     concurrency: 4,
-    junitFile: path.join(reports, "smoke.junit.xml"),
-    jsonFile: path.join(reports, "smoke.json"),
+    files: reportFiles,
     out: process.stdout,
   });
   process.stderr.write(unknownVersionsNote(results, held.agents, stackName));

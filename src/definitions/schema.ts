@@ -130,23 +130,70 @@ export const expectations = z.strictObject({
     .record(agentKey, z.string().min(1))
     .optional()
     .meta({ description: "Procedural agent key (linked in postprocess_agents) → expected terminal status." }),
+  latency: z
+    .strictObject({
+      first_response_ms: z.number().positive().optional(),
+      response_p50_ms: z.number().positive().optional(),
+      response_p95_ms: z.number().positive().optional(),
+      tool_ms: z.number().positive().optional(),
+    })
+    .optional()
+    .meta({
+      description:
+        "Upper bounds in ms, over all iterations: first_response_ms and tool_ms on their 95th percentile, response_p50_ms/response_p95_ms on every user turn's response latency.",
+    }),
 });
 
-export const smokeScenario = z.strictObject({
-  name: z.string().min(1, "must not be empty"),
-  channel: z.strictObject({
-    callee_no: z.string().min(1, "must not be empty"),
-    caller_no: z.string().nullable().optional(),
-    priority: z.string().optional(),
-  }),
-  livemode: z.boolean().default(false).meta({ description: "Place a live call (needs --live). Default false." }),
-  context: z.record(z.string(), z.unknown()).optional(),
-  override_config: conversationalConfigFile.optional(),
-  transport: z.enum(["sse", "ws"]).default("sse"),
-  timeout: z.number().positive().max(3600).default(120).meta({ description: "Seconds (default 120)." }),
-  iterations: z.int().min(1).max(100).default(1),
-  expect: expectations.default({ no_errors: true, ends: true }),
-});
+/** The latency bounds of a scenario (`expect.latency`). */
+export type LatencyBounds = NonNullable<z.output<typeof expectations>["latency"]>;
+
+export const smokeScenario = z
+  .strictObject({
+    name: z.string().min(1, "must not be empty"),
+    channel: z.strictObject({
+      callee_no: z.string().min(1, "must not be empty"),
+      caller_no: z.string().nullable().optional(),
+      priority: z.string().optional(),
+    }),
+    livemode: z.boolean().default(false).meta({ description: "Place a live call (needs --live). Default false." }),
+    context: z.record(z.string(), z.unknown()).optional(),
+    override_config: conversationalConfigFile.optional(),
+    transport: z.enum(["sse", "ws"]).default("sse"),
+    timeout: z.number().positive().max(3600).default(120).meta({ description: "Seconds (default 120)." }),
+    iterations: z.int().min(1).max(100).default(1),
+    min_pass: z
+      .int()
+      .min(1)
+      .optional()
+      .meta({ description: "Iterations that must pass (default: all); a pass with failing iterations is flaky." }),
+    pass_rate: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .meta({ description: "Share of iterations that must pass (0–1], rounded up; instead of min_pass." }),
+    expect: expectations.default({ no_errors: true, ends: true }),
+  })
+  .superRefine((scenario, ctx) => {
+    if (scenario.min_pass !== undefined && scenario.pass_rate !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["pass_rate"], message: "give min_pass or pass_rate, not both" });
+    }
+    if (scenario.min_pass !== undefined && scenario.min_pass > scenario.iterations) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["min_pass"],
+        message: `min_pass ${scenario.min_pass} is more than the scenario's iterations (${scenario.iterations})`,
+      });
+    }
+  });
+
+/** How many of a scenario's iterations must pass: `min_pass`, else `pass_rate` × iterations rounded up, else all. */
+export function requiredPasses(scenario: { iterations: number; min_pass?: number; pass_rate?: number }): number {
+  if (scenario.min_pass !== undefined) return scenario.min_pass;
+  // The small epsilon keeps 0.9 × 10 at 9, not 10 (0.9 × 10 is 9.000000000000002 in floating point).
+  if (scenario.pass_rate !== undefined) return Math.max(1, Math.ceil(scenario.pass_rate * scenario.iterations - 1e-9));
+  return scenario.iterations;
+}
 
 const common = {
   name: z.string().min(1, "must not be empty"),

@@ -7,6 +7,19 @@ import { structuredPatch } from "diff";
 import { stringify } from "yaml";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+import type { AgentBehaviour, BehaveSummary, PlanInputs } from "./behave.ts";
+
+export {
+  type AgentBehaviour,
+  attachBehaviour,
+  type BehaveSummary,
+  type BehaviourScenario,
+  type BehaviourTarget,
+  behaveReport,
+  behaviourTargets,
+  type PlanInputs,
+  previewBehaviour,
+} from "./behave.ts";
 
 export type Action = "create" | "replace" | "unchanged" | "remove";
 
@@ -33,9 +46,11 @@ export type AgentPlan = {
   /** For a created agent: the whole request body. */
   request?: PlannedRequest;
   overlay?: string;
+  /** With `plan --behave`: the scenarios' results with the proposed config, or why it was not previewed. */
+  behaviour?: AgentBehaviour;
 };
 
-export type Plan = { stack: string; agents: AgentPlan[]; overlays: string[] };
+export type Plan = { stack: string; agents: AgentPlan[]; overlays: string[]; behave?: BehaveSummary };
 
 /** Pulumi's placeholder for values known only after apply (e.g. the id of a replaced agent). */
 const UNKNOWN = pulumi.runtime.unknownValue;
@@ -55,7 +70,15 @@ export function planRecorder(stack: string, definitions: AgentDefinition[]) {
     const previous = steps.get(name);
     if (!previous || rank(metadata.op) > rank(previous.op)) steps.set(name, metadata);
   };
-  return { onEvent, plan: () => buildPlan(stack, definitions, steps) };
+  /** The request bodies before and after, per agent (what the behaviour preview sends as override_config). */
+  const inputs = (): PlanInputs =>
+    new Map(
+      [...steps].map(([name, step]) => [
+        name,
+        { before: inputsOf(step.old?.inputs), after: inputsOf(step.new?.inputs) },
+      ]),
+    );
+  return { onEvent, plan: () => buildPlan(stack, definitions, steps), inputs };
 }
 
 function rank(op: string): number {
@@ -199,11 +222,13 @@ export function renderMarkdown(plan: Plan): string {
     );
   }
   if (plan.overlays.length > 0) lines.push("", `Overlays applied: ${plan.overlays.map((o) => `\`${o}\``).join(", ")}.`);
-  for (const agent of changed.filter((a) => a.fields.length > 0 || a.request)) {
+  if (plan.behave && changed.length > 0) lines.push("", ...behaveSummaryLines(plan.behave));
+  for (const agent of changed.filter((a) => a.fields.length > 0 || a.request || a.behaviour)) {
     const from = agent.overlay ? `, with overlay \`${agent.overlay}\`` : "";
     lines.push("", `### \`${agent.agent}\` (${agent.action}${from})`);
     if (agent.request) lines.push(...requestLines(agent.request));
     else lines.push(...changeLines(agent));
+    if (agent.behaviour) lines.push("", ...behaviourLines(agent.behaviour));
   }
   if (plan.agents.some((a) => a.action === "replace" || a.action === "remove")) {
     lines.push(
@@ -213,6 +238,52 @@ export function renderMarkdown(plan: Plan): string {
     );
   }
   return `${lines.join("\n")}\n`;
+}
+
+function behaveSummaryLines(summary: BehaveSummary): string[] {
+  const lines: string[] = [];
+  if (summary.scenarios > 0) {
+    const failed = summary.failed + summary.errors;
+    lines.push(
+      `**Behaviour preview** (scenarios played against the deployed versions with the proposed config; test calls): ` +
+        `${summary.passed} passed, ${failed} failed.`,
+    );
+  } else lines.push("**Behaviour preview:** no changed agent could be previewed.");
+  if (summary.not_previewed.length > 0) {
+    lines.push("", "Not previewed:", "", ...summary.not_previewed.map((n) => `- \`${n.agent}\`: ${n.reason}`));
+  }
+  return lines;
+}
+
+/** Under an agent's diff: each scenario's result with its unmet expectations and nearest transcript lines. */
+function behaviourLines(behaviour: AgentBehaviour): string[] {
+  if (!behaviour.previewed) return [`**Behaviour:** not previewed: ${behaviour.reason}.`];
+  const sections = behaviour.override_sections.map((s) => `\`${s}\``).join(", ");
+  const lines = [
+    `**Behaviour with the proposed config** (against \`${behaviour.version_id}\`, override_config ${sections}): ` +
+      `${behaviour.passed} passed, ${behaviour.failed} failed`,
+    "",
+  ];
+  for (const scenario of behaviour.scenarios) {
+    const runs = scenario.iterations > 1 ? ` (${scenario.passes}/${scenario.iterations} iterations passed)` : "";
+    if (scenario.status === "passed") {
+      lines.push(`- ✓ \`${scenario.scenario}\`${runs}`);
+      continue;
+    }
+    lines.push(`- ✗ \`${scenario.scenario}\`${runs}${scenario.error ? `: ${scenario.error}` : ""}`);
+    for (const unmet of scenario.unmet) {
+      lines.push(`  - ${unmet.description}${unmet.detail ? `: ${unmet.detail}` : ""}`);
+      if (unmet.context.length > 0)
+        lines.push(
+          "",
+          ...fenced(unmet.context.join("\n"), "text")
+            .flatMap((l) => l.split("\n"))
+            .map((l) => `    ${l}`),
+          "",
+        );
+    }
+  }
+  return lines;
 }
 
 /** A replaced agent's changed fields: short values inline, long ones whole in a folded block. */

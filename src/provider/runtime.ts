@@ -1,51 +1,49 @@
-// The implementation behind the dynamic providers' check, diff and create. Loaded by module name
+// The implementation behind the dynamic providers, loaded by module name
 // ("agent-iac/provider-runtime") inside the provider host when a method runs, so nothing here is
-// serialized into the state. No top-level side effects.
+// serialized into the state. `handle` is the one entry point the serialized providers call: keep
+// its signature stable, since the state of every stack deployed since holds providers calling it.
+// Light on purpose: check and diff of an unchanged agent load nothing but node:crypto; the schemas
+// are loaded for a changed agent only, the service client for a create only. No top-level side
+// effects.
 import { isDeepStrictEqual } from "node:util";
-import * as pulumi from "@pulumi/pulumi";
-import type { z } from "zod";
-import {
-  ConnectionError,
-  createClient,
-  createConversationalAgentRequest,
-  createProceduralAgentRequest,
-  type RetryNotice,
-  TimeoutError,
-} from "../api/index.ts";
-import { retryLine } from "../errors/index.ts";
-import { requireConnection, resolveConnection } from "../settings/index.ts";
+import { containsUnknown, type Digests, digest, FIELDS, normalize, type Props, requestBody, UNKNOWN } from "./body.ts";
 import type { AgentKind, ConfiguredProvider } from "./index.ts";
 
-/** Pulumi's placeholder for a value not known until apply (e.g. the id of an agent not yet created). */
-const UNKNOWN = pulumi.runtime.unknownValue;
+/** The stack config the provider host passed to `configure` (one stack per provider process). */
+let configured: ConfiguredProvider = {};
 
-/** Exactly the request body: only these inputs are sent, compared and stored. */
-const FIELDS: Record<AgentKind, readonly string[]> = {
-  conversational: ["name", "description", "config", "postprocess_agents"],
-  procedural: ["name", "description", "config"],
-};
+type ConfigureRequest = { config: { get(key: string): string | undefined } };
 
-const SCHEMAS: Record<AgentKind, z.ZodType> = {
-  conversational: createConversationalAgentRequest,
-  procedural: createProceduralAgentRequest,
-};
-
-type Props = Record<string, unknown>;
-
-function containsUnknown(value: unknown): boolean {
-  if (value === UNKNOWN) return true;
-  if (Array.isArray(value)) return value.some(containsUnknown);
-  if (value && typeof value === "object") return Object.values(value).some(containsUnknown);
-  return false;
+function isConfigureRequest(value: unknown): value is ConfigureRequest {
+  return typeof (value as { config?: { get?: unknown } } | undefined)?.config?.get === "function";
 }
 
-/** The request body held in a set of inputs or outputs (undefined fields dropped). */
-function requestBody(kind: AgentKind, props: Props): Props {
-  const body: Props = {};
-  for (const field of FIELDS[kind]) {
-    if (props[field] !== undefined) body[field] = props[field];
+/**
+ * One function serves every method of a serialized provider (so the state stores it once, not once
+ * per method), and this tells the methods apart by the arguments the provider host passes:
+ * `configure(request)`, `check(olds, news)`, `diff(id, olds, news)`, `create(inputs)`,
+ * `delete(id, props)`. The provider has no `read` or `update`, so the host never calls them.
+ * An agent body's `config` is plain JSON: only the configure request's has a `get` method.
+ */
+export async function handle(kind: AgentKind, args: ArrayLike<unknown>): Promise<unknown> {
+  const [first, second, third] = Array.from(args);
+  if (args.length === 3) return diffAgent(kind, second as Props, third as Props);
+  if (args.length === 2 && typeof first === "string") return deleted(kind, first);
+  if (args.length === 2) return checkAgent(kind, first as Props, second as Props);
+  if (args.length === 1 && isConfigureRequest(first)) {
+    configured = { config: first.config };
+    return undefined;
   }
-  return body;
+  if (args.length === 1) {
+    const { createAgent } = await import("./create.ts");
+    return createAgent(kind, configured, first as Props);
+  }
+  throw new Error(`the ${kind} agent provider has no method taking ${args.length} argument(s)`);
+}
+
+/** A removed agent: nothing to call (the service documents no delete); it says so. */
+function deleted(kind: AgentKind, id: string): void {
+  console.error(`${kind} agent ${id} is no longer managed by this stack; the service keeps it.`);
 }
 
 /** Where a value is not known until apply, what the schema sees instead: a link is a procedural agent id. */
@@ -68,15 +66,26 @@ function withStandIns(value: unknown, path: PropertyKey[], unknownPaths: string[
   return value;
 }
 
+/** The same body as the old inputs': validated when that agent was created, so not again. */
+function unchanged(kind: AgentKind, olds: Props, news: Props): boolean {
+  const body = requestBody(kind, news);
+  if (containsUnknown(body)) return false;
+  return FIELDS[kind].every((field) => isDeepStrictEqual(normalize(olds[field]), normalize(news[field])));
+}
+
 /**
  * Validates the body that will be sent. A value not yet known (first preview) gets its field's
  * stand-in, and no failure is reported at or under an unknown value: the engine checks again
- * once it is known.
+ * once it is known. An unchanged body is not validated again (the program has validated the
+ * files; this guards bodies built in code), so a no-op preview loads no schema.
  */
-export function checkAgent(kind: AgentKind, _olds: Props, news: Props) {
+export async function checkAgent(kind: AgentKind, olds: Props, news: Props) {
+  if (unchanged(kind, olds, news)) return { inputs: news, failures: [] };
+  const { createConversationalAgentRequest, createProceduralAgentRequest } = await import("../contract/index.ts");
+  const schema = kind === "conversational" ? createConversationalAgentRequest : createProceduralAgentRequest;
   const unknownPaths: string[] = [];
   const known = withStandIns(requestBody(kind, news), [], unknownPaths);
-  const result = SCHEMAS[kind].safeParse(known);
+  const result = schema.safeParse(known);
   const underUnknown = (property: string) =>
     unknownPaths.some((p) => property === p || property.startsWith(`${p}.`) || p.startsWith(`${property}.`));
   const failures = result.success
@@ -87,66 +96,39 @@ export function checkAgent(kind: AgentKind, _olds: Props, news: Props) {
   return { inputs: news, failures };
 }
 
+function isDigests(value: unknown): value is Digests {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /**
  * Compares what would be sent with what was sent, over the fields of this kind's request body.
- * Every changed field is a replacement: the service documents creation only, so a change means a
- * new agent (created before the old one is dropped from the stack). `__provider` (the serialized
- * code) is never compared, so upgrading agent-iac replaces nobody's agents.
+ * `olds` are the stored outputs: since this layout, the ids and a digest per field (`digests`);
+ * a stack deployed before it holds the whole body there instead, compared field by field. Every
+ * changed field is a replacement: the service documents creation only, so a change means a new
+ * agent (created before the old one is dropped from the stack). `__provider` (the serialized code)
+ * is never compared, so upgrading agent-iac replaces nobody's agents.
  */
 export function diffAgent(kind: AgentKind, olds: Props, news: Props) {
-  const fields = FIELDS[kind].filter((f) => f in olds || f in news);
-  const replaces = fields.filter(
-    (field) => containsUnknown(news[field]) || !isDeepStrictEqual(normalize(olds[field]), normalize(news[field])),
-  );
+  const stored = isDigests(olds.digests) ? olds.digests : undefined;
+  const changed = (field: string) => {
+    if (containsUnknown(news[field])) return true;
+    const value = normalize(news[field]);
+    if (stored) return stored[field] !== (value === undefined ? undefined : digest(value));
+    return !isDeepStrictEqual(normalize(olds[field]), value);
+  };
+  const replaces = FIELDS[kind].filter(changed);
   return { changes: replaces.length > 0, replaces, deleteBeforeReplace: false };
-}
-
-/** Absent and empty lists mean the same to the service. */
-function normalize(value: unknown): unknown {
-  return Array.isArray(value) && value.length === 0 ? undefined : value;
-}
-
-const clients = new Map<string, ReturnType<typeof createClient>>();
-
-/** Connection settings through the one resolver (stack config, environment, local dev key). */
-export function resolveSettings(provider: ConfiguredProvider) {
-  return requireConnection(resolveConnection((key) => provider.config?.get(key)));
-}
-
-/** A retried request leaves one line in `pulumi up`'s output. */
-export function logRetry(notice: RetryNotice): void {
-  pulumi.log.info(retryLine(notice));
-}
-
-export async function createAgent(kind: AgentKind, provider: ConfiguredProvider, inputs: Props) {
-  const resolved = resolveSettings(provider);
-  const cacheKey = JSON.stringify([resolved.baseUrl, resolved.serviceVersion, resolved.apiKey]);
-  let client = clients.get(cacheKey);
-  if (!client) {
-    client = createClient({ ...resolved, onRetry: logRetry });
-    clients.set(cacheKey, client);
-  }
-  const body = requestBody(kind, inputs);
-  const name = String(body.name);
-  try {
-    const created =
-      kind === "conversational"
-        ? await client.conversationalAgents.create(body as never)
-        : await client.proceduralAgents.create(body as never);
-    return { id: created.id, outs: { ...body, agentId: created.id, versionId: created.version_id } };
-  } catch (error) {
-    throw explainCreateFailure(kind, name, error);
-  }
 }
 
 /**
  * Turns a failed create into a message that says what state the service may be in. The typed API
- * error stays as `cause` (status, request id, attempts, body) for whoever handles it.
+ * error stays as `cause` (status, request id, attempts, body) for whoever handles it. Only the
+ * client's connection and timeout errors carry `requestSent`.
  */
 export function explainCreateFailure(kind: AgentKind, name: string, error: unknown): Error {
   const what = `${kind} agent "${name}"`;
   const reason = error instanceof Error ? error.message : String(error);
-  if ((error instanceof ConnectionError || error instanceof TimeoutError) && error.requestSent) {
+  if ((error as { requestSent?: unknown } | null)?.requestSent === true) {
     return new Error(
       `the service may have created ${what}: ${reason}. The request had been sent when the connection failed, ` +
         "so it was not retried (a retry could create a duplicate). If an agent with that name exists on the " +

@@ -14,6 +14,7 @@ import { conversationRoutes } from "./routes/conversations.ts";
 import { feedbackRoutes } from "./routes/feedbacks.ts";
 import { procedureRoutes } from "./routes/procedures.ts";
 import { streamRoutes } from "./routes/streams.ts";
+import { trafficRoutes } from "./routes/traffic.ts";
 
 export async function buildApp(sim: Sim): Promise<FastifyInstance> {
   const timeout = sim.ctx.options.requestTimeoutMs;
@@ -53,5 +54,6 @@ export async function buildApp(sim: Sim): Promise<FastifyInstance> {
   await app.register(feedbackRoutes, { sim });
   await app.register(streamRoutes, { sim });
   await app.register(adminRoutes, { sim });
+  await app.register(trafficRoutes, { sim });
   return app;
 }

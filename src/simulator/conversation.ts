@@ -3,7 +3,7 @@
 // (replayed to late subscribers) and pushed to live ones.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { EventEnvelope } from "../contract/index.ts";
-import { chunks, GOODBYE, greeting, simulation, toolNamed } from "./dialogue.ts";
+import { chunks, failsAt, GOODBYE, greeting, simulation, toolNamed } from "./dialogue.ts";
 import type { Profile } from "./profile.ts";
 import type { Store, StoredConversation } from "./store.ts";
 
@@ -25,6 +25,8 @@ export class ConversationRunner {
   readonly #profile: Profile;
   readonly #controller = new AbortController();
   readonly #live = new Map<string, Live>();
+  /** Conversations started per failure series (agent version + `context.simulation`), for `failure_rate`. */
+  readonly #series = new Map<string, number>();
 
   constructor(
     store: Store,
@@ -91,7 +93,7 @@ export class ConversationRunner {
     // `id` first: the variant's SSE framing splits the JSON right after it.
     const envelope: EventEnvelope = {
       id: `evt_${suffix}_${position}`,
-      created_at: this.#profile.now(),
+      created_at: this.#now(conversation),
       payload,
       ...this.#profile.envelopeExtras(conversation.item.id, position),
     };
@@ -99,6 +101,11 @@ export class ConversationRunner {
     this.#store.changed();
     for (const listener of this.#live.get(conversation.item.id)?.listeners ?? []) listener(envelope);
     return envelope;
+  }
+
+  /** "now" on the conversation's clock (seeded traffic may be dated in the past). */
+  #now(conversation: StoredConversation): string {
+    return this.#profile.now(Date.now() + (conversation.clock_offset_ms ?? 0));
   }
 
   stop(): void {
@@ -111,6 +118,9 @@ export class ConversationRunner {
     const live = this.#live.get(id) as Live;
     const sim = simulation(conversation.context);
     const pause = () => sleep(this.#eventDelayMs, undefined, { signal: this.#controller.signal });
+    // The agent "thinks" before each response: the delay sits between the cue and its first event.
+    const think = () => sleep(sim.responseDelayMs, undefined, { signal: this.#controller.signal });
+    const failed = sim.failed || (sim.failureRate > 0 && failsAt(this.#nextInSeries(conversation), sim.failureRate));
     const emit = async (payload: EventEnvelope["payload"]) => {
       await pause();
       this.emit(conversation, payload);
@@ -127,26 +137,26 @@ export class ConversationRunner {
     for (const status of profile.conversationSteps) {
       await pause();
       conversation.item.status = status;
-      conversation.item.started_at ??= profile.now();
+      conversation.item.started_at ??= this.#now(conversation);
       this.#store.changed();
     }
     this.emit(conversation, { type: "conversation.started" });
     // An event type no client knows, which a transcript must skip.
     if (profile.extraEvents) await emit({ type: "agent.thinking", detail: { phase: "greeting" } });
+    await think();
     await say(greeting(conversation.config));
 
-    if (sim.failed) {
-      await emit({
-        type: "server.error",
-        error: { message: "simulated failure (context.simulation.outcome: failed)" },
-      });
-      return this.#finish(conversation, "failed", "simulated failure (context.simulation.outcome: failed)");
+    if (failed) {
+      const why = sim.failed ? "context.simulation.outcome: failed" : "context.simulation.failure_rate";
+      await emit({ type: "server.error", error: { message: `simulated failure (${why})` } });
+      return this.#finish(conversation, "failed", `simulated failure (${why})`);
     }
 
     const scripted = [...sim.userTurns];
     let saidGoodbye = false;
     const reply = async (text: string, final: boolean) => {
       await emit({ type: "user.message.received", text });
+      await think();
       const tool = toolNamed(conversation.config, text);
       if (tool) {
         const call_id = `call_${id.replace(/^conv_/, "")}_${++calls}`;
@@ -181,6 +191,15 @@ export class ConversationRunner {
     if (sim.waitForUser) await this.#waitForUser(live, reply);
     if (!saidGoodbye) await say(GOODBYE);
     return this.#finish(conversation, "completed", null);
+  }
+
+  /** This conversation's position (from 1) in its failure series; counted only where failure_rate is set. */
+  #nextInSeries(conversation: StoredConversation): number {
+    const raw = (conversation.context as { simulation?: unknown }).simulation;
+    const key = `${conversation.item.agent_id}\u0000${JSON.stringify(raw ?? null)}`;
+    const n = (this.#series.get(key) ?? 0) + 1;
+    this.#series.set(key, n);
+    return n;
   }
 
   /** Acts on session turns until an `end` control message or the idle timeout. */
@@ -218,12 +237,20 @@ export class ConversationRunner {
     const item = conversation.item;
     const profile = this.#profile;
     item.status = status;
-    item.completed_at = profile.now();
+    item.completed_at = this.#now(conversation);
     item.failure_reason =
       failure !== null && profile.nullableObjects ? { code: "simulated", message: failure } : failure;
     if (profile.nullableObjects)
       item.sentiment = { label: status === "completed" ? "positive" : "negative", score: 0.5 };
     item.duration_sec = item.started_at ? (Date.parse(item.completed_at) - Date.parse(item.started_at)) / 1000 : 0;
+    // Seeded traffic (context.simulation) states its duration and sentiment.
+    const { durationSec, sentiment } = simulation(conversation.context);
+    if (durationSec !== undefined) {
+      item.duration_sec = durationSec;
+      if (item.started_at) item.completed_at = profile.now(Date.parse(item.started_at) + durationSec * 1000);
+    }
+    if (sentiment !== undefined)
+      item.sentiment = profile.nullableObjects ? { label: sentiment, score: 0.5 } : sentiment;
     this.emit(conversation, { type: "conversation.ended" });
     this.#live.delete(item.id);
     this.#onEnded(conversation);

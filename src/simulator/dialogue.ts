@@ -35,7 +35,21 @@ export type Simulation = {
   failed: boolean;
   waitForUser: boolean;
   proceduresFail: boolean;
+  /** Reported as the conversation's `duration_sec` instead of the time it took. */
+  durationSec?: number;
+  /** Reported as the conversation's `sentiment` (the profile's shape) when it ends. */
+  sentiment?: string;
+  /** Milliseconds before each agent response (the greeting, each reply to a user turn). */
+  responseDelayMs: number;
+  /** Share of this scenario's conversations that fail, chosen by a counter (see README.md). */
+  failureRate: number;
 };
+
+const MAX_RESPONSE_DELAY_MS = 60_000;
+
+function boundedNumber(value: unknown, min: number, max: number): number {
+  return typeof value === "number" && Number.isFinite(value) ? Math.min(max, Math.max(min, value)) : min;
+}
 
 /** `context.simulation` read leniently: anything not understood falls back to the default. */
 export function simulation(context: Record<string, unknown>): Simulation {
@@ -46,7 +60,19 @@ export function simulation(context: Record<string, unknown>): Simulation {
     failed: raw.outcome === "failed",
     waitForUser: raw.wait_for_user === true,
     proceduresFail: raw.procedure_outcome === "failed",
+    ...(typeof raw.duration_sec === "number" && raw.duration_sec >= 0 ? { durationSec: raw.duration_sec } : {}),
+    ...(typeof raw.sentiment === "string" && raw.sentiment ? { sentiment: raw.sentiment } : {}),
+    responseDelayMs: boundedNumber(raw.response_delay_ms, 0, MAX_RESPONSE_DELAY_MS),
+    failureRate: boundedNumber(raw.failure_rate, 0, 1),
   };
+}
+
+/**
+ * Whether the n-th conversation (from 1) of a series fails at `rate`: exactly when
+ * floor(n·rate) > floor((n−1)·rate), the faults' counter rule (0.2: the 5th, 10th, … of every series).
+ */
+export function failsAt(n: number, rate: number): boolean {
+  return rate > 0 && Math.floor(n * rate + 1e-9) > Math.floor((n - 1) * rate + 1e-9);
 }
 
 /** A value fitting a simple JSON Schema (type/properties/items/enum/const); undefined if not simple. */

@@ -52,7 +52,7 @@ export class ProcedureRunner {
           name: latest.name,
           conversation_id: conversation.item.id,
           agent_id: agent.id,
-          created_at: this.#profile.now(),
+          created_at: this.#profile.now(Date.now() + (conversation.clock_offset_ms ?? 0)),
           status: "pending",
           output: null,
           error: null,

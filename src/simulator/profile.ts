@@ -48,8 +48,8 @@ export type Profile = {
   pageSize: number;
   /** A next-page cursor on every non-empty page: the last page is an empty one. */
   trailingEmptyPage: boolean;
-  /** A timestamp for "now". */
-  now(): string;
+  /** A timestamp for "now", or for `at` (epoch ms; seeded traffic is dated in the past). */
+  now(at?: number): string;
   /** Nullable fields filled as objects (customer_id, sentiment, failure_reason). */
   nullableObjects: boolean;
 };
@@ -78,7 +78,7 @@ const defaultProfile: Profile = {
   procedureStepMs: 0,
   pageSize: 20,
   trailingEmptyPage: false,
-  now: () => new Date().toISOString(),
+  now: (at = Date.now()) => new Date(at).toISOString(),
   nullableObjects: false,
 };
 
@@ -114,7 +114,7 @@ const variantProfile: Profile = {
   pageSize: 2,
   trailingEmptyPage: true,
   // Microseconds and an explicit offset: 2026-01-02T03:04:05.678000+00:00.
-  now: () => new Date().toISOString().replace("Z", "000+00:00"),
+  now: (at = Date.now()) => new Date(at).toISOString().replace("Z", "000+00:00"),
   nullableObjects: true,
 };
 

@@ -43,6 +43,8 @@ export type StoredConversation = {
   events: EventEnvelope[];
   /** `server.error` events stored for invalid session messages (bounded). */
   control_errors?: number;
+  /** Seeded traffic (POST /_simulator/traffic) dated in the past: added to every timestamp it gets. */
+  clock_offset_ms?: number;
 };
 export type StoredProcedure = { seq: number; item: Procedure };
 export type StoredFeedback = { seq: number; service_id: string; item: Feedback };

@@ -4,9 +4,13 @@
 // procedure polls); a call never decides that a status is final, since the interface names no set.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Client, CreateConversationResponse, EventEnvelope, Procedure } from "../api/index.ts";
-import { displayUrl, type Transcript, TranscriptBuilder } from "../api/index.ts";
-import type { SmokeScenario } from "../definitions/index.ts";
+import { displayUrl } from "../api/index.ts";
+import { deepMerge } from "../contract/index.ts";
+import { requiredPasses, type SmokeScenario } from "../definitions/index.ts";
+import type { CallLatency } from "../report/index.ts";
 import { evaluate, type Observation, type ObservedProcedure, type ProcedureMatch } from "./expectations.ts";
+import type { Gate } from "./gates.ts";
+import { observeEvents } from "./observe.ts";
 import type { ScenarioResult } from "./reports.ts";
 import { observedEntries } from "./transcript.ts";
 
@@ -24,6 +28,8 @@ export type PlannedCall = {
   procedural: Record<string, ProceduralTarget>;
   /** Whether a live call may be placed (`--live`). */
   live: boolean;
+  /** Sent as `override_config` under the scenario's own (plan --behave: the proposed config sections). */
+  overrideConfig?: Record<string, unknown>;
 };
 
 export type CallListener = (call: PlannedCall, envelope: EventEnvelope) => void;
@@ -37,6 +43,8 @@ export type CallHooks = {
   onProgress?: (progress: Progress) => void;
   /** Stops the call (the whole run is interrupted); the scenario's own timeout applies anyway. */
   signal?: AbortSignal;
+  /** Keep the envelopes on the result (for `--record`). */
+  keepEnvelopes?: boolean;
 };
 
 const POLL_MS = { first: 250, max: 2000 };
@@ -66,26 +74,30 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     status: "error",
     assertions: [],
     timings: { durationMs: 0 },
+    gate: gateOf(scenario),
+    startedAt: new Date().toISOString(),
+    livemode: scenario.livemode && call.live,
   };
-  const transcript = new TranscriptBuilder();
+  const envelopes: EventEnvelope[] = [];
+  if (hooks.keepEnvelopes) result.envelopes = envelopes;
   const seconds = () => (performance.now() - started) / 1000;
   try {
     const conversation = await client.conversations.create(
       {
         agent_id: call.versionId,
         channel: { type: "phone", ...scenario.channel },
-        livemode: scenario.livemode && call.live,
+        livemode: result.livemode ?? false,
         ...(scenario.context ? { context: scenario.context } : {}),
-        ...(scenario.override_config ? { override_config: scenario.override_config } : {}),
+        ...overrideConfigOf(call),
       },
       { signal },
     );
     result.conversationId = conversation.id;
     result.eventsUrl = displayUrl(conversation.channel.events_url);
-    await follow(client, call, conversation, { signal, transcript, state, hooks });
+    await follow(client, call, conversation, { signal, envelopes, state, hooks });
     const procedures = await waitForProcedures(client, call, conversation.id, signal, state);
     if (hooks.signal?.aborted) throw hooks.signal.reason;
-    result.observation = observe(transcript.transcript, state.ended, seconds(), procedures);
+    ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, seconds(), procedures));
     result.assertions = evaluate(scenario.expect, result.observation);
     result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
   } catch (error) {
@@ -97,7 +109,7 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
         : error instanceof Error
           ? error.message
           : String(error);
-    result.observation = observe(transcript.transcript, state.ended, seconds(), []);
+    ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, seconds(), []));
   } finally {
     clearInterval(ticker);
   }
@@ -110,9 +122,27 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
   return result;
 }
 
+/** The call's own override sections with the scenario's override_config merged over them. */
+function overrideConfigOf(call: PlannedCall): { override_config?: Record<string, unknown> } {
+  const { overrideConfig } = call;
+  const own = call.scenario.override_config;
+  if (!overrideConfig) return own ? { override_config: own } : {};
+  return { override_config: deepMerge(overrideConfig, own) };
+}
+
+/** What a scenario is judged against over its iterations. */
+export function gateOf(scenario: Scenario): Gate {
+  return {
+    plannedIterations: scenario.iterations,
+    minPass: requiredPasses(scenario),
+    bounds: scenario.expect.latency ?? {},
+  };
+}
+
 type Following = {
   signal: AbortSignal;
-  transcript: TranscriptBuilder;
+  /** Every envelope as received, in order. */
+  envelopes: EventEnvelope[];
   state: WaitState;
   hooks: CallHooks;
 };
@@ -122,7 +152,7 @@ async function follow(
   client: Client,
   call: PlannedCall,
   conversation: CreateConversationResponse,
-  { signal, transcript, state, hooks }: Following,
+  { signal, envelopes, state, hooks }: Following,
 ): Promise<void> {
   const { scenario } = call;
   state.waitingFor = "the conversation to end";
@@ -138,7 +168,7 @@ async function follow(
         ? await client.conversations.session(conversation.id, options)
         : client.conversations.events(conversation.id, options);
     for await (const envelope of stream) {
-      transcript.add(envelope);
+      envelopes.push(envelope);
       const type = envelope.payload.type;
       state.lastSeen = `event ${type.slice(0, 60)}`;
       if (state.firstAgentAt === undefined && type.startsWith("agent.message")) state.firstAgentAt = performance.now();
@@ -200,21 +230,26 @@ function observeProcedure(call: PlannedCall, key: string, page: Procedure[]): Ob
   };
 }
 
-/** What the transcript shows, in the terms the expectations use. */
-function observe(
-  transcript: Transcript,
-  ended: boolean,
+/**
+ * What a call's events show, in the terms the expectations use, and its latency. Live calls and
+ * replayed recordings both come here, so they reach the same verdicts.
+ */
+export function observeCall(
+  envelopes: readonly EventEnvelope[],
   durationSec: number,
   procedures: ObservedProcedure[],
-): Observation {
+): { observation: Observation; latency: CallLatency } {
+  const { transcript, entryTimes, latency } = observeEvents(envelopes);
   const { entries, toolCalls } = observedEntries(transcript);
-  return {
+  const observation: Observation = {
     agentMessages: transcript.messages.map((m) => ({ text: m.text, complete: m.complete })),
     toolCalls,
     errors: [...transcript.errors],
-    ended: ended || transcript.ended,
+    ended: transcript.ended,
     durationSec,
     procedures,
     entries,
+    entryTimes,
   };
+  return { observation, latency };
 }

@@ -1,6 +1,7 @@
 // Evaluates a scenario's `expect` block against what one call showed. Pure: no I/O.
 import type { Expectations } from "../definitions/index.ts";
 import { argumentMatches, MatchTimeout, textMatcher } from "./matchers.ts";
+import type { EntryTime } from "./observe.ts";
 import { type ObservedEntry, type ObservedToolCall, renderEntry } from "./transcript.ts";
 
 export type { Expectations } from "../definitions/index.ts";
@@ -32,6 +33,8 @@ export type Observation = {
   procedures: ObservedProcedure[];
   /** Agent and user messages, tool calls and errors in arrival order, as data. */
   entries: ObservedEntry[];
+  /** When each entry happened (parallel to `entries`), from the events' `created_at`. */
+  entryTimes?: EntryTime[];
 };
 
 export type Assertion = { description: string; passed: boolean; detail?: string; context?: string[] };

@@ -1,7 +1,21 @@
-// Smoke results as JUnit XML (a testsuite per agent, a testcase per scenario and iteration) and as
-// JSON. Nothing secret is in a result: the stream token is never stored in one.
+// Smoke results → the one report (src/report: JSON v2, rendered to JUnit and other formats).
+// Nothing secret is in a result: the stream token is never stored in one.
+import type { EventEnvelope } from "../api/index.ts";
+import {
+  type CallLatency,
+  type CallResult,
+  junitXml,
+  REPORT_FORMAT,
+  REPORT_VERSION,
+  type Report,
+  type ReportEntry,
+  reportJson,
+  type ScenarioSummary,
+} from "../report/index.ts";
 import type { Assertion, Observation } from "./expectations.ts";
-import { renderEntry } from "./transcript.ts";
+import { type Gate, scenarioKey, summarizeScenarios } from "./gates.ts";
+import type { EntryTime } from "./observe.ts";
+import { type ObservedEntry, renderEntry } from "./transcript.ts";
 
 export type ScenarioStatus = "passed" | "failed" | "error";
 
@@ -20,6 +34,15 @@ export type ScenarioResult = {
   error?: string;
   observation?: Observation;
   timings: { timeToFirstAgentMessageMs?: number; durationMs: number };
+  /** What the scenario is judged against (default: every call of it must pass, no latency bounds). */
+  gate?: Gate;
+  /** Latency from the events' `created_at`. */
+  latency?: CallLatency;
+  /** ISO time the call started. */
+  startedAt?: string;
+  livemode?: boolean;
+  /** The events as received (for `--record`; never in a report). */
+  envelopes?: EventEnvelope[];
 };
 
 export type Summary = { passed: number; failed: number; errors: number };
@@ -36,102 +59,155 @@ export function testcaseName(result: ScenarioResult): string {
   return `${result.scenario}#${result.iteration}`;
 }
 
-const xmlEscapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
-
-function xml(text: string): string {
-  // Characters XML 1.0 cannot hold are dropped; the rest is escaped.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing the control characters XML forbids
-  const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "");
-  return clean.replace(/[&<>"']/g, (c) => xmlEscapes[c] ?? c);
-}
-
-function seconds(ms: number): string {
-  return (ms / 1000).toFixed(3);
-}
-
-function failureText(result: ScenarioResult): string {
-  const lines: string[] = [];
-  for (const assertion of result.assertions.filter((a) => !a.passed)) {
-    lines.push(`✗ ${assertion.description}${assertion.detail ? `: ${assertion.detail}` : ""}`);
-    for (const line of assertion.context ?? []) lines.push(`    | ${line}`);
-  }
-  if (result.assertions.length === 0) lines.push("✗ nothing was checked: the scenario evaluated no assertion");
-  return lines.join("\n");
-}
-
-export function junitReport(results: ScenarioResult[]): string {
-  const byAgent = new Map<string, ScenarioResult[]>();
-  for (const result of results) byAgent.set(result.agent, [...(byAgent.get(result.agent) ?? []), result]);
-  const total = summarize(results);
-  const totalTime = results.reduce((sum, r) => sum + r.timings.durationMs, 0);
-  const out = [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="agent-iac smoke" tests="${results.length}" failures="${total.failed}" errors="${total.errors}" time="${seconds(totalTime)}">`,
-  ];
-  for (const [agent, cases] of byAgent) {
-    const summary = summarize(cases);
-    const time = cases.reduce((sum, r) => sum + r.timings.durationMs, 0);
-    const versions = [...new Set(cases.map((c) => c.versionId))].join(", ");
-    out.push(
-      `  <testsuite name="${xml(agent)}" tests="${cases.length}" failures="${summary.failed}" errors="${summary.errors}" time="${seconds(time)}">`,
-      `    <properties><property name="version_id" value="${xml(versions)}"/></properties>`,
-    );
-    for (const result of cases) {
-      out.push(
-        `    <testcase classname="${xml(agent)}" name="${xml(testcaseName(result))}" time="${seconds(result.timings.durationMs)}" assertions="${result.assertions.length}">`,
-      );
-      if (result.status === "error") {
-        out.push(
-          `      <error message="${xml(result.error ?? "error")}" type="infrastructure">${xml(result.error ?? "")}</error>`,
-        );
-      } else if (result.status === "failed") {
-        const failed = result.assertions.filter((a) => !a.passed).map((a) => a.description);
-        const message = failed.length > 0 ? failed.join("; ") : "nothing was checked";
-        out.push(`      <failure message="${xml(message)}" type="expectation">${xml(failureText(result))}</failure>`);
-      }
-      const header = [
-        `version: ${result.versionId}`,
-        `conversation: ${result.conversationId ?? "(not created)"}`,
-        `transport: ${result.transport}`,
-      ];
-      const transcript = transcriptLines(result.observation);
-      out.push(`      <system-out>${xml([...header, "", ...transcript].join("\n"))}</system-out>`, "    </testcase>");
-    }
-    out.push("  </testsuite>");
-  }
-  out.push("</testsuites>", "");
-  return out.join("\n");
-}
-
-export function jsonReport(results: ScenarioResult[]): string {
-  const report = {
-    summary: summarize(results),
-    results: results.map((r) => ({
-      agent: r.agent,
-      scenario: r.scenario,
-      iteration: r.iteration,
-      status: r.status,
-      version_id: r.versionId,
-      conversation_id: r.conversationId ?? null,
-      events_url: r.eventsUrl ?? null,
-      transport: r.transport,
-      error: r.error ?? null,
-      assertions: r.assertions.map(({ description, passed, detail }) => ({
-        description,
-        passed,
-        detail: detail ?? null,
-      })),
-      transcript: transcriptLines(r.observation),
-      // Arguments decoded when the service sent a JSON string; `rawArguments` keeps what it sent.
-      tool_calls: r.observation?.toolCalls ?? [],
-      procedures: r.observation?.procedures ?? [],
-      timings: {
-        time_to_first_agent_message_ms: r.timings.timeToFirstAgentMessageMs ?? null,
-        duration_ms: r.timings.durationMs,
-      },
+/** One call in the JSON report's shape (see src/report). */
+export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): CallResult {
+  const times = r.observation?.entryTimes ?? [];
+  return {
+    agent: r.agent,
+    scenario: r.scenario,
+    iteration: r.iteration,
+    side,
+    status: r.status,
+    version_id: r.versionId,
+    conversation_id: r.conversationId ?? null,
+    events_url: r.eventsUrl ?? null,
+    transport: r.transport,
+    livemode: r.livemode ?? false,
+    error: r.error ?? null,
+    assertions: r.assertions.map(({ description, passed, detail, context }) => ({
+      description,
+      passed,
+      detail: detail ?? null,
+      context: passed ? [] : (context ?? []),
     })),
+    transcript: transcriptLines(r.observation),
+    entries: (r.observation?.entries ?? []).map((entry, i) => reportEntry(entry, times[i])),
+    // Arguments decoded when the service sent a JSON string; `rawArguments` keeps what it sent.
+    tool_calls: r.observation?.toolCalls ?? [],
+    procedures: r.observation?.procedures ?? [],
+    latency: r.latency ?? { first_response_ms: null, response_ms: [], tool_ms: [] },
+    timings: {
+      time_to_first_agent_message_ms: r.timings.timeToFirstAgentMessageMs ?? null,
+      duration_ms: r.timings.durationMs,
+    },
+    started_at: r.startedAt ?? null,
   };
-  return `${JSON.stringify(report, null, 2)}\n`;
+}
+
+function reportEntry(entry: ObservedEntry, time: EntryTime | undefined): ReportEntry {
+  const at_ms = time?.atMs ?? null;
+  switch (entry.kind) {
+    case "agent":
+      return { kind: "agent", text: entry.message.text, complete: entry.message.complete, at_ms };
+    case "user":
+      return { kind: "user", text: entry.text, at_ms };
+    case "tool":
+      return {
+        kind: "tool",
+        name: entry.call.name,
+        call_id: entry.call.callId,
+        arguments: entry.call.arguments,
+        ...(entry.call.returned ? { result: entry.call.error ?? entry.call.result } : {}),
+        at_ms,
+        returned_at_ms: time?.returnedAtMs ?? null,
+      };
+    case "error":
+      return { kind: "error", error: entry.error, at_ms };
+  }
+}
+
+export type ScenarioGate = Gate & { agent: string; scenario: string; versionId: string };
+
+/** The gates of the scenarios the results belong to, in the order they first appear. */
+export function gatesOf(results: readonly ScenarioResult[]): Map<string, ScenarioGate> {
+  const byKey = new Map<string, ScenarioResult[]>();
+  for (const r of results) {
+    const key = scenarioKey(r.agent, r.scenario, r.versionId);
+    byKey.set(key, [...(byKey.get(key) ?? []), r]);
+  }
+  const gates = new Map<string, ScenarioGate>();
+  for (const [key, list] of byKey) {
+    const first = list[0] as ScenarioResult;
+    const gate = list.find((r) => r.gate)?.gate ?? { plannedIterations: list.length, minPass: list.length, bounds: {} };
+    gates.set(key, { ...gate, agent: first.agent, scenario: first.scenario, versionId: first.versionId });
+  }
+  return gates;
+}
+
+/** Scenario verdicts over their iterations, in planned order (threshold `min_pass`, default all). */
+export function scenarioSummaries(
+  results: readonly ScenarioResult[],
+  options: { gates?: ReadonlyMap<string, ScenarioGate>; partial?: boolean } = {},
+): ScenarioSummary[] {
+  return summarizeScenarios(
+    results.map((r) => callResult(r)),
+    options.gates ?? gatesOf(results),
+    options.partial ?? false,
+  );
+}
+
+export type ReportMeta = {
+  kind?: Report["kind"];
+  stack?: string;
+  shard?: { index: number; count: number };
+  /** Every planned scenario (a shard's report lists the scenarios of the other shards too). */
+  gates?: ReadonlyMap<string, ScenarioGate>;
+  notes?: string[];
+};
+
+/** The one report of a run: every format is rendered from it. */
+export function buildReport(results: readonly ScenarioResult[], meta: ReportMeta = {}): Report {
+  return reportFromCalls(
+    results.map((r) => callResult(r)),
+    meta.gates ?? gatesOf(results),
+    meta,
+  );
+}
+
+/** A report from call results in the report's shape (also what `report merge` rebuilds). */
+export function reportFromCalls(
+  calls: readonly CallResult[],
+  gates: ReadonlyMap<string, ScenarioGate>,
+  meta: ReportMeta = {},
+): Report {
+  const scenarios = summarizeScenarios(calls, gates, meta.shard !== undefined);
+  const durationMs = calls.reduce((sum, c) => sum + c.timings.duration_ms, 0);
+  const versions: Record<string, string> = {};
+  for (const gate of gates.values()) versions[gate.agent] ??= gate.versionId;
+  return {
+    format: REPORT_FORMAT,
+    version: REPORT_VERSION,
+    kind: meta.kind ?? "smoke",
+    created_at: new Date().toISOString(),
+    stack: meta.stack ?? null,
+    versions,
+    old_versions: {},
+    shard: meta.shard ?? null,
+    summary: {
+      scenarios: scenarios.length,
+      calls: calls.length,
+      passed: calls.filter((c) => c.status === "passed").length,
+      failed: calls.filter((c) => c.status === "failed").length,
+      flaky: scenarios.filter((s) => s.verdict === "flaky").length,
+      errors: calls.filter((c) => c.status === "error" || c.status === "not_run").length,
+      regressions: 0,
+      call_minutes: Math.round((durationMs / 60_000) * 1000) / 1000,
+      duration_ms: durationMs,
+    },
+    scenarios,
+    results: [...calls],
+    notes: meta.notes ?? [],
+  };
+}
+
+/** The JSON report (format agent-iac-report, version 2; see src/report). */
+export function jsonReport(results: ScenarioResult[], meta: ReportMeta = {}): string {
+  return reportJson(buildReport(results, meta));
+}
+
+/** JUnit XML: a testsuite per agent, a testcase per scenario (see src/report/junit.ts). */
+export function junitReport(results: ScenarioResult[], meta: ReportMeta = {}): string {
+  return junitXml(buildReport(results, meta));
 }
 
 /** The call's transcript as display lines (tool arguments decoded). */

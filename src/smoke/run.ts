@@ -3,8 +3,9 @@
 // planned call gets a result, whatever stopped the others: reports can always be written.
 import type { Client, EventEnvelope } from "../api/index.ts";
 import { transcriptPrinter } from "../render/index.ts";
-import { type CallListener, type PlannedCall, type Progress, placeCall } from "./call.ts";
-import { type ScenarioResult, summarize, testcaseName } from "./reports.ts";
+import type { ScenarioSummary } from "../report/index.ts";
+import { type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
+import { type ScenarioResult, scenarioSummaries, summarize, testcaseName } from "./reports.ts";
 
 export type Output = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -16,7 +17,11 @@ export type RunOptions = {
   /** Progress of waiting calls (default: `progressPrinter(out)`). */
   onProgress?: (progress: Progress) => void;
   /** Each result as soon as its call finishes (e.g. to write the reports so far). */
-  onResult?: (result: ScenarioResult, results: readonly ScenarioResult[]) => unknown;
+  onResult?: (result: ScenarioResult, results: readonly ScenarioResult[], call: PlannedCall) => unknown;
+  /** The calls are one shard's: thresholds are judged only where already missed (see gates.ts). */
+  partial?: boolean;
+  /** Keep each call's envelopes on its result (for recordings). */
+  keepEnvelopes?: boolean;
 };
 
 export async function runCalls(client: Client, calls: PlannedCall[], options: RunOptions): Promise<ScenarioResult[]> {
@@ -31,14 +36,19 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
   const finished = (index: number, result: ScenarioResult) => {
     slots[index] = result;
     out.write(`${resultLine(result)}\n`);
-    options.onResult?.(result, done());
+    options.onResult?.(result, done(), calls[index] as PlannedCall);
   };
   let next = 0;
   const worker = async () => {
     while (next < calls.length && !options.signal?.aborted) {
       const index = next++;
       const call = calls[index] as PlannedCall;
-      const hooks = { onEvent, onProgress, ...(options.signal ? { signal: options.signal } : {}) };
+      const hooks = {
+        onEvent,
+        onProgress,
+        keepEnvelopes: options.keepEnvelopes ?? false,
+        ...(options.signal ? { signal: options.signal } : {}),
+      };
       try {
         finished(index, await placeCall(client, call, hooks));
       } catch (error) {
@@ -55,8 +65,46 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
   status.clear();
   const summary = summarize(results);
   if (summary.errors > 0) out.write(`${summary.errors} of them could not complete (see above)\n`);
-  out.write(`${summary.passed} passed, ${summary.failed + summary.errors} failed\n`);
+  out.write(closingLines(scenarioSummaries(results, { partial: options.partial ?? false })));
   return results;
+}
+
+const percent = (x: number) => `${Math.round(x * 100)} %`;
+
+/** A scenario's gate in words: `support/greets: 8/10 passed (80 %, 95 % CI 49–94 %, min_pass 8) flaky`. */
+export function scenarioLine(s: ScenarioSummary): string {
+  const rate = s.pass_rate
+    ? ` (${percent(s.pass_rate.value)}, 95 % CI ${Math.round(s.pass_rate.low * 100)}–${percent(s.pass_rate.high)}, min_pass ${s.min_pass})`
+    : "";
+  const l = s.latency;
+  const ms = (name: string, v: number | null | undefined) => {
+    const bound = l?.bounds[name];
+    return v === null || v === undefined
+      ? ""
+      : `${name.replace(/_ms$/, "")} ${v} ms${bound !== undefined ? ` (≤ ${bound})` : ""}`;
+  };
+  const measured = l
+    ? [
+        ms("first_response_ms", l.first_response_ms),
+        ms("response_p50_ms", l.response_p50_ms),
+        ms("response_p95_ms", l.response_p95_ms),
+        ms("tool_ms", l.tool_ms),
+      ].filter(Boolean)
+    : [];
+  const exceeded = l && l.exceeded.length > 0 ? `; exceeded: ${l.exceeded.join(", ")}` : "";
+  const latency = measured.length > 0 || exceeded ? `; latency ${measured.join(", ")}${exceeded}` : "";
+  return `${s.agent}/${s.scenario}: ${s.passes}/${s.iterations} passed${rate} → ${s.verdict}${latency}`;
+}
+
+/** One line per scenario, then `N passed, N failed[, N flaky]` (scenarios; a flaky one passed). */
+export function closingLines(scenarios: readonly ScenarioSummary[]): string {
+  const count = (...verdicts: string[]) => scenarios.filter((s) => verdicts.includes(s.verdict)).length;
+  const flaky = count("flaky");
+  const lines = scenarios.filter((s) => s.verdict !== "not_run").map(scenarioLine);
+  lines.push(
+    `${count("passed", "flaky")} passed, ${count("failed", "error")} failed${flaky > 0 ? `, ${flaky} flaky` : ""}`,
+  );
+  return `${lines.join("\n")}\n`;
 }
 
 function notRun(call: PlannedCall, error: string): ScenarioResult {
@@ -70,6 +118,7 @@ function notRun(call: PlannedCall, error: string): ScenarioResult {
     error,
     assertions: [],
     timings: { durationMs: 0 },
+    gate: gateOf(call.scenario),
   };
 }
 

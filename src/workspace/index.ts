@@ -16,8 +16,14 @@ export type Stack = pulumi.automation.Stack;
 /** The agent-iac checkout (the directory holding package.json and Pulumi.yaml). */
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-/** The dev stack's default backend: a gitignored directory in the checkout. */
-export const localBackendDir = path.join(projectRoot, ".pulumi-state");
+/**
+ * The default backend when the user chose none: a gitignored directory in the Pulumi project the
+ * commands run in (the checkout, or a project that installed agent-iac: never inside
+ * node_modules, where an `npm install` would delete it).
+ */
+export function localBackendDir(projectDir: string = process.cwd()): string {
+  return path.join(projectDir, ".pulumi-state");
+}
 
 /**
  * A passphrase for stacks on the local file backend when the user sets none. It protects nothing
@@ -85,11 +91,15 @@ export type PulumiEnvironmentOptions = {
   pulumiHome?: string;
   /** Environment to start from (default process.env). */
   base?: NodeJS.ProcessEnv;
+  /** The Pulumi project, home of the default local backend (default: the working directory). */
+  projectDir?: string;
 };
 
 /** The environment for every Pulumi CLI run: offline, non-interactive, on the chosen backend. */
 export function pulumiEnvironment(options: PulumiEnvironmentOptions = {}): Record<string, string> {
   const base = options.base ?? process.env;
+  const localDir = localBackendDir(options.projectDir ?? process.cwd());
+  const local = `file://${localDir}`;
   const env: Record<string, string> = {
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
@@ -101,13 +111,14 @@ export function pulumiEnvironment(options: PulumiEnvironmentOptions = {}): Recor
   const backend =
     options.backendUrl ??
     (base.PULUMI_BACKEND_URL || undefined) ??
-    (pulumiLogin(pulumiHome ?? path.join(os.homedir(), ".pulumi")) ? undefined : localBackendUrl());
+    (pulumiLogin(pulumiHome ?? path.join(os.homedir(), ".pulumi")) ? undefined : local);
   if (backend) env.PULUMI_BACKEND_URL = backend;
+  if (backend === local) mkdirSync(localDir, { recursive: true });
   for (const name of ["PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"] as const) {
     if (base[name]) env[name] = base[name];
   }
   // The public passphrase protects nothing: it is only for the checkout's own file backend.
-  if (!hasPassphrase(env) && backend === localBackendUrl()) env.PULUMI_CONFIG_PASSPHRASE = LOCAL_PASSPHRASE;
+  if (!hasPassphrase(env) && backend === local) env.PULUMI_CONFIG_PASSPHRASE = LOCAL_PASSPHRASE;
   return env;
 }
 
@@ -134,13 +145,8 @@ export function assertSecretsProvider(workDir: string, stackName: string, env: R
     hint:
       "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE, or give the stack another secrets provider\n" +
       `(pulumi stack init ${stackName} --secrets-provider <awskms://…|gcpkms://…|azurekeyvault://…|hashivault://…>).\n` +
-      `The local-only default passphrase applies only to the checkout's own backend (${localBackendDir}).`,
+      `The local-only default passphrase applies only to the project's own backend (${localBackendDir(workDir)}).`,
   });
-}
-
-function localBackendUrl(): string {
-  mkdirSync(localBackendDir, { recursive: true });
-  return `file://${localBackendDir}`;
 }
 
 export type OpenStackOptions = {

@@ -1,7 +1,9 @@
 // The provider's pure decisions: what counts as a change, what is validated, how failures read.
 import { describe, expect, it } from "vitest";
 import { ApiError, ConnectionError, TimeoutError } from "../../src/api/index.ts";
-import { checkAgent, diffAgent, explainCreateFailure, resolveSettings } from "../../src/provider/runtime.ts";
+import { bodyDigests } from "../../src/provider/body.ts";
+import { resolveSettings } from "../../src/provider/create.ts";
+import { checkAgent, diffAgent, explainCreateFailure, handle } from "../../src/provider/runtime.ts";
 
 const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const body = {
@@ -57,25 +59,27 @@ describe("diffAgent", () => {
 });
 
 describe("checkAgent", () => {
-  it("accepts unknown placeholders on a first preview", () => {
-    expect(checkAgent("conversational", {}, { ...body, postprocess_agents: [UNKNOWN] }).failures).toEqual([]);
+  it("accepts unknown placeholders on a first preview", async () => {
+    expect((await checkAgent("conversational", {}, { ...body, postprocess_agents: [UNKNOWN] })).failures).toEqual([]);
   });
 
-  it("gives each unknown field its own stand-in: a link is still checked as a pa_ id, other fields are not failed", () => {
+  it("gives each unknown field its own stand-in: a link is still checked as a pa_ id, other fields are not failed", async () => {
     const unknownPrompt = {
       ...body,
       config: { runtime: { model: "openai/gpt-4o", prompt: { type: "fixed", text: UNKNOWN } } },
     };
-    expect(checkAgent("conversational", {}, unknownPrompt).failures).toEqual([]);
+    expect((await checkAgent("conversational", {}, unknownPrompt)).failures).toEqual([]);
     // A known wrong value beside an unknown one is still reported.
     const both = { ...body, postprocess_agents: [UNKNOWN, "not-a-procedural-id"] };
-    expect(checkAgent("conversational", {}, both).failures?.map((f) => f.property)).toEqual(["postprocess_agents.1"]);
+    expect((await checkAgent("conversational", {}, both)).failures.map((f) => f.property)).toEqual([
+      "postprocess_agents.1",
+    ]);
   });
 
-  it("reports what the service would reject, by property path", () => {
-    const result = checkAgent("procedural", {}, { ...body, config: { runtime: { model: "gpt-4o" } } });
-    expect(result.failures?.map((f) => f.property)).toEqual(["config.runtime.model"]);
-    expect(result.failures?.[0]?.reason).toContain("<vendor>/<model name>");
+  it("reports what the service would reject, by property path", async () => {
+    const result = await checkAgent("procedural", {}, { ...body, config: { runtime: { model: "gpt-4o" } } });
+    expect(result.failures.map((f) => f.property)).toEqual(["config.runtime.model"]);
+    expect(result.failures[0]?.reason).toContain("<vendor>/<model name>");
   });
 });
 
@@ -138,5 +142,73 @@ describe("resolveSettings", () => {
     } finally {
       if (saved !== undefined) process.env.AGENT_IAC_API_KEY = saved;
     }
+  });
+});
+
+describe("state layout: the body in the inputs once, ids and a digest per field in the outputs", () => {
+  const stored = {
+    agentId: "ca_1",
+    versionId: "ca_1@v1",
+    digests: bodyDigests("conversational", body),
+    __provider: "x",
+  };
+
+  it("finds no change against the digests of the same body, whatever the order of its keys", () => {
+    const reordered = {
+      postprocess_agents: ["pa_1"],
+      config: { runtime: { prompt: { text: "Be kind.", type: "fixed" }, model: "openai/gpt-4o" } },
+      description: "Answers calls.",
+      name: "Support line",
+    };
+    expect(diffAgent("conversational", stored, reordered)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  it("names each changed field, as the body's copy in today's outputs did", () => {
+    const news = { ...body, description: "Answers more calls.", postprocess_agents: ["pa_2"] };
+    expect(diffAgent("conversational", stored, news).replaces).toEqual(["description", "postprocess_agents"]);
+    const { postprocess_agents: _, ...unlinked } = body;
+    expect(diffAgent("conversational", stored, unlinked).replaces).toEqual(["postprocess_agents"]);
+    expect(diffAgent("conversational", stored, { ...body, postprocess_agents: [UNKNOWN] }).replaces).toEqual([
+      "postprocess_agents",
+    ]);
+  });
+
+  it("treats an absent and an empty link list alike", () => {
+    const { postprocess_agents: _, ...unlinked } = body;
+    const olds = { digests: bodyDigests("conversational", { ...unlinked, postprocess_agents: [] }) };
+    expect(diffAgent("conversational", olds, unlinked).changes).toBe(false);
+  });
+
+  it("does not validate an unchanged body again (validated when it was created), and does a changed one", async () => {
+    const invalid = { ...body, config: { runtime: { model: "gpt-4o" } } };
+    expect((await checkAgent("conversational", invalid, invalid)).failures).toEqual([]);
+    expect((await checkAgent("conversational", body, invalid)).failures.map((f) => f.property)).toEqual([
+      "config.runtime.model",
+    ]);
+  });
+});
+
+describe("handle: one entry point, the method told by the host's arguments", () => {
+  it("dispatches diff (id, olds, news), check (olds, news), delete (id, props) and configure (request)", async () => {
+    const stored = { digests: bodyDigests("conversational", body) };
+    expect(await handle("conversational", ["ca_1", stored, { ...body, name: "Renamed" }])).toMatchObject({
+      replaces: ["name"],
+    });
+    expect(await handle("conversational", [{}, body])).toEqual({ inputs: body, failures: [] });
+    expect(await handle("conversational", [{ config: { get: () => undefined } }])).toBeUndefined();
+    const logged: string[] = [];
+    const error = console.error;
+    console.error = (line: string) => logged.push(line);
+    try {
+      expect(await handle("procedural", ["pa_1", { agentId: "pa_1" }])).toBeUndefined();
+    } finally {
+      console.error = error;
+    }
+    expect(logged).toEqual(["procedural agent pa_1 is no longer managed by this stack; the service keeps it."]);
+    await expect(handle("procedural", [])).rejects.toThrow(/no method taking 0 argument/);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
+import { reportSchema } from "../../src/report/index.ts";
 import { jsonReport, junitReport, type ScenarioResult } from "../../src/smoke/reports.ts";
 
 const passed: ScenarioResult = {
@@ -51,7 +52,7 @@ describe("reports", () => {
     const xml = junitReport([passed, failed, errored]);
     expect(xml).toContain('<testsuites name="agent-iac smoke" tests="3" failures="1" errors="1"');
     expect(xml.match(/<testsuite /g)).toHaveLength(2);
-    expect(xml).toContain('<testcase classname="support" name="greets#1" time="1.200" assertions="1">');
+    expect(xml).toContain('<testcase classname="support" name="greets" time="1.200" assertions="1">');
     expect(xml).toContain('<failure message="says &quot;booked&quot;" type="expectation">');
     expect(xml).toContain("    | agent: Hello");
     expect(xml).toContain('<error message="timed out after 2 s" type="infrastructure">');
@@ -62,7 +63,9 @@ describe("reports", () => {
 
   it("writes JSON with ids, pinned versions, transcripts and timings", () => {
     const report = JSON.parse(jsonReport([passed, errored]));
-    expect(report.summary).toEqual({ passed: 1, failed: 0, errors: 1 });
+    expect(report).toMatchObject({ format: "agent-iac-report", version: 2, kind: "smoke" });
+    expect(report.summary).toMatchObject({ scenarios: 2, calls: 2, passed: 1, failed: 0, errors: 1, flaky: 0 });
+    expect(reportSchema.parse(report).scenarios.map((s) => s.verdict)).toEqual(["passed", "error"]);
     expect(report.results[0]).toMatchObject({
       conversation_id: "conv_1",
       version_id: "ca_1@v1",

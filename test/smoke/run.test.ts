@@ -54,8 +54,7 @@ describe("runSmoke", () => {
       selection: {},
       connection: { baseUrl: sim.url, apiKey: sim.apiKey },
       concurrency: 1,
-      junitFile,
-      jsonFile,
+      files: { junit: junitFile, json: jsonFile },
       out: { write: (text: string) => (printed += text), isTTY: false },
       signal: AbortSignal.timeout(500),
     });

@@ -1,6 +1,6 @@
 // The local-only passphrase applies only to the checkout's own file backend; elsewhere a stack
 // needs a passphrase or another secrets provider (exit 2 before Pulumi writes anything).
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,12 +21,26 @@ describe("passphrase policy", () => {
   it("uses the local-only passphrase on the checkout's backend only", () => {
     const home = path.join(dir, "home");
     expect(pulumiEnvironment({ base: {}, pulumiHome: home }).PULUMI_CONFIG_PASSPHRASE).toBe(LOCAL_PASSPHRASE);
-    expect(pulumiEnvironment({ base: {}, pulumiHome: home }).PULUMI_BACKEND_URL).toBe(`file://${localBackendDir}`);
+    expect(pulumiEnvironment({ base: {}, pulumiHome: home }).PULUMI_BACKEND_URL).toBe(`file://${localBackendDir()}`);
     const elsewhere = pulumiEnvironment({ base: {}, pulumiHome: home, backendUrl: `file://${dir}` });
     expect(elsewhere.PULUMI_CONFIG_PASSPHRASE).toBeUndefined();
     const own = pulumiEnvironment({ base: { PULUMI_CONFIG_PASSPHRASE_FILE: "/run/pass" }, pulumiHome: home });
     expect(own).toMatchObject({ PULUMI_CONFIG_PASSPHRASE_FILE: "/run/pass" });
     expect(own.PULUMI_CONFIG_PASSPHRASE).toBeUndefined();
+  });
+
+  it("keeps the default backend in the project it runs for, created only when used (never in node_modules)", async () => {
+    const home = path.join(dir, "home");
+    const project = path.join(dir, "their-project");
+    await mkdir(project);
+    const env = pulumiEnvironment({ base: {}, pulumiHome: home, projectDir: project });
+    expect(env.PULUMI_BACKEND_URL).toBe(`file://${path.join(project, ".pulumi-state")}`);
+    expect(env.PULUMI_CONFIG_PASSPHRASE).toBe(LOCAL_PASSPHRASE);
+    expect((await stat(path.join(project, ".pulumi-state"))).isDirectory()).toBe(true);
+    const other = path.join(dir, "chose-a-backend");
+    await mkdir(other);
+    pulumiEnvironment({ base: {}, pulumiHome: home, projectDir: other, backendUrl: `file://${dir}` });
+    await expect(stat(path.join(other, ".pulumi-state"))).rejects.toThrow();
   });
 
   it("refuses a passphrase stack on another self-managed backend without a passphrase (exit 2)", async () => {

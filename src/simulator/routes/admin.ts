@@ -1,7 +1,8 @@
 // The simulator-only routes under /_simulator/ (not part of the service): inspection, feedback
 // creation, faults, reset, health, and the delivery sink.
 import { z } from "zod";
-import { createContext, type Sim, type SimPlugin, stopContext } from "../context.ts";
+import type { Feedback } from "../../contract/index.ts";
+import { createContext, type Sim, type SimContext, type SimPlugin, stopContext } from "../context.ts";
 import { faultRequest } from "../faults.ts";
 import { HttpError, validate } from "../http.ts";
 import { type AgentVersion, randomSuffix, type StoredAgent, type StoredFeedback } from "../store.ts";
@@ -16,6 +17,34 @@ const feedbackCreate = z.strictObject({
   reasons: z.array(z.string()).optional(),
   comment: z.string().optional(),
 });
+
+/** POST /_simulator/feedbacks (also used by seeded traffic, routes/traffic.ts): the feedback item made. */
+export function createFeedback(ctx: SimContext, input: unknown): Feedback {
+  const { store } = ctx;
+  const body = validate(feedbackCreate, input, "body");
+  if (!store.conversations.has(body.conversation_id)) {
+    throw new HttpError(400, `conversation_id: no conversation ${body.conversation_id}`, {
+      field: "conversation_id",
+    });
+  }
+  const feedback: StoredFeedback = {
+    seq: store.nextSeq(),
+    service_id: store.state.service_id,
+    item: {
+      id: body.id ?? `fb_${randomSuffix()}`,
+      conversation_id: body.conversation_id,
+      created_at: body.created_at ?? ctx.options.profile.now(),
+      rating: body.rating,
+      created_by_user_id: body.created_by_user_id ?? "usr_simulator",
+      created_by_user_name: body.created_by_user_name ?? "Simulator",
+      reasons: body.reasons ?? [],
+      comment: body.comment ?? "",
+    },
+  };
+  store.state.feedbacks.push(feedback);
+  store.changed();
+  return feedback.item;
+}
 
 const agentView = (agent: StoredAgent) => {
   const latest = agent.versions.at(-1) as AgentVersion;
@@ -71,32 +100,7 @@ export const adminRoutes: SimPlugin = async (app, { sim }) => {
     sim.ctx.store.addRecord("hooks", { name, received_at: sim.ctx.options.profile.now(), body: request.body ?? null });
     return { ok: true };
   });
-  app.post("/_simulator/feedbacks", async (request) => {
-    const { store } = sim.ctx;
-    const body = validate(feedbackCreate, request.body, "body");
-    if (!store.conversations.has(body.conversation_id)) {
-      throw new HttpError(400, `conversation_id: no conversation ${body.conversation_id}`, {
-        field: "conversation_id",
-      });
-    }
-    const feedback: StoredFeedback = {
-      seq: store.nextSeq(),
-      service_id: store.state.service_id,
-      item: {
-        id: body.id ?? `fb_${randomSuffix()}`,
-        conversation_id: body.conversation_id,
-        created_at: body.created_at ?? sim.ctx.options.profile.now(),
-        rating: body.rating,
-        created_by_user_id: body.created_by_user_id ?? "usr_simulator",
-        created_by_user_name: body.created_by_user_name ?? "Simulator",
-        reasons: body.reasons ?? [],
-        comment: body.comment ?? "",
-      },
-    };
-    store.state.feedbacks.push(feedback);
-    store.changed();
-    return feedback.item;
-  });
+  app.post("/_simulator/feedbacks", async (request) => createFeedback(sim.ctx, request.body));
   app.post("/_simulator/reset", async () => {
     const old = sim.ctx;
     stopContext(old);

@@ -14,7 +14,11 @@ export function conversationOr404(ctx: SimContext, id: string | undefined): Stor
 
 export const conversationIdOf = (params: unknown) => (params as { conversation_id?: string }).conversation_id;
 
-function createConversation(ctx: SimContext, baseUrl: string, body: unknown) {
+/**
+ * POST /conversations. Seeded traffic (routes/traffic.ts) comes through here too, with `offsetMs`
+ * dating the conversation (and everything it produces) that far from now.
+ */
+export function createConversation(ctx: SimContext, baseUrl: string, body: unknown, offsetMs = 0) {
   const { store, options } = ctx;
   const request = validate(createConversationRequest, body, "body");
   const [agentId = "", versionText] = request.agent_id.split("@v");
@@ -24,7 +28,7 @@ function createConversation(ctx: SimContext, baseUrl: string, body: unknown) {
     throw new HttpError(404, `agent_id: no conversational agent ${request.agent_id}`, { field: "agent_id" });
   }
   const id = `conv_${randomSuffix()}`;
-  const created_at = options.profile.now();
+  const created_at = options.profile.now(Date.now() + offsetMs);
   const objects = options.profile.nullableObjects;
   const conversation: StoredConversation = {
     seq: store.nextSeq(),
@@ -48,6 +52,7 @@ function createConversation(ctx: SimContext, baseUrl: string, body: unknown) {
     config: deepMerge(version.config, request.override_config),
     context: request.context ?? {},
     events: [],
+    ...(offsetMs !== 0 ? { clock_offset_ms: offsetMs } : {}),
   };
   const token = `tok_${randomSuffix(24)}`;
   store.state.tokens[hashToken(token)] = { conversation_id: id, expires_at: Date.now() + options.tokenTtlMs };

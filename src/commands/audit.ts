@@ -1,0 +1,77 @@
+// `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/traffic).
+import { CliError } from "../errors/index.ts";
+import { audit, auditMarkdown, auditReport, auditText, resolveWindow } from "../watch/index.ts";
+import { parseCommand, STACK_FLAG } from "./args.ts";
+import { explainServiceError } from "./connect.ts";
+import { REPORT_FLAGS, resumeOptions, trafficClient, trafficStack, WINDOW_FLAGS, writeReports } from "./watch.ts";
+
+const SPEC = {
+  name: "audit",
+  about: `Reads every conversation created in the window and groups the calls by the agent version that
+handled them: the stack's current versions, older versions of the stack's agents still taking calls
+(after a replace: traffic that was not moved; named by key through the stack's update history),
+agent ids this stack never held (created elsewhere, or left by an interrupted deploy), and current
+versions with no calls. Test calls are counted apart. A bare report file name is written under reports/.`,
+  flags: {
+    stack: STACK_FLAG,
+    ...WINDOW_FLAGS,
+    "fail-on-unknown": {
+      type: "boolean",
+      default: false,
+      help: "exit 1 when an agent id this stack never held took calls",
+    },
+    ...REPORT_FLAGS,
+  },
+  footer: `connection: the stack's agents:baseUrl and agents:apiKey, else AGENT_IAC_BASE_URL and
+AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The stack's update
+history is read on a file backend (the default); on other backends older versions created by a
+replace show as unknown.
+
+exit codes: 0 done, 1 unknown agent ids took calls (with --fail-on-unknown), 2 usage or
+configuration error, 3 the service or the backend failed.`,
+} as const;
+
+export async function run(argv: string[]): Promise<number> {
+  const parsed = parseCommand(SPEC, argv);
+  if (!parsed) return 0;
+  const { values } = parsed;
+  const now = new Date();
+  const window = resolveWindow(values, "24h", now);
+  const { agents, history, connection } = await trafficStack(values.stack);
+  const client = trafficClient(connection, values.stack);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort(new Error("interrupted"));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const result = await audit({
+      client,
+      stack: values.stack,
+      agents,
+      history,
+      window,
+      failOnUnknown: values["fail-on-unknown"],
+      resume: resumeOptions(stop.signal),
+      now,
+    });
+    process.stdout.write(auditText(result));
+    const versions = Object.fromEntries(Object.values(agents).map((a) => [a.key, a.version_id]));
+    await writeReports(
+      values,
+      () => auditReport(result, now, versions),
+      () => auditMarkdown(result),
+    );
+    if (result.exit_code === 1) {
+      const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");
+      throw new CliError(`agent ids this stack never held took calls: ${ids}`, 1);
+    }
+    return 0;
+  } catch (error) {
+    if (stop.signal.aborted) return 130;
+    throw explainServiceError(error, connection);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    await client.close();
+  }
+}

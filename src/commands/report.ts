@@ -1,0 +1,55 @@
+// `agent-iac report merge A.json B.json … [--junit F] [--json F] [--html F]`: shard reports → one report whose
+// verdicts are those an unsharded run gives (rebuilt from the calls, thresholds and latency bounds).
+import { CliError } from "../errors/index.ts";
+import { appendJobSummary, readReport, reportExitCode, writeReports } from "../report/index.ts";
+import { closingLines, mergeReports } from "../smoke/index.ts";
+import { parseCommand } from "./args.ts";
+import { reportPath } from "./stack.ts";
+
+const MAX_INPUTS = 1000;
+
+const SPEC = {
+  name: "report",
+  synopsis: "merge REPORT.json… [--junit FILE] [--json FILE] [--html FILE]",
+  about: `merge: reads the JSON reports of a sharded smoke run (\`smoke --shard I/N --json …\`, one per job)
+and writes one report with every call and each scenario's verdict judged on all its iterations, as
+an unsharded run would: the threshold (min_pass/pass_rate), flaky, the latency percentiles. A bare
+output file name is written under reports/.`,
+  flags: {
+    junit: { type: "string", arg: "FILE", help: "write the merged JUnit XML report" },
+    json: { type: "string", arg: "FILE", help: "write the merged JSON report" },
+    html: { type: "string", arg: "FILE", help: "write the merged HTML report" },
+  },
+  footer: `exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed, 2 usage error (an
+unreadable or foreign report, two reports of one shard, a call in two reports), 3 a call could not
+complete, or a scenario has no call in any report (a shard's report is missing).`,
+  positionals: { min: 1, max: MAX_INPUTS + 1, what: "a subcommand (merge)" },
+} as const;
+
+export async function run(argv: string[]): Promise<number> {
+  const parsed = parseCommand(SPEC, argv);
+  if (!parsed) return 0;
+  const [subcommand, ...files] = parsed.positionals;
+  if (subcommand !== "merge") throw new CliError(`unknown subcommand "${subcommand}" (subcommands: merge)`, 2);
+  if (files.length === 0) throw new CliError("report merge needs the shard reports to merge", 2);
+  const inputs = await Promise.all(
+    files.map(async (file) => {
+      try {
+        return { file, report: await readReport(file) };
+      } catch (error) {
+        throw new CliError((error as Error).message, 2, { cause: error });
+      }
+    }),
+  );
+  const merged = mergeReports(inputs);
+  const { junit, json, html } = parsed.values;
+  await writeReports(merged, {
+    ...(junit ? { junit: reportPath(junit) } : {}),
+    ...(json ? { json: reportPath(json) } : {}),
+    ...(html ? { html: reportPath(html) } : {}),
+  });
+  await appendJobSummary(merged);
+  for (const note of merged.notes) process.stderr.write(`${note}\n`);
+  process.stdout.write(closingLines(merged.scenarios));
+  return reportExitCode(merged, { notRunIsError: true });
+}

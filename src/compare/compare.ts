@@ -1,0 +1,139 @@
+// Old versus new for one scenario, from the calls placed on each side: the verdicts, each
+// expectation's flip, a transcript diff (agent turns, user turns, tool calls with arguments), the
+// duration and per-turn latency deltas and the procedures' differences. Pure: no I/O.
+import { diffArrays } from "diff";
+import type { CallResult, ComparisonOutcome, ScenarioComparison, Verdict } from "../report/index.ts";
+
+/** At most this many lines of transcript diff per scenario (the rest is counted). */
+const MAX_DIFF_LINES = 200;
+
+/** A side's verdict over its iterations: passed only when every iteration passed. */
+export function sideVerdict(calls: readonly CallResult[]): Verdict {
+  if (calls.length === 0) return "not_run";
+  if (calls.some((c) => c.status === "error" || c.status === "not_run")) return "error";
+  return calls.every((c) => c.status === "passed") ? "passed" : "failed";
+}
+
+/** Whether an expectation held on a side (in every iteration that evaluated it); null when none did. */
+function held(calls: readonly CallResult[], description: string): boolean | null {
+  const seen = calls.flatMap((c) => c.assertions.filter((a) => a.description === description));
+  return seen.length === 0 ? null : seen.every((a) => a.passed);
+}
+
+export function expectationOutcome(old: boolean | null, now: boolean | null): ComparisonOutcome {
+  if (old === true && now !== true) return "regression";
+  if (now === false) return "still_failing";
+  if (old === false && now === true) return "fixed";
+  return "unchanged";
+}
+
+/** A flaky scenario met its threshold (`min_pass`): it counts as passing. */
+export const passing = (verdict: Verdict) => verdict === "passed" || verdict === "flaky";
+
+export function scenarioOutcome(old: Verdict, now: Verdict): ComparisonOutcome {
+  if (passing(now)) return passing(old) ? "unchanged" : "fixed";
+  return passing(old) ? "regression" : "still_failing";
+}
+
+/**
+ * The comparison of one scenario's calls on the old and the new version. `verdicts` are the sides'
+ * scenario verdicts under the scenario's threshold (smoke's gates); without them every call must pass.
+ */
+export function compareScenario(
+  oldCalls: readonly CallResult[],
+  newCalls: readonly CallResult[],
+  verdicts: { old?: Verdict; new?: Verdict } = {},
+): ScenarioComparison {
+  const oldVerdict = verdicts.old ?? sideVerdict(oldCalls);
+  const newVerdict = verdicts.new ?? sideVerdict(newCalls);
+  const descriptions = [...new Set([...newCalls, ...oldCalls].flatMap((c) => c.assertions.map((a) => a.description)))];
+  const firstOld = oldCalls[0];
+  const firstNew = newCalls[0];
+  return {
+    old_version_id: firstOld?.version_id ?? "",
+    new_version_id: firstNew?.version_id ?? "",
+    old_verdict: oldVerdict,
+    new_verdict: newVerdict,
+    outcome: scenarioOutcome(oldVerdict, newVerdict),
+    expectations: descriptions.map((description) => {
+      const old = held(oldCalls, description);
+      const now = held(newCalls, description);
+      return { description, old, new: now, outcome: expectationOutcome(old, now) };
+    }),
+    transcript_diff: transcriptDiff(firstOld?.transcript ?? [], firstNew?.transcript ?? []),
+    duration_delta_ms: durationDelta(oldCalls, newCalls),
+    response_latency_delta_ms: latencyDeltas(firstOld, firstNew),
+    procedure_differences: procedureDifferences(
+      { procedures: firstOld?.procedures ?? [], conversationId: firstOld?.conversation_id ?? null },
+      { procedures: firstNew?.procedures ?? [], conversationId: firstNew?.conversation_id ?? null },
+    ),
+  };
+}
+
+/** "  same", "- only old", "+ only new", line by line (the first iteration of each side). */
+export function transcriptDiff(old: readonly string[], now: readonly string[]): string[] {
+  const lines: string[] = [];
+  for (const change of diffArrays([...old], [...now])) {
+    const mark = change.added ? "+ " : change.removed ? "- " : "  ";
+    for (const line of change.value) lines.push(`${mark}${line}`);
+  }
+  if (lines.length <= MAX_DIFF_LINES) return lines;
+  return [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more line(s)`];
+}
+
+function mean(values: number[]): number | null {
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** New minus old mean call duration (ms), over the iterations that completed. */
+function durationDelta(old: readonly CallResult[], now: readonly CallResult[]): number | null {
+  const completed = (calls: readonly CallResult[]) =>
+    calls.filter((c) => c.status === "passed" || c.status === "failed").map((c) => c.timings.duration_ms);
+  const a = mean(completed(old));
+  const b = mean(completed(now));
+  return a === null || b === null ? null : Math.round(b - a);
+}
+
+/** Per turn, new minus old response latency (ms), for the turns both first iterations measured. */
+function latencyDeltas(old: CallResult | undefined, now: CallResult | undefined): number[] {
+  const a = old?.latency.response_ms ?? [];
+  const b = now?.latency.response_ms ?? [];
+  return b.slice(0, Math.min(a.length, b.length)).map((value, i) => Math.round(value - (a[i] as number)));
+}
+
+type ProcedureView = { key?: unknown; name?: unknown; status?: unknown; output?: unknown; error?: unknown };
+
+type ProcedureSide = { procedures: readonly unknown[]; conversationId: string | null };
+
+/** A value as short JSON, with the side's own conversation id masked (outputs often name it). */
+function shown(value: unknown, conversationId: string | null): string {
+  const json = value === undefined ? "(none)" : JSON.stringify(value);
+  const text = conversationId ? json.replaceAll(conversationId, "(conversation)") : json;
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}
+
+/** Each expected procedure whose status, output or error differs between the sides, in words. */
+export function procedureDifferences(oldSide: ProcedureSide, newSide: ProcedureSide): string[] {
+  const byKey = (list: readonly unknown[]) =>
+    new Map(
+      list
+        .filter((p): p is ProcedureView => typeof p === "object" && p !== null)
+        .map((p) => [String(p.key ?? p.name ?? "?"), p]),
+    );
+  const a = byKey(oldSide.procedures);
+  const b = byKey(newSide.procedures);
+  const out: string[] = [];
+  for (const key of [...new Set([...a.keys(), ...b.keys()])]) {
+    const before = a.get(key);
+    const after = b.get(key);
+    if (before?.status !== after?.status) {
+      out.push(`${key}: status ${before?.status ?? "(none)"} → ${after?.status ?? "(none)"}`);
+    }
+    for (const field of ["output", "error"] as const) {
+      const was = shown(before?.[field], oldSide.conversationId);
+      const is = shown(after?.[field], newSide.conversationId);
+      if (was !== is) out.push(`${key}: ${field} ${was} → ${is}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,151 @@
+// AgentDirectory: a folder of agent files (agents/<key>.yaml with the stack's overlays) deployed
+// inside any Pulumi program, as one component resource with an agent resource per file. The same
+// loader, validation and file:line errors as `agent-iac validate`; the same outputs as this
+// project's own stack (`versions`, `agents`).
+import path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { type AgentDefinition, formatDiagnostic, loadAgents } from "../definitions/index.ts";
+import { ConversationalAgent, ProceduralAgent } from "../provider/index.ts";
+import { requireConnection, resolveConnection } from "../settings/index.ts";
+
+/** The component's Pulumi type token: `smoke` finds a stack's agent directories by it. */
+export const AGENT_DIRECTORY_TYPE = "agent-iac:index:AgentDirectory";
+
+export interface AgentDirectoryArgs {
+  /**
+   * The directory of agent files, relative to the Pulumi project (the directory of Pulumi.yaml),
+   * e.g. `"agents"`. Every `<key>.yaml` in it is one agent; `<key>.<stack>.yaml` is merged over
+   * it on that stack. The key is the agent resource's name, so keys must be unique in a stack.
+   */
+  dir: string;
+}
+
+/** One deployed agent, as the stack outputs show it. */
+export interface DeployedAgent {
+  /** The agent's id (`ca_…` or `pa_…`). */
+  id: string;
+  /** The version this deployment created (`ca_…@vN`). */
+  version_id: string;
+  kind: "conversational" | "procedural";
+  /** The agent's name on the service. */
+  name: string;
+}
+
+type Loaded = {
+  versions: Record<string, pulumi.Output<string>>;
+  agents: Record<string, pulumi.Output<DeployedAgent>>;
+};
+
+/**
+ * Deploys a folder of agent YAML files: procedural agents first, conversational agents linking
+ * them by id. Invalid files fail the preview with every problem at its file:line, before anything
+ * is created.
+ */
+export class AgentDirectory extends pulumi.ComponentResource<Loaded> {
+  /** `{key: version_id}` of every agent in the directory: what smoke calls pin. */
+  readonly versions: pulumi.Output<Record<string, string>>;
+  /** `{key: {id, version_id, kind, name}}` of every agent in the directory. */
+  readonly agents: pulumi.Output<Record<string, DeployedAgent>>;
+
+  constructor(name: string, args: AgentDirectoryArgs, opts: pulumi.ComponentResourceOptions = {}) {
+    super(AGENT_DIRECTORY_TYPE, name, { dir: args.dir }, opts);
+    const loaded = this.getData();
+    this.versions = pulumi.output(loaded.then((data) => data.versions)) as pulumi.Output<Record<string, string>>;
+    this.agents = pulumi.output(loaded.then((data) => data.agents)) as pulumi.Output<Record<string, DeployedAgent>>;
+  }
+
+  /** Runs inside the base constructor: loads the files and declares one resource per agent. */
+  protected override async initialize(props: pulumi.Inputs): Promise<Loaded> {
+    // Keeps the program running until the agents are declared (reading files awaits no Pulumi call).
+    const done = pulumi.runtime.rpcKeepAlive();
+    try {
+      const { dir } = props as AgentDirectoryArgs;
+      const loaded = declareAgents(await readAgentDirectory(dir), this);
+      this.registerOutputs({ dir, versions: loaded.versions, agents: loaded.agents });
+      return loaded;
+    } finally {
+      done();
+    }
+  }
+}
+
+/**
+ * The agents of a directory (relative to the project) for this stack, with the stack's overlays,
+ * or a RunError listing every problem at its file:line. Also fails, before anything is created,
+ * when the provider would have no service address or key.
+ */
+export async function readAgentDirectory(dir: string): Promise<AgentDefinition[]> {
+  if (typeof dir !== "string" || dir.trim() === "") {
+    throw new pulumi.RunError("AgentDirectory: `dir` must name a directory of agent files, relative to the project");
+  }
+  const projectDir = pulumi.runtime.getRootDirectory();
+  const absolute = path.resolve(projectDir, dir);
+  const { agents, errors } = await loadAgents(absolute, { stack: pulumi.getStack() });
+  if (errors.length > 0) {
+    // RunError: a clean failure with our file:line messages, no stack trace.
+    throw new pulumi.RunError(
+      `${errors.length} error(s) in ${path.relative(projectDir, absolute) || "."}:\n${errors.map(formatDiagnostic).join("\n")}`,
+    );
+  }
+  // Fail at preview, before anything is created, when the provider would have no address or key:
+  // the same resolver as the provider's. The key is not used here and goes nowhere.
+  try {
+    requireConnection(resolveConnection((key) => pulumi.runtime.getConfig(key)));
+  } catch (error) {
+    throw new pulumi.RunError((error as Error).message);
+  }
+  return agents;
+}
+
+/**
+ * One resource per agent, named by its key: procedural agents first, conversational agents
+ * linking them by id. This project's own program declares them at the stack's root (no parent),
+ * as it always has, so its stacks keep their URNs.
+ */
+export function declareAgents(definitions: AgentDefinition[], parent?: pulumi.Resource): Loaded {
+  const created = new Map<string, { definition: AgentDefinition; resource: ProceduralAgent | ConversationalAgent }>();
+  const options = (definition: AgentDefinition) => ({ protect: definition.protect, ...(parent ? { parent } : {}) });
+  for (const definition of definitions.filter((agent) => agent.kind === "procedural")) {
+    const resource = new ProceduralAgent(
+      definition.key,
+      { name: definition.name, description: definition.description, config: definition.config },
+      options(definition),
+    );
+    created.set(definition.key, { definition, resource });
+  }
+  for (const definition of definitions.filter((agent) => agent.kind === "conversational")) {
+    // The procedural resources' ids make the dependency real: a replaced procedural agent has a
+    // new id, which replaces every conversational agent that links it. The loader has checked
+    // that every key names a procedural agent of this directory, declared above.
+    const linked = definition.postprocessAgents.flatMap((key) => {
+      const target = created.get(key);
+      return target ? [target.resource.agentId] : [];
+    });
+    const resource = new ConversationalAgent(
+      definition.key,
+      {
+        name: definition.name,
+        description: definition.description,
+        config: definition.config,
+        ...(linked.length > 0 ? { postprocess_agents: linked } : {}),
+      },
+      options(definition),
+    );
+    created.set(definition.key, { definition, resource });
+  }
+  const entries = [...created];
+  return {
+    versions: Object.fromEntries(entries.map(([key, { resource }]) => [key, resource.versionId])),
+    agents: Object.fromEntries(
+      entries.map(([key, { definition, resource }]) => [
+        key,
+        pulumi.output({
+          id: resource.agentId,
+          version_id: resource.versionId,
+          kind: definition.kind,
+          name: definition.name,
+        }),
+      ]),
+    ),
+  };
+}

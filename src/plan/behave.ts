@@ -1,0 +1,287 @@
+// The behaviour preview of `plan --behave`: a replaced conversational agent whose change is
+// confined to `config` has its smoke scenarios played against the version the stack holds now,
+// with every changed top-level config section sent whole as `override_config` (the service does
+// not document its merge rules, so no section is sent in part) and `livemode: false`. Nothing is
+// created: a conversation is the only thing a preview asks for. Everything else that changes is
+// named with the reason it cannot be previewed.
+import type { Client } from "../api/index.ts";
+import type { AgentDefinition } from "../definitions/index.ts";
+import { REPORT_FORMAT, REPORT_VERSION, type Report, type ReportSummary } from "../report/index.ts";
+import {
+  type AgentOutput,
+  callResult,
+  type PlannedCall,
+  planCalls,
+  runCalls,
+  type ScenarioResult,
+  scenarioSummaries,
+} from "../smoke/index.ts";
+import type { AgentPlan, Plan } from "./index.ts";
+
+/** An unmet expectation of a previewed scenario, with the nearest transcript lines. */
+export type UnmetExpectation = { description: string; detail: string | null; context: string[] };
+
+export type BehaviourScenario = {
+  scenario: string;
+  status: "passed" | "failed" | "error";
+  iterations: number;
+  passes: number;
+  conversation_ids: string[];
+  unmet: UnmetExpectation[];
+  /** Why a call could not complete (service unreachable, stream failed, timeout). */
+  error: string | null;
+};
+
+/** Under each changed agent of a `plan --behave`: its scenarios' results, or why it was not previewed. */
+export type AgentBehaviour =
+  | {
+      previewed: true;
+      version_id: string;
+      /** The top-level config sections sent whole as override_config. */
+      override_sections: string[];
+      passed: number;
+      failed: number;
+      scenarios: BehaviourScenario[];
+    }
+  | { previewed: false; reason: string };
+
+export type BehaveSummary = {
+  previewed: string[];
+  not_previewed: { agent: string; reason: string }[];
+  scenarios: number;
+  passed: number;
+  failed: number;
+  errors: number;
+};
+
+/** The request body the preview would send (before) and proposes (after), per agent key. */
+export type PlanInputs = Map<string, { before: Record<string, unknown>; after: Record<string, unknown> }>;
+
+export type BehaviourTarget = {
+  agent: string;
+  versionId: string;
+  sections: string[];
+  calls: PlannedCall[];
+};
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Which changed agents can be previewed (with the calls to place) and why the others cannot.
+ * Pure: decides from the plan, the proposed inputs, the agent files and the stack's versions.
+ */
+export function behaviourTargets(
+  plan: Plan,
+  inputs: PlanInputs,
+  definitions: AgentDefinition[],
+  held: Record<string, AgentOutput>,
+): { targets: BehaviourTarget[]; skipped: Map<string, string> } {
+  const targets: BehaviourTarget[] = [];
+  const skipped = new Map<string, string>();
+  for (const agent of plan.agents) {
+    if (agent.action === "unchanged" || agent.action === "remove") continue;
+    const decision = decide(agent, inputs.get(agent.agent), definitions, held);
+    if (typeof decision === "string") {
+      skipped.set(agent.agent, decision);
+      continue;
+    }
+    const versionId = held[agent.agent]?.version_id as string;
+    // `live: true` only lets planCalls accept a scenario written with livemode: true; the call
+    // itself is a test call (`live: false` below).
+    const calls = planCalls(definitions, held, { agents: [agent.agent], live: true }).map(
+      (call): PlannedCall => ({ ...call, live: false, overrideConfig: decision.override }),
+    );
+    targets.push({ agent: agent.agent, versionId, sections: Object.keys(decision.override), calls });
+  }
+  return { targets, skipped };
+}
+
+function decide(
+  agent: AgentPlan,
+  inputs: { before: Record<string, unknown>; after: Record<string, unknown> } | undefined,
+  definitions: AgentDefinition[],
+  held: Record<string, AgentOutput>,
+): string | { override: Record<string, unknown> } {
+  if (agent.kind === "procedural") {
+    return "procedural agent: its effect shows through the conversational agents' `procedures` expectations only after deploy";
+  }
+  if (agent.action === "create") return "new agent: nothing is deployed to call yet";
+  const outside = [...new Set(agent.fields.map((f) => f.path.split(".")[0] ?? f.path))].filter((p) => p !== "config");
+  if (outside.includes("postprocess_agents")) {
+    return "its linked procedural agents (`postprocess_agents`) change: their procedures run only after deploy";
+  }
+  if (outside.length > 0) {
+    return `${outside.map((p) => `\`${p}\``).join(" and ")} change${outside.length > 1 ? "" : "s"}: a conversation cannot override ${outside.length > 1 ? "them" : "it"}`;
+  }
+  const removed = agent.fields.filter((f) => f.after === undefined).map((f) => f.path);
+  if (removed.length > 0) {
+    return `${removed.map((p) => `\`${p}\``).join(", ")} removed: override_config can add and change fields, not remove them`;
+  }
+  const definition = definitions.find((d) => d.key === agent.agent);
+  if (!definition?.smoke.length) return "no smoke scenarios";
+  const versionId = held[agent.agent]?.version_id;
+  if (!versionId) return "no version of it in the stack's state to call";
+  const before = isObject(inputs?.before.config) ? inputs.before.config : {};
+  const after = isObject(inputs?.after.config) ? inputs.after.config : undefined;
+  if (!after) return "the proposed config is not known before apply";
+  const override: Record<string, unknown> = {};
+  for (const [section, value] of Object.entries(after)) {
+    if (!same(before[section], value)) override[section] = value;
+  }
+  if (Object.keys(override).length === 0) return "no config change to preview";
+  return { override };
+}
+
+export type PreviewOptions = {
+  concurrency: number;
+  /** Progress lines (stderr in the plan command: stdout may carry the Markdown). */
+  out: { write(text: string): unknown; isTTY?: boolean };
+  signal?: AbortSignal;
+};
+
+/** Places every target's calls (test calls, pinned to the deployed version); results in planned order. */
+export async function previewBehaviour(
+  client: Client,
+  targets: BehaviourTarget[],
+  options: PreviewOptions,
+): Promise<ScenarioResult[]> {
+  const calls = targets.flatMap((t) => t.calls);
+  if (calls.length === 0) return [];
+  for (const target of targets) {
+    options.out.write(
+      `behaviour preview: ${target.agent} against ${target.versionId} with override_config ${target.sections.join(", ")}\n`,
+    );
+  }
+  return runCalls(client, calls, {
+    concurrency: options.concurrency,
+    out: options.out,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
+
+/** Puts each agent's behaviour under it in the plan and the totals on the plan (both mutated). */
+export function attachBehaviour(
+  plan: Plan,
+  targets: BehaviourTarget[],
+  skipped: Map<string, string>,
+  results: ScenarioResult[],
+): Plan {
+  const byAgent = new Map(plan.agents.map((a) => [a.agent, a]));
+  for (const [agent, reason] of skipped) {
+    const entry = byAgent.get(agent);
+    if (entry) entry.behaviour = { previewed: false, reason };
+  }
+  const summary: BehaveSummary = {
+    previewed: targets.map((t) => t.agent),
+    not_previewed: [...skipped].map(([agent, reason]) => ({ agent, reason })),
+    scenarios: 0,
+    passed: 0,
+    failed: 0,
+    errors: 0,
+  };
+  // Verdicts under each scenario's threshold (min_pass, latency bounds), as smoke judges them.
+  const verdicts = new Map(scenarioSummaries(results).map((v) => [`${v.agent}\u0000${v.scenario}`, v.verdict]));
+  for (const target of targets) {
+    const scenarios = scenarioResults(
+      results.filter((r) => r.agent === target.agent),
+      (scenario) => verdicts.get(`${target.agent}\u0000${scenario}`),
+    );
+    const entry = byAgent.get(target.agent);
+    const passed = scenarios.filter((s) => s.status === "passed").length;
+    if (entry) {
+      entry.behaviour = {
+        previewed: true,
+        version_id: target.versionId,
+        override_sections: target.sections,
+        passed,
+        failed: scenarios.length - passed,
+        scenarios,
+      };
+    }
+    summary.scenarios += scenarios.length;
+    summary.passed += passed;
+    summary.failed += scenarios.filter((s) => s.status === "failed").length;
+    summary.errors += scenarios.filter((s) => s.status === "error").length;
+  }
+  plan.behave = summary;
+  return plan;
+}
+
+/** One entry per scenario over its iterations: passed when its verdict passed (a flaky one met its threshold). */
+function scenarioResults(
+  results: ScenarioResult[],
+  verdictOf: (scenario: string) => string | undefined,
+): BehaviourScenario[] {
+  const byScenario = new Map<string, ScenarioResult[]>();
+  for (const r of results) byScenario.set(r.scenario, [...(byScenario.get(r.scenario) ?? []), r]);
+  return [...byScenario].map(([scenario, calls]) => {
+    const passes = calls.filter((c) => c.status === "passed").length;
+    const errored = calls.find((c) => c.status === "error");
+    const unmet = new Map<string, UnmetExpectation>();
+    for (const call of calls) {
+      for (const a of call.assertions.filter((x) => !x.passed)) {
+        if (!unmet.has(a.description)) {
+          unmet.set(a.description, { description: a.description, detail: a.detail ?? null, context: a.context ?? [] });
+        }
+      }
+      if (call.status === "failed" && call.assertions.length === 0) {
+        unmet.set("nothing was checked", {
+          description: "nothing was checked",
+          detail: "the scenario evaluated no assertion",
+          context: [],
+        });
+      }
+    }
+    return {
+      scenario,
+      status: errored ? "error" : ["passed", "flaky"].includes(verdictOf(scenario) ?? "") ? "passed" : "failed",
+      iterations: calls.length,
+      passes,
+      conversation_ids: calls.flatMap((c) => (c.conversationId ? [c.conversationId] : [])),
+      unmet: [...unmet.values()],
+      error: errored?.error ?? null,
+    };
+  });
+}
+
+/** The behaviour preview as the shared JSON report (kind "behave"), for the HTML report and scripts. */
+export function behaveReport(plan: Plan, targets: BehaviourTarget[], results: ScenarioResult[]): Report {
+  const durationMs = results.reduce((sum, r) => sum + r.timings.durationMs, 0);
+  const scenarios = scenarioSummaries(results);
+  const count = (status: string) => results.filter((r) => r.status === status).length;
+  const summary: ReportSummary = {
+    scenarios: scenarios.length,
+    calls: results.length,
+    passed: count("passed"),
+    failed: count("failed"),
+    flaky: 0,
+    errors: count("error"),
+    regressions: 0,
+    call_minutes: Math.round((durationMs / 60_000) * 1000) / 1000,
+    duration_ms: durationMs,
+  };
+  const notes = [
+    ...targets.map(
+      (t) =>
+        `${t.agent}: played against ${t.versionId} with the proposed config sections ${t.sections.join(", ")} as override_config (test calls)`,
+    ),
+    ...(plan.behave?.not_previewed ?? []).map(({ agent, reason }) => `${agent}: not previewed: ${reason}`),
+  ];
+  return {
+    format: REPORT_FORMAT,
+    version: REPORT_VERSION,
+    kind: "behave",
+    created_at: new Date().toISOString(),
+    stack: plan.stack,
+    versions: Object.fromEntries(targets.map((t) => [t.agent, t.versionId])),
+    old_versions: {},
+    shard: null,
+    summary,
+    scenarios,
+    // A preview's calls are test calls whatever the scenario says.
+    results: results.map((r) => ({ ...callResult(r), livemode: false })),
+    notes,
+  };
+}

@@ -1,0 +1,136 @@
+// One call (a scenario's iteration on one version): its expectations with their verdicts — a
+// failed one next to the transcript lines it points at —, the conversation as a chat, the
+// timeline, and the procedures that ran after it.
+import type { CallResult, ReportAssertion, ReportEntry } from "../schema.ts";
+import { type Html, html } from "./escape.ts";
+import { clip, duration, passMark, pretty, verdictBadge } from "./format.ts";
+import { timeline } from "./timeline.ts";
+
+/** A call's conversation shows at most this many entries, so one runaway call cannot bloat the page. */
+const MAX_ENTRIES = 1000;
+
+/** Transcript line index → the numbers (1-based) of the failed expectations pointing at it. */
+function pointers(call: CallResult): Map<number, number[]> {
+  const byLine = new Map<number, number[]>();
+  call.assertions.forEach((assertion, n) => {
+    if (assertion.passed) return;
+    for (const line of assertion.context) {
+      call.transcript.forEach((text, i) => {
+        if (text === line) byLine.set(i, [...new Set([...(byLine.get(i) ?? []), n + 1])]);
+      });
+    }
+  });
+  return byLine;
+}
+
+const at = (ms: number | null) => (ms === null ? null : html` <span class="at">+${duration(ms)}</span>`);
+
+function pointedNote(numbers: number[] | undefined): Html | null {
+  if (!numbers) return null;
+  return html`<span class="pointer"><span aria-hidden="true">◀ ✗</span> unmet expectation ${numbers.join(", ")}</span>`;
+}
+
+function entryItem(entry: ReportEntry, id: string, pointed: number[] | undefined): Html {
+  const cls = `turn ${entry.kind}${pointed ? " pointed" : ""}`;
+  switch (entry.kind) {
+    case "agent":
+      return html`<li class="${cls}" id="${id}"><div class="who">agent${at(entry.at_ms)}${entry.complete ? null : html` <span class="note">(incomplete)</span>`} ${pointedNote(pointed)}</div><div class="bubble">${clip(entry.text)}</div></li>`;
+    case "user":
+      return html`<li class="${cls}" id="${id}"><div class="who">user${at(entry.at_ms)} ${pointedNote(pointed)}</div><div class="bubble">${clip(entry.text)}</div></li>`;
+    case "tool": {
+      const returned =
+        "result" in entry
+          ? html`<div class="label">result${entry.returned_at_ms === null ? null : html` <span class="at">+${duration(entry.returned_at_ms)}</span>`}</div><pre>${pretty(entry.result)}</pre>`
+          : html`<div class="label">result</div><p class="note">did not return</p>`;
+      return html`<li class="${cls}" id="${id}"><div class="who"><span aria-hidden="true">⚙</span> tool call <code>${entry.name}</code>${entry.call_id ? html` <span class="note">${entry.call_id}</span>` : null}${at(entry.at_ms)} ${pointedNote(pointed)}</div><div class="tool-card"><div class="label">arguments</div><pre>${pretty(entry.arguments ?? {})}</pre>${returned}</div></li>`;
+    }
+    case "error":
+      return html`<li class="${cls}" id="${id}"><div class="who"><span aria-hidden="true">⚠</span> error${at(entry.at_ms)} ${pointedNote(pointed)}</div><pre class="error-body">${pretty(entry.error)}</pre></li>`;
+  }
+}
+
+function conversation(call: CallResult, id: string): Html {
+  const pointed = pointers(call);
+  if (call.entries.length > 0) {
+    const shown = call.entries.slice(0, MAX_ENTRIES);
+    const more = call.entries.length - shown.length;
+    return html`<ol class="chat" aria-label="conversation">${shown.map((entry, i) => entryItem(entry, `${id}-e${i}`, pointed.get(i)))}</ol>${more > 0 ? html`<p class="note">… and ${more} more entries: see the JSON report.</p>` : null}`;
+  }
+  if (call.transcript.length > 0) {
+    // A report without entries as data: the display lines, as they are.
+    return html`<ol class="chat lines" aria-label="conversation">${call.transcript.map(
+      (line, i) =>
+        html`<li class="turn line${pointed.has(i) ? " pointed" : ""}" id="${id}-e${i}">${pointedNote(pointed.get(i))} <code>${line}</code></li>`,
+    )}</ol>`;
+  }
+  return html`<p class="note">No transcript: the call showed no events.</p>`;
+}
+
+function expectation(assertion: ReportAssertion, n: number, call: CallResult, id: string): Html {
+  const lines = assertion.passed
+    ? null
+    : assertion.context.map((line) => {
+        const i = call.transcript.lastIndexOf(line);
+        return html`<li>${i >= 0 ? html`<a href="#${id}-e${i}">line ${i + 1}</a> ` : null}<code>${line}</code></li>`;
+      });
+  return html`<li class="expectation" data-passed="${String(assertion.passed)}"><span class="num">${n}.</span> ${passMark(assertion.passed)} <span class="desc">${assertion.description}</span>${assertion.detail ? html`<div class="detail">${assertion.detail}</div>` : null}${lines && lines.length > 0 ? html`<div class="context"><div class="label">transcript lines it points at</div><ol class="context-lines">${lines}</ol></div>` : null}</li>`;
+}
+
+function expectations(call: CallResult, id: string): Html {
+  if (call.assertions.length === 0) {
+    return html`<p class="warn-text"><span aria-hidden="true">⚠</span> Nothing was checked: the call evaluated no expectation.</p>`;
+  }
+  return html`<ol class="expectations" aria-label="expectations">${call.assertions.map((a, i) => expectation(a, i + 1, call, id))}</ol>`;
+}
+
+function procedures(call: CallResult): Html | null {
+  if (call.procedures.length === 0) return null;
+  return html`<details class="procedures"><summary>Procedures after the call (${call.procedures.length})</summary><ul>${call.procedures.map(
+    (p) => {
+      const record = (p ?? {}) as Record<string, unknown>;
+      const name = String(record.key ?? record.name ?? "procedure");
+      return html`<li><code>${name}</code>${typeof record.status === "string" ? html` — ${record.status}` : null}<pre>${pretty(p)}</pre></li>`;
+    },
+  )}</ul></details>`;
+}
+
+function toolCallsWithoutEntries(call: CallResult): Html | null {
+  // Tool calls are shown in the conversation; only a report without entries needs them apart.
+  if (call.entries.length > 0 || call.tool_calls.length === 0) return null;
+  return html`<details><summary>Tool calls (${call.tool_calls.length})</summary><pre>${pretty(call.tool_calls)}</pre></details>`;
+}
+
+function facts(call: CallResult): Html {
+  const row = (name: string, value: Html | string | null) =>
+    value === null ? null : html`<div><dt>${name}</dt><dd>${value}</dd></div>`;
+  return html`<dl class="facts">${[
+    row("version", html`<code>${call.version_id}</code>`),
+    row("conversation", call.conversation_id ? html`<code>${call.conversation_id}</code>` : "(not created)"),
+    row("transport", call.transport),
+    row("live call", call.livemode ? "yes" : "no (livemode false)"),
+    row("started", call.started_at),
+    row("duration", duration(call.timings.duration_ms)),
+    row("first agent message", duration(call.timings.time_to_first_agent_message_ms)),
+    row("event stream", call.events_url ? html`<code>${call.events_url}</code>` : null),
+  ]}</dl>`;
+}
+
+/** `id` is unique in the page: anchors of transcript lines hang off it. */
+export function callArticle(call: CallResult, id: string): Html {
+  const open = call.status !== "passed";
+  return html`<article class="call" id="${id}" data-status="${call.status}" data-side="${call.side}" data-iteration="${call.iteration}">
+<details${open ? html` open` : null}>
+<summary><span class="call-title">Iteration ${call.iteration}</span> ${verdictBadge(call.status)} <span class="note">${duration(call.timings.duration_ms)} · ${call.assertions.filter((a) => a.passed).length}/${call.assertions.length} expectations met</span></summary>
+${facts(call)}
+${call.error ? html`<p class="call-error" role="note"><span aria-hidden="true">⚠</span> <strong>Call error:</strong> ${call.error}</p>` : null}
+<h5>Expectations</h5>
+${expectations(call, id)}
+<h5>Conversation</h5>
+${conversation(call, id)}
+${toolCallsWithoutEntries(call)}
+<h5>Latency</h5>
+${timeline(call)}
+${procedures(call)}
+</details>
+</article>`;
+}

@@ -1,0 +1,74 @@
+// Words, icons and numbers shared by the report's parts. A verdict is always shown as an icon and
+// a word, never by colour alone.
+import type { ComparisonOutcome, Verdict } from "../schema.ts";
+import { type Html, html } from "./escape.ts";
+
+type Badge = { icon: string; label: string; tone: "good" | "bad" | "warn" | "neutral" };
+
+const verdicts: Record<Verdict, Badge> = {
+  passed: { icon: "✓", label: "passed", tone: "good" },
+  failed: { icon: "✗", label: "failed", tone: "bad" },
+  flaky: { icon: "≈", label: "flaky", tone: "warn" },
+  error: { icon: "⚠", label: "error", tone: "bad" },
+  not_run: { icon: "○", label: "not run", tone: "neutral" },
+};
+
+const outcomes: Record<ComparisonOutcome, Badge> = {
+  regression: { icon: "↓", label: "regression", tone: "bad" },
+  fixed: { icon: "↑", label: "fixed", tone: "good" },
+  still_failing: { icon: "✗", label: "still failing", tone: "warn" },
+  unchanged: { icon: "=", label: "unchanged", tone: "neutral" },
+};
+
+function badge(b: Badge, kind: string, value: string): Html {
+  return html`<span class="badge ${b.tone}" data-${kind}="${value}"><span aria-hidden="true">${b.icon}</span> ${b.label}</span>`;
+}
+
+/** Unknown values (a newer report's verdict) are shown as they are, in neutral. */
+export function verdictBadge(verdict: string): Html {
+  const known = verdicts[verdict as Verdict];
+  return badge(known ?? { icon: "?", label: verdict, tone: "neutral" }, "verdict", verdict);
+}
+
+export function outcomeBadge(outcome: string): Html {
+  const known = outcomes[outcome as ComparisonOutcome];
+  return badge(known ?? { icon: "?", label: outcome, tone: "neutral" }, "outcome", outcome);
+}
+
+export function passMark(passed: boolean | null): Html {
+  if (passed === null) return html`<span class="mark neutral">– not checked</span>`;
+  return passed
+    ? html`<span class="mark good"><span aria-hidden="true">✓</span> met</span>`
+    : html`<span class="mark bad"><span aria-hidden="true">✗</span> unmet</span>`;
+}
+
+/** 850 ms, 3.20 s, 2 min 5 s. */
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "–";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms - minutes * 60_000) / 1000)} s`;
+}
+
+export function signedMs(ms: number): string {
+  return `${ms > 0 ? "+" : ms < 0 ? "−" : "±"}${duration(Math.abs(ms))}`;
+}
+
+/** At most this many characters of one value are written, so one huge tool result cannot bloat the file. */
+export const MAX_VALUE_CHARS = 20_000;
+
+export function clip(text: string, max = MAX_VALUE_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+/** A value from the service as readable JSON (strings as they are). */
+export function pretty(value: unknown): string {
+  if (value === undefined) return "";
+  if (typeof value === "string") return clip(value);
+  try {
+    return clip(JSON.stringify(value, null, 2) ?? String(value));
+  } catch {
+    return clip(String(value));
+  }
+}

@@ -1,0 +1,112 @@
+// The document: the summary at the top (counts, pinned versions, duration, call minutes), the
+// filters, then every scenario. A Content-Security-Policy allows only this page's own script and
+// stylesheet (by hash), so even a slip in escaping could neither run code nor load anything.
+import { createHash } from "node:crypto";
+import type { Report } from "../schema.ts";
+import { SCRIPT, STYLE } from "./assets.ts";
+import { type Html, html, trusted } from "./escape.ts";
+import { duration, verdictBadge } from "./format.ts";
+import { groupScenarios, scenarioSection } from "./scenario.ts";
+
+const titles: Record<string, string> = {
+  smoke: "Smoke run",
+  compare: "Comparison: old and new versions",
+  behave: "Behaviour preview of changed agents",
+  merged: "Smoke run (merged shards)",
+};
+
+const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+const POLICY = `default-src 'none'; style-src ${hash(STYLE)}; script-src ${hash(SCRIPT)}; base-uri 'none'; form-action 'none'`;
+
+function tile(name: string, count: number, icon: string, tone: string): Html {
+  const toneNow = count > 0 ? tone : "neutral";
+  return html`<li class="tile ${toneNow}" data-summary="${name}"><span class="n">${count}</span><span aria-hidden="true">${icon}</span> ${name}</li>`;
+}
+
+function summary(report: Report): Html {
+  const s = report.summary;
+  const verdicts = new Map<string, number>();
+  for (const scenario of report.scenarios) verdicts.set(scenario.verdict, (verdicts.get(scenario.verdict) ?? 0) + 1);
+  const agents = [...new Set([...Object.keys(report.versions), ...Object.keys(report.old_versions)])].sort();
+  return html`<section aria-labelledby="summary-title">
+<h2 id="summary-title">Summary</h2>
+<ul class="tiles">
+${tile("passed", s.passed, "✓", "good")}
+${tile("failed", s.failed, "✗", "bad")}
+${tile("flaky", s.flaky, "≈", "warn")}
+${tile("errors", s.errors, "⚠", "bad")}
+${tile("regressions", s.regressions, "↓", "bad")}
+</ul>
+<dl class="facts">
+<div><dt>scenarios</dt><dd data-summary="scenarios">${s.scenarios}</dd></div>
+<div><dt>calls</dt><dd data-summary="calls">${s.calls}</dd></div>
+<div><dt>duration</dt><dd data-summary="duration">${duration(s.duration_ms)}</dd></div>
+<div><dt>call minutes used</dt><dd data-summary="call_minutes">${String(Math.round(s.call_minutes * 100) / 100)}</dd></div>
+${
+  verdicts.size > 0
+    ? html`<div><dt>scenario verdicts</dt><dd>${[...verdicts].map(([verdict, n]) => html`${verdictBadge(verdict)} ${n} `)}</dd></div>`
+    : null
+}
+</dl>
+${
+  agents.length > 0
+    ? html`<table class="versions"><caption>Pinned versions</caption><thead><tr><th scope="col">agent</th>${Object.keys(report.old_versions).length > 0 ? html`<th scope="col">old version</th>` : null}<th scope="col">version${report.kind === "compare" ? " (new)" : ""}</th></tr></thead><tbody>${agents.map(
+        (agent) =>
+          html`<tr><th scope="row">${agent}</th>${Object.keys(report.old_versions).length > 0 ? html`<td><code>${report.old_versions[agent] ?? "–"}</code></td>` : null}<td><code>${report.versions[agent] ?? "–"}</code></td></tr>`,
+      )}</tbody></table>`
+    : null
+}
+${report.notes.length > 0 ? html`<ul class="notes" aria-label="notes">${report.notes.map((note) => html`<li>${note}</li>`)}</ul>` : null}
+</section>`;
+}
+
+function filters(agents: string[]): Html {
+  return html`<form class="filters" role="search" aria-label="filter scenarios">
+<label>Search <input type="search" id="search" placeholder="scenario or transcript text" aria-keyshortcuts="/" autocomplete="off"></label>
+<label><input type="checkbox" id="failed-only"> Failed only</label>
+<label>Agent <select id="agent"><option value="">all agents</option>${agents.map((a) => html`<option value="${a}">${a}</option>`)}</select></label>
+<span id="shown" role="status" aria-live="polite"></span>
+</form>`;
+}
+
+export function page(report: Report): string {
+  const groups = groupScenarios(report);
+  const agents = [...new Set(groups.map((g) => g.summary.agent))].sort();
+  const title = titles[report.kind] ?? `Report (${report.kind})`;
+  const meta = [
+    report.stack ? `stack ${report.stack}` : null,
+    report.created_at ? `created ${report.created_at}` : null,
+    report.shard ? `shard ${report.shard.index} of ${report.shard.count}` : null,
+    `${report.format} v${report.version}`,
+  ].filter((part): part is string => part !== null);
+  const doc = html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${POLICY}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>agent-iac · ${title}${report.stack ? ` · ${report.stack}` : ""}</title>
+<style>${trusted(STYLE)}</style>
+</head>
+<body data-kind="${report.kind}">
+<a class="skip" href="#scenarios">Skip to scenarios</a>
+<header class="top">
+<h1>agent-iac · ${title}</h1>
+<p class="meta">${meta.join(" · ")}</p>
+</header>
+<main>
+${summary(report)}
+<h2 id="scenarios-title">Scenarios</h2>
+${filters(agents)}
+<div id="scenarios" aria-labelledby="scenarios-title">
+${groups.map((group, i) => scenarioSection(group, i))}
+<p id="no-match" class="empty" hidden>No scenario matches the filters.</p>
+</div>
+</main>
+<script>${trusted(SCRIPT)}</script>
+</body>
+</html>
+`;
+  return doc.value;
+}

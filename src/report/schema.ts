@@ -1,0 +1,192 @@
+// The one JSON report shape of smoke, comparison (`smoke --compare`), behaviour preview
+// (`plan --behave`), and merged shard runs. Written strictly by this tool; read back tolerantly
+// (`report merge`, `smoke --compare PREVIOUS.json`, `smoke --replay`, the HTML report): unknown
+// fields are kept, missing optional ones default. Nothing secret is ever in a report: stream
+// addresses are stored without their token.
+import { z } from "zod";
+import { trafficSchema } from "./traffic.ts";
+
+export const REPORT_FORMAT = "agent-iac-report";
+export const REPORT_VERSION = 2;
+
+const ms = z.number().nonnegative();
+
+/** One expectation's outcome in one call; `context` holds the nearest transcript lines of a failure. */
+export const assertionSchema = z.looseObject({
+  description: z.string(),
+  passed: z.boolean(),
+  detail: z.string().nullable().default(null),
+  context: z.array(z.string()).default([]),
+});
+
+/** A transcript entry as data, for a chat-like rendering; `at_ms` is from the call's start (event `created_at`). */
+export const entrySchema = z.discriminatedUnion("kind", [
+  z.looseObject({
+    kind: z.literal("agent"),
+    text: z.string(),
+    complete: z.boolean().default(true),
+    at_ms: ms.nullable().default(null),
+  }),
+  z.looseObject({ kind: z.literal("user"), text: z.string(), at_ms: ms.nullable().default(null) }),
+  z.looseObject({
+    kind: z.literal("tool"),
+    name: z.string(),
+    call_id: z.string().nullable().default(null),
+    arguments: z.unknown(),
+    result: z.unknown().optional(),
+    at_ms: ms.nullable().default(null),
+    returned_at_ms: ms.nullable().default(null),
+  }),
+  z.looseObject({ kind: z.literal("error"), error: z.unknown(), at_ms: ms.nullable().default(null) }),
+]);
+
+/**
+ * Latency of one call, from the event stream's own timestamps: conversation.started → first
+ * agent.message.delta; each user.message.received → the next agent delta; each tool call's
+ * created → returned. Null/empty when the call did not show it.
+ */
+export const callLatencySchema = z.looseObject({
+  first_response_ms: ms.nullable().default(null),
+  response_ms: z.array(ms).default([]),
+  tool_ms: z.array(ms).default([]),
+});
+
+export const callStatus = z.enum(["passed", "failed", "error", "not_run"]);
+
+/** One placed call (a scenario's iteration on one version). */
+export const callResultSchema = z.looseObject({
+  agent: z.string(),
+  scenario: z.string(),
+  iteration: z.int().min(1),
+  /** In a comparison: which side the call ran on. */
+  side: z.enum(["new", "old"]).default("new"),
+  status: callStatus,
+  version_id: z.string(),
+  conversation_id: z.string().nullable().default(null),
+  /** The stream's address, without the token. */
+  events_url: z.string().nullable().default(null),
+  transport: z.enum(["sse", "ws"]).default("sse"),
+  livemode: z.boolean().default(false),
+  error: z.string().nullable().default(null),
+  assertions: z.array(assertionSchema).default([]),
+  /** Display lines ("agent: …", "tool name({…}) → …"). */
+  transcript: z.array(z.string()).default([]),
+  entries: z.array(entrySchema).default([]),
+  tool_calls: z.array(z.unknown()).default([]),
+  procedures: z.array(z.unknown()).default([]),
+  latency: callLatencySchema.default({ first_response_ms: null, response_ms: [], tool_ms: [] }),
+  timings: z.looseObject({
+    time_to_first_agent_message_ms: ms.nullable().default(null),
+    duration_ms: ms,
+  }),
+  /** ISO time the call started. */
+  started_at: z.string().nullable().default(null),
+});
+
+/** Measured latency over all turns of all iterations of a scenario; bounds from `expect.latency`. */
+export const latencySummarySchema = z.looseObject({
+  first_response_ms: ms.nullable().default(null),
+  response_p50_ms: ms.nullable().default(null),
+  response_p95_ms: ms.nullable().default(null),
+  tool_ms: ms.nullable().default(null),
+  bounds: z.record(z.string(), ms).default({}),
+  /** The bounds exceeded, by name (e.g. "response_p95_ms"). */
+  exceeded: z.array(z.string()).default([]),
+});
+
+export const verdict = z.enum(["passed", "failed", "flaky", "error", "not_run"]);
+export const comparisonOutcome = z.enum(["regression", "fixed", "still_failing", "unchanged"]);
+
+/** Old versus new for one scenario (smoke --compare). */
+export const scenarioComparisonSchema = z.looseObject({
+  old_version_id: z.string(),
+  new_version_id: z.string(),
+  old_verdict: verdict,
+  new_verdict: verdict,
+  outcome: comparisonOutcome,
+  /** Per expectation (by description): its outcome old → new. */
+  expectations: z
+    .array(
+      z.looseObject({
+        description: z.string(),
+        old: z.boolean().nullable(),
+        new: z.boolean().nullable(),
+        outcome: comparisonOutcome,
+      }),
+    )
+    .default([]),
+  /** Unified-diff style lines of the first iterations' transcripts ("  same", "- old", "+ new"). */
+  transcript_diff: z.array(z.string()).default([]),
+  duration_delta_ms: z.number().nullable().default(null),
+  response_latency_delta_ms: z.array(z.number()).default([]),
+  procedure_differences: z.array(z.string()).default([]),
+});
+
+/** One scenario over its iterations: the verdict follows its threshold (`min_pass`, default all). */
+export const scenarioSummarySchema = z.looseObject({
+  agent: z.string(),
+  scenario: z.string(),
+  version_id: z.string(),
+  verdict,
+  /** Calls of the scenario in this report (a shard's report holds some of them). */
+  iterations: z.int().min(0),
+  /** Iterations the scenario plans (`iterations:` in its file); merge judges the threshold on these. */
+  planned_iterations: z.int().min(0).optional(),
+  passes: z.int().min(0),
+  min_pass: z.int().min(0),
+  /** Pass rate with its Wilson 95 % interval. */
+  pass_rate: z.looseObject({ value: z.number(), low: z.number(), high: z.number() }).nullable().default(null),
+  latency: latencySummarySchema.optional(),
+  comparison: scenarioComparisonSchema.optional(),
+});
+
+/** Counts of calls (`passed`, `failed`, `errors`) and of scenarios (`scenarios`, `flaky`, `regressions`). */
+export const summarySchema = z.looseObject({
+  scenarios: z.int().min(0).default(0),
+  calls: z.int().min(0).default(0),
+  passed: z.int().min(0).default(0),
+  failed: z.int().min(0).default(0),
+  flaky: z.int().min(0).default(0),
+  errors: z.int().min(0).default(0),
+  regressions: z.int().min(0).default(0),
+  /** Minutes of calls placed (sum of call durations). */
+  call_minutes: z.number().nonnegative().default(0),
+  duration_ms: ms.default(0),
+});
+
+export const reportSchema = z.looseObject({
+  format: z.literal(REPORT_FORMAT).default(REPORT_FORMAT),
+  version: z.int().default(REPORT_VERSION),
+  kind: z.enum(["smoke", "compare", "behave", "merged", "replay", "watch", "audit"]).default("smoke"),
+  created_at: z.string().nullable().default(null),
+  stack: z.string().nullable().default(null),
+  /** Agent key → the version id its scenarios were pinned to (the new side in a comparison). */
+  versions: z.record(z.string(), z.string()).default({}),
+  /** In a comparison: agent key → old version id. */
+  old_versions: z.record(z.string(), z.string()).default({}),
+  shard: z
+    .looseObject({ index: z.int().min(1), count: z.int().min(1) })
+    .nullable()
+    .default(null),
+  summary: summarySchema.prefault({}),
+  /** Verdicts by scenario, in planned order. */
+  scenarios: z.array(scenarioSummarySchema).default([]),
+  /** Every call, in planned order. */
+  results: z.array(callResultSchema).default([]),
+  /** Notes for a reader ("first deploy: no old versions, plain smoke"). */
+  notes: z.array(z.string()).default([]),
+  /** Live traffic per version (kinds "watch" and "audit"; see traffic.ts). */
+  traffic: trafficSchema.optional(),
+});
+
+export type ReportAssertion = z.output<typeof assertionSchema>;
+export type ReportEntry = z.output<typeof entrySchema>;
+export type CallLatency = z.output<typeof callLatencySchema>;
+export type CallResult = z.output<typeof callResultSchema>;
+export type LatencySummary = z.output<typeof latencySummarySchema>;
+export type Verdict = z.output<typeof verdict>;
+export type ComparisonOutcome = z.output<typeof comparisonOutcome>;
+export type ScenarioComparison = z.output<typeof scenarioComparisonSchema>;
+export type ScenarioSummary = z.output<typeof scenarioSummarySchema>;
+export type ReportSummary = z.output<typeof summarySchema>;
+export type Report = z.output<typeof reportSchema>;

@@ -1,0 +1,30 @@
+// A run's cost before it runs: the calls it would place and their worst case in call minutes
+// (every call lasting its scenario's whole timeout).
+import type { PlannedCall } from "./call.ts";
+
+export type Estimate = { calls: number; worstCaseMinutes: number };
+
+export function estimate(calls: readonly PlannedCall[]): Estimate {
+  const seconds = calls.reduce((sum, call) => sum + call.scenario.timeout, 0);
+  return { calls: calls.length, worstCaseMinutes: Math.round((seconds / 60) * 100) / 100 };
+}
+
+export function estimateLine(value: Estimate): string {
+  return `worst case: ${value.calls} call(s), ${value.worstCaseMinutes} call minutes (Σ iterations × timeout)`;
+}
+
+/** The calls a run would place, one line per scenario (`--dry-run`), then the worst case. */
+export function dryRunText(calls: readonly PlannedCall[]): string {
+  const rows = new Map<string, { call: PlannedCall; iterations: number }>();
+  for (const call of calls) {
+    const key = `${call.agent}\u0000${call.scenario.name}`;
+    const row = rows.get(key);
+    if (row) row.iterations++;
+    else rows.set(key, { call, iterations: 1 });
+  }
+  const lines = [...rows.values()].map(({ call, iterations }) => {
+    const livemode = call.scenario.livemode && call.live;
+    return `${call.agent} ${call.versionId} ${call.scenario.name}: ${iterations} iteration(s), transport ${call.scenario.transport}, livemode ${livemode}, timeout ${call.scenario.timeout} s`;
+  });
+  return `${["would place (no call is placed with --dry-run):", ...lines.map((l) => `  ${l}`), estimateLine(estimate(calls))].join("\n")}\n`;
+}

@@ -1,0 +1,142 @@
+// The decisions of a gate, as pure functions over the report's call results: a scenario's verdict
+// over its iterations (threshold, flaky), its pass rate with a Wilson interval, latency percentiles
+// against `expect.latency`, which shard a call belongs to, and the worst-case call minutes.
+import { createHash } from "node:crypto";
+import type { LatencyBounds } from "../definitions/index.ts";
+import type { CallResult, LatencySummary, ScenarioSummary, Verdict } from "../report/index.ts";
+
+/** What a scenario is judged against: its planned iterations, the passes it needs, its latency bounds. */
+export type Gate = { plannedIterations: number; minPass: number; bounds: LatencyBounds };
+
+/** The Wilson score interval (95 %) of `passes` out of `n`; null for no trials. */
+export function wilson(passes: number, n: number, z = 1.959964): { value: number; low: number; high: number } | null {
+  if (n <= 0) return null;
+  const p = passes / n;
+  const z2 = z * z;
+  const denominator = 1 + z2 / n;
+  const center = (p + z2 / (2 * n)) / denominator;
+  const half = (z / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+  const round = (x: number) => Math.round(x * 10_000) / 10_000;
+  return { value: round(p), low: round(Math.max(0, center - half)), high: round(Math.min(1, center + half)) };
+}
+
+/** The nearest-rank percentile (the smallest value with at least p % of values at or below it). */
+export function percentile(values: readonly number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1] ?? null;
+}
+
+const LATENCY_NAMES = ["first_response_ms", "response_p50_ms", "response_p95_ms", "tool_ms"] as const;
+
+/**
+ * A scenario's latency over all its calls: first response and tool round trip as their 95th
+ * percentile, response latency at p50 and p95 over every user turn of every iteration.
+ */
+export function latencySummary(calls: readonly CallResult[], bounds: LatencyBounds): LatencySummary {
+  const firsts = calls.map((c) => c.latency.first_response_ms).filter((v): v is number => v !== null);
+  const responses = calls.flatMap((c) => c.latency.response_ms);
+  const tools = calls.flatMap((c) => c.latency.tool_ms);
+  const measured = {
+    first_response_ms: percentile(firsts, 95),
+    response_p50_ms: percentile(responses, 50),
+    response_p95_ms: percentile(responses, 95),
+    tool_ms: percentile(tools, 95),
+  };
+  const set = Object.fromEntries(
+    LATENCY_NAMES.filter((name) => bounds[name] !== undefined).map((name) => [name, bounds[name] as number]),
+  );
+  // A bound on something never measured (no tool call, no user turn) is not met either.
+  const exceeded = Object.entries(set)
+    .filter(([name, bound]) => {
+      const value = measured[name as keyof typeof measured];
+      return value === null || value > bound;
+    })
+    .map(([name]) => name);
+  return { ...measured, bounds: set, exceeded };
+}
+
+/**
+ * The verdict of one scenario. `partial`: the calls are one shard's, so a threshold can only be
+ * known missed (too many failures already) and latency bounds wait for the merged report. In a
+ * whole run, planned calls that have no result count as failed iterations.
+ */
+export function scenarioVerdict(
+  calls: readonly CallResult[],
+  gate: Gate,
+  latency: LatencySummary,
+  partial: boolean,
+): Verdict {
+  if (calls.length === 0) return "not_run";
+  const failing = calls.filter((c) => c.status !== "passed");
+  const missing = partial ? 0 : Math.max(0, gate.plannedIterations - calls.length);
+  const allowed = Math.max(0, gate.plannedIterations - gate.minPass);
+  if (failing.length + missing > allowed) {
+    return failing.some((c) => c.status === "error" || c.status === "not_run") ? "error" : "failed";
+  }
+  if (!partial && latency.exceeded.length > 0) return "failed";
+  return failing.length > 0 ? "flaky" : "passed";
+}
+
+/** Summaries of a report's scenarios, one per (agent, scenario, version), in the order given. */
+export function summarizeScenarios(
+  calls: readonly CallResult[],
+  gates: ReadonlyMap<string, Gate & { agent: string; scenario: string; versionId: string }>,
+  partial: boolean,
+): ScenarioSummary[] {
+  const byKey = new Map<string, CallResult[]>();
+  for (const key of gates.keys()) byKey.set(key, []);
+  for (const call of calls) {
+    const key = scenarioKey(call.agent, call.scenario, call.version_id);
+    byKey.set(key, [...(byKey.get(key) ?? []), call]);
+  }
+  return [...byKey.entries()].map(([key, list]) => {
+    const first = list[0];
+    const gate = gates.get(key) ?? {
+      agent: first?.agent ?? "",
+      scenario: first?.scenario ?? "",
+      versionId: first?.version_id ?? "",
+      plannedIterations: list.length,
+      minPass: list.length,
+      bounds: {},
+    };
+    const passes = list.filter((c) => c.status === "passed").length;
+    const latency = latencySummary(list, gate.bounds);
+    return {
+      agent: gate.agent,
+      scenario: gate.scenario,
+      version_id: gate.versionId,
+      verdict: scenarioVerdict(list, gate, latency, partial),
+      iterations: list.length,
+      planned_iterations: gate.plannedIterations,
+      passes,
+      min_pass: gate.minPass,
+      pass_rate: wilson(passes, list.length),
+      latency,
+    };
+  });
+}
+
+export function scenarioKey(agent: string, scenario: string, versionId: string): string {
+  return `${agent}\u0000${scenario}\u0000${versionId}`;
+}
+
+/**
+ * The shard (1…count) a call belongs to: a hash of agent, scenario and iteration, so adding or
+ * removing a scenario moves no other call between shards.
+ */
+export function shardOf(agent: string, scenario: string, iteration: number, count: number): number {
+  const digest = createHash("sha256").update(`${agent}\u0000${scenario}\u0000${iteration}`).digest();
+  return (digest.readUInt32BE(0) % count) + 1;
+}
+
+/** `i/n` → {index, count}, or undefined when it is not a shard. */
+export function parseShard(text: string): { index: number; count: number } | undefined {
+  const match = /^(\d+)\/(\d+)$/.exec(text.trim());
+  if (!match) return undefined;
+  const index = Number(match[1]);
+  const count = Number(match[2]);
+  if (count < 1 || index < 1 || index > count) return undefined;
+  return { index, count };
+}

@@ -1,0 +1,89 @@
+// `agent-iac report merge`: shard reports → one report with the verdicts an unsharded run gives.
+// Verdicts are rebuilt from the calls (never copied from a shard, which saw only its part); the
+// gates come from the shards' scenario entries, which every shard writes for every planned scenario.
+import type { CallResult, Report } from "../report/index.ts";
+import { scenarioKey } from "./gates.ts";
+import { UsageError } from "./plan.ts";
+import { reportFromCalls, type ScenarioGate } from "./reports.ts";
+
+export type ShardReport = { file: string; report: Report };
+
+export function mergeReports(inputs: readonly ShardReport[]): Report {
+  if (inputs.length === 0) throw new UsageError("report merge needs at least one report");
+  const notes: string[] = [];
+  const counts = new Set(inputs.map((i) => i.report.shard?.count ?? 1));
+  if (counts.size > 1)
+    throw new UsageError(`the reports come from different shardings (${[...counts].join(", ")} shards)`);
+  const seenShards = new Map<number, string>();
+  for (const { file, report } of inputs) {
+    if (report.kind !== "smoke")
+      throw new UsageError(`${file}: a ${report.kind} report; only smoke reports are merged`);
+    const index = report.shard?.index;
+    if (index === undefined) continue;
+    const other = seenShards.get(index);
+    if (other) throw new UsageError(`${file} and ${other} are both shard ${index}/${report.shard?.count}`);
+    seenShards.set(index, file);
+  }
+  const count = [...counts][0] ?? 1;
+  const missingShards = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !seenShards.has(i));
+  if (count > 1 && missingShards.length > 0) {
+    notes.push(
+      `no report of shard(s) ${missingShards.map((i) => `${i}/${count}`).join(", ")}: their calls count as not run`,
+    );
+  }
+
+  const gates = new Map<string, ScenarioGate>();
+  for (const { file, report } of inputs) {
+    for (const s of report.scenarios) {
+      const key = scenarioKey(s.agent, s.scenario, s.version_id);
+      const gate: ScenarioGate = {
+        agent: s.agent,
+        scenario: s.scenario,
+        versionId: s.version_id,
+        plannedIterations: s.planned_iterations ?? s.iterations,
+        minPass: s.min_pass,
+        bounds: s.latency?.bounds ?? {},
+      };
+      const known = gates.get(key);
+      if (known && (known.minPass !== gate.minPass || known.plannedIterations !== gate.plannedIterations)) {
+        throw new UsageError(
+          `${file}: ${s.agent}/${s.scenario} plans ${gate.plannedIterations} iterations with min_pass ${gate.minPass}, another report ${known.plannedIterations} with ${known.minPass}: were the shards run on different agent files?`,
+        );
+      }
+      if (!known) gates.set(key, gate);
+    }
+  }
+
+  const calls = new Map<string, { file: string; call: CallResult }>();
+  for (const { file, report } of inputs) {
+    for (const call of report.results) {
+      const key = `${scenarioKey(call.agent, call.scenario, call.version_id)}\u0000${call.iteration}\u0000${call.side}`;
+      const other = calls.get(key);
+      if (other) {
+        throw new UsageError(`${call.agent}/${call.scenario}#${call.iteration} is in both ${other.file} and ${file}`);
+      }
+      calls.set(key, { file, call });
+    }
+  }
+  // Planned order: by scenario as the gates list them, then by iteration.
+  const order = [...gates.keys()];
+  const sorted = [...calls.values()]
+    .map(({ call }) => call)
+    .sort((a, b) => {
+      const ka = order.indexOf(scenarioKey(a.agent, a.scenario, a.version_id));
+      const kb = order.indexOf(scenarioKey(b.agent, b.scenario, b.version_id));
+      return ka - kb || a.iteration - b.iteration;
+    });
+  for (const gate of gates.values()) {
+    const have = sorted.filter(
+      (c) => c.agent === gate.agent && c.scenario === gate.scenario && c.version_id === gate.versionId,
+    ).length;
+    if (have < gate.plannedIterations) {
+      notes.push(
+        `${gate.agent}/${gate.scenario}: ${have} of ${gate.plannedIterations} planned iterations in the reports`,
+      );
+    }
+  }
+  const stack = inputs.find((i) => i.report.stack)?.report.stack;
+  return reportFromCalls(sorted, gates, { kind: "merged", ...(stack ? { stack } : {}), notes });
+}

@@ -1,0 +1,214 @@
+// Recordings of smoke calls and their offline replay. A recording is one JSON Lines file per call:
+// a header (agent, the scenario as it was, iteration, pinned version), every event envelope as
+// received, and a footer (how the call ended, its procedures). No token is ever written: envelopes
+// carry none and the stream address is stored without it. Replay evaluates the scenarios' current
+// expectations against the recorded events, with no network.
+import { createHash } from "node:crypto";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { EventEnvelope } from "../api/index.ts";
+import { eventEnvelope } from "../contract/index.ts";
+import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
+import { requiredPasses } from "../definitions/index.ts";
+import { gateOf, observeCall, type PlannedCall } from "./call.ts";
+import { evaluate, type ObservedProcedure } from "./expectations.ts";
+import { addDrift, type Drift, driftLines } from "./observe.ts";
+import { UsageError } from "./plan.ts";
+import type { ScenarioResult } from "./reports.ts";
+
+export const RECORDING_FORMAT = "agent-iac-recording";
+const MAX_RECORDINGS = 10_000;
+const MAX_RECORDING_BYTES = 64 * 1024 * 1024;
+
+type Header = {
+  format: typeof RECORDING_FORMAT;
+  version: 1;
+  agent: string;
+  scenario: SmokeScenario;
+  iteration: number;
+  version_id: string;
+  transport: "sse" | "ws";
+  livemode: boolean;
+  conversation_id: string | null;
+  events_url: string | null;
+  started_at: string | null;
+};
+type Footer = {
+  end: true;
+  status: ScenarioResult["status"];
+  error: string | null;
+  duration_ms: number;
+  /** The duration the expectations saw (max_duration_sec). */
+  duration_sec: number;
+  procedures: ObservedProcedure[];
+};
+
+const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 60);
+
+/** `<dir>/<agent>/<scenario>-<hash>.<iteration>.jsonl`: readable, and distinct for names that clean up alike. */
+export function recordingPath(dir: string, agent: string, scenario: string, iteration: number): string {
+  const hash = createHash("sha256").update(`${agent}\u0000${scenario}`).digest("hex").slice(0, 8);
+  return path.join(dir, safe(agent), `${safe(scenario)}-${hash}.${iteration}.jsonl`);
+}
+
+/** Writes one call's recording (its envelopes as received). */
+export async function writeRecording(dir: string, call: PlannedCall, result: ScenarioResult): Promise<string> {
+  const file = recordingPath(dir, call.agent, call.scenario.name, call.iteration);
+  const header: Header = {
+    format: RECORDING_FORMAT,
+    version: 1,
+    agent: call.agent,
+    scenario: call.scenario,
+    iteration: call.iteration,
+    version_id: call.versionId,
+    transport: call.scenario.transport,
+    livemode: result.livemode ?? false,
+    conversation_id: result.conversationId ?? null,
+    events_url: result.eventsUrl ?? null,
+    started_at: result.startedAt ?? null,
+  };
+  const footer: Footer = {
+    end: true,
+    status: result.status,
+    error: result.error ?? null,
+    duration_ms: result.timings.durationMs,
+    duration_sec: result.observation?.durationSec ?? result.timings.durationMs / 1000,
+    procedures: result.observation?.procedures ?? [],
+  };
+  const lines = [header, ...(result.envelopes ?? []), footer].map((value) => JSON.stringify(value));
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${lines.join("\n")}\n`);
+  return file;
+}
+
+export type Recording = { file: string; header: Header; envelopes: EventEnvelope[]; footer: Footer | undefined };
+
+async function recordingFiles(dir: string): Promise<string[]> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) throw new UsageError(`--replay ${dir}: no such directory of recordings`);
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries
+    .filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
+    .map((e) => path.join(e.parentPath, e.name))
+    .sort();
+  if (files.length > MAX_RECORDINGS) throw new UsageError(`--replay ${dir}: more than ${MAX_RECORDINGS} recordings`);
+  return files;
+}
+
+/** Reads one recording; a line that is not what it should be is a UsageError naming file:line. */
+export async function readRecording(file: string): Promise<Recording> {
+  const info = await stat(file);
+  if (info.size > MAX_RECORDING_BYTES) throw new UsageError(`${file}: larger than ${MAX_RECORDING_BYTES} bytes`);
+  const lines = (await readFile(file, "utf8")).split("\n");
+  const parse = (line: string, n: number): unknown => {
+    try {
+      return JSON.parse(line);
+    } catch {
+      throw new UsageError(`${file}:${n}: not JSON`);
+    }
+  };
+  const header = parse(lines[0] ?? "", 1) as Header;
+  if (header?.format !== RECORDING_FORMAT || typeof header.agent !== "string" || !header.scenario?.name) {
+    throw new UsageError(`${file}:1: not an agent-iac recording (its first line names format "${RECORDING_FORMAT}")`);
+  }
+  const envelopes: EventEnvelope[] = [];
+  let footer: Footer | undefined;
+  for (const [i, line] of lines.slice(1).entries()) {
+    if (line.trim() === "") continue;
+    const value = parse(line, i + 2) as { end?: unknown };
+    if (value?.end === true) {
+      footer = value as Footer;
+      continue;
+    }
+    const envelope = eventEnvelope.safeParse(value);
+    if (!envelope.success)
+      throw new UsageError(`${file}:${i + 2}: not an event envelope (id, created_at, payload.type)`);
+    envelopes.push(envelope.data);
+  }
+  return { file, header, envelopes, footer };
+}
+
+export type Replay = { results: ScenarioResult[]; drift: Drift; notes: string[] };
+
+/**
+ * Re-evaluates the current expectations of the agents' scenarios against recorded calls. A
+ * recording whose scenario is gone is skipped (and said); the threshold is judged on the
+ * iterations recorded.
+ */
+export async function replayRecordings(
+  dir: string,
+  definitions: readonly AgentDefinition[],
+  only: { agents?: string[] | undefined; scenarios?: string[] | undefined } = {},
+): Promise<Replay> {
+  const selected = (r: Recording) =>
+    (!only.agents?.length || only.agents.includes(r.header.agent)) &&
+    (!only.scenarios?.length || only.scenarios.includes(r.header.scenario.name));
+  const recordings = (await Promise.all((await recordingFiles(dir)).map(readRecording))).filter(selected);
+  if (recordings.length === 0)
+    throw new UsageError(`--replay ${dir}: no recordings (*.jsonl) of the selected scenarios in it`);
+  const drift: Drift = { eventTypes: {}, fields: {} };
+  const notes: string[] = [];
+  const byScenario = new Map<string, Recording[]>();
+  for (const recording of recordings) {
+    const { agent, scenario } = recording.header;
+    const key = `${agent}\u0000${scenario.name}`;
+    byScenario.set(key, [...(byScenario.get(key) ?? []), recording]);
+  }
+  const results: ScenarioResult[] = [];
+  for (const list of byScenario.values()) {
+    const { agent, scenario: recorded } = (list[0] as Recording).header;
+    const scenario = definitions.find((d) => d.key === agent)?.smoke.find((s) => s.name === recorded.name);
+    if (!scenario) {
+      notes.push(
+        `skipped ${list.length} recording(s) of ${agent}/${recorded.name}: no such scenario in the agent files now`,
+      );
+      continue;
+    }
+    const gate = gateOf(scenario);
+    if (list.length !== scenario.iterations) {
+      notes.push(
+        `${agent}/${scenario.name}: ${list.length} recorded iteration(s), the file now says ${scenario.iterations}; judged on the recorded ones`,
+      );
+      gate.plannedIterations = list.length;
+      gate.minPass = Math.min(list.length, requiredPasses({ ...scenario, iterations: list.length }));
+    }
+    for (const recording of list.sort((a, b) => a.header.iteration - b.header.iteration)) {
+      addDrift(drift, recording.envelopes);
+      results.push(replayOne(recording, scenario, gate));
+    }
+  }
+  notes.push(...driftLines(drift));
+  return { results, drift, notes };
+}
+
+function replayOne(recording: Recording, scenario: SmokeScenario, gate: ReturnType<typeof gateOf>): ScenarioResult {
+  const { header, footer, envelopes } = recording;
+  const durationMs = footer?.duration_ms ?? 0;
+  const durationSec = typeof footer?.duration_sec === "number" ? footer.duration_sec : durationMs / 1000;
+  const { observation, latency } = observeCall(envelopes, durationSec, footer?.procedures ?? []);
+  const result: ScenarioResult = {
+    agent: header.agent,
+    scenario: scenario.name,
+    iteration: header.iteration,
+    versionId: header.version_id,
+    ...(header.conversation_id ? { conversationId: header.conversation_id } : {}),
+    ...(header.events_url ? { eventsUrl: header.events_url } : {}),
+    transport: header.transport,
+    status: "error",
+    assertions: [],
+    observation,
+    latency,
+    timings: { durationMs },
+    gate,
+    ...(header.started_at ? { startedAt: header.started_at } : {}),
+    livemode: header.livemode,
+  };
+  // A call that could not complete stays so: its recording is not a whole call to judge.
+  if (!footer || footer.status === "error") {
+    result.error = footer?.error ?? "the recording ends before the call did";
+    return result;
+  }
+  result.assertions = evaluate(scenario.expect, observation);
+  result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
+  return result;
+}

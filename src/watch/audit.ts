@@ -1,0 +1,113 @@
+// `agent-iac audit`: every conversation of the window grouped by the agent version that handled it
+// (`agent_id`): the stack's current versions with their calls, older versions of the stack's agents
+// still taking calls (traffic a replace did not move; named by key through the stack's update
+// history or a shared agent id), agent ids the stack never held (created elsewhere, or orphaned
+// by an interrupted deploy), and current versions that took no calls.
+import type { Client } from "../api/index.ts";
+import { gatherWindow } from "./gather.ts";
+import type { StackAgent, StackHistory } from "./history.ts";
+import type { ReadCount, ResumeOptions } from "./read.ts";
+import type { Window } from "./window.ts";
+
+export type Category = "current" | "old" | "unknown";
+
+export type VersionRow = {
+  agent_id: string;
+  calls: number;
+  live: number;
+  test: number;
+  category: Category;
+  /** The stack's agent key it belongs to, when known. */
+  key: string | null;
+  /** Why it is in its category, in words. */
+  note: string;
+};
+
+export type AuditResult = {
+  stack: string;
+  window: Window;
+  current: VersionRow[];
+  old: VersionRow[];
+  unknown: VersionRow[];
+  /** Current conversational versions without a call in the window. */
+  idle: { key: string; version_id: string }[];
+  reads: ReadCount[];
+  history: { available: boolean; source: string };
+  exit_code: 0 | 1;
+};
+
+export type AuditInput = {
+  client: Client;
+  stack: string;
+  agents: Record<string, StackAgent>;
+  history: StackHistory;
+  window: Window;
+  failOnUnknown: boolean;
+  resume: ResumeOptions;
+  now: Date;
+};
+
+const bareId = (id: string) => id.split("@")[0] ?? id;
+
+/** Which of the stack's agents, current or past, an agent id belongs to. */
+export function classify(
+  agentId: string,
+  agents: Record<string, StackAgent>,
+  history: Pick<StackHistory, "past">,
+): Pick<VersionRow, "category" | "key" | "note"> {
+  const all = Object.values(agents);
+  const current = all.find((a) => a.version_id === agentId);
+  if (current) return { category: "current", key: current.key, note: `current version of ${current.key}` };
+  const sameId = all.find((a) => a.id === bareId(agentId));
+  if (sameId && !agentId.includes("@")) {
+    return { category: "current", key: sameId.key, note: `${sameId.key}, unpinned (the released version)` };
+  }
+  const past = history.past.get(agentId) ?? history.past.get(bareId(agentId));
+  if (past) {
+    const when = past.last_held_at
+      ? ` (held until ${past.last_update === null ? "" : `update ${past.last_update}, `}${past.last_held_at})`
+      : "";
+    return { category: "old", key: past.key, note: `old version of ${past.key} still taking calls${when}` };
+  }
+  if (sameId)
+    return {
+      category: "old",
+      key: sameId.key,
+      note: `old version of ${sameId.key} still taking calls (same agent id)`,
+    };
+  return { category: "unknown", key: null, note: "not in this stack's outputs or history" };
+}
+
+export async function audit(input: AuditInput): Promise<AuditResult> {
+  const reads: ReadCount[] = [];
+  const traffic = await gatherWindow(input.window, () => false, new Map(), {
+    client: input.client,
+    includeTestCalls: true,
+    resume: input.resume,
+    reads,
+    now: input.now,
+  });
+  const rows: VersionRow[] = [...traffic.seen].map(([agentId, seen]) => ({
+    agent_id: agentId,
+    calls: seen.calls,
+    live: seen.live,
+    test: seen.calls - seen.live,
+    ...classify(agentId, input.agents, input.history),
+  }));
+  rows.sort((a, b) => b.calls - a.calls || a.agent_id.localeCompare(b.agent_id));
+  const idle = Object.values(input.agents)
+    .filter((a) => a.kind === "conversational" && !traffic.seen.has(a.version_id))
+    .map((a) => ({ key: a.key, version_id: a.version_id }));
+  const unknown = rows.filter((r) => r.category === "unknown");
+  return {
+    stack: input.stack,
+    window: input.window,
+    current: rows.filter((r) => r.category === "current"),
+    old: rows.filter((r) => r.category === "old"),
+    unknown,
+    idle,
+    reads,
+    history: { available: input.history.available, source: input.history.source },
+    exit_code: input.failOnUnknown && unknown.length > 0 ? 1 : 0,
+  };
+}

@@ -1,0 +1,48 @@
+// The old versions given with `--baseline FILE`, as `smoke --compare` takes them: a versions map
+// (`pulumi stack output versions --json` of the previous release: {key: version_id}), a whole
+// `pulumi stack output --json` ({versions} or {agents: {key: {version_id}}}), or an agent-iac JSON
+// report (its `versions`). `{}` (before a first deploy) means no old versions.
+import { readFile } from "node:fs/promises";
+import { CliError } from "../errors/index.ts";
+
+const isVersionId = (value: unknown): value is string => typeof value === "string" && /^[^@\s]+@v\d+$/.test(value);
+
+/** Key → version id from the parsed JSON of a versions file; undefined when it holds none. */
+export function versionsIn(json: unknown): Record<string, string> | undefined {
+  if (!json || typeof json !== "object" || Array.isArray(json)) return undefined;
+  const object = json as Record<string, unknown>;
+  const direct = Object.entries(object).filter(([, v]) => isVersionId(v));
+  if (direct.length > 0) return Object.fromEntries(direct) as Record<string, string>;
+  const nested = versionsIn(object.versions);
+  if (nested) return nested;
+  const agents = object.agents;
+  if (agents && typeof agents === "object" && !Array.isArray(agents)) {
+    const entries = Object.entries(agents as Record<string, unknown>).flatMap(([key, agent]) => {
+      const id = (agent as { version_id?: unknown } | null)?.version_id;
+      return isVersionId(id) ? [[key, id] as const] : [];
+    });
+    if (entries.length > 0) return Object.fromEntries(entries);
+  }
+  return undefined;
+}
+
+export async function readVersionsFile(file: string): Promise<Record<string, string>> {
+  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+    throw new CliError(`--baseline ${file}: cannot read it (${error.code ?? error.message})`, 2);
+  });
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`--baseline ${file}: not JSON (${(error as Error).message})`, 2);
+  }
+  // `{}`: the stack had no outputs before its first deploy; no old versions then.
+  if (json && typeof json === "object" && !Array.isArray(json) && Object.keys(json).length === 0) return {};
+  const versions = versionsIn(json);
+  if (!versions) {
+    throw new CliError(`--baseline ${file}: no version ids in it`, 2, {
+      hint: 'expected {"<key>": "ca_x@vN", …} (pulumi stack output versions --json), a stack output, or an agent-iac JSON report',
+    });
+  }
+  return versions;
+}

@@ -1,0 +1,169 @@
+// Which agent versions a stack holds now, and which it held before (its update history), so a
+// version still taking calls after a replace is named by its key ("old version of support").
+//
+// What Pulumi offers: the Automation API's `stack.history()` gives each update's kind, times and
+// resource-change counts, but no outputs; `pulumi stack export --version N` exports an old
+// deployment only on Pulumi Cloud. The self-managed backends keep a copy of the checkpoint of every
+// update beside its history record (`.pulumi/history/<project>/<stack>/<stack>-<ns>.checkpoint.json`,
+// unless PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS is set): on a file backend (the default here)
+// those are read directly. Other backends (S3, Postgres, Pulumi Cloud) give no history here: the
+// result says so, and their older versions show as unknown unless they share an agent id.
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
+import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+
+export type StackAgent = {
+  key: string;
+  kind: "conversational" | "procedural";
+  id: string;
+  version_id: string;
+  name: string;
+  /** Linked procedural agents' ids (conversational agents). */
+  postprocess_agents: string[];
+};
+
+/** A version the stack held in an earlier update and holds no longer. */
+export type PastVersion = StackAgent & {
+  /** The last update that held it (counted from the stack's first, as `pulumi stack history` does), and when it ended. */
+  last_update: number | null;
+  last_held_at: string | null;
+};
+
+export type StackHistory = {
+  /** Whether the backend's history could be read at all. */
+  available: boolean;
+  /** Where it came from, or why there is none (said in the reports). */
+  source: string;
+  /** Updates read. */
+  updates: number;
+  /** Version id (and bare id) → the newest past version of that id. */
+  past: Map<string, PastVersion>;
+};
+
+/** The agents in a deployment (`stack export`, or a history checkpoint's `latest`). */
+export function agentsOfDeployment(deployment: unknown): Record<string, StackAgent> {
+  type Resource = { urn?: string; type?: string; delete?: boolean; outputs?: Record<string, unknown> };
+  const resources = ((deployment as { resources?: unknown } | undefined)?.resources ?? []) as Resource[];
+  const agents: Record<string, StackAgent> = {};
+  for (const resource of Array.isArray(resources) ? resources : []) {
+    if (!resource.type?.startsWith(AGENT_TYPE_PREFIX) || resource.delete) continue;
+    const outputs = resource.outputs ?? {};
+    if (typeof outputs.versionId !== "string" || typeof outputs.agentId !== "string") continue;
+    const key = resource.urn?.split("::").at(-1) ?? outputs.agentId;
+    const links = Array.isArray(outputs.postprocess_agents) ? outputs.postprocess_agents : [];
+    agents[key] = {
+      key,
+      kind: resource.type.endsWith("ConversationalAgent") ? "conversational" : "procedural",
+      id: outputs.agentId,
+      version_id: outputs.versionId,
+      name: typeof outputs.name === "string" ? outputs.name : "",
+      postprocess_agents: links.filter((id): id is string => typeof id === "string"),
+    };
+  }
+  return agents;
+}
+
+/** At most this many of the newest updates are read (each checkpoint holds the whole state). */
+export const MAX_HISTORY_UPDATES = 200;
+
+async function decode(file: string): Promise<unknown> {
+  const bytes = await readFile(file);
+  let text: Buffer = bytes;
+  if (file.endsWith(".gz")) text = await promisify(zlib.gunzip)(bytes);
+  else if (file.endsWith(".zst")) text = zlib.zstdDecompressSync(bytes);
+  return JSON.parse(text.toString("utf8"));
+}
+
+async function historyDir(root: string, project: string, stack: string): Promise<string | undefined> {
+  // Project-scoped layout (current), then the legacy one; a fully qualified "org/project/stack"
+  // names the stack by its last part.
+  const name = stack.split("/").at(-1) ?? stack;
+  for (const dir of [
+    path.join(root, ".pulumi", "history", project, name),
+    path.join(root, ".pulumi", "history", name),
+  ]) {
+    const entries = await readdir(dir).catch(() => undefined);
+    if (entries?.some((e) => /\.checkpoint\.json(\.gz|\.zst)?$/.test(e))) return dir;
+  }
+  return undefined;
+}
+
+/**
+ * The versions a stack held in its earlier updates and holds no longer. `current` are the agents
+ * it holds now; `backendUrl` the PULUMI_BACKEND_URL the commands use.
+ */
+export async function readHistory(options: {
+  backendUrl: string | undefined;
+  project: string;
+  stack: string;
+  current: Record<string, StackAgent>;
+}): Promise<StackHistory> {
+  const none = (source: string): StackHistory => ({ available: false, source, updates: 0, past: new Map() });
+  const url = options.backendUrl ?? "";
+  if (!url.startsWith("file://")) {
+    const scheme = url.split("://")[0] || "this backend";
+    return none(
+      `the update history of a ${scheme} backend holds no outputs that agent-iac can read: ` +
+        "older versions created by a replace show as unknown (only a file backend's history is read)",
+    );
+  }
+  const root = fileURLToPath(url);
+  const dir = await historyDir(root, options.project, options.stack);
+  if (!dir) return none(`no update history under ${path.join(root, ".pulumi", "history")}`);
+  const names = (await readdir(dir)).filter((e) => /\.checkpoint\.json(\.gz|\.zst)?$/.test(e));
+  // <stack>-<unix ns>.checkpoint.json: newest last.
+  const stamp = (name: string) => BigInt(/-(\d+)\.checkpoint\./.exec(name)?.[1] ?? "0");
+  names.sort((a, b) => (stamp(a) < stamp(b) ? -1 : stamp(a) > stamp(b) ? 1 : 0));
+  const recent = names.slice(-MAX_HISTORY_UPDATES);
+  const held = new Set(Object.values(options.current).map((a) => a.version_id));
+  const past = new Map<string, PastVersion>();
+  let updates = 0;
+  // A file backend's history records carry no version number: updates count from the first file.
+  const skipped = names.length - recent.length;
+  for (const [index, name] of recent.entries()) {
+    const checkpoint = (await decode(path.join(dir, name)).catch(() => undefined)) as
+      | { checkpoint?: { latest?: unknown } }
+      | undefined;
+    if (!checkpoint) continue;
+    updates++;
+    const info = (await decode(path.join(dir, name.replace(".checkpoint.", ".history.")))
+      .catch(() => decode(path.join(dir, name.replace(/\.checkpoint\.json(\.gz|\.zst)?$/, ".history.json"))))
+      .catch(() => undefined)) as { endTime?: number | string } | undefined;
+    const endTime = info?.endTime;
+    const at =
+      typeof endTime === "number"
+        ? new Date(endTime * 1000).toISOString().replace(".000Z", "Z")
+        : typeof endTime === "string"
+          ? endTime
+          : new Date(Number(stamp(name) / 1_000_000n)).toISOString();
+    for (const agent of Object.values(agentsOfDeployment(checkpoint.checkpoint?.latest))) {
+      if (held.has(agent.version_id)) continue;
+      const version: PastVersion = {
+        ...agent,
+        last_update: skipped + index + 1,
+        last_held_at: at,
+      };
+      past.set(agent.version_id, version);
+      if (![...held].some((id) => id.split("@")[0] === agent.id)) past.set(agent.id, version);
+    }
+  }
+  const shown = names.length > recent.length ? ` (the newest ${recent.length} of ${names.length})` : "";
+  return { available: true, source: `${updates} update(s) in ${dir}${shown}`, updates, past };
+}
+
+/** The version a key held just before its current one, from the history (newest first). */
+export function previousVersionOf(
+  history: StackHistory,
+  key: string,
+  currentVersionId: string,
+): PastVersion | undefined {
+  let best: PastVersion | undefined;
+  for (const version of new Set(history.past.values())) {
+    if (version.key !== key || version.version_id === currentVersionId) continue;
+    if (!best || (version.last_held_at ?? "") > (best.last_held_at ?? "")) best = version;
+  }
+  return best;
+}

@@ -1,0 +1,11 @@
+// Live traffic per agent version after a release: `watch` (the current versions against the
+// previous ones) and `audit` (which versions take calls, and whose they are), read from the
+// service's conversation, procedure and feedback lists with their date filters.
+export { type AuditResult, audit, classify } from "./audit.ts";
+export { readVersionsFile, versionsIn } from "./baseline.ts";
+export { DEFAULT_NEGATIVE_RATINGS, type Figures, figures, percentile, Tally } from "./figures.ts";
+export { agentsOfDeployment, readHistory, type StackAgent, type StackHistory } from "./history.ts";
+export { type ReadCount, readAll, worthResuming } from "./read.ts";
+export { auditMarkdown, auditReport, auditText, watchMarkdown, watchReport, watchText } from "./render.ts";
+export { judge, type Thresholds, type WatchResult, watch } from "./watch.ts";
+export { parseDuration, previousWindow, resolveWindow, type Window } from "./window.ts";

@@ -1,0 +1,72 @@
+// The time windows of watch and audit: `--since 24h`, or `--from T --to T`; the baseline window
+// is the one of equal length just before (or the same window, for versions that take calls side
+// by side). Windows are half-open, [from, to), like the interface's `_gte` / `_lt` filters.
+import { CliError } from "../errors/index.ts";
+
+export type Window = { from: Date; to: Date };
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** "90m", "24h", "7d", "1h30m" → milliseconds; a usage error naming the flag otherwise. */
+export function parseDuration(text: string, flag = "since"): number {
+  const parts = [...text.trim().matchAll(/(\d+(?:\.\d+)?)\s*([smhdw])/gi)];
+  const joined = parts.map((p) => p[0]).join("");
+  if (parts.length === 0 || joined.replace(/\s/g, "") !== text.replace(/\s/g, "")) {
+    throw new CliError(`--${flag} must be a duration such as 30m, 24h, 7d or 1h30m, not "${text}"`, 2);
+  }
+  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * (UNITS[(p[2] ?? "").toLowerCase()] ?? 0), 0);
+  if (ms <= 0) throw new CliError(`--${flag} must be longer than zero, not "${text}"`, 2);
+  return ms;
+}
+
+function parseTime(text: string, flag: string): Date {
+  // Only ISO 8601 date-times (or dates): Date.parse would read "3" or "May 1" too.
+  const iso = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+  const date = new Date(text);
+  if (!iso.test(text.trim()) || Number.isNaN(date.getTime())) {
+    throw new CliError(`--${flag} must be an ISO 8601 date-time such as 2026-11-23T08:00:00Z, not "${text}"`, 2);
+  }
+  return date;
+}
+
+export type WindowFlags = { since?: string | undefined; from?: string | undefined; to?: string | undefined };
+
+/** The window the flags ask for (default: the last `defaultSince`). */
+export function resolveWindow(flags: WindowFlags, defaultSince: string, now = new Date()): Window {
+  if (flags.since !== undefined && (flags.from !== undefined || flags.to !== undefined)) {
+    throw new CliError("give either --since or --from/--to, not both", 2);
+  }
+  if (flags.from !== undefined || flags.to !== undefined) {
+    if (flags.from === undefined) throw new CliError("--to needs --from", 2);
+    const from = parseTime(flags.from, "from");
+    const to = flags.to === undefined ? now : parseTime(flags.to, "to");
+    if (to.getTime() <= from.getTime()) throw new CliError("--to must be later than --from", 2);
+    return { from, to };
+  }
+  const length = parseDuration(flags.since ?? defaultSince);
+  return { from: new Date(now.getTime() - length), to: now };
+}
+
+/** The window of equal length that ends where `window` starts. */
+export function previousWindow(window: Window): Window {
+  const length = window.to.getTime() - window.from.getTime();
+  return { from: new Date(window.from.getTime() - length), to: window.from };
+}
+
+/** The interface's date filters for a window. */
+export function createdIn(window: Window): { created_at_gte: string; created_at_lt: string } {
+  return { created_at_gte: window.from.toISOString(), created_at_lt: window.to.toISOString() };
+}
+
+/** "24 h", "90 min", "7 d": a window's length for people. */
+export function describeLength(window: Window): string {
+  const ms = window.to.getTime() - window.from.getTime();
+  for (const [unit, size] of [
+    ["d", UNITS.d],
+    ["h", UNITS.h],
+    ["min", UNITS.m],
+  ] as const) {
+    if (size !== undefined && ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
+  }
+  return `${Math.round(ms / 1000)} s`;
+}

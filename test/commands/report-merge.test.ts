@@ -1,0 +1,77 @@
+// `agent-iac report merge` as a user runs it: merged verdicts and exit codes from shard reports,
+// and clear usage errors (exit 2) for files that are not shard reports of one run.
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CallResult, reportJson, reportSchema } from "../../src/report/index.ts";
+import { scenarioKey } from "../../src/smoke/gates.ts";
+import { reportFromCalls, type ScenarioGate } from "../../src/smoke/reports.ts";
+import { runCli } from "../helpers/cli.ts";
+
+const call = (iteration: number, status: CallResult["status"]): CallResult =>
+  callResultSchemaDefaults({
+    iteration,
+    status,
+    assertions: [{ description: "ends", passed: status === "passed", detail: null, context: [] }],
+  });
+
+function callResultSchemaDefaults(extra: Partial<CallResult>): CallResult {
+  return reportSchema.shape.results.unwrap().element.parse({
+    agent: "support",
+    scenario: "greets",
+    iteration: 1,
+    status: "passed",
+    version_id: "ca_1@v1",
+    timings: { duration_ms: 10 },
+    ...extra,
+  });
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "report-merge-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe("agent-iac report merge", () => {
+  it("merges shards into the whole run's verdict and exit code, and writes JSON and JUnit", async () => {
+    const gates = new Map<string, ScenarioGate>([
+      [
+        scenarioKey("support", "greets", "ca_1@v1"),
+        { agent: "support", scenario: "greets", versionId: "ca_1@v1", plannedIterations: 4, minPass: 4, bounds: {} },
+      ],
+    ]);
+    const shard = async (index: number, calls: CallResult[]) => {
+      const file = path.join(dir, `shard-${index}.json`);
+      await writeFile(file, reportJson(reportFromCalls(calls, gates, { shard: { index, count: 2 } })));
+      return file;
+    };
+    const a = await shard(1, [call(1, "passed"), call(2, "passed")]);
+    const b = await shard(2, [call(3, "failed"), call(4, "passed")]);
+    const json = path.join(dir, "merged.json");
+    const junit = path.join(dir, "merged.xml");
+    const run = await runCli(["report", "merge", a, b, "--json", json, "--junit", junit]);
+    expect(run.code).toBe(1);
+    expect(run.stdout.trim().split("\n").at(-1)).toBe("0 passed, 1 failed");
+    const merged = reportSchema.parse(JSON.parse(await readFile(json, "utf8")));
+    expect(merged.scenarios.map((s) => `${s.verdict} ${s.passes}/${s.iterations}`)).toEqual(["failed 3/4"]);
+    expect(await readFile(junit, "utf8")).toMatch(/<failure message="ends — 3 of 4 iterations passed \(min_pass 4\)"/);
+    // Shard 2's report missing: its calls count as not run.
+    const half = await runCli(["report", "merge", a]);
+    expect(half.code).toBe(1);
+    expect(half.stderr).toContain("no report of shard(s) 2/2");
+  });
+
+  it("refuses what is not a report, an unreadable file and an unknown subcommand with exit 2", async () => {
+    const foreign = path.join(dir, "foreign.json");
+    await writeFile(foreign, JSON.stringify({ hello: "world" }));
+    const notReport = await runCli(["report", "merge", foreign]);
+    expect(notReport.code).toBe(2);
+    expect(notReport.stderr).toContain(`${foreign}: not an agent-iac report`);
+    const missing = await runCli(["report", "merge", path.join(dir, "nope.json")]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read .*nope\.json: ENOENT/);
+    expect((await runCli(["report", "frob"])).code).toBe(2);
+  });
+});

@@ -1,0 +1,244 @@
+// The comparison's pure parts: outcomes per expectation and scenario, the transcript diff, the
+// procedures' differences, and reading OLD (a versions output or a previous report).
+import { describe, expect, it } from "vitest";
+import {
+  type ComparedScenario,
+  compareJunit,
+  compareReport,
+  compareScenario,
+  expectationOutcome,
+  parseOldVersions,
+  procedureDifferences,
+  scenarioOutcome,
+  transcriptDiff,
+} from "../../src/compare/index.ts";
+import { htmlReport } from "../../src/report/html/index.ts";
+import { type CallResult, callResultSchema } from "../../src/report/index.ts";
+import { callResult, type ScenarioResult } from "../../src/smoke/index.ts";
+
+const call = (side: "new" | "old", version: string, fields: Partial<CallResult>): CallResult =>
+  callResultSchema.parse({
+    agent: "booking",
+    scenario: "books",
+    iteration: 1,
+    side,
+    status: "passed",
+    version_id: version,
+    timings: { duration_ms: 1000 },
+    ...fields,
+  });
+
+describe("outcomes", () => {
+  it.each([
+    [true, false, "regression"],
+    [true, null, "regression"],
+    [false, true, "fixed"],
+    [false, false, "still_failing"],
+    [null, false, "still_failing"],
+    [true, true, "unchanged"],
+    [null, true, "unchanged"],
+  ] as const)("expectation old %s, new %s → %s", (old, now, outcome) => {
+    expect(expectationOutcome(old, now)).toBe(outcome);
+  });
+
+  it.each([
+    ["passed", "failed", "regression"],
+    ["passed", "error", "regression"],
+    ["failed", "passed", "fixed"],
+    ["error", "passed", "fixed"],
+    ["failed", "failed", "still_failing"],
+    ["passed", "passed", "unchanged"],
+  ] as const)("scenario old %s, new %s → %s", (old, now, outcome) => {
+    expect(scenarioOutcome(old, now)).toBe(outcome);
+  });
+});
+
+describe("compareScenario", () => {
+  it("names the flipped expectation, diffs the transcripts, and gives the duration and per-turn latency deltas", () => {
+    const old = call("old", "ca_b@v1", {
+      assertions: [
+        { description: "calls tool b", passed: true, detail: null, context: [] },
+        { description: "ends", passed: true, detail: null, context: [] },
+      ],
+      transcript: ["agent: hi", "user: book it", 'tool b({"request":"book it"}) → {"ok":true}', "agent: booked"],
+      latency: { first_response_ms: 100, response_ms: [200, 300], tool_ms: [] },
+      timings: { duration_ms: 1000, time_to_first_agent_message_ms: null },
+    });
+    const now = call("new", "ca_b@v2", {
+      status: "failed",
+      assertions: [
+        { description: "calls tool b", passed: false, detail: "never called", context: [] },
+        { description: "ends", passed: true, detail: null, context: [] },
+      ],
+      transcript: ["agent: hi", "user: book it", "agent: I understand: book it"],
+      latency: { first_response_ms: 100, response_ms: [250, 280, 10], tool_ms: [] },
+      timings: { duration_ms: 1400, time_to_first_agent_message_ms: null },
+    });
+    const comparison = compareScenario([old], [now]);
+    expect(comparison).toMatchObject({
+      old_version_id: "ca_b@v1",
+      new_version_id: "ca_b@v2",
+      old_verdict: "passed",
+      new_verdict: "failed",
+      outcome: "regression",
+      duration_delta_ms: 400,
+      response_latency_delta_ms: [50, -20],
+    });
+    expect(comparison.expectations).toEqual([
+      { description: "calls tool b", old: true, new: false, outcome: "regression" },
+      { description: "ends", old: true, new: true, outcome: "unchanged" },
+    ]);
+    expect(comparison.transcript_diff).toEqual([
+      "  agent: hi",
+      "  user: book it",
+      '- tool b({"request":"book it"}) → {"ok":true}',
+      "- agent: booked",
+      "+ agent: I understand: book it",
+    ]);
+  });
+
+  it("fails a scenario over its iterations: one failed iteration of two is a failure on that side", () => {
+    const passing = (v: string, side: "new" | "old") =>
+      call(side, v, { assertions: [{ description: "says hi", passed: true, detail: null, context: [] }] });
+    const failing = call("new", "ca_b@v2", {
+      status: "failed",
+      assertions: [{ description: "says hi", passed: false, detail: null, context: [] }],
+    });
+    const comparison = compareScenario([passing("ca_b@v1", "old")], [passing("ca_b@v2", "new"), failing]);
+    expect(comparison.outcome).toBe("regression");
+    expect(comparison.expectations[0]).toMatchObject({ old: true, new: false, outcome: "regression" });
+  });
+});
+
+describe("transcriptDiff", () => {
+  it("caps a long diff and counts the rest", () => {
+    const old = Array.from({ length: 150 }, (_, i) => `agent: old ${i}`);
+    const now = Array.from({ length: 150 }, (_, i) => `agent: new ${i}`);
+    const diff = transcriptDiff(old, now);
+    expect(diff).toHaveLength(201);
+    expect(diff.at(-1)).toBe("… 100 more line(s)");
+  });
+});
+
+describe("procedureDifferences", () => {
+  it("says which status, output or error changed, ignoring each side's own conversation id", () => {
+    const old = {
+      conversationId: "conv_a",
+      procedures: [
+        { key: "summary", status: "completed", output: { summary: "Conversation conv_a completed" } },
+        { key: "qa", status: "completed", output: { score: 1 } },
+      ],
+    };
+    const now = {
+      conversationId: "conv_b",
+      procedures: [
+        { key: "summary", status: "completed", output: { summary: "Conversation conv_b completed" } },
+        { key: "qa", status: "failed", output: null, error: { message: "boom" } },
+      ],
+    };
+    expect(procedureDifferences(old, now)).toEqual([
+      "qa: status completed → failed",
+      'qa: output {"score":1} → null',
+      'qa: error (none) → {"message":"boom"}',
+    ]);
+  });
+});
+
+describe("parseOldVersions", () => {
+  it("reads `pulumi stack output versions --json`", () => {
+    expect(parseOldVersions('{"booking": "ca_b@v1", "support": "ca_s@v1"}', "old.json")).toEqual({
+      versions: { booking: "ca_b@v1", support: "ca_s@v1" },
+      source: "outputs",
+    });
+  });
+
+  it("reads a previous report tolerantly: its versions, or its new side's calls, unknown fields kept", () => {
+    const report = {
+      format: "agent-iac-report",
+      version: 2,
+      kind: "smoke",
+      something_new: true,
+      results: [
+        {
+          agent: "booking",
+          scenario: "x",
+          iteration: 1,
+          status: "passed",
+          version_id: "ca_b@v3",
+          timings: { duration_ms: 1 },
+        },
+        {
+          agent: "support",
+          scenario: "y",
+          iteration: 1,
+          side: "old",
+          status: "passed",
+          version_id: "ca_s@v1",
+          timings: { duration_ms: 1 },
+        },
+      ],
+    };
+    expect(parseOldVersions(JSON.stringify(report), "r.json")).toEqual({
+      versions: { booking: "ca_b@v3" },
+      source: "report",
+    });
+  });
+
+  it("takes an empty file or {} as a first deploy, and refuses anything else with the file's name", () => {
+    expect(parseOldVersions("", "e.json").versions).toEqual({});
+    expect(parseOldVersions("{}\n", "e.json").versions).toEqual({});
+    expect(() => parseOldVersions("not json", "bad.json")).toThrow(/--compare bad.json: not JSON/);
+    expect(() => parseOldVersions('{"booking": 3}', "bad.json")).toThrow(
+      /--compare bad.json: neither a versions output/,
+    );
+  });
+});
+
+describe("the comparison report", () => {
+  const result = (side: "old" | "new", passed: boolean): ScenarioResult => ({
+    agent: "booking",
+    scenario: "books",
+    iteration: 1,
+    versionId: side === "old" ? "ca_b@v1" : "ca_c@v1",
+    conversationId: side === "old" ? "conv_old" : "conv_new",
+    transport: "sse",
+    status: passed ? "passed" : "failed",
+    assertions: [{ description: "calls tool b", passed, ...(passed ? {} : { detail: "b was never called" }) }],
+    timings: { durationMs: 900 },
+  });
+
+  it("holds both sides, the comparison, the old versions and the regressions, and renders as HTML and JUnit", () => {
+    const oldResults = [result("old", true)];
+    const newResults = [result("new", false)];
+    const comparison = compareScenario(
+      oldResults.map((r) => callResult(r, "old")),
+      newResults.map((r) => callResult(r, "new")),
+    );
+    const scenario: ComparedScenario = {
+      agent: "booking",
+      scenario: "books",
+      newResults,
+      oldResults,
+      sameVersion: false,
+      newVerdict: "failed",
+      comparison,
+    };
+    const report = compareReport([scenario], { stack: "dev", oldVersions: { booking: "ca_b@v1" }, notes: [] });
+    expect(report).toMatchObject({
+      kind: "compare",
+      versions: { booking: "ca_c@v1" },
+      old_versions: { booking: "ca_b@v1" },
+      summary: { regressions: 1, calls: 2, failed: 1 },
+    });
+    expect(report.results.map((r) => `${r.side} ${r.version_id}`)).toEqual(["new ca_c@v1", "old ca_b@v1"]);
+    expect(report.scenarios[0]?.comparison?.outcome).toBe("regression");
+    const html = htmlReport(report);
+    expect(html).toContain("ca_b@v1");
+    expect(html).toContain("calls tool b");
+    const junit = compareJunit([scenario], "regression");
+    expect(junit).toContain(
+      '<failure message="regression: calls tool b passed on ca_b@v1, fails on ca_c@v1" type="regression">',
+    );
+    expect(junit).toContain("<system-out>old ca_b@v1: passed; new ca_c@v1: failed → regression");
+  });
+});

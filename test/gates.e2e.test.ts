@@ -1,0 +1,317 @@
+// Smoke gates after one real `pulumi up`, through the `agent-iac smoke` and `report merge` commands
+// against the simulator: thresholds and flaky verdicts on calls that really fail 1 time in 5,
+// latency bounds on a simulated response delay, the call budget, sharding and merge, recordings and
+// offline replay.
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseDocument } from "yaml";
+import { reportSchema } from "../src/report/index.ts";
+import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { runCli } from "./helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+
+const API_KEY = "sk-gates-e2e-7c2a91d0e4";
+const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;
+const CALLEE = { callee_no: "+15550100100" };
+
+/** Scenarios of the support agent for these tests; each failure series has its own simulation object. */
+const SCENARIOS = [
+  {
+    name: "flaky-min8",
+    iterations: 10,
+    min_pass: 8,
+    channel: CALLEE,
+    context: { simulation: { failure_rate: 0.2, series: "min8" } },
+    expect: { says: ["this is Maya"] },
+  },
+  {
+    name: "flaky-min10",
+    iterations: 10,
+    min_pass: 10,
+    channel: CALLEE,
+    context: { simulation: { failure_rate: 0.2, series: "min10" } },
+    expect: { says: ["this is Maya"] },
+  },
+  {
+    name: "slow-bound-200",
+    channel: CALLEE,
+    context: { simulation: { response_delay_ms: 400 } },
+    expect: { says: ["this is Maya"], latency: { response_p95_ms: 200 } },
+  },
+  {
+    name: "slow-bound-1000",
+    channel: CALLEE,
+    context: { simulation: { response_delay_ms: 400 } },
+    expect: { says: ["this is Maya"], latency: { response_p95_ms: 1000 } },
+  },
+];
+
+type Report = ReturnType<typeof reportSchema.parse>;
+
+// Several CLI runs per test, each starting Pulumi: minutes on a loaded 2-core machine.
+describe("smoke gates", { timeout: 400_000 }, () => {
+  let sandbox: PulumiSandbox;
+  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
+  let project: AgentsProject;
+  const printed: string[] = [];
+  let runs = 0;
+
+  const cli = async (args: string[]) => {
+    const result = await runCli(args, {
+      cwd: project.dir,
+      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, NO_COLOR: "1" },
+    });
+    printed.push(result.stdout, result.stderr);
+    return result;
+  };
+
+  const smoke = async (...args: string[]) => {
+    const n = runs++;
+    const junit = path.join(project.dir, `gates-${n}.xml`);
+    const json = path.join(project.dir, `gates-${n}.json`);
+    const result = await cli([
+      "smoke",
+      "--stack",
+      "test",
+      "--concurrency",
+      "5",
+      "--junit",
+      junit,
+      "--json",
+      json,
+      ...args,
+    ]);
+    const junitText = await readFile(junit, "utf8").catch(() => "");
+    const jsonText = await readFile(json, "utf8").catch(() => "");
+    printed.push(junitText, jsonText);
+    return {
+      ...result,
+      junit: junitText,
+      jsonFile: json,
+      report: jsonText ? reportSchema.parse(JSON.parse(jsonText)) : undefined,
+    };
+  };
+
+  const scenario = (report: Report | undefined, name: string) => report?.scenarios.find((s) => s.scenario === name);
+
+  const editScenario = async (name: string, edit: (scenario: Record<string, unknown>) => void) => {
+    const file = path.join(project.dir, "agents", "support.yaml");
+    const doc = parseDocument(await readFile(file, "utf8"));
+    const smoke = doc.toJS().smoke as Record<string, unknown>[];
+    const index = smoke.findIndex((s) => s.name === name);
+    const value = smoke[index] as Record<string, unknown>;
+    edit(value);
+    doc.setIn(["smoke", index], doc.createNode(value));
+    await writeFile(file, doc.toString());
+  };
+
+  beforeAll(async () => {
+    sandbox = await pulumiSandbox();
+    sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
+    const file = path.join(project.dir, "agents", "support.yaml");
+    const doc = parseDocument(await readFile(file, "utf8"));
+    for (const s of SCENARIOS) doc.addIn(["smoke"], doc.createNode(s));
+    await writeFile(file, doc.toString());
+    expect((await project.stack.up()).summary.result).toBe("succeeded");
+  });
+  afterAll(async () => {
+    await project?.cleanup();
+    await sim?.close();
+    await sandbox?.cleanup();
+  });
+
+  it("passes 8 of 10 as flaky under min_pass 8, fails under min_pass 10, with the count, interval and flakyFailure elements", async () => {
+    const run = await smoke("--agent", "support", "--scenario", "flaky-min8", "--scenario", "flaky-min10");
+    const min8 = scenario(run.report, "flaky-min8");
+    const min10 = scenario(run.report, "flaky-min10");
+    expect(min8).toMatchObject({ verdict: "flaky", iterations: 10, passes: 8, min_pass: 8 });
+    expect(min8?.pass_rate?.value).toBe(0.8);
+    // Wilson 95 % for 8/10: 0.490–0.943.
+    expect(min8?.pass_rate?.low).toBeCloseTo(0.4902, 3);
+    expect(min8?.pass_rate?.high).toBeCloseTo(0.9433, 3);
+    expect(min10).toMatchObject({ verdict: "failed", iterations: 10, passes: 8, min_pass: 10 });
+    expect(run.report?.summary.flaky).toBe(1);
+    expect(run.code).toBe(1);
+    // JUnit: the flaky testcase passes with one flakyFailure per failing iteration; the other fails.
+    const flakyCase = run.junit.match(/<testcase classname="support" name="flaky-min8"[\s\S]*?<\/testcase>/)?.[0] ?? "";
+    expect(flakyCase.match(/<flakyFailure /g)).toHaveLength(2);
+    expect(flakyCase).not.toMatch(/<failure /);
+    expect(flakyCase).toContain("no server.error events");
+    const failedCase =
+      run.junit.match(/<testcase classname="support" name="flaky-min10"[\s\S]*?<\/testcase>/)?.[0] ?? "";
+    expect(failedCase).toMatch(/<failure message="[^"]*8 of 10 iterations passed \(min_pass 10\)"/);
+    expect(run.junit).toMatch(/<testsuites [^>]*tests="2" failures="1" errors="0"/);
+    expect(run.stdout).toMatch(/support\/flaky-min8: 8\/10 passed \(80 %, 95 % CI 49–94 %, min_pass 8\) → flaky/);
+    expect(run.stdout.trim().split("\n").at(-1)).toBe("1 passed, 1 failed, 1 flaky");
+    // The calls ran: twenty conversations, four of them failed by the simulator.
+    expect(run.report?.results.filter((r) => r.status === "failed")).toHaveLength(4);
+  });
+
+  it("fails response_p95_ms 200 and passes 1000 on a 400 ms response delay, with the measured values in JUnit and JSON", async () => {
+    const fail = await smoke("--agent", "support", "--scenario", "slow-bound-200");
+    expect(fail.code).toBe(1);
+    const slow = scenario(fail.report, "slow-bound-200");
+    expect(slow?.verdict).toBe("failed");
+    expect(slow?.latency?.exceeded).toEqual(["response_p95_ms"]);
+    expect(slow?.latency?.response_p95_ms).toBeGreaterThanOrEqual(400);
+    expect(slow?.latency?.first_response_ms).toBeGreaterThanOrEqual(400);
+    expect(fail.junit).toMatch(/<failure message="response_p95_ms \d+ ms &gt; 200 ms"/);
+    expect(fail.junit).toMatch(/<property name="response_p95_ms" value="(4\d\d|[5-9]\d\d)"\/>/);
+    expect(fail.junit).toContain('<property name="response_p95_ms_bound" value="200"/>');
+
+    // --live prints the estimate before the first call (the scenario's calls stay test calls).
+    const pass = await smoke("--agent", "support", "--scenario", "slow-bound-1000", "--live");
+    expect(pass.code).toBe(0);
+    expect(pass.stdout.split("\n")[0]).toBe("worst case: 1 call(s), 2 call minutes (Σ iterations × timeout)");
+    const ok = scenario(pass.report, "slow-bound-1000");
+    expect(ok?.verdict).toBe("passed");
+    expect(ok?.latency?.response_p95_ms).toBeGreaterThanOrEqual(400);
+    expect(ok?.latency?.response_p95_ms).toBeLessThanOrEqual(1000);
+    // Each call's own measurements and the entries' times are in the JSON too.
+    const call = pass.report?.results[0];
+    expect(call?.latency.response_ms.length).toBe(2);
+    for (const ms of call?.latency.response_ms ?? []) expect(ms).toBeGreaterThanOrEqual(400);
+    const agentTimes = (call?.entries ?? []).filter((e) => e.kind === "agent").map((e) => e.at_ms);
+    expect(agentTimes.every((t) => typeof t === "number")).toBe(true);
+    expect(agentTimes).toEqual([...agentTimes].sort((a, b) => (a ?? 0) - (b ?? 0)));
+  });
+
+  it("shows measured latency without bounds, tool round trips included", async () => {
+    const run = await smoke("--agent", "booking", "--scenario", "checks-availability-and-books");
+    expect(run.code, run.stdout).toBe(0);
+    const s = scenario(run.report, "checks-availability-and-books");
+    expect(s?.latency?.bounds).toEqual({});
+    expect(s?.latency?.tool_ms).not.toBeNull();
+    expect(s?.latency?.response_p50_ms).not.toBeNull();
+    const call = run.report?.results[0];
+    expect(call?.latency.tool_ms).toHaveLength(2);
+    expect(call?.latency.response_ms).toHaveLength(3);
+    const tool = call?.entries.find((e) => e.kind === "tool");
+    expect(tool).toMatchObject({ kind: "tool", name: "check_availability" });
+    expect((tool as { returned_at_ms: number | null }).returned_at_ms).not.toBeNull();
+    expect(run.junit).toMatch(/<property name="tool_ms" value="\d+"\/>/);
+    expect(run.stdout).toMatch(
+      /booking\/checks-availability-and-books: 1\/1 passed .*→ passed; latency first_response \d+ ms/,
+    );
+  });
+
+  it("--dry-run places no conversation and prints the worst case; --max-call-minutes below it exits 2 before any request", async () => {
+    const before = await requestCounts(sim);
+    const dry = await cli(["smoke", "--stack", "test", "--agent", "support", "--dry-run"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(
+      /support ca_\w+@v\d+ flaky-min8: 10 iteration\(s\), transport sse, livemode false, timeout 120 s/,
+    );
+    // support's scenarios: the example one and 10 + 10 + 1 + 1 of these: 23 calls × 120 s = 46 minutes.
+    expect(dry.stdout).toMatch(/worst case: 23 call\(s\), 46 call minutes/);
+    const refused = await cli(["smoke", "--stack", "test", "--agent", "support", "--max-call-minutes", "45"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/worst case is 46 call minutes, over --max-call-minutes 45: no call was placed/);
+    expect((await requestCounts(sim)).count).toBe(before.count);
+  });
+
+  it("--shard 1/3, 2/3, 3/3 place every call exactly once, and their merge has the unsharded run's verdicts", async () => {
+    const selection = [
+      "--scenario",
+      "flaky-min8",
+      "--scenario",
+      "checks-availability-and-books",
+      "--scenario",
+      "slow-bound-200",
+    ];
+    const whole = await smoke(...selection);
+    const shards = [];
+    for (const i of [1, 2, 3]) shards.push(await smoke(...selection, "--shard", `${i}/3`));
+    const key = (r: { agent: string; scenario: string; iteration: number }) =>
+      `${r.agent}/${r.scenario}#${r.iteration}`;
+    const placed = shards.flatMap((s) => s.report?.results.map(key) ?? []);
+    expect(placed.sort()).toEqual((whole.report?.results.map(key) ?? []).sort());
+    expect(new Set(placed).size).toBe(12);
+    for (const [i, s] of shards.entries()) expect(s.report?.shard).toEqual({ index: i + 1, count: 3 });
+
+    const mergedJson = path.join(project.dir, "merged.json");
+    const mergedJunit = path.join(project.dir, "merged.xml");
+    const merge = await cli([
+      "report",
+      "merge",
+      ...shards.map((s) => s.jsonFile),
+      "--json",
+      mergedJson,
+      "--junit",
+      mergedJunit,
+    ]);
+    const merged = reportSchema.parse(JSON.parse(await readFile(mergedJson, "utf8")));
+    const verdicts = (r: Report | undefined) =>
+      r?.scenarios.map((s) => `${s.scenario} ${s.verdict} ${s.passes}/${s.iterations}`);
+    expect(verdicts(merged)).toEqual(verdicts(whole.report));
+    expect(verdicts(merged)?.sort()).toEqual([
+      "checks-availability-and-books passed 1/1",
+      "flaky-min8 flaky 8/10",
+      "slow-bound-200 failed 1/1",
+    ]);
+    expect(merged.kind).toBe("merged");
+    expect(merge.code).toBe(whole.code);
+    expect(await readFile(mergedJunit, "utf8")).toMatch(/<flakyFailure /);
+    // One shard's report twice is refused.
+    const twice = await cli(["report", "merge", shards[0]?.jsonFile ?? "", shards[0]?.jsonFile ?? ""]);
+    expect(twice.code).toBe(2);
+  });
+
+  it("replays a recorded run offline with the same verdicts, follows an edited expectation, and lists an unknown event type", async () => {
+    const dir = path.join(project.dir, "recordings");
+    const live = await smoke(
+      "--agent",
+      "support",
+      "--scenario",
+      "flaky-min8",
+      "--scenario",
+      "slow-bound-1000",
+      "--record",
+      dir,
+    );
+    const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith(".jsonl"));
+    expect(files).toHaveLength(11);
+    const before = await requestCounts(sim);
+    const replay = await smoke("--replay", dir);
+    expect((await requestCounts(sim)).count).toBe(before.count);
+    const verdicts = (r: Report | undefined) =>
+      r?.scenarios.map((s) => `${s.scenario} ${s.verdict} ${s.passes}/${s.iterations}`);
+    expect(verdicts(replay.report)).toEqual(verdicts(live.report));
+    expect(replay.code).toBe(live.code);
+    expect(replay.report?.kind).toBe("replay");
+
+    await editScenario("slow-bound-1000", (s) => {
+      s.expect = { ...(s.expect as object), latency: { response_p95_ms: 300 } };
+    });
+    await editScenario("flaky-min8", (s) => {
+      s.expect = { says: ["we sell submarines"] };
+    });
+    // An event type this tool does not know, injected into one recording.
+    const one = path.join(dir, files[0] as string);
+    const lines = (await readFile(one, "utf8")).trimEnd().split("\n");
+    const injected = {
+      id: "evt_injected",
+      created_at: new Date().toISOString(),
+      payload: { type: "agent.sentiment", score: 0.4 },
+    };
+    lines.splice(2, 0, JSON.stringify(injected));
+    await writeFile(one, `${lines.join("\n")}\n`);
+    const edited = await smoke("--replay", dir);
+    expect(verdicts(edited.report)).toEqual(["flaky-min8 failed 0/10", "slow-bound-1000 failed 1/1"]);
+    expect(edited.code).toBe(1);
+    expect(edited.stdout).toMatch(/event types not recognised: .*agent\.sentiment \(1×\)/);
+    expect(edited.report?.notes.join("\n")).toContain("agent.sentiment");
+    const selected = await smoke("--replay", dir, "--scenario", "slow-bound-1000");
+    expect(verdicts(selected.report)).toEqual(["slow-bound-1000 failed 1/1"]);
+    for (const file of files) expect(await readFile(path.join(dir, file), "utf8")).not.toMatch(TOKEN_PATTERN);
+  });
+
+  it("never prints, reports or records a stream token or the API key", () => {
+    expect(printed.length).toBeGreaterThan(0);
+    for (const text of printed) expect(text).not.toMatch(TOKEN_PATTERN);
+    for (const text of printed) expect(text).not.toContain(API_KEY);
+  });
+});

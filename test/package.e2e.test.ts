@@ -1,0 +1,209 @@
+// The packed package, used the way a team with its own Pulumi project uses it: `npm pack` of this
+// checkout, `npm install` of the tarball into a copy of examples/typescript outside the checkout,
+// the installed package's simulator, a real `pulumi up`, `npx agent-iac smoke`, and a preview that
+// shows no changes. Nothing of the checkout's sources is reachable from that project.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projectRoot } from "../src/workspace/index.ts";
+import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { type StoredAgents, simulatorCall } from "./helpers/simulator.ts";
+
+const API_KEY = "sk-package-e2e-7f3b91c2d4";
+
+type Run = { code: number; stdout: string; stderr: string };
+
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd, env: { ...env, NO_COLOR: "1" }, maxBuffer: 32 << 20 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Every file under `dir` (but node_modules) whose text holds `needle`. */
+async function filesHolding(dir: string, needle: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    const file = path.join(entry.parentPath, entry.name);
+    if (!entry.isFile() || file.split(path.sep).includes("node_modules")) continue;
+    if ((await readFile(file, "utf8")).includes(needle)) found.push(file);
+  }
+  return found;
+}
+
+describe("the packed package in a project of its own", () => {
+  let work: string;
+  let project: string;
+  let tarball: string;
+  let packedFiles: string[] = [];
+  let sandbox: PulumiSandbox;
+  let env: NodeJS.ProcessEnv;
+  let simulator: ChildProcess | undefined;
+  let sim: { url: string; apiKey: string };
+  const printed: string[] = [];
+
+  const pulumi = async (...args: string[]) => {
+    const result = await run("pulumi", [...args, "--non-interactive"], project, env);
+    printed.push(result.stdout, result.stderr);
+    return result;
+  };
+
+  beforeAll(async () => {
+    sandbox = await pulumiSandbox(); // also puts the Pulumi CLI and this Node on PATH
+    work = await mkdtemp(path.join(os.tmpdir(), "agent-iac-package-"));
+    // `npm pack` runs prepack: the build of dist/ (compiled JavaScript and types).
+    const packed = await run("npm", ["pack", "--pack-destination", work, "--json"], projectRoot, process.env);
+    expect(packed.code, packed.stderr).toBe(0);
+    const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
+    tarball = path.join(work, info?.filename ?? "");
+    packedFiles = info?.files.map((f) => f.path) ?? [];
+
+    project = path.join(work, "example");
+    await cp(path.join(projectRoot, "examples", "typescript"), project, { recursive: true });
+    const install = await run(
+      "npm",
+      ["install", tarball, "--prefer-offline", "--no-audit", "--no-fund"],
+      project,
+      process.env,
+    );
+    expect(install.code, install.stderr).toBe(0);
+
+    env = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
+    // The installed package's simulator, on a free port.
+    const bin = path.join(project, "node_modules", "agent-iac", "bin", "agent-iac.js");
+    const child = spawn(process.execPath, [bin, "service", "--port", "0"], { cwd: project, env });
+    simulator = child;
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+        out += chunk;
+        const match = /listening on (http:\/\/\S+)/.exec(out);
+        if (match?.[1]) resolve(match[1]);
+      });
+      child.on("exit", (code) => reject(new Error(`the simulator exited (${code}): ${out}`)));
+    });
+    sim = { url, apiKey: API_KEY };
+    expect((await pulumi("stack", "init", "dev")).code).toBe(0);
+    expect((await pulumi("config", "set", "agents:baseUrl", url)).code).toBe(0);
+  }, 600_000);
+
+  afterAll(async () => {
+    simulator?.kill("SIGTERM");
+    await sandbox?.cleanup();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it("ships compiled JavaScript, types and the command, and no sources, tests or fixtures", () => {
+    const files = packedFiles;
+    for (const needed of ["dist/index.js", "dist/index.d.ts", "dist/provider/runtime.js", "bin/agent-iac.js"]) {
+      expect(files).toContain(needed);
+    }
+    expect(files.filter((f) => /^(src|test|examples|reports|agents\/.*\.yaml|prompts)\b/.test(f))).toEqual([]);
+    expect(files.filter((f) => f.startsWith("dist/program."))).toEqual([]);
+  });
+
+  it("types the public API from the installed .d.ts files: the example checks, a wrong field does not", async () => {
+    const tsc = path.join(projectRoot, "node_modules", "typescript", "bin", "tsc");
+    const flags = ["--noEmit", "--strict", "--module", "nodenext", "--target", "es2024", "--skipLibCheck"];
+    const example = await run(process.execPath, [tsc, ...flags, "index.ts"], project, env);
+    expect(example.code, example.stdout).toBe(0);
+    const wrong = path.join(project, "wrong.ts");
+    await writeFile(
+      wrong,
+      'import { AgentDirectory, ConversationalAgent } from "agent-iac";\n' +
+        'new ConversationalAgent("x", { name: "x", description: "d", config: { runtime: { model: 4 } } });\n' +
+        'new AgentDirectory("y", { folder: "agents" });\n',
+    );
+    try {
+      const checked = await run(process.execPath, [tsc, ...flags, "wrong.ts"], project, env);
+      expect(checked.code).not.toBe(0);
+      expect(checked.stdout).toMatch(/wrong\.ts\(2,.*'number' is not assignable/);
+      expect(checked.stdout).toMatch(/wrong\.ts\(3,.*'folder'/);
+    } finally {
+      await rm(wrong);
+    }
+  }, 300_000);
+
+  it("refuses a model without its vendor at preview, naming the resource and the field, and creates nothing", async () => {
+    const index = path.join(project, "index.ts");
+    const good = await readFile(index, "utf8");
+    await writeFile(index, good.replace('model: "openai/gpt-4o",', 'model: "gpt-4o",'));
+    try {
+      const up = await pulumi("up", "--yes");
+      expect(up.code).not.toBe(0);
+      expect(up.stdout + up.stderr).toMatch(/front-desk.*config\.runtime\.model/);
+      const stored = await simulatorCall<StoredAgents>(sim, "GET", "/_simulator/agents");
+      expect([...stored.conversational, ...stored.procedural]).toEqual([]);
+    } finally {
+      await writeFile(index, good);
+    }
+  }, 300_000);
+
+  it("fails the preview on a wrong agent file of an AgentDirectory at its file:line, with no stack trace", async () => {
+    const file = path.join(project, "agents", "booking-summary.yaml");
+    const good = await readFile(file, "utf8");
+    await writeFile(file, good.replace("model: openai/gpt-4o-mini", "model: gpt-4o-mini"));
+    try {
+      const preview = await pulumi("preview");
+      const output = preview.stdout + preview.stderr;
+      expect(preview.code).not.toBe(0);
+      expect(output).toMatch(
+        /agents\/booking-summary\.yaml:7:\d+: config\.runtime\.model: must look like <vendor>\/<model name>/,
+      );
+      expect(output).not.toMatch(/^\s+at .*\.js:\d+/m);
+    } finally {
+      await writeFile(file, good);
+    }
+  }, 300_000);
+
+  it("deploys agents declared in TypeScript and a folder of agent files, linked by id on the service", async () => {
+    const up = await pulumi("up", "--yes");
+    expect(up.code, up.stdout + up.stderr).toBe(0);
+    const outputs = await pulumi("stack", "output", "--json");
+    const { versions } = JSON.parse(outputs.stdout) as { versions: Record<string, string> };
+    expect(Object.keys(versions).sort()).toEqual(["booking", "booking-summary", "call-notes", "front-desk"]);
+    for (const version of Object.values(versions)) expect(version).toMatch(/^(ca|pa)_[A-Za-z0-9_-]+@v1$/);
+
+    const stored = await simulatorCall<StoredAgents>(sim, "GET", "/_simulator/agents");
+    const idOf = (version: string | undefined) => version?.split("@")[0];
+    const linksOf = (key: string) =>
+      stored.conversational.find((agent) => agent.id === idOf(versions[key]))?.postprocess_agents;
+    expect(linksOf("front-desk")).toEqual([idOf(versions["call-notes"])]);
+    expect(linksOf("booking")).toEqual([idOf(versions["booking-summary"])]);
+  }, 300_000);
+
+  it("smoke-calls both kinds of agents with `npx agent-iac smoke` in that project", async () => {
+    const smoke = await run("npx", ["agent-iac", "smoke", "--stack", "dev", "--json", "smoke.json"], project, env);
+    printed.push(smoke.stdout, smoke.stderr);
+    expect(smoke.code, smoke.stdout + smoke.stderr).toBe(0);
+    expect(smoke.stdout).toMatch(/front-desk\/greets-and-takes-notes/);
+    expect(smoke.stdout).toMatch(/booking\/greets/);
+    expect(smoke.stdout).toMatch(/^2 passed, 0 failed$/m);
+    printed.push(await readFile(path.join(project, "reports", "smoke.json"), "utf8"));
+  }, 300_000);
+
+  it("validates the agent files and renders a plan with the installed command", async () => {
+    const validate = await run("npx", ["agent-iac", "validate", "agents", "--stack", "dev"], project, env);
+    expect(validate.code, validate.stdout + validate.stderr).toBe(0);
+    const plan = await run("npx", ["agent-iac", "plan", "--stack", "dev", "--markdown", "plan.md"], project, env);
+    printed.push(plan.stdout, plan.stderr);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    const markdown = await readFile(path.join(project, "reports", "plan.md"), "utf8");
+    printed.push(markdown);
+    // Every agent the stack holds, declared either way: nothing to change right after the deploy.
+    expect(markdown).toMatch(/No changes: 4 agent\(s\) unchanged/);
+  }, 300_000);
+
+  it("previews no changes after the deploy, and the key is in no file, output or log", async () => {
+    const preview = await pulumi("preview", "--expect-no-changes");
+    expect(preview.code, preview.stdout + preview.stderr).toBe(0);
+    printed.push((await pulumi("stack", "output", "--json", "--show-secrets")).stdout);
+    printed.push((await pulumi("stack", "export", "--show-secrets")).stdout);
+    expect(printed.filter((text) => text.includes(API_KEY))).toEqual([]);
+    expect(await filesHolding(project, API_KEY)).toEqual([]);
+    expect(await filesHolding(sandbox.backendDir, API_KEY)).toEqual([]);
+  }, 300_000);
+});

@@ -1,0 +1,48 @@
+// Upgrading replaces nothing: a stack deployed by the program as it was before agent-iac became a
+// package (test/fixtures/previous-program) previews with no changes under today's program, which
+// declares its agents through the AgentDirectory component's code.
+import { copyFile, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { projectRoot } from "../src/workspace/index.ts";
+import { type AgentsProject, agentsProject, stepRecorder } from "./helpers/agents-project.ts";
+import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { startTestSimulator } from "./helpers/simulator.ts";
+
+describe("upgrading a stack to the program built on AgentDirectory", () => {
+  let sandbox: PulumiSandbox;
+  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
+  let project: AgentsProject;
+
+  beforeAll(async () => {
+    sandbox = await pulumiSandbox();
+    sim = await startTestSimulator();
+    project = await agentsProject(sandbox, { baseUrl: sim.url });
+  });
+
+  afterAll(async () => {
+    await project?.cleanup();
+    await sim?.close();
+    await sandbox?.cleanup();
+  });
+
+  it("previews no changes for a stack the previous program deployed, and keeps its outputs", async () => {
+    const index = path.join(project.dir, "index.ts");
+    const today = await readFile(index, "utf8");
+    await copyFile(path.join(projectRoot, "test", "fixtures", "previous-program", "index.ts"), index);
+    const before = await project.stack.up();
+    expect(before.summary.result).toBe("succeeded");
+    expect(Object.keys(before.outputs.versions?.value ?? {}).length).toBeGreaterThan(0);
+
+    await writeFile(index, today);
+    const steps = stepRecorder();
+    const preview = await project.stack.preview({ expectNoChanges: true, onEvent: steps.onEvent });
+    expect(preview.changeSummary).toEqual({ same: expect.any(Number) });
+    expect(steps.namesWith("create", "replace", "delete", "update", "create-replacement")).toEqual([]);
+
+    const after = await project.stack.up();
+    expect(after.summary.resourceChanges).toEqual({ same: expect.any(Number) });
+    expect(after.outputs.versions?.value).toEqual(before.outputs.versions?.value);
+    expect(after.outputs.agents?.value).toEqual(before.outputs.agents?.value);
+  }, 300_000);
+});

@@ -1,0 +1,61 @@
+// The job summary's Markdown from report objects built here (pure logic).
+import { describe, expect, it } from "vitest";
+import { jobSummary, markdownText } from "../../src/report/markdown.ts";
+
+const failedCall = (scenario: string, description: string) => ({
+  agent: "support",
+  scenario,
+  iteration: 1,
+  status: "failed" as const,
+  version_id: "ca_1@v2",
+  assertions: [{ description, passed: false, detail: "no match" }],
+  timings: { duration_ms: 100 },
+});
+
+describe("jobSummary", () => {
+  it("escapes text from agent files and the service: no HTML, links, images or table cells", () => {
+    expect(markdownText(`<img src=x onerror=alert(1)> | ![x](http://e/) *b* \`c\`\nnext`)).toBe(
+      "&lt;img src=x onerror=alert(1)&gt; \\| !\\[x\\](http://e/) \\*b\\* \\`c\\` next",
+    );
+    const summary = jobSummary({
+      scenarios: [
+        {
+          agent: "support",
+          scenario: "<b>x</b>",
+          version_id: "ca_1@v2",
+          verdict: "failed",
+          iterations: 1,
+          passes: 0,
+          min_pass: 1,
+        },
+      ],
+      results: [failedCall("<b>x</b>", "says <script>")],
+    });
+    expect(summary).not.toMatch(/<(b|script)>/);
+    expect(summary).toContain("✗ says &lt;script&gt;: no match");
+  });
+
+  it("counts, bounds the list of failed scenarios, and says all passed with a check mark", () => {
+    const many = Array.from({ length: 30 }, (_, i) => `s${i}`);
+    const summary = jobSummary({
+      summary: { failed: 30, calls: 30, scenarios: 30 },
+      scenarios: many.map((scenario) => ({
+        agent: "support",
+        scenario,
+        version_id: "ca_1@v2",
+        verdict: "failed" as const,
+        iterations: 1,
+        passes: 0,
+        min_pass: 1,
+      })),
+      results: many.map((s) => failedCall(s, "says hello")),
+    });
+    expect(summary.startsWith("### ❌ agent-iac smoke")).toBe(true);
+    expect(summary).toContain("| 0 | 30 | 0 | 0 | 0 | 30 | 30 |");
+    expect(summary.match(/^- ✗ failed:/gm)).toHaveLength(25);
+    expect(summary).toContain("- … and 5 more (see the HTML report)");
+    const green = jobSummary({ summary: { passed: 2, calls: 2, scenarios: 2 } });
+    expect(green.startsWith("### ✅ agent-iac smoke")).toBe(true);
+    expect(green).not.toContain("Failed scenarios");
+  });
+});
