@@ -7,7 +7,7 @@ import { parse } from "yaml";
 import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
 import { loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
-import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+import { type StateResource, stateAgent } from "../provider/index.ts";
 import { type Connection, configMapReader, resolveConnection } from "../settings/index.ts";
 import type { AgentOutput as PinnedAgent } from "../smoke/index.ts";
 import { openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
@@ -108,24 +108,22 @@ export async function stackAgents(
   stack: Stack,
 ): Promise<{ agents: Record<string, AgentOutput>; stale: string[]; directories: string[] }> {
   const state = await stack.exportStack();
-  type Resource = { urn: string; type: string; delete?: boolean; outputs?: Record<string, unknown> };
   const agents: Record<string, AgentOutput> = {};
   // The agent-file directories of the program's AgentDirectory components (their `dir` output).
   const directories: string[] = [];
-  for (const resource of (state.deployment?.resources ?? []) as Resource[]) {
+  for (const resource of (state.deployment?.resources ?? []) as StateResource[]) {
     if (resource.type === AGENT_DIRECTORY_TYPE && typeof resource.outputs?.dir === "string") {
       directories.push(resource.outputs.dir);
     }
-    if (!resource.type.startsWith(AGENT_TYPE_PREFIX) || resource.delete) continue;
-    const outputs = resource.outputs ?? {};
-    if (typeof outputs.versionId !== "string" || typeof outputs.agentId !== "string") continue;
-    agents[resource.urn.split("::").at(-1) ?? ""] = {
-      id: outputs.agentId,
-      version_id: outputs.versionId,
-      kind: resource.type.endsWith("ConversationalAgent") ? "conversational" : "procedural",
-      name: String(outputs.name ?? ""),
-      urn: resource.urn,
-    };
+    const agent = stateAgent(resource);
+    if (agent)
+      agents[agent.key] = {
+        id: agent.id,
+        version_id: agent.version_id,
+        kind: agent.kind,
+        name: agent.name,
+        urn: agent.urn,
+      };
   }
   // Agents a program declares without listing them in an `agents` output are not stale.
   const outputs = ((await stack.outputs()).agents?.value ?? {}) as Record<string, AgentOutput | undefined>;

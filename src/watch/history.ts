@@ -13,17 +13,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
-import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+import { type StateAgent, stateAgents } from "../provider/index.ts";
 
-export type StackAgent = {
-  key: string;
-  kind: "conversational" | "procedural";
-  id: string;
-  version_id: string;
-  name: string;
-  /** Linked procedural agents' ids (conversational agents). */
-  postprocess_agents: string[];
-};
+export type StackAgent = Omit<StateAgent, "urn">;
 
 /** A version the stack held in an earlier update and holds no longer. */
 export type PastVersion = StackAgent & {
@@ -45,25 +37,7 @@ export type StackHistory = {
 
 /** The agents in a deployment (`stack export`, or a history checkpoint's `latest`). */
 export function agentsOfDeployment(deployment: unknown): Record<string, StackAgent> {
-  type Resource = { urn?: string; type?: string; delete?: boolean; outputs?: Record<string, unknown> };
-  const resources = ((deployment as { resources?: unknown } | undefined)?.resources ?? []) as Resource[];
-  const agents: Record<string, StackAgent> = {};
-  for (const resource of Array.isArray(resources) ? resources : []) {
-    if (!resource.type?.startsWith(AGENT_TYPE_PREFIX) || resource.delete) continue;
-    const outputs = resource.outputs ?? {};
-    if (typeof outputs.versionId !== "string" || typeof outputs.agentId !== "string") continue;
-    const key = resource.urn?.split("::").at(-1) ?? outputs.agentId;
-    const links = Array.isArray(outputs.postprocess_agents) ? outputs.postprocess_agents : [];
-    agents[key] = {
-      key,
-      kind: resource.type.endsWith("ConversationalAgent") ? "conversational" : "procedural",
-      id: outputs.agentId,
-      version_id: outputs.versionId,
-      name: typeof outputs.name === "string" ? outputs.name : "",
-      postprocess_agents: links.filter((id): id is string => typeof id === "string"),
-    };
-  }
-  return agents;
+  return stateAgents(deployment);
 }
 
 /** At most this many of the newest updates are read (each checkpoint holds the whole state). */
