@@ -1,9 +1,8 @@
-// `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/traffic).
+// `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/watch).
 import { CliError } from "../errors/index.ts";
 import { audit, auditMarkdown, auditReport, auditText, resolveWindow } from "../watch/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { explainServiceError } from "./connect.ts";
-import { REPORT_FLAGS, resumeOptions, trafficClient, trafficStack, WINDOW_FLAGS, writeReports } from "./watch.ts";
+import { REPORT_FLAGS, trafficStack, WINDOW_FLAGS, withTrafficClient, writeReports } from "./watch.ts";
 
 const SPEC = {
   name: "audit",
@@ -38,12 +37,7 @@ export async function run(argv: string[]): Promise<number> {
   const now = new Date();
   const window = resolveWindow(values, "24h", now);
   const { agents, history, connection } = await trafficStack(values.stack);
-  const client = trafficClient(connection, values.stack);
-  const stop = new AbortController();
-  const onSignal = () => stop.abort(new Error("interrupted"));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
+  return withTrafficClient(connection, values.stack, async (client, resume) => {
     const result = await audit({
       client,
       stack: values.stack,
@@ -51,7 +45,7 @@ export async function run(argv: string[]): Promise<number> {
       history,
       window,
       failOnUnknown: values["fail-on-unknown"],
-      resume: resumeOptions(stop.signal),
+      resume,
       now,
     });
     process.stdout.write(auditText(result));
@@ -66,12 +60,5 @@ export async function run(argv: string[]): Promise<number> {
       throw new CliError(`agent ids this stack never held took calls: ${ids}`, 1);
     }
     return 0;
-  } catch (error) {
-    if (stop.signal.aborted) return 130;
-    throw explainServiceError(error, connection);
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    await client.close();
-  }
+  });
 }

@@ -1,5 +1,5 @@
 // `agent-iac watch`: live-traffic figures of each conversational agent's current version against
-// its previous version (src/traffic), with thresholds; exit 1 on a breach, naming the figure and
+// its previous version (src/watch), with thresholds; exit 1 on a breach, naming the figure and
 // how to roll back. Also holds what `audit` shares: the stack, its agents and its history.
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -10,6 +10,7 @@ import { probeSimulator } from "../simulator/index.ts";
 import {
   agentsOfDeployment,
   DEFAULT_NEGATIVE_RATINGS,
+  type ResumeOptions,
   readHistory,
   readVersionsFile,
   resolveWindow,
@@ -139,10 +140,34 @@ export function trafficClient(connection: Connection, stackName: string): Client
   return createClient({ ...resolved, onRetry: (notice) => process.stderr.write(`${retryLine(notice)}\n`) });
 }
 
-export const resumeOptions = (signal: AbortSignal) => ({
-  signal,
-  onResume: (line: string) => process.stderr.write(`${line}\n`),
-});
+/**
+ * Runs `body` with a client for the stack's service and the resume options of its paged reads;
+ * Ctrl+C (or SIGTERM) stops the reads and exits 130, a service failure is explained (exit 3).
+ */
+export async function withTrafficClient(
+  connection: Connection,
+  stackName: string,
+  body: (client: Client, resume: ResumeOptions) => Promise<number>,
+): Promise<number> {
+  const client = trafficClient(connection, stackName);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort(new Error("interrupted"));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    return await body(client, {
+      signal: stop.signal,
+      onResume: (line: string) => process.stderr.write(`${line}\n`),
+    });
+  } catch (error) {
+    if (stop.signal.aborted) return 130;
+    throw explainServiceError(error, connection);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    await client.close();
+  }
+}
 
 /** Writes the reports asked for (a bare name under reports/). */
 export async function writeReports(
@@ -200,12 +225,7 @@ export async function run(argv: string[]): Promise<number> {
       2,
     );
   }
-  const client = trafficClient(connection, values.stack);
-  const stop = new AbortController();
-  const onSignal = () => stop.abort(new Error("interrupted"));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
+  return withTrafficClient(connection, values.stack, async (client, resume) => {
     const serviceId = await serviceIdOf(values["service-id"], connection);
     const negative = values["negative-rating"]?.length ? values["negative-rating"] : DEFAULT_NEGATIVE_RATINGS;
     const result = await watch({
@@ -220,7 +240,7 @@ export async function run(argv: string[]): Promise<number> {
       serviceId,
       negativeRatings: new Set(negative.map((r) => r.toLowerCase())),
       thresholds,
-      resume: resumeOptions(stop.signal),
+      resume,
       now,
     });
     process.stdout.write(watchText(result));
@@ -239,12 +259,5 @@ export async function run(argv: string[]): Promise<number> {
       });
     }
     return 0;
-  } catch (error) {
-    if (stop.signal.aborted) return 130;
-    throw explainServiceError(error, connection);
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    await client.close();
-  }
+  });
 }
