@@ -17,6 +17,8 @@ const BOTH_PROFILES = [
   "test/definitions/examples-smoke.test.ts",
   "test/watch.e2e.test.ts",
   "test/gates.e2e.test.ts",
+  "test/behave.e2e.test.ts",
+  "test/compare.e2e.test.ts",
 ];
 
 /**
