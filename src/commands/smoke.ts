@@ -168,6 +168,39 @@ async function replay(values: {
   return exitCode;
 }
 
+/**
+ * The agents smoke can call: the agent files', those of other AgentDirectory folders and those
+ * declared in TypeScript (scenarios in smoke/<key>.yaml), with what the stack holds of each.
+ */
+async function smokeAgents(stackName: string, versionId: string | undefined) {
+  const { stack, dir, agents, errors, connection } = await existingStack(stackName, "reading the stack failed");
+  if (errors.length > 0) {
+    for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
+    throw new CliError(`${errors.length} error(s) in the agent files`, 2);
+  }
+  const held = await stackAgents(stack).catch((error: unknown) => {
+    throw pulumiFailure("reading the stack's state failed", error);
+  });
+  if (Object.keys(held.agents).length === 0 && versionId === undefined) {
+    throw new CliError(`stack "${stackName}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
+  }
+  if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
+  // Agents of other AgentDirectory folders, and agents declared in TypeScript (scenarios in smoke/<key>.yaml).
+  const declared = await declaredAgents({
+    projectDir: process.cwd(),
+    stack: stackName,
+    held: held.agents,
+    directories: held.directories,
+    fromFiles: agents,
+    loadedDir: dir,
+  });
+  if (declared.errors.length > 0) {
+    for (const error of declared.errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
+    throw new CliError(`${declared.errors.length} error(s) in the scenario files`, 2);
+  }
+  return { definitions: [...agents, ...declared.agents], held, connection };
+}
+
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
@@ -183,32 +216,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     return replay({ ...values, replay: values.replay });
   }
-  const { stack, dir, agents, errors, connection } = await existingStack(values.stack, "reading the stack failed");
-  if (errors.length > 0) {
-    for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
-    throw new CliError(`${errors.length} error(s) in the agent files`, 2);
-  }
-  const held = await stackAgents(stack).catch((error: unknown) => {
-    throw pulumiFailure("reading the stack's state failed", error);
-  });
-  if (Object.keys(held.agents).length === 0 && values["version-id"] === undefined) {
-    throw new CliError(`stack "${values.stack}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
-  }
-  if (held.stale.length > 0) process.stderr.write(staleOutputsNote(values.stack, held.stale));
-  // Agents of other AgentDirectory folders, and agents declared in TypeScript (scenarios in smoke/<key>.yaml).
-  const declared = await declaredAgents({
-    projectDir: process.cwd(),
-    stack: values.stack,
-    held: held.agents,
-    directories: held.directories,
-    fromFiles: agents,
-    loadedDir: dir,
-  });
-  if (declared.errors.length > 0) {
-    for (const error of declared.errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
-    throw new CliError(`${declared.errors.length} error(s) in the scenario files`, 2);
-  }
-  const definitions = [...agents, ...declared.agents];
+  const { definitions, held, connection } = await smokeAgents(values.stack, values["version-id"]);
   const selection = {
     agents: values.agent,
     scenarios: values.scenario,
