@@ -94,8 +94,10 @@ export const latencySummarySchema = z.looseObject({
   exceeded: z.array(z.string()).default([]),
 });
 
-export const verdict = z.enum(["passed", "failed", "flaky", "error", "not_run"]);
-export const comparisonOutcome = z.enum(["regression", "fixed", "still_failing", "unchanged"]);
+/** `inconclusive`: a sequential test reached its cap undecided (exit 1, like failed). */
+export const verdict = z.enum(["passed", "failed", "flaky", "error", "not_run", "inconclusive"]);
+/** `not_significant`: the new version fails where the old passed, but its pass rate is not significantly lower. */
+export const comparisonOutcome = z.enum(["regression", "fixed", "still_failing", "unchanged", "not_significant"]);
 
 /** Old versus new for one scenario (smoke --compare). */
 export const scenarioComparisonSchema = z.looseObject({
@@ -138,6 +140,28 @@ export const scenarioSummarySchema = z.looseObject({
   pass_rate: z.looseObject({ value: z.number(), low: z.number(), high: z.number() }).nullable().default(null),
   latency: latencySummarySchema.optional(),
   comparison: scenarioComparisonSchema.optional(),
+  /** Finished calls that settled the verdict, when fewer than planned ("decided after 6 of 10"). */
+  decided_after: z.int().min(0).nullable().optional(),
+  /** Planned calls not placed because the verdict was already settled (not needed; never failures). */
+  calls_saved: z.int().min(0).optional(),
+  /** pass^k for k = 1 … calls (τ-bench's unbiased estimator C(c,k)/C(n,k)); empty for a single call. */
+  pass_k: z.array(z.looseObject({ k: z.int().min(1), value: z.number() })).optional(),
+  /** A `pass_k: {k, min}` requirement and its estimate (null: fewer than k calls). */
+  pass_k_required: z
+    .looseObject({ k: z.int().min(1), min: z.number(), value: z.number().nullable(), met: z.boolean() })
+    .optional(),
+  /** The sequential test (`pass_rate` with `confidence`): its rule and where its log-likelihood ratio ended. */
+  sequential: z
+    .looseObject({
+      pass_rate: z.number(),
+      confidence: z.number(),
+      margin: z.number(),
+      max_iterations: z.int().min(1),
+      log_likelihood_ratio: z.number(),
+      pass_boundary: z.number(),
+      fail_boundary: z.number(),
+    })
+    .optional(),
 });
 
 /** Counts of calls (`passed`, `failed`, `errors`) and of scenarios (`scenarios`, `flaky`, `regressions`). */
@@ -149,6 +173,10 @@ export const summarySchema = z.looseObject({
   flaky: z.int().min(0).default(0),
   errors: z.int().min(0).default(0),
   regressions: z.int().min(0).default(0),
+  /** Scenarios a sequential test left undecided at its cap. */
+  inconclusive: z.int().min(0).optional(),
+  /** Planned calls not placed: their scenario's verdict was settled without them. */
+  calls_saved: z.int().min(0).optional(),
   /** Minutes of calls placed (sum of call durations). */
   call_minutes: z.number().nonnegative().default(0),
   duration_ms: ms.default(0),

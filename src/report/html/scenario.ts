@@ -1,5 +1,6 @@
 // Scenarios with their calls. A scenario of a comparison shows its outcome, the expectations that
 // flipped, the transcript diff, and the old and new calls side by side.
+import { decidedText, passKText, sequentialText } from "../repeats.ts";
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary, Verdict } from "../schema.ts";
 import { callArticle } from "./call.ts";
 import { type Html, html } from "./escape.ts";
@@ -78,6 +79,7 @@ function scenarioFacts(summary: ScenarioSummary): Html {
 <div><dt>version</dt><dd><code>${summary.version_id}</code></dd></div>
 <div><dt>passed iterations</dt><dd>${summary.passes} of ${summary.iterations} (needs ${summary.min_pass})</dd></div>
 ${summary.pass_rate ? html`<div><dt>pass rate</dt><dd>${percent(summary.pass_rate.value)} (95 % interval ${percent(summary.pass_rate.low)}–${percent(summary.pass_rate.high)})</dd></div>` : null}
+${[["pass^k", passKText(summary)], ["decided", decidedText(summary)], ["sequential test", sequentialText(summary)]].map(([dt, dd]) => (dd ? html`<div><dt>${dt}</dt><dd>${dd}</dd></div>` : null))}
 ${
   latency
     ? html`<div><dt>first reply</dt><dd>${duration(latency.first_response_ms)}</dd></div>
