@@ -206,7 +206,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!parsed) return 0;
   const { values } = parsed;
   const concurrency = positiveInteger("concurrency", values.concurrency) ?? 4;
-  const comparing = values.compare !== undefined || values["fail-on"] !== undefined;
+  const comparing = values.compare !== undefined || values["fail-on"] !== undefined || values.alpha !== undefined;
   if (comparing) checkCompareFlags(values);
   const maxMinutes = budget(values);
   const shard = shardFlag(values.shard);

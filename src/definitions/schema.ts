@@ -176,34 +176,28 @@ export const smokeScenario = z
       .max(1)
       .optional()
       .meta({ description: "Share of iterations that must pass (0–1], rounded up; instead of min_pass." }),
-    confidence: z
-      .number()
-      .gt(0.5)
-      .lt(1)
-      .optional()
-      .meta({
-        description:
-          "With pass_rate: a sequential test (calls in rounds until passed, failed or, at max_iterations, inconclusive); 1 − confidence is its false-pass and false-fail rate.",
-      }),
+    confidence: z.number().gt(0.5).lt(1).optional().meta({
+      description:
+        "With pass_rate: a sequential test (calls in rounds until passed, failed or, at max_iterations, inconclusive); 1 − confidence is its false-pass and false-fail rate.",
+    }),
     max_iterations: z
       .int()
       .min(1)
       .max(1000)
       .optional()
-      .meta({ description: `With confidence: the cap on calls (default ${DEFAULT_MAX_ITERATIONS}); undecided there is inconclusive.` }),
-    margin: z
-      .number()
-      .gt(0)
-      .lt(0.5)
-      .optional()
       .meta({
-        description:
-          "With confidence: the indifference margin δ around pass_rate (default min(0.05, pass_rate/2, (1 − pass_rate)/2)); rates within ±δ may end either way or inconclusive.",
+        description: `With confidence: the cap on calls (default ${DEFAULT_MAX_ITERATIONS}); undecided there is inconclusive.`,
       }),
+    margin: z.number().gt(0).lt(0.5).optional().meta({
+      description:
+        "With confidence: the indifference margin δ around pass_rate (default min(0.05, pass_rate/2, (1 − pass_rate)/2)); rates within ±δ may end either way or inconclusive.",
+    }),
     pass_k: z
       .strictObject({ k: z.int().min(1), min: z.number().gt(0).max(1) })
       .optional()
-      .meta({ description: "Require pass^k (the chance k calls in a row all pass, estimated from the repeats) ≥ min." }),
+      .meta({
+        description: "Require pass^k (the chance k calls in a row all pass, estimated from the repeats) ≥ min.",
+      }),
     expect: expectations.default({ no_errors: true, ends: true }),
   })
   .superRefine(checkScenario)
@@ -230,27 +224,41 @@ function checkScenario(scenario: ScenarioCheck, ctx: z.core.$RefinementCtx<Scena
     problem("pass_rate", "give min_pass or pass_rate, not both");
   }
   if (scenario.min_pass !== undefined && scenario.min_pass > scenario.iterations) {
-    problem("min_pass", `min_pass ${scenario.min_pass} is more than the scenario's iterations (${scenario.iterations})`);
+    problem(
+      "min_pass",
+      `min_pass ${scenario.min_pass} is more than the scenario's iterations (${scenario.iterations})`,
+    );
   }
   if (scenario.confidence === undefined) {
     for (const name of ["max_iterations", "margin"] as const) {
-      if (scenario[name] !== undefined) problem(name, `${name} belongs to a sequential test: give pass_rate and confidence too`);
+      if (scenario[name] !== undefined)
+        problem(name, `${name} belongs to a sequential test: give pass_rate and confidence too`);
     }
     if (scenario.pass_k && scenario.pass_k.k > scenario.iterations) {
-      problem("pass_k", `pass_k.k ${scenario.pass_k.k} is more than the scenario's iterations (${scenario.iterations})`);
+      problem(
+        "pass_k",
+        `pass_k.k ${scenario.pass_k.k} is more than the scenario's iterations (${scenario.iterations})`,
+      );
     }
     return;
   }
-  if (scenario.pass_rate === undefined) return problem("confidence", "confidence needs pass_rate (the rate to reach)");
+  if (scenario.pass_rate === undefined) {
+    problem("confidence", "confidence needs pass_rate (the rate to reach)");
+    return;
+  }
   if (scenario.iterations !== 1) {
-    problem("iterations", "a sequential test (confidence) places up to max_iterations calls: give max_iterations, not iterations");
+    problem(
+      "iterations",
+      "a sequential test (confidence) places up to max_iterations calls: give max_iterations, not iterations",
+    );
   }
   const margin = scenario.margin ?? defaultMargin(scenario.pass_rate);
   if (scenario.pass_rate - margin <= 0 || scenario.pass_rate + margin >= 1) {
-    return problem(
+    problem(
       "margin",
       `pass_rate ${scenario.pass_rate} ± margin ${margin} must stay between 0 and 1: choose a margin below ${Math.min(scenario.pass_rate, 1 - scenario.pass_rate)}`,
     );
+    return;
   }
   const cap = scenario.max_iterations ?? DEFAULT_MAX_ITERATIONS;
   const { toPass } = fewestCalls({ passRate: scenario.pass_rate, confidence: scenario.confidence, margin });

@@ -105,7 +105,8 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
   const failing = calls.filter((c) => c.status !== "passed");
   const ofN = `${scenario.passes} of ${scenario.iterations} iterations passed (min_pass ${scenario.min_pass})`;
   if (scenario.verdict === "failed" || scenario.verdict === "error" || scenario.verdict === "inconclusive") {
-    const verdictReasons = scenario.verdict === "inconclusive" ? [`inconclusive: ${sequentialText(scenario) || passKText(scenario)}`] : [];
+    const verdictReasons =
+      scenario.verdict === "inconclusive" ? [`inconclusive: ${sequentialText(scenario) || passKText(scenario)}`] : [];
     const reasons = [...verdictReasons, ...new Set(failing.flatMap(failedDescriptions)), ...latencyProblems(scenario)];
     const message = `${reasons.join("; ")}${scenario.iterations > 1 ? ` — ${ofN}` : ""}`;
     const text = [
@@ -115,10 +116,7 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
     const [tag, type] =
       scenario.verdict === "error"
         ? ["error", "infrastructure"]
-        : [
-            "failure",
-            scenario.verdict === "inconclusive" ? "inconclusive" : "expectation",
-          ];
+        : ["failure", scenario.verdict === "inconclusive" ? "inconclusive" : "expectation"];
     out.push(`      <${tag} message="${xml(message)}" type="${type}">${xml(text)}</${tag}>`);
   } else if (scenario.verdict === "flaky") {
     for (const call of failing) {

@@ -4,7 +4,7 @@
 import { appendFile } from "node:fs/promises";
 import type { z } from "zod";
 import { CliError } from "../errors/index.ts";
-import { decidedText, passKText, sequentialText } from "./repeats.ts";
+import { decidedText, evidenceText, passKText, sequentialText } from "./repeats.ts";
 import { type CallResult, type Report, reportSchema, type ScenarioSummary } from "./schema.ts";
 
 const MAX_SCENARIOS = 25;
@@ -107,13 +107,14 @@ export function jobSummary(input: ReportInput): string {
   }
   const regressions = report.scenarios.filter((x) => x.comparison?.outcome === "regression");
   if (regressions.length > 0) {
-    out.push("", "**Regressions** (passed on the old version, fail on the new)", "");
+    out.push("", "**Regressions** (a significantly lower pass rate, or a single call's flip)", "");
     out.push(
       ...bounded(regressions, (x) => {
         const c = x.comparison as NonNullable<ScenarioSummary["comparison"]>;
         const flips = c.expectations.filter((e) => e.outcome === "regression");
         return [
           `- ↓ ${name(x)}: ${c.old_verdict} at ${version(c.old_version_id)} → ${c.new_verdict} at ${version(c.new_version_id)}`,
+          ...(c.evidence ? evidenceText(c.evidence).map((line) => `  - ${markdownText(line)}`) : []),
           ...flips.slice(0, MAX_ITEMS).map((e) => `  - ✓ → ✗ ${markdownText(e.description)}`),
         ];
       }),

@@ -1,7 +1,10 @@
 // The words every surface uses for a scenario's repeats (terminal, JUnit, HTML, job summary): the
 // pass^k shown (`pass^3 0.61`), the early decision (`decided after 6 of 10, 4 calls not needed`)
-// and the sequential test. One place, so each renderer adds a line, not a rule.
-import type { ScenarioSummary } from "./schema.ts";
+// the sequential test, and a comparison's evidence (rates, difference, adjusted p-value, latency
+// shift). One place, so each renderer adds a line, not a rule.
+import type { ScenarioComparison, ScenarioSummary } from "./schema.ts";
+
+type Evidence = NonNullable<ScenarioComparison["evidence"]>;
 
 /** The pass^k a surface shows: the required k, else k = 3 (or the calls, when fewer); none for one call. */
 export function shownPassK(s: ScenarioSummary): { k: number; value: number } | undefined {
@@ -39,4 +42,29 @@ export function sequentialText(s: ScenarioSummary): string {
   if (!q) return "";
   const rule = `pass_rate ${q.pass_rate} ± ${q.margin} at confidence ${q.confidence}, cap ${q.max_iterations}`;
   return `sequential test: ${rule}; Λ ${fixed2(q.log_likelihood_ratio)} (pass ≥ ${fixed2(q.pass_boundary)}, fail ≤ ${fixed2(q.fail_boundary)})`;
+}
+
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+const points = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : "±"}${Math.abs(Math.round(x * 100))}`;
+const pText = (p: number) => (p < 0.0001 ? "< 0.0001" : p.toFixed(4));
+
+/** A comparison's evidence in words: the rates, the difference with its interval, the adjusted p-value; the latency shift. */
+export function evidenceText(e: Evidence): string[] {
+  const side = (r: Evidence["old_rate"]) => `${r.passes}/${r.calls}${r.value === null ? "" : ` (${pct(r.value)})`}`;
+  const rates = `pass rate old ${side(e.old_rate)} → new ${side(e.new_rate)}`;
+  if (e.method === "flip") return [`${rates}: single calls, compared as a flip (no test)`];
+  const d = e.difference;
+  const diff = d ? `, ${points(d.value)} points (95 % CI ${points(d.low)} to ${points(d.high)})` : "";
+  const verdict = e.significant ? "significant" : "not significant";
+  const lines = [
+    `${rates}${diff}; adjusted p ${pText(e.adjusted_p_value ?? 1)} (one-sided Fisher, Holm, α ${e.alpha}): ${verdict}`,
+  ];
+  const l = e.latency;
+  if (l) {
+    const shift = l.shift_ms === null ? "" : `${l.shift_ms > 0 ? "+" : ""}${l.shift_ms} ms`;
+    lines.push(
+      `response latency shift ${shift} (Hodges–Lehmann, ${l.old_turns} → ${l.new_turns} turns); adjusted p ${pText(l.adjusted_p_value)} (one-sided Mann–Whitney, Holm): ${l.significant ? "significantly slower" : "not significantly slower"}`,
+    );
+  }
+  return lines;
 }

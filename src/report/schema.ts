@@ -122,6 +122,35 @@ export const scenarioComparisonSchema = z.looseObject({
   duration_delta_ms: z.number().nullable().default(null),
   response_latency_delta_ms: z.array(z.number()).default([]),
   procedure_differences: z.array(z.string()).default([]),
+  /**
+   * The evidence behind the outcome: with ≥ 2 completed calls on both sides ("exact"), a one-sided
+   * Fisher test of the pass rates and a Mann–Whitney test of per-turn latencies, each Holm-adjusted
+   * across the run's scenarios; with single calls ("flip"), none.
+   */
+  evidence: z
+    .looseObject({
+      method: z.enum(["exact", "flip"]).or(z.string()),
+      alpha: z.number(),
+      old_rate: z.looseObject({ passes: z.int(), calls: z.int(), value: z.number().nullable() }),
+      new_rate: z.looseObject({ passes: z.int(), calls: z.int(), value: z.number().nullable() }),
+      /** new − old pass rate with Newcombe's 95 % interval. */
+      difference: z.looseObject({ value: z.number(), low: z.number(), high: z.number() }).nullable(),
+      p_value: z.number().nullable(),
+      adjusted_p_value: z.number().nullable(),
+      significant: z.boolean(),
+      latency: z
+        .looseObject({
+          /** Hodges–Lehmann shift, new − old (ms). */
+          shift_ms: z.number().nullable(),
+          p_value: z.number(),
+          adjusted_p_value: z.number(),
+          significant: z.boolean(),
+          old_turns: z.int(),
+          new_turns: z.int(),
+        })
+        .nullable(),
+    })
+    .optional(),
 });
 
 /** One scenario over its iterations: the verdict follows its threshold (`min_pass`, default all). */

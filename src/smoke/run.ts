@@ -86,7 +86,10 @@ export function scenarioLine(s: ScenarioSummary): string {
   const rate = s.pass_rate
     ? ` (${percent(s.pass_rate.value)}, 95 % CI ${Math.round(s.pass_rate.low * 100)}–${percent(s.pass_rate.high)}, ${rule})`
     : "";
-  const repeats = [decidedText(s), passKText(s)].filter(Boolean).map((t) => `; ${t}`).join("");
+  const repeats = [decidedText(s), passKText(s)]
+    .filter(Boolean)
+    .map((t) => `; ${t}`)
+    .join("");
   const l = s.latency;
   const ms = (name: string, v: number | null | undefined) => {
     const bound = l?.bounds[name];

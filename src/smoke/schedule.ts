@@ -2,9 +2,10 @@
 // (src/stats: curtailment); a sequential test places its calls in rounds of `concurrency` and
 // looks after each (src/stats: the SPRT). Calls in flight always finish; a call that is no longer
 // needed is never placed and never reported as run or failed.
-import { type Gate, gateDecision, scenarioKey } from "./gates.ts";
+
 import type { PlannedCall } from "./call.ts";
 import { gateOf } from "./call.ts";
+import { type Gate, gateDecision, scenarioKey } from "./gates.ts";
 
 type ScenarioState = {
   gate: Gate;
