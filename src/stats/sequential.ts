@@ -35,7 +35,8 @@ export type SequentialDecision = "passed" | "failed" | "inconclusive" | "continu
 
 /** The default margin for a pass rate: 0.05, or less so that θ ± δ stays inside (0, 1). */
 export function defaultMargin(passRate: number): number {
-  return Math.min(0.05, passRate / 2, (1 - passRate) / 2);
+  // Rounded: (1 − 0.9)/2 is 0.04999… in floating point, and a margin is read by people.
+  return Math.round(Math.min(0.05, passRate / 2, (1 - passRate) / 2) * 10_000) / 10_000;
 }
 
 export type Boundaries = { passStep: number; failStep: number; upper: number; lower: number };
