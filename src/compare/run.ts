@@ -81,6 +81,8 @@ export async function runCompare(
       runCalls(client, calls, {
         concurrency: options.concurrency,
         out: options.out,
+        // The test of old against new needs every planned call of fixed repeats on both sides.
+        earlyDecisions: false,
         ...(options.signal ? { signal: options.signal } : {}),
       });
     if (oldCalls.length > 0) {

@@ -23,6 +23,8 @@ export type RunOptions = {
   partial?: boolean;
   /** Keep each call's envelopes on its result (for recordings). */
   keepEnvelopes?: boolean;
+  /** Stop fixed repeats once their verdict cannot change (default true; see schedule.ts). */
+  earlyDecisions?: boolean;
 };
 
 export async function runCalls(client: Client, calls: PlannedCall[], options: RunOptions): Promise<ScenarioResult[]> {
@@ -42,6 +44,7 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
   const schedule = new Schedule(calls, {
     concurrency,
     partial: options.partial ?? false,
+    earlyDecisions: options.earlyDecisions ?? true,
     ...(options.signal ? { signal: options.signal } : {}),
   });
   const worker = async () => {

@@ -22,6 +22,8 @@ export type ScheduleOptions = {
   concurrency: number;
   /** One shard's calls: fixed repeats cannot know the other shards' passes, so they never stop early. */
   partial?: boolean;
+  /** Fixed repeats stop once decided (default true); a comparison places them all, for its test. */
+  earlyDecisions?: boolean;
   signal?: AbortSignal;
 };
 
@@ -54,7 +56,8 @@ export class Schedule {
 
   /** Whether the scenario's verdict is settled by the calls that finished. */
   #decided(state: ScenarioState): boolean {
-    if (this.#options.partial && !state.gate.sequential) return false;
+    const fixedRunsOut = this.#options.partial || this.#options.earlyDecisions === false;
+    if (fixedRunsOut && !state.gate.sequential) return false;
     return gateDecision(state.gate, state.passes, state.failures) !== "continue";
   }
 
