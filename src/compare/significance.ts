@@ -46,16 +46,16 @@ export function judgeScenarios(scenarios: readonly Sides[], alpha = DEFAULT_ALPH
       difference: difference
         ? { value: round4(difference.value), low: round4(difference.low), high: round4(difference.high) }
         : null,
-      p_value: p === null ? null : round4(p),
-      adjusted_p_value: adj === null ? null : round4(adj),
+      p_value: p === null ? null : sig4(p),
+      adjusted_p_value: adj === null ? null : sig4(adj),
       significant: adj !== null && adj <= alpha,
       latency:
         lp === null
           ? null
           : {
               shift_ms: shift === null ? null : Math.round(shift),
-              p_value: round4(lp),
-              adjusted_p_value: round4(ladj ?? 1),
+              p_value: sig4(lp),
+              adjusted_p_value: sig4(ladj ?? 1),
               significant: (ladj ?? 1) <= alpha,
               old_turns: turns(s.old).length,
               new_turns: turns(s.new).length,
@@ -63,6 +63,9 @@ export function judgeScenarios(scenarios: readonly Sides[], alpha = DEFAULT_ALPH
     };
   });
 }
+
+/** Four significant digits: a p-value of 1e-5 must not read as 0. */
+const sig4 = (x: number) => Number(x.toPrecision(4));
 
 /** Holm over the tests that were made; null where none was. */
 function adjust(pValues: readonly (number | null)[]): (number | null)[] {

@@ -46,7 +46,7 @@ export function sequentialText(s: ScenarioSummary): string {
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 const points = (x: number) => `${x > 0 ? "+" : x < 0 ? "−" : "±"}${Math.abs(Math.round(x * 100))}`;
-const pText = (p: number) => (p < 0.0001 ? "< 0.0001" : p.toFixed(4));
+const pText = (p: number) => (p < 0.0001 ? p.toExponential(1) : p.toFixed(4));
 
 /** A comparison's evidence in words: the rates, the difference with its interval, the adjusted p-value; the latency shift. */
 export function evidenceText(e: Evidence): string[] {

@@ -58,6 +58,10 @@ export class Schedule {
   #decided(state: ScenarioState): boolean {
     const fixedRunsOut = this.#options.partial || this.#options.earlyDecisions === false;
     if (fixedRunsOut && !state.gate.sequential) return false;
+    // A sequential test looks only between rounds, when none of its calls is in flight: its
+    // log-likelihood ratio is not monotone, so a look mid-round could be undone by the calls still
+    // running, and the verdict (from every finished call) must be the one the look saw.
+    if (state.gate.sequential && state.inflight > 0) return false;
     return gateDecision(state.gate, state.passes, state.failures) !== "continue";
   }
 

@@ -89,6 +89,15 @@ describe("Schedule", () => {
     expect(run.placed).toHaveLength(20);
   });
 
+  it("a sequential test looks only between rounds: a boundary crossed mid-round and left again does not stop it", async () => {
+    const s = scenario({ iterations: 40, pass_rate: 0.7, confidence: 0.95, margin: 0.1, max_iterations: 40 });
+    // Rounds 1–2 alternate (Λ −1.62 after 8); round 3 finishes fail, fail (4:6, Λ −3.01, below ln 0.05)
+    // then pass, pass (6:6, Λ −2.43): undecided at the look; round 4 all fail (6:10) → failed at 16.
+    const outcome = (_: PlannedCall, n: number) => (n <= 8 ? n % 2 === 1 : n === 11 || n === 12);
+    const run = await drive(plan(s), 4, outcome);
+    expect(run.placed).toHaveLength(16);
+  });
+
   it("scenarios are independent: one settled early does not hold back another", async () => {
     const a = plan(scenario({ iterations: 5, min_pass: 5 }), "a");
     const b = plan(scenario({ iterations: 3 }), "b");
