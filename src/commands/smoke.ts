@@ -76,8 +76,8 @@ Each retried request is said on stderr.
 
 ${COMPARE_HELP}
 
-exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed its expectations, threshold
-or latency bounds, 2 usage or configuration error (unknown agent or scenario, nothing deployed,
+exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed its expectations, threshold,
+sequential test, pass^k or latency bounds (or its sequential test was inconclusive), 2 usage or configuration error (unknown agent or scenario, nothing deployed,
 invalid agent files, a refused API key, a worst case over --max-call-minutes), 3 a call could not
 complete (service unreachable, stream failed after its retries, timeout), 130 interrupted
 (the reports still list every planned call).`,
