@@ -3,7 +3,7 @@
 // shift, single calls as flips, and the words every surface shows.
 import { describe, expect, it } from "vitest";
 import { compareScenario, evidenceLines, judgeScenarios } from "../../src/compare/index.ts";
-import { type CallResult, callResultSchema, jobSummary } from "../../src/report/index.ts";
+import { type CallResult, callResultSchema, jobSummary, reportSchema } from "../../src/report/index.ts";
 
 const calls = (side: "new" | "old", passes: number, n: number, latency = [100, 110]): CallResult[] =>
   Array.from({ length: n }, (_, i) =>
@@ -93,5 +93,43 @@ describe("judgeScenarios", () => {
       ],
     });
     expect(text).toMatch(/adjusted p 0\.0004 \(one-sided Fisher, Holm, α 0\.05\): significant/);
+  });
+});
+
+describe("every surface shows the new figures", () => {
+  it("the HTML report shows pass^k, the early decision and a comparison's evidence", async () => {
+    const { htmlReport } = await import("../../src/report/html/index.ts");
+    const [e] = judgeScenarios([{ old: calls("old", 10, 10), new: calls("new", 2, 10) }]);
+    const comparison = compareScenario(calls("old", 10, 10), calls("new", 2, 10), {}, e);
+    const page = htmlReport(
+      reportSchema.parse({
+        kind: "compare",
+        scenarios: [
+          {
+            agent: "support",
+            scenario: "greets",
+            version_id: "ca_1@v2",
+            verdict: "failed",
+            iterations: 10,
+            planned_iterations: 10,
+            passes: 2,
+            min_pass: 10,
+            pass_k: [
+              { k: 1, value: 0.2 },
+              { k: 2, value: 0.0222 },
+              { k: 3, value: 0 },
+            ],
+            decided_after: 6,
+            calls_saved: 4,
+            comparison,
+          },
+        ],
+        results: [...calls("new", 2, 10), ...calls("old", 10, 10)],
+      }),
+    );
+    expect(page).toContain("pass^3 0.00");
+    expect(page).toContain("decided after 6 of 10, 4 calls not needed");
+    expect(page).toMatch(/pass rate old 10\/10 \(100 %\) → new 2\/10 \(20 %\), −80 points/);
+    expect(page).toContain('data-outcome="regression"');
   });
 });
