@@ -8,9 +8,10 @@
 //   npm run bench                         the whole benchmark (about 20 minutes on 2 cores)
 //   npm run bench -- --quick              10 and 100 agents, file backend, no figures (BENCH_QUICK=1 too)
 //   npm run bench -- --agents 10,100 --backends postgres --skip-figures
+//   npm run bench -- --decisions          only the decision rules (scripts/bench-decisions.ts, seconds)
 
 import { spawn } from "node:child_process";
-import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -26,6 +27,7 @@ import { conversationalKey, proceduralKey, writeGeneratedAgents } from "../test/
 import { type Backend, pulumiSandbox } from "../test/helpers/pulumi.ts";
 import { requestCounts } from "../test/helpers/simulator.ts";
 import { fleetChart } from "./bench-chart.ts";
+import { decisionBench, decisionTables } from "./bench-decisions.ts";
 import { curveTable, type FleetResult, fleetCurve, targetTable } from "./bench-fleet.ts";
 
 const { values: flags } = parseArgs({
@@ -35,6 +37,7 @@ const { values: flags } = parseArgs({
     backends: { type: "string" },
     "skip-figures": { type: "boolean" },
     chart: { type: "string" },
+    decisions: { type: "boolean" },
   },
 });
 const QUICK = flags.quick === true || process.env.BENCH_QUICK === "1";
@@ -270,12 +273,30 @@ async function main() {
     process.stdout.write("\nraw measurements (median of runs):\n");
     for (const [name, values] of Object.entries(raw)) process.stdout.write(`  ${name}: ${median(values).toFixed(3)}\n`);
   }
+  const decisions = await decisionBench();
+  process.stdout.write(`\n${decisionTables(decisions)}`);
   const totalS = seconds(performance.now() - benchStarted);
   process.stdout.write(`\nbenchmark took ${totalS.toFixed(0)} s\n`);
   await writeFile(
     path.join(projectRoot, "bench-results.json"),
-    `${JSON.stringify({ date: new Date().toISOString(), machine, curve, runs: RUNS, figures: FIGURES ? rows : [], raw, seconds: totalS }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), machine, curve, runs: RUNS, figures: FIGURES ? rows : [], raw, decisions, seconds: totalS }, null, 2)}\n`,
   );
+}
+
+/** `--decisions`: only the decision rules; their results replace `decisions` in bench-results.json. */
+async function decisionsOnly() {
+  const decisions = await decisionBench();
+  process.stdout.write(decisionTables(decisions));
+  const file = path.join(projectRoot, "bench-results.json");
+  const previous = await readFile(file, "utf8").then(
+    (text) => JSON.parse(text) as Record<string, unknown>,
+    () => ({}),
+  );
+  await writeFile(
+    file,
+    `${JSON.stringify({ ...previous, decisions, decisions_date: new Date().toISOString() }, null, 2)}\n`,
+  );
+  process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (decisions)\n`);
 }
 
 async function simulatorProcess(): Promise<{ url: string; apiKey: string; close(): void }> {
@@ -388,4 +409,4 @@ async function streamThroughput(): Promise<[number, number]> {
   }
 }
 
-await main();
+await (flags.decisions ? decisionsOnly() : main());

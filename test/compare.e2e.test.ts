@@ -9,7 +9,7 @@ import { type Report, reportSchema } from "../src/report/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { startTestSimulator } from "./helpers/simulator.ts";
+import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-compare-e2e-3fa9d1c07e";
 const TOKEN_LIKE = /tok_[A-Za-z0-9_-]{8,}/;
@@ -230,6 +230,83 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
     const flag = await compare("--compare", reports("old-versions.json"), "--fail-on", "sometimes");
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("--fail-on must be regression or failure");
+  });
+
+  it("with 10 calls a side: 1 of 10 failing against 0 of 10 is not significant; 10 of 10 against 0 of 10 is a regression with its adjusted p-value", async () => {
+    const file = path.join(project.dir, "agents", "booking.yaml");
+    const doc = parseDocument(await readFile(file, "utf8"));
+    // failure_rate 0.05 fails the 20th, 40th, … call of a series (one series per version).
+    const oneInTen = { simulation: { failure_rate: 0.05, series: "one-in-ten" } };
+    doc.addIn(["smoke"], {
+      name: "rate-one-in-ten",
+      iterations: 10,
+      channel: { callee_no: "+15550100100" },
+      context: oneInTen,
+    });
+    const turns = ["Great, please book appointment for Tuesday at 10am.", "That's all, thank you."];
+    doc.addIn(["smoke"], {
+      name: "rate-tool-ten",
+      iterations: 10,
+      channel: { callee_no: "+15550100100" },
+      context: { simulation: { user_turns: turns } },
+      expect: { tool_calls: ["book_appointment"] },
+    });
+    await writeFile(file, doc.toString());
+    // Ten earlier calls of the new version's series: its calls in the comparison are the 11th–20th.
+    for (let i = 0; i < 10; i++) {
+      await simulatorCall(sim, "POST", "/conversations", {
+        agent_id: newVersions.booking,
+        channel: { type: "phone", callee_no: "+15550100100" },
+        livemode: false,
+        context: oneInTen,
+      });
+    }
+    const run = await compare(
+      "--compare",
+      reports("old-versions.json"),
+      "--agent",
+      "booking",
+      "--scenario",
+      "rate-one-in-ten",
+      "--scenario",
+      "rate-tool-ten",
+      "--fail-on",
+      "regression",
+    );
+    const one = scenario(run.report, "booking", "rate-one-in-ten")?.comparison;
+    expect(one).toMatchObject({ old_verdict: "passed", new_verdict: "failed", outcome: "not_significant" });
+    // Fisher: P(X ≤ 9) = C(19,9)/C(20,10) = 1/2; Holm over the two scenarios keeps it at 1/2.
+    expect(one?.evidence).toMatchObject({
+      method: "exact",
+      old_rate: { passes: 10, calls: 10 },
+      new_rate: { passes: 9, calls: 10 },
+      p_value: 0.5,
+      adjusted_p_value: 0.5,
+      significant: false,
+    });
+    const ten = scenario(run.report, "booking", "rate-tool-ten")?.comparison;
+    expect(ten).toMatchObject({
+      outcome: "regression",
+      evidence: { new_rate: { passes: 0, calls: 10 }, significant: true },
+    });
+    // P = 1/C(20,10); Holm doubles the smaller of two.
+    expect(ten?.evidence?.adjusted_p_value).toBeCloseTo(2 / 184756, 8);
+    expect(ten?.evidence?.latency?.shift_ms).toEqual(expect.any(Number));
+    expect(run.report?.summary.regressions).toBe(1);
+    expect(run.stdout).toMatch(/≟ not significant booking\/rate-one-in-ten/);
+    expect(run.stdout).toMatch(
+      /pass rate old 10\/10 \(100 %\) → new 9\/10 \(90 %\), −10 points .*adjusted p 0\.5000 .*: not significant/,
+    );
+    expect(run.stdout).toMatch(/✗ regression booking\/rate-tool-ten/);
+    expect(run.stdout).toMatch(
+      /pass rate old 10\/10 \(100 %\) → new 0\/10 \(0 %\), −100 points .*adjusted p 1\.1e-5 .*: significant/,
+    );
+    expect(run.junit).toMatch(
+      /<failure message="regression: pass rate 10\/10 on [^"]* → 0\/10 on [^"]*, adjusted p 0\.0000108\d" type="regression">/,
+    );
+    // --fail-on regression: the significant regression fails the run, the flip without evidence does not.
+    expect(run.code).toBe(1);
+    expect(run.junit).toMatch(/<testsuite name="booking" tests="2" failures="1"/);
   });
 
   it("puts neither the API key nor a stream token in any report or output", async () => {

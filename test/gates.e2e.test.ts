@@ -48,6 +48,29 @@ const SCENARIOS = [
   },
 ];
 
+/** Scenarios of the booking agent for early decisions and sequential tests (issue 32). */
+const DECISIONS = [
+  { name: "always-passes-10-of-8", iterations: 10, min_pass: 8, channel: CALLEE },
+  {
+    name: "always-fails-10-of-8",
+    iterations: 10,
+    min_pass: 8,
+    channel: CALLEE,
+    context: { simulation: { outcome: "failed" } },
+  },
+  // θ 0.7 ± 0.1 at 95 %: 11 passes in a row pass; a true rate of 0.7 stays undecided.
+  { name: "sequential-high", pass_rate: 0.7, confidence: 0.95, margin: 0.1, max_iterations: 20, channel: CALLEE },
+  {
+    name: "sequential-at-threshold",
+    pass_rate: 0.7,
+    confidence: 0.95,
+    margin: 0.1,
+    max_iterations: 20,
+    channel: CALLEE,
+    context: { simulation: { failure_rate: 0.3, series: "at-threshold" } },
+  },
+];
+
 type Report = ReturnType<typeof reportSchema.parse>;
 
 // Several CLI runs per test, each starting Pulumi: minutes on a loaded 2-core machine.
@@ -115,6 +138,10 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     const doc = parseDocument(await readFile(file, "utf8"));
     for (const s of SCENARIOS) doc.addIn(["smoke"], doc.createNode(s));
     await writeFile(file, doc.toString());
+    const booking = path.join(project.dir, "agents", "booking.yaml");
+    const bookingDoc = parseDocument(await readFile(booking, "utf8"));
+    for (const s of DECISIONS) bookingDoc.addIn(["smoke"], bookingDoc.createNode(s));
+    await writeFile(booking, bookingDoc.toString());
     expect((await project.stack.up()).summary.result).toBe("succeeded");
   });
   afterAll(async () => {
@@ -132,7 +159,13 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     // Wilson 95 % for 8/10: 0.490–0.943.
     expect(min8?.pass_rate?.low).toBeCloseTo(0.4902, 3);
     expect(min8?.pass_rate?.high).toBeCloseTo(0.9433, 3);
-    expect(min10).toMatchObject({ verdict: "failed", iterations: 10, passes: 8, min_pass: 10 });
+    // min_pass 10 is missed at its first failure (the 5th call of its series): the calls not yet
+    // placed then are not needed, and are neither run nor failed.
+    expect(min10).toMatchObject({ verdict: "failed", min_pass: 10, planned_iterations: 10 });
+    const min10Failed = (min10?.iterations ?? 0) - (min10?.passes ?? 0);
+    expect(min10Failed).toBe((min10?.iterations ?? 0) === 10 ? 2 : 1);
+    expect(min10?.calls_saved).toBe(10 - (min10?.iterations ?? 0));
+    expect(run.report?.results.some((r) => r.status === "not_run" || r.status === "error")).toBe(false);
     expect(run.report?.summary.flaky).toBe(1);
     expect(run.code).toBe(1);
     // JUnit: the flaky testcase passes with one flakyFailure per failing iteration; the other fails.
@@ -142,12 +175,12 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     expect(flakyCase).toContain("no server.error events");
     const failedCase =
       run.junit.match(/<testcase classname="support" name="flaky-min10"[\s\S]*?<\/testcase>/)?.[0] ?? "";
-    expect(failedCase).toMatch(/<failure message="[^"]*8 of 10 iterations passed \(min_pass 10\)"/);
+    expect(failedCase).toMatch(/<failure message="[^"]*\d+ of \d+ iterations passed \(min_pass 10\)"/);
     expect(run.junit).toMatch(/<testsuites [^>]*tests="2" failures="1" errors="0"/);
     expect(run.stdout).toMatch(/support\/flaky-min8: 8\/10 passed \(80 %, 95 % CI 49–94 %, min_pass 8\) → flaky/);
     expect(run.stdout.trim().split("\n").at(-1)).toBe("1 passed, 1 failed, 1 flaky");
-    // The calls ran: twenty conversations, four of them failed by the simulator.
-    expect(run.report?.results.filter((r) => r.status === "failed")).toHaveLength(4);
+    // The calls ran: min8's ten, two of them failed by the simulator, and min10's until it failed.
+    expect(run.report?.results.filter((r) => r.status === "failed")).toHaveLength(2 + min10Failed);
   });
 
   it("fails response_p95_ms 200 and passes 1000 on a 400 ms response delay, with the measured values in JUnit and JSON", async () => {
@@ -307,6 +340,98 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     const selected = await smoke("--replay", dir, "--scenario", "slow-bound-1000");
     expect(verdicts(selected.report)).toEqual(["slow-bound-1000 failed 1/1"]);
     for (const file of files) expect(await readFile(path.join(dir, file), "utf8")).not.toMatch(TOKEN_PATTERN);
+  });
+
+  it("iterations 10, min_pass 8: an always-passing scenario stops after 8 passes, an always-failing one after 3 failures", async () => {
+    const placed = async () => (await requestCounts(sim)).by_route["POST /conversations"] ?? 0;
+    const before = await placed();
+    const pass = await smoke("--agent", "booking", "--scenario", "always-passes-10-of-8", "--concurrency", "2");
+    const passing = scenario(pass.report, "always-passes-10-of-8");
+    // 8 calls, plus at most concurrency − 1 = 1 in flight when the 8th passed.
+    const passCalls = (await placed()) - before;
+    expect(passCalls).toBeGreaterThanOrEqual(8);
+    expect(passCalls).toBeLessThanOrEqual(9);
+    expect(passing).toMatchObject({
+      verdict: "passed",
+      iterations: passCalls,
+      planned_iterations: 10,
+      decided_after: 8,
+    });
+    expect(passing?.calls_saved).toBe(10 - passCalls);
+    expect(pass.report?.summary.calls_saved).toBe(10 - passCalls);
+    expect(pass.code).toBe(0);
+    expect(pass.stdout).toMatch(
+      /always-passes-10-of-8: \d+\/\d+ passed .*→ passed; decided after 8 of 10, [12] calls? not needed; pass\^3 1\.00/,
+    );
+    expect(pass.junit).toContain('<property name="pass^3" value="1"/>');
+    // Not needed is not run: no not_run or error results, no skipped testcase.
+    expect(pass.report?.results.every((r) => r.status === "passed")).toBe(true);
+    expect(pass.junit).not.toContain("<skipped");
+
+    const mid = await placed();
+    const fail = await smoke("--agent", "booking", "--scenario", "always-fails-10-of-8", "--concurrency", "2");
+    const failCalls = (await placed()) - mid;
+    expect(failCalls).toBeGreaterThanOrEqual(3);
+    expect(failCalls).toBeLessThanOrEqual(4);
+    expect(scenario(fail.report, "always-fails-10-of-8")).toMatchObject({
+      verdict: "failed",
+      passes: 0,
+      iterations: failCalls,
+      decided_after: 3,
+      calls_saved: 10 - failCalls,
+    });
+    expect(fail.code).toBe(1);
+
+    // The budget and the dry run still show the worst case.
+    const dry = await cli([
+      "smoke",
+      "--stack",
+      "test",
+      "--agent",
+      "booking",
+      "--scenario",
+      "always-passes-10-of-8",
+      "--scenario",
+      "sequential-high",
+      "--dry-run",
+    ]);
+    expect(dry.stdout).toMatch(
+      /always-passes-10-of-8: 10 iteration\(s\), .*; at most: stops once the verdict cannot change/,
+    );
+    expect(dry.stdout).toMatch(/sequential-high: 20 iteration\(s\), .*; at most: a sequential test stops once decided/);
+    expect(dry.stdout).toMatch(/worst case: 30 call\(s\), 60 call minutes/);
+  });
+
+  it("a sequential test passes a true rate well above its threshold in 3 rounds, and ends inconclusive (exit 1) at the threshold", async () => {
+    const placed = async () => (await requestCounts(sim)).by_route["POST /conversations"] ?? 0;
+    const before = await placed();
+    const high = await smoke("--agent", "booking", "--scenario", "sequential-high", "--concurrency", "4");
+    // 11 passes reach ln 20 (11 · ln(0.8/0.6) = 3.16); rounds of 4: 12 calls.
+    expect((await placed()) - before).toBe(12);
+    expect(scenario(high.report, "sequential-high")).toMatchObject({
+      verdict: "passed",
+      iterations: 12,
+      planned_iterations: 20,
+      calls_saved: 8,
+      sequential: { pass_rate: 0.7, confidence: 0.95, margin: 0.1, max_iterations: 20 },
+    });
+    expect(high.code).toBe(0);
+    expect(high.stdout).toMatch(
+      /sequential-high: 12\/12 passed \(.*pass_rate 0\.7 ± 0\.1 at 95 %\) → passed; decided after 12 of 20, 8 calls not needed/,
+    );
+
+    const mid = await placed();
+    const at = await smoke("--agent", "booking", "--scenario", "sequential-at-threshold", "--concurrency", "4");
+    expect((await placed()) - mid).toBe(20);
+    const s = scenario(at.report, "sequential-at-threshold");
+    expect(s).toMatchObject({ verdict: "inconclusive", iterations: 20, passes: 14, calls_saved: 0 });
+    expect(s?.sequential?.log_likelihood_ratio).toBeCloseTo(14 * Math.log(0.8 / 0.6) - 6 * Math.log(2), 3);
+    expect(at.code).toBe(1);
+    expect(at.report?.summary.inconclusive).toBe(1);
+    expect(at.stdout.trim().split("\n").at(-1)).toBe("0 passed, 0 failed, 1 inconclusive");
+    expect(at.junit).toMatch(
+      /<failure message="inconclusive: sequential test: pass_rate 0\.7 ± 0\.1 at confidence 0\.95, cap 20; Λ -0\.13/,
+    );
   });
 
   it("never prints, reports or records a stream token or the API key", () => {

@@ -20,6 +20,11 @@ export const COMPARE_FLAGS = {
     arg: "WHAT",
     help: "with --compare: failure (default) or regression (see below)",
   },
+  alpha: {
+    type: "string",
+    arg: "A",
+    help: "with --compare: the significance level of the regression tests, Holm-corrected across scenarios (default 0.05)",
+  },
 } as const satisfies Record<string, Flag>;
 
 export const COMPARE_HELP = `--compare OLD: OLD is \`pulumi stack output versions --json\` saved before the deploy, or a
@@ -27,7 +32,22 @@ previous smoke --json report. Each scenario runs on the new and the old version 
 pinned); the result per scenario and expectation is regression, fixed, still failing or
 unchanged, with the transcript diff, duration and latency deltas and procedure differences. An
 agent with no old version runs as plain smoke and says so. --fail-on failure (default) exits 1 on
-any scenario failing on the new version; --fail-on regression only on one that passed on the old.`;
+any scenario failing on the new version; --fail-on regression only on a regression. With two or
+more calls of a scenario on each side, a regression is a pass rate significantly lower on the new
+version (one-sided Fisher exact test, Holm-corrected across the run's scenarios at --alpha); a
+verdict that flipped without that evidence is "not significant". Response latency is tested the
+same way (Mann–Whitney U on per-turn latencies) and reported as a shift in ms. Single calls
+compare as flips. A regression fails the run under either --fail-on.`;
+
+/** `--alpha A`: a level in (0, 0.5]; undefined without the flag. */
+export function alphaValue(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const alpha = Number(value);
+  if (!Number.isFinite(alpha) || alpha <= 0 || alpha > 0.5) {
+    throw new CliError(`--alpha must be a significance level between 0 and 0.5 (e.g. 0.05), not "${value}"`, 2);
+  }
+  return alpha;
+}
 
 export function failOnValue(value: string | undefined): FailOn {
   if (value === undefined || value === "failure") return "failure";
@@ -38,6 +58,7 @@ export function failOnValue(value: string | undefined): FailOn {
 type Values = {
   compare?: string | undefined;
   "fail-on"?: string | undefined;
+  alpha?: string | undefined;
   stack: string;
   agent?: string[] | undefined;
   scenario?: string[] | undefined;
@@ -62,7 +83,10 @@ type Context = {
 /** Usage errors of the comparison flags, before anything is read or called. */
 export function checkCompareFlags(values: Values): void {
   failOnValue(values["fail-on"]);
-  if (values.compare === undefined) throw new CliError("--fail-on needs --compare OLD", 2);
+  alphaValue(values.alpha);
+  if (values.compare === undefined) {
+    throw new CliError(`${values.alpha !== undefined ? "--alpha" : "--fail-on"} needs --compare OLD`, 2);
+  }
   if (values["version-id"] !== undefined)
     throw new CliError("--compare calls the stack's versions: drop --version-id", 2);
 }
@@ -83,6 +107,7 @@ export async function compareSmoke(values: Values, context: Context): Promise<nu
     connection: { ...context.resolved, onRetry: printRetry },
     old,
     failOn,
+    ...(alphaValue(values.alpha) !== undefined ? { alpha: alphaValue(values.alpha) as number } : {}),
     concurrency: context.concurrency,
     stack: values.stack,
     files: context.files,

@@ -76,8 +76,8 @@ Each retried request is said on stderr.
 
 ${COMPARE_HELP}
 
-exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed its expectations, threshold
-or latency bounds, 2 usage or configuration error (unknown agent or scenario, nothing deployed,
+exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed its expectations, threshold,
+sequential test, pass^k or latency bounds (or its sequential test was inconclusive), 2 usage or configuration error (unknown agent or scenario, nothing deployed,
 invalid agent files, a refused API key, a worst case over --max-call-minutes), 3 a call could not
 complete (service unreachable, stream failed after its retries, timeout), 130 interrupted
 (the reports still list every planned call).`,
@@ -206,7 +206,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!parsed) return 0;
   const { values } = parsed;
   const concurrency = positiveInteger("concurrency", values.concurrency) ?? 4;
-  const comparing = values.compare !== undefined || values["fail-on"] !== undefined;
+  const comparing = values.compare !== undefined || values["fail-on"] !== undefined || values.alpha !== undefined;
   if (comparing) checkCompareFlags(values);
   const maxMinutes = budget(values);
   const shard = shardFlag(values.shard);

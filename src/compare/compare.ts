@@ -3,6 +3,7 @@
 // duration and per-turn latency deltas and the procedures' differences. Pure: no I/O.
 import { diffArrays } from "diff";
 import type { CallResult, ComparisonOutcome, ScenarioComparison, Verdict } from "../report/index.ts";
+import type { Evidence } from "./significance.ts";
 
 /** At most this many lines of transcript diff per scenario (the rest is counted). */
 const MAX_DIFF_LINES = 200;
@@ -36,6 +37,18 @@ export function scenarioOutcome(old: Verdict, now: Verdict): ComparisonOutcome {
 }
 
 /**
+ * The outcome with evidence: with a test ("exact"), a regression is a significantly lower pass rate
+ * on the new version, whatever the verdicts; a verdict that flipped without that is not
+ * significant. Single calls ("flip") keep the verdicts' flip.
+ */
+export function evidencedOutcome(old: Verdict, now: Verdict, evidence: Evidence | undefined): ComparisonOutcome {
+  const flip = scenarioOutcome(old, now);
+  if (evidence?.method !== "exact") return flip;
+  if (evidence.significant) return "regression";
+  return flip === "regression" ? "not_significant" : flip;
+}
+
+/**
  * The comparison of one scenario's calls on the old and the new version. `verdicts` are the sides'
  * scenario verdicts under the scenario's threshold (smoke's gates); without them every call must pass.
  */
@@ -43,6 +56,7 @@ export function compareScenario(
   oldCalls: readonly CallResult[],
   newCalls: readonly CallResult[],
   verdicts: { old?: Verdict; new?: Verdict } = {},
+  evidence?: Evidence,
 ): ScenarioComparison {
   const oldVerdict = verdicts.old ?? sideVerdict(oldCalls);
   const newVerdict = verdicts.new ?? sideVerdict(newCalls);
@@ -54,7 +68,7 @@ export function compareScenario(
     new_version_id: firstNew?.version_id ?? "",
     old_verdict: oldVerdict,
     new_verdict: newVerdict,
-    outcome: scenarioOutcome(oldVerdict, newVerdict),
+    outcome: evidencedOutcome(oldVerdict, newVerdict, evidence),
     expectations: descriptions.map((description) => {
       const old = held(oldCalls, description);
       const now = held(newCalls, description);
@@ -67,6 +81,7 @@ export function compareScenario(
       { procedures: firstOld?.procedures ?? [], conversationId: firstOld?.conversation_id ?? null },
       { procedures: firstNew?.procedures ?? [], conversationId: firstNew?.conversation_id ?? null },
     ),
+    ...(evidence ? { evidence } : {}),
   };
 }
 

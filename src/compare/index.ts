@@ -2,6 +2,7 @@
 // versions, compared per scenario and expectation, with the transcripts, timings and procedures.
 export {
   compareScenario,
+  evidencedOutcome,
   expectationOutcome,
   procedureDifferences,
   scenarioOutcome,
@@ -10,3 +11,4 @@ export {
 export { type OldVersions, parseOldVersions, readOldVersions } from "./old-versions.ts";
 export { type ComparedScenario, compareJunit, compareReport, type FailOn } from "./reports.ts";
 export { type CompareOptions, runCompare } from "./run.ts";
+export { DEFAULT_ALPHA, type Evidence, evidenceLines, judgeScenarios } from "./significance.ts";

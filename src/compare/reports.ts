@@ -3,6 +3,7 @@
 // failure that names the flipped expectation; the comparison is in system-out).
 import { REPORT_FORMAT, REPORT_VERSION, type Report, type ScenarioComparison, type Verdict } from "../report/index.ts";
 import { callResult, type ScenarioResult, scenarioSummaries } from "../smoke/index.ts";
+import { evidenceLines } from "./significance.ts";
 
 export type FailOn = "regression" | "failure";
 
@@ -25,9 +26,11 @@ export function newVerdictPassed(s: ComparedScenario): boolean {
 
 /** Whether this scenario fails the run under the policy. */
 export function failsRun(s: ComparedScenario, failOn: FailOn): boolean {
+  // A regression (a significantly lower pass rate, or a single call's flip) fails the run, even
+  // when the new side still meets its threshold.
+  if (s.comparison?.outcome === "regression") return true;
   if (newVerdictPassed(s)) return false;
-  if (failOn === "failure" || !s.comparison) return true;
-  return s.comparison.outcome === "regression";
+  return failOn === "failure" || !s.comparison;
 }
 
 export function compareReport(
@@ -90,6 +93,7 @@ export function comparisonText(s: ComparedScenario): string[] {
   const lines = [
     `old ${c.old_version_id}: ${c.old_verdict}; new ${c.new_version_id}: ${c.new_verdict} → ${c.outcome.replace("_", " ")}`,
     ...(s.sameVersion ? ["(the same version on both sides: the agent was not replaced)"] : []),
+    ...(c.evidence ? evidenceLines(c.evidence) : []),
     "",
     "expectations (old → new):",
     ...c.expectations.map(
@@ -112,15 +116,17 @@ export const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
 
 /** The flipped expectations of a regression, or the scenario's own failure. */
 function failureOf(s: ComparedScenario, failOn: FailOn): { message: string; type: string } | undefined {
-  if (newVerdictPassed(s) || !failsRun(s, failOn)) return undefined;
+  if (!failsRun(s, failOn)) return undefined;
   const c = s.comparison;
   if (c?.outcome === "regression") {
     const flipped = c.expectations.filter((e) => e.outcome === "regression").map((e) => e.description);
     const what = flipped.length > 0 ? flipped.join("; ") : `the scenario (${c.new_verdict})`;
-    return {
-      message: `regression: ${what} passed on ${c.old_version_id}, fails on ${c.new_version_id}`,
-      type: "regression",
-    };
+    const e = c.evidence;
+    const message =
+      e?.method === "exact"
+        ? `regression: pass rate ${e.old_rate.passes}/${e.old_rate.calls} on ${c.old_version_id} → ${e.new_rate.passes}/${e.new_rate.calls} on ${c.new_version_id}, adjusted p ${e.adjusted_p_value}`
+        : `regression: ${what} passed on ${c.old_version_id}, fails on ${c.new_version_id}`;
+    return { message, type: "regression" };
   }
   const failed = [
     ...new Set(s.newResults.flatMap((r) => r.assertions.filter((a) => !a.passed).map((a) => a.description))),

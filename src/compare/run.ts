@@ -25,6 +25,7 @@ import {
   failsRun,
   newVerdictPassed,
 } from "./reports.ts";
+import { DEFAULT_ALPHA, evidenceLines, judgeScenarios } from "./significance.ts";
 
 type Output = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -35,6 +36,8 @@ export type CompareOptions = {
   connection: { baseUrl: string; apiKey: string; serviceVersion?: string; onRetry?: ClientOptions["onRetry"] };
   old: OldVersions;
   failOn: FailOn;
+  /** The family-wise error rate of the run's regression tests (default 0.05). */
+  alpha?: number;
   concurrency: number;
   stack?: string;
   /** The report files (JSON, HTML; the JUnit names regressions as failures). */
@@ -78,6 +81,8 @@ export async function runCompare(
       runCalls(client, calls, {
         concurrency: options.concurrency,
         out: options.out,
+        // The test of old against new needs every planned call of fixed repeats on both sides.
+        earlyDecisions: false,
         ...(options.signal ? { signal: options.signal } : {}),
       });
     if (oldCalls.length > 0) {
@@ -90,7 +95,7 @@ export async function runCompare(
     await client.close();
   }
 
-  const scenarios = compared(newResults, oldResults, oldVersions);
+  const scenarios = compared(newResults, oldResults, oldVersions, options.alpha ?? DEFAULT_ALPHA);
   const report = compareReport(scenarios, {
     ...(options.stack ? { stack: options.stack } : {}),
     oldVersions,
@@ -111,6 +116,7 @@ function compared(
   newResults: ScenarioResult[],
   oldResults: ScenarioResult[],
   oldVersions: Record<string, string>,
+  alpha: number,
 ): ComparedScenario[] {
   const key = (agent: string, scenario: string) => `${agent}\u0000${scenario}`;
   // Each side's verdicts under the scenarios' thresholds, as plain smoke judges them.
@@ -135,28 +141,38 @@ function compared(
     const group = groups.get(key(r.agent, r.scenario));
     if (group) group.oldResults = [...(group.oldResults ?? []), r];
   }
-  for (const [k, group] of groups) {
-    const old = oldVersions[group.agent];
-    if (!old) continue;
-    if (old === group.newResults[0]?.versionId) {
+  const sideOf = (list: ScenarioResult[], side: "new" | "old") => list.map((r) => callResult(r, side));
+  const withOld = [...groups.entries()].filter(([, group]) => oldVersions[group.agent]);
+  for (const [, group] of withOld) {
+    if (oldVersions[group.agent] === group.newResults[0]?.versionId) {
       group.sameVersion = true;
       group.oldResults = group.newResults;
     }
-    const sideOf = (list: ScenarioResult[], side: "new" | "old") => list.map((r) => callResult(r, side));
+  }
+  // The evidence of the scenarios that ran on two versions, Holm-adjusted across them.
+  const tested = withOld.filter(([, group]) => !group.sameVersion);
+  const evidence = judgeScenarios(
+    tested.map(([, g]) => ({ old: sideOf(g.oldResults ?? [], "old"), new: sideOf(g.newResults, "new") })),
+    alpha,
+  );
+  const evidenceOf = new Map(tested.map(([k], i) => [k, evidence[i]]));
+  for (const [k, group] of withOld) {
     const oldVerdict = group.sameVersion ? group.newVerdict : oldVerdicts.get(k);
-    group.comparison = compareScenario(sideOf(group.oldResults ?? [], "old"), sideOf(group.newResults, "new"), {
-      new: group.newVerdict,
-      ...(oldVerdict ? { old: oldVerdict } : {}),
-    });
+    group.comparison = compareScenario(
+      sideOf(group.oldResults ?? [], "old"),
+      sideOf(group.newResults, "new"),
+      { new: group.newVerdict, ...(oldVerdict ? { old: oldVerdict } : {}) },
+      evidenceOf.get(k),
+    );
   }
   return [...groups.values()];
 }
 
-const MARK = { regression: "✗", fixed: "✓", still_failing: "~", unchanged: "=" } as const;
+const MARK = { regression: "✗", fixed: "✓", still_failing: "~", unchanged: "=", not_significant: "≟" } as const;
 
 function printComparison(out: Output, scenarios: ComparedScenario[], failOn: FailOn) {
   const lines = ["", "comparison with the old versions:"];
-  const count = { regression: 0, fixed: 0, still_failing: 0, unchanged: 0 };
+  const count = { regression: 0, fixed: 0, still_failing: 0, unchanged: 0, not_significant: 0 };
   for (const s of scenarios) {
     const c = s.comparison;
     if (!c) {
@@ -177,6 +193,7 @@ function printComparison(out: Output, scenarios: ComparedScenario[], failOn: Fai
     lines.push(
       `  ${MARK[c.outcome]} ${c.outcome.replace("_", " ")} ${s.agent}/${s.scenario} (${versions})${what.length ? `: ${what.join("; ")}` : ""}${policy}${caveat}`,
     );
+    if (c.evidence && c.outcome !== "regression") lines.push(...evidenceLines(c.evidence).map((l) => `      ${l}`));
     if (c.outcome === "regression")
       lines.push(
         ...comparisonText(s)
@@ -185,7 +202,7 @@ function printComparison(out: Output, scenarios: ComparedScenario[], failOn: Fai
       );
   }
   lines.push(
-    `${count.regression} regression(s), ${count.fixed} fixed, ${count.still_failing} still failing, ${count.unchanged} unchanged`,
+    `${count.regression} regression(s), ${count.fixed} fixed, ${count.still_failing} still failing, ${count.unchanged} unchanged${count.not_significant > 0 ? `, ${count.not_significant} not significant` : ""}`,
   );
   // The last line, as in plain smoke: the new versions' scenarios (a flaky one passed).
   const verdicts = scenarios.map((s) => s.newVerdict);

@@ -4,7 +4,11 @@
 // replaces by the file's text. The JSON Schema for editors is generated from the same objects.
 import { z } from "zod";
 import { conversationalAgentConfig, modelName, proceduralAgentConfig } from "../contract/index.ts";
+import { defaultMargin, fewestCalls } from "../stats/index.ts";
 import { regexProblem } from "./patterns.ts";
+
+/** The cap of a sequential test without max_iterations. */
+export const DEFAULT_MAX_ITERATIONS = 50;
 
 /** An agent key: the file name and the Pulumi resource name. */
 export const KEY_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -172,24 +176,107 @@ export const smokeScenario = z
       .max(1)
       .optional()
       .meta({ description: "Share of iterations that must pass (0–1], rounded up; instead of min_pass." }),
+    confidence: z.number().gt(0.5).lt(1).optional().meta({
+      description:
+        "With pass_rate: a sequential test (calls in rounds until passed, failed or, at max_iterations, inconclusive); 1 − confidence is its false-pass and false-fail rate.",
+    }),
+    max_iterations: z
+      .int()
+      .min(1)
+      .max(1000)
+      .optional()
+      .meta({
+        description: `With confidence: the cap on calls (default ${DEFAULT_MAX_ITERATIONS}); undecided there is inconclusive.`,
+      }),
+    margin: z.number().gt(0).lt(0.5).optional().meta({
+      description:
+        "With confidence: the indifference margin δ around pass_rate (default min(0.05, pass_rate/2, (1 − pass_rate)/2)); rates within ±δ may end either way or inconclusive.",
+    }),
+    pass_k: z
+      .strictObject({ k: z.int().min(1), min: z.number().gt(0).max(1) })
+      .optional()
+      .meta({
+        description: "Require pass^k (the chance k calls in a row all pass, estimated from the repeats) ≥ min.",
+      }),
     expect: expectations.default({ no_errors: true, ends: true }),
   })
-  .superRefine((scenario, ctx) => {
-    if (scenario.min_pass !== undefined && scenario.pass_rate !== undefined) {
-      ctx.addIssue({ code: "custom", path: ["pass_rate"], message: "give min_pass or pass_rate, not both" });
+  .superRefine(checkScenario)
+  // A sequential test plans its cap: every count of planned calls (budget, dry run) is the worst case.
+  .transform((scenario) =>
+    scenario.confidence === undefined
+      ? scenario
+      : { ...scenario, iterations: scenario.max_iterations ?? DEFAULT_MAX_ITERATIONS },
+  );
+
+type ScenarioCheck = {
+  iterations: number;
+  min_pass?: number | undefined;
+  pass_rate?: number | undefined;
+  confidence?: number | undefined;
+  max_iterations?: number | undefined;
+  margin?: number | undefined;
+  pass_k?: { k: number; min: number } | undefined;
+};
+
+function checkScenario(scenario: ScenarioCheck, ctx: z.core.$RefinementCtx<ScenarioCheck>): void {
+  const problem = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+  if (scenario.min_pass !== undefined && scenario.pass_rate !== undefined) {
+    problem("pass_rate", "give min_pass or pass_rate, not both");
+  }
+  if (scenario.min_pass !== undefined && scenario.min_pass > scenario.iterations) {
+    problem(
+      "min_pass",
+      `min_pass ${scenario.min_pass} is more than the scenario's iterations (${scenario.iterations})`,
+    );
+  }
+  if (scenario.confidence === undefined) {
+    for (const name of ["max_iterations", "margin"] as const) {
+      if (scenario[name] !== undefined)
+        problem(name, `${name} belongs to a sequential test: give pass_rate and confidence too`);
     }
-    if (scenario.min_pass !== undefined && scenario.min_pass > scenario.iterations) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["min_pass"],
-        message: `min_pass ${scenario.min_pass} is more than the scenario's iterations (${scenario.iterations})`,
-      });
+    if (scenario.pass_k && scenario.pass_k.k > scenario.iterations) {
+      problem(
+        "pass_k",
+        `pass_k.k ${scenario.pass_k.k} is more than the scenario's iterations (${scenario.iterations})`,
+      );
     }
-  });
+    return;
+  }
+  if (scenario.pass_rate === undefined) {
+    problem("confidence", "confidence needs pass_rate (the rate to reach)");
+    return;
+  }
+  if (scenario.iterations !== 1) {
+    problem(
+      "iterations",
+      "a sequential test (confidence) places up to max_iterations calls: give max_iterations, not iterations",
+    );
+  }
+  const margin = scenario.margin ?? defaultMargin(scenario.pass_rate);
+  if (scenario.pass_rate - margin <= 0 || scenario.pass_rate + margin >= 1) {
+    problem(
+      "margin",
+      `pass_rate ${scenario.pass_rate} ± margin ${margin} must stay between 0 and 1: choose a margin below ${Math.min(scenario.pass_rate, 1 - scenario.pass_rate)}`,
+    );
+    return;
+  }
+  const cap = scenario.max_iterations ?? DEFAULT_MAX_ITERATIONS;
+  const { toPass } = fewestCalls({ passRate: scenario.pass_rate, confidence: scenario.confidence, margin });
+  if (toPass > cap) {
+    problem(
+      scenario.max_iterations === undefined ? "confidence" : "max_iterations",
+      `this test needs at least ${toPass} calls to pass (all passing), more than max_iterations ${cap}: raise max_iterations or the margin, or lower the confidence`,
+    );
+  }
+  if (scenario.pass_k && scenario.pass_k.k > cap) {
+    problem("pass_k", `pass_k.k ${scenario.pass_k.k} is more than max_iterations (${cap})`);
+  }
+}
 
 /** How many of a scenario's iterations must pass: `min_pass`, else `pass_rate` × iterations rounded up, else all. */
 export function requiredPasses(scenario: { iterations: number; min_pass?: number; pass_rate?: number }): number {
   if (scenario.min_pass !== undefined) return scenario.min_pass;
+  // (A sequential test's verdict does not use it; for it this is the rate × the cap.)
   // The small epsilon keeps 0.9 × 10 at 9, not 10 (0.9 × 10 is 9.000000000000002 in floating point).
   if (scenario.pass_rate !== undefined) return Math.max(1, Math.ceil(scenario.pass_rate * scenario.iterations - 1e-9));
   return scenario.iterations;

@@ -3,6 +3,7 @@
 // format from one Report.
 export { callsOf, failureText, junitXml, latencyProblems } from "./junit.ts";
 export { appendJobSummary, jobSummary } from "./markdown.ts";
+export { decidedText, evidenceText, passKText, sequentialText, shownPassK } from "./repeats.ts";
 export * from "./schema.ts";
 export * from "./traffic.ts";
 export { type ReportFiles, readReport, reportExitCode, reportJson, writeReports } from "./write.ts";

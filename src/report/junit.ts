@@ -3,6 +3,7 @@
 // iterations and any latency bound exceeded; a flaky one passes and carries one <flakyFailure> (or
 // <flakyError>) per failing iteration, as Maven Surefire writes reruns. Properties hold the pass rate
 // with its interval and the measured latency, bound or not; system-out holds the transcripts.
+import { decidedText, passKText, sequentialText, shownPassK } from "./repeats.ts";
 import type { CallResult, Report, ScenarioSummary } from "./schema.ts";
 
 const xmlEscapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
@@ -62,6 +63,7 @@ function properties(scenario: ScenarioSummary, calls: readonly CallResult[]): st
     ["pass_rate", scenario.pass_rate?.value],
     ["pass_rate_low", scenario.pass_rate?.low],
     ["pass_rate_high", scenario.pass_rate?.high],
+    ...repeatProperties(scenario),
   ];
   for (const name of ["first_response_ms", "response_p50_ms", "response_p95_ms", "tool_ms"] as const) {
     props.push([name, scenario.latency?.[name]]);
@@ -70,6 +72,17 @@ function properties(scenario: ScenarioSummary, calls: readonly CallResult[]): st
   }
   props.push(["conversations", calls.map((c) => c.conversation_id ?? "(not created)").join(", ")]);
   return props.map(([name, value]) => `<property name="${xml(name)}" value="${xml(String(value ?? ""))}"/>`);
+}
+
+/** pass^k (as `pass^3`), the early decision and the sequential test, where the scenario has them. */
+function repeatProperties(s: ScenarioSummary): [string, string | number | null | undefined][] {
+  const shown = shownPassK(s);
+  return [
+    ...(shown ? ([[`pass^${shown.k}`, shown.value]] as [string, number][]) : []),
+    ...(s.pass_k_required ? ([["pass_k_required", passKText(s)]] as [string, string][]) : []),
+    ...(decidedText(s) ? ([["decided", decidedText(s)]] as [string, string][]) : []),
+    ...(s.sequential ? ([["sequential", sequentialText(s)]] as [string, string][]) : []),
+  ];
 }
 
 function transcriptOf(call: CallResult): string {
@@ -91,14 +104,19 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
   ];
   const failing = calls.filter((c) => c.status !== "passed");
   const ofN = `${scenario.passes} of ${scenario.iterations} iterations passed (min_pass ${scenario.min_pass})`;
-  if (scenario.verdict === "failed" || scenario.verdict === "error") {
-    const reasons = [...new Set(failing.flatMap(failedDescriptions)), ...latencyProblems(scenario)];
+  if (scenario.verdict === "failed" || scenario.verdict === "error" || scenario.verdict === "inconclusive") {
+    const verdictReasons =
+      scenario.verdict === "inconclusive" ? [`inconclusive: ${sequentialText(scenario) || passKText(scenario)}`] : [];
+    const reasons = [...verdictReasons, ...new Set(failing.flatMap(failedDescriptions)), ...latencyProblems(scenario)];
     const message = `${reasons.join("; ")}${scenario.iterations > 1 ? ` — ${ofN}` : ""}`;
     const text = [
       ...failing.map((c) => `#${c.iteration}\n${failureText(c)}`),
       ...latencyProblems(scenario).map((p) => `✗ latency ${p}`),
     ].join("\n\n");
-    const [tag, type] = scenario.verdict === "error" ? ["error", "infrastructure"] : ["failure", "expectation"];
+    const [tag, type] =
+      scenario.verdict === "error"
+        ? ["error", "infrastructure"]
+        : ["failure", scenario.verdict === "inconclusive" ? "inconclusive" : "expectation"];
     out.push(`      <${tag} message="${xml(message)}" type="${type}">${xml(text)}</${tag}>`);
   } else if (scenario.verdict === "flaky") {
     for (const call of failing) {
@@ -121,7 +139,7 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
 function counts(scenarios: readonly ScenarioSummary[]) {
   return {
     tests: scenarios.length,
-    failures: scenarios.filter((s) => s.verdict === "failed").length,
+    failures: scenarios.filter((s) => s.verdict === "failed" || s.verdict === "inconclusive").length,
     errors: scenarios.filter((s) => s.verdict === "error").length,
     skipped: scenarios.filter((s) => s.verdict === "not_run").length,
   };

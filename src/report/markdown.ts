@@ -4,6 +4,7 @@
 import { appendFile } from "node:fs/promises";
 import type { z } from "zod";
 import { CliError } from "../errors/index.ts";
+import { decidedText, evidenceText, passKText, sequentialText } from "./repeats.ts";
 import { type CallResult, type Report, reportSchema, type ScenarioSummary } from "./schema.ts";
 
 const MAX_SCENARIOS = 25;
@@ -47,6 +48,13 @@ function unmet(calls: readonly CallResult[]): string[] {
   return list.length > MAX_ITEMS ? [...list.slice(0, MAX_ITEMS), `… and ${list.length - MAX_ITEMS} more`] : list;
 }
 
+/** `; pass^3 0.61; decided after 6 of 10, 4 calls not needed` (plain words: no markup). */
+const repeatsText = (x: ScenarioSummary) =>
+  [passKText(x), decidedText(x), sequentialText(x)]
+    .filter(Boolean)
+    .map((t) => `; ${markdownText(t)}`)
+    .join("");
+
 function bounded<T>(items: readonly T[], line: (item: T) => string[]): string[] {
   const out = items.slice(0, MAX_SCENARIOS).flatMap(line);
   if (items.length > MAX_SCENARIOS) out.push(`- … and ${items.length - MAX_SCENARIOS} more (see the HTML report)`);
@@ -75,12 +83,14 @@ export function jobSummary(input: ReportInput): string {
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     `| ${s.passed} | ${s.failed} | ${s.flaky} | ${s.errors} | ${s.regressions} | ${s.scenarios} | ${s.calls} | ${seconds} s | ${Math.round(s.call_minutes * 100) / 100} |`,
   ];
-  const failed = report.scenarios.filter((x) => x.verdict === "failed" || x.verdict === "error");
+  const failed = report.scenarios.filter(
+    (x) => x.verdict === "failed" || x.verdict === "error" || x.verdict === "inconclusive",
+  );
   if (failed.length > 0) {
     out.push("", "**Failed scenarios**", "");
     out.push(
       ...bounded(failed, (x) => [
-        `- ${x.verdict === "error" ? "⚠ error" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${x.passes} of ${x.iterations} iterations passed`,
+        `- ${x.verdict === "error" ? "⚠ error" : x.verdict === "inconclusive" ? "? inconclusive" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${x.passes} of ${x.iterations} iterations passed${repeatsText(x)}`,
         ...unmet(callsOf(report, x)).map((line) => `  - ${line}`),
       ]),
     );
@@ -90,20 +100,21 @@ export function jobSummary(input: ReportInput): string {
     out.push("", "**Flaky scenarios** (passed enough iterations, not all)", "");
     out.push(
       ...bounded(flaky, (x) => [
-        `- ≈ ${name(x)}: ${x.passes} of ${x.iterations} passed (needs ${x.min_pass})`,
+        `- ≈ ${name(x)}: ${x.passes} of ${x.iterations} passed (needs ${x.min_pass})${repeatsText(x)}`,
         ...unmet(callsOf(report, x)).map((line) => `  - ${line}`),
       ]),
     );
   }
   const regressions = report.scenarios.filter((x) => x.comparison?.outcome === "regression");
   if (regressions.length > 0) {
-    out.push("", "**Regressions** (passed on the old version, fail on the new)", "");
+    out.push("", "**Regressions** (a significantly lower pass rate, or a single call's flip)", "");
     out.push(
       ...bounded(regressions, (x) => {
         const c = x.comparison as NonNullable<ScenarioSummary["comparison"]>;
         const flips = c.expectations.filter((e) => e.outcome === "regression");
         return [
           `- ↓ ${name(x)}: ${c.old_verdict} at ${version(c.old_version_id)} → ${c.new_verdict} at ${version(c.new_version_id)}`,
+          ...(c.evidence ? evidenceText(c.evidence).map((line) => `  - ${markdownText(line)}`) : []),
           ...flips.slice(0, MAX_ITEMS).map((e) => `  - ✓ → ✗ ${markdownText(e.description)}`),
         ];
       }),

@@ -94,8 +94,10 @@ export const latencySummarySchema = z.looseObject({
   exceeded: z.array(z.string()).default([]),
 });
 
-export const verdict = z.enum(["passed", "failed", "flaky", "error", "not_run"]);
-export const comparisonOutcome = z.enum(["regression", "fixed", "still_failing", "unchanged"]);
+/** `inconclusive`: a sequential test reached its cap undecided (exit 1, like failed). */
+export const verdict = z.enum(["passed", "failed", "flaky", "error", "not_run", "inconclusive"]);
+/** `not_significant`: the new version fails where the old passed, but its pass rate is not significantly lower. */
+export const comparisonOutcome = z.enum(["regression", "fixed", "still_failing", "unchanged", "not_significant"]);
 
 /** Old versus new for one scenario (smoke --compare). */
 export const scenarioComparisonSchema = z.looseObject({
@@ -120,6 +122,35 @@ export const scenarioComparisonSchema = z.looseObject({
   duration_delta_ms: z.number().nullable().default(null),
   response_latency_delta_ms: z.array(z.number()).default([]),
   procedure_differences: z.array(z.string()).default([]),
+  /**
+   * The evidence behind the outcome: with ≥ 2 completed calls on both sides ("exact"), a one-sided
+   * Fisher test of the pass rates and a Mann–Whitney test of per-turn latencies, each Holm-adjusted
+   * across the run's scenarios; with single calls ("flip"), none.
+   */
+  evidence: z
+    .looseObject({
+      method: z.enum(["exact", "flip"]).or(z.string()),
+      alpha: z.number(),
+      old_rate: z.looseObject({ passes: z.int(), calls: z.int(), value: z.number().nullable() }),
+      new_rate: z.looseObject({ passes: z.int(), calls: z.int(), value: z.number().nullable() }),
+      /** new − old pass rate with Newcombe's 95 % interval. */
+      difference: z.looseObject({ value: z.number(), low: z.number(), high: z.number() }).nullable(),
+      p_value: z.number().nullable(),
+      adjusted_p_value: z.number().nullable(),
+      significant: z.boolean(),
+      latency: z
+        .looseObject({
+          /** Hodges–Lehmann shift, new − old (ms). */
+          shift_ms: z.number().nullable(),
+          p_value: z.number(),
+          adjusted_p_value: z.number(),
+          significant: z.boolean(),
+          old_turns: z.int(),
+          new_turns: z.int(),
+        })
+        .nullable(),
+    })
+    .optional(),
 });
 
 /** One scenario over its iterations: the verdict follows its threshold (`min_pass`, default all). */
@@ -138,6 +169,28 @@ export const scenarioSummarySchema = z.looseObject({
   pass_rate: z.looseObject({ value: z.number(), low: z.number(), high: z.number() }).nullable().default(null),
   latency: latencySummarySchema.optional(),
   comparison: scenarioComparisonSchema.optional(),
+  /** Finished calls that settled the verdict, when fewer than planned ("decided after 6 of 10"). */
+  decided_after: z.int().min(0).nullable().optional(),
+  /** Planned calls not placed because the verdict was already settled (not needed; never failures). */
+  calls_saved: z.int().min(0).optional(),
+  /** pass^k for k = 1 … calls (τ-bench's unbiased estimator C(c,k)/C(n,k)); empty for a single call. */
+  pass_k: z.array(z.looseObject({ k: z.int().min(1), value: z.number() })).optional(),
+  /** A `pass_k: {k, min}` requirement and its estimate (null: fewer than k calls). */
+  pass_k_required: z
+    .looseObject({ k: z.int().min(1), min: z.number(), value: z.number().nullable(), met: z.boolean() })
+    .optional(),
+  /** The sequential test (`pass_rate` with `confidence`): its rule and where its log-likelihood ratio ended. */
+  sequential: z
+    .looseObject({
+      pass_rate: z.number(),
+      confidence: z.number(),
+      margin: z.number(),
+      max_iterations: z.int().min(1),
+      log_likelihood_ratio: z.number(),
+      pass_boundary: z.number(),
+      fail_boundary: z.number(),
+    })
+    .optional(),
 });
 
 /** Counts of calls (`passed`, `failed`, `errors`) and of scenarios (`scenarios`, `flaky`, `regressions`). */
@@ -149,6 +202,10 @@ export const summarySchema = z.looseObject({
   flaky: z.int().min(0).default(0),
   errors: z.int().min(0).default(0),
   regressions: z.int().min(0).default(0),
+  /** Scenarios a sequential test left undecided at its cap. */
+  inconclusive: z.int().min(0).optional(),
+  /** Planned calls not placed: their scenario's verdict was settled without them. */
+  calls_saved: z.int().min(0).optional(),
   /** Minutes of calls placed (sum of call durations). */
   call_minutes: z.number().nonnegative().default(0),
   duration_ms: ms.default(0),

@@ -57,10 +57,10 @@ export async function readReport(file: string): Promise<Report> {
   return parsed.data;
 }
 
-/** 0 every scenario passed (flaky ones too); 1 one failed; 3 one could not complete (or was not run). */
+/** 0 every scenario passed (flaky ones too); 1 one failed or was inconclusive; 3 one could not complete (or was not run). */
 export function reportExitCode(report: Pick<Report, "scenarios">, options: { notRunIsError?: boolean } = {}): number {
   const verdicts = report.scenarios.map((s) => s.verdict);
   if (verdicts.includes("error") || (options.notRunIsError && verdicts.includes("not_run"))) return 3;
-  if (verdicts.includes("failed")) return 1;
+  if (verdicts.includes("failed") || verdicts.includes("inconclusive")) return 1;
   return 0;
 }

@@ -1,5 +1,6 @@
 // A run's cost before it runs: the calls it would place and their worst case in call minutes
-// (every call lasting its scenario's whole timeout).
+// (every call lasting its scenario's whole timeout, every planned iteration placed: early
+// decisions and sequential tests only ever place fewer).
 import type { PlannedCall } from "./call.ts";
 
 export type Estimate = { calls: number; worstCaseMinutes: number };
@@ -24,7 +25,13 @@ export function dryRunText(calls: readonly PlannedCall[]): string {
   }
   const lines = [...rows.values()].map(({ call, iterations }) => {
     const livemode = call.scenario.livemode && call.live;
-    return `${call.agent} ${call.versionId} ${call.scenario.name}: ${iterations} iteration(s), transport ${call.scenario.transport}, livemode ${livemode}, timeout ${call.scenario.timeout} s`;
+    const early =
+      call.scenario.confidence !== undefined
+        ? "; at most: a sequential test stops once decided"
+        : iterations > 1
+          ? "; at most: stops once the verdict cannot change"
+          : "";
+    return `${call.agent} ${call.versionId} ${call.scenario.name}: ${iterations} iteration(s), transport ${call.scenario.transport}, livemode ${livemode}, timeout ${call.scenario.timeout} s${early}`;
   });
   return `${["would place (no call is placed with --dry-run):", ...lines.map((l) => `  ${l}`), estimateLine(estimate(calls))].join("\n")}\n`;
 }

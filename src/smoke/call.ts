@@ -8,6 +8,7 @@ import { displayUrl } from "../api/index.ts";
 import { deepMerge } from "../contract/index.ts";
 import { requiredPasses, type SmokeScenario } from "../definitions/index.ts";
 import type { CallLatency } from "../report/index.ts";
+import { defaultMargin } from "../stats/index.ts";
 import { evaluate, type Observation, type ObservedProcedure, type ProcedureMatch } from "./expectations.ts";
 import type { Gate } from "./gates.ts";
 import { observeEvents } from "./observe.ts";
@@ -132,10 +133,22 @@ function overrideConfigOf(call: PlannedCall): { override_config?: Record<string,
 
 /** What a scenario is judged against over its iterations. */
 export function gateOf(scenario: Scenario): Gate {
+  const { pass_rate: passRate, confidence, pass_k: passK } = scenario;
   return {
     plannedIterations: scenario.iterations,
     minPass: requiredPasses(scenario),
     bounds: scenario.expect.latency ?? {},
+    ...(passRate !== undefined && confidence !== undefined
+      ? {
+          sequential: {
+            passRate,
+            confidence,
+            margin: scenario.margin ?? defaultMargin(passRate),
+            maxIterations: scenario.iterations,
+          },
+        }
+      : {}),
+    ...(passK ? { passK } : {}),
   };
 }
 

@@ -4,9 +4,71 @@
 import { createHash } from "node:crypto";
 import type { LatencyBounds } from "../definitions/index.ts";
 import type { CallResult, LatencySummary, ScenarioSummary, Verdict } from "../report/index.ts";
+import {
+  boundaries,
+  fixedDecision,
+  logLikelihoodRatio,
+  passHatK,
+  passHatKs,
+  round4,
+  type SequentialRule,
+  sequentialDecision,
+} from "../stats/index.ts";
 
-/** What a scenario is judged against: its planned iterations, the passes it needs, its latency bounds. */
-export type Gate = { plannedIterations: number; minPass: number; bounds: LatencyBounds };
+/**
+ * What a scenario is judged against: its planned iterations (a sequential test's cap), the passes
+ * it needs, its latency bounds, the sequential test (`pass_rate` with `confidence`) and a pass^k
+ * requirement.
+ */
+export type Gate = {
+  plannedIterations: number;
+  minPass: number;
+  bounds: LatencyBounds;
+  sequential?: SequentialRule;
+  passK?: { k: number; min: number };
+};
+
+export type GateDecision = "passed" | "failed" | "inconclusive" | "continue";
+
+/**
+ * Whether a scenario's verdict is settled by `passes` and `failures` so far (errors count as
+ * failures): the sequential test's decision, or the fixed repeats' curtailment. A pass^k
+ * requirement needs every planned call, so with one only a failure settles fixed repeats early.
+ */
+export function gateDecision(gate: Gate, passes: number, failures: number): GateDecision {
+  if (gate.sequential) return sequentialDecision(passes, failures, gate.sequential);
+  const decision = fixedDecision(passes, failures, gate.plannedIterations, gate.minPass);
+  if (decision === "passed" && gate.passK && passes + failures < gate.plannedIterations) return "continue";
+  return decision;
+}
+
+/** The calls in the order they finished (start + duration), else in iteration order. */
+function finishOrder(calls: readonly CallResult[]): CallResult[] {
+  const end = (c: CallResult) => (c.started_at ? Date.parse(c.started_at) + c.timings.duration_ms : Number.NaN);
+  if (calls.some((c) => Number.isNaN(end(c)))) return [...calls].sort((a, b) => a.iteration - b.iteration);
+  return [...calls].sort((a, b) => end(a) - end(b) || a.iteration - b.iteration);
+}
+
+/** How many finished calls settled the verdict, when fewer than planned; null otherwise. */
+export function decidedAfter(calls: readonly CallResult[], gate: Gate): number | null {
+  if (gate.sequential) {
+    const passes = calls.filter((c) => c.status === "passed").length;
+    const decision = gateDecision(gate, passes, calls.length - passes);
+    return (decision === "passed" || decision === "failed") && calls.length < gate.plannedIterations
+      ? calls.length
+      : null;
+  }
+  let passes = 0;
+  let failures = 0;
+  for (const [index, call] of finishOrder(calls).entries()) {
+    if (call.status === "passed") passes++;
+    else failures++;
+    if (gateDecision(gate, passes, failures) !== "continue") {
+      return index + 1 < gate.plannedIterations ? index + 1 : null;
+    }
+  }
+  return null;
+}
 
 /** The Wilson score interval (95 %) of `passes` out of `n`; null for no trials. */
 export function wilson(passes: number, n: number, z = 1.959964): { value: number; low: number; high: number } | null {
@@ -60,7 +122,9 @@ export function latencySummary(calls: readonly CallResult[], bounds: LatencyBoun
 /**
  * The verdict of one scenario. `partial`: the calls are one shard's, so a threshold can only be
  * known missed (too many failures already) and latency bounds wait for the merged report. In a
- * whole run, planned calls that have no result count as failed iterations.
+ * whole run, planned calls that have no result count as failed iterations — unless the verdict was
+ * settled without them (they were not needed). A sequential test that reached no boundary is
+ * inconclusive; a pass^k requirement below its minimum (or with fewer than k calls) fails a pass.
  */
 export function scenarioVerdict(
   calls: readonly CallResult[],
@@ -70,13 +134,58 @@ export function scenarioVerdict(
 ): Verdict {
   if (calls.length === 0) return "not_run";
   const failing = calls.filter((c) => c.status !== "passed");
-  const missing = partial ? 0 : Math.max(0, gate.plannedIterations - calls.length);
-  const allowed = Math.max(0, gate.plannedIterations - gate.minPass);
-  if (failing.length + missing > allowed) {
-    return failing.some((c) => c.status === "error" || c.status === "not_run") ? "error" : "failed";
+  const infrastructure = failing.some((c) => c.status === "error" || c.status === "not_run");
+  const passes = calls.length - failing.length;
+  if (gate.sequential) {
+    const decision = gateDecision(gate, passes, failing.length);
+    if (decision !== "passed") return infrastructure ? "error" : decision === "failed" ? "failed" : "inconclusive";
+  } else {
+    const missing = partial ? 0 : Math.max(0, gate.plannedIterations - calls.length);
+    const allowed = Math.max(0, gate.plannedIterations - gate.minPass);
+    if (failing.length + missing > allowed) return infrastructure ? "error" : "failed";
   }
   if (!partial && latency.exceeded.length > 0) return "failed";
+  if (!partial && gate.passK) {
+    const value = passHatK(passes, calls.length, gate.passK.k);
+    if (value === null) return "inconclusive";
+    if (value < gate.passK.min) return "failed";
+  }
   return failing.length > 0 ? "flaky" : "passed";
+}
+
+/** The statistics a scenario's summary adds for repeats: pass^k, the early decision, the sequential test. */
+function repeatFigures(list: readonly CallResult[], gate: Gate, verdict: Verdict, partial: boolean) {
+  const passes = list.filter((c) => c.status === "passed").length;
+  const decided = verdict !== "not_run" && gateDecision(gate, passes, list.length - passes) !== "continue";
+  const saved = !partial && decided ? Math.max(0, gate.plannedIterations - list.length) : 0;
+  const figures: Partial<ScenarioSummary> = {
+    decided_after: partial ? null : decidedAfter(list, gate),
+    calls_saved: saved,
+    pass_k: list.length >= 2 ? passHatKs(passes, list.length) : [],
+  };
+  if (gate.passK) {
+    const value = passHatK(passes, list.length, gate.passK.k);
+    figures.pass_k_required = {
+      k: gate.passK.k,
+      min: gate.passK.min,
+      value: value === null ? null : round4(value),
+      met: value !== null && value >= gate.passK.min,
+    };
+  }
+  if (gate.sequential) {
+    const rule = gate.sequential;
+    const b = boundaries(rule);
+    figures.sequential = {
+      pass_rate: rule.passRate,
+      confidence: rule.confidence,
+      margin: rule.margin,
+      max_iterations: rule.maxIterations,
+      log_likelihood_ratio: round4(logLikelihoodRatio(passes, list.length - passes, rule)),
+      pass_boundary: round4(b.upper),
+      fail_boundary: round4(b.lower),
+    };
+  }
+  return figures;
 }
 
 /** Summaries of a report's scenarios, one per (agent, scenario, version), in the order given. */
@@ -103,17 +212,19 @@ export function summarizeScenarios(
     };
     const passes = list.filter((c) => c.status === "passed").length;
     const latency = latencySummary(list, gate.bounds);
+    const verdict = scenarioVerdict(list, gate, latency, partial);
     return {
       agent: gate.agent,
       scenario: gate.scenario,
       version_id: gate.versionId,
-      verdict: scenarioVerdict(list, gate, latency, partial),
+      verdict,
       iterations: list.length,
       planned_iterations: gate.plannedIterations,
       passes,
       min_pass: gate.minPass,
       pass_rate: wilson(passes, list.length),
       latency,
+      ...repeatFigures(list, gate, verdict, partial),
     };
   });
 }

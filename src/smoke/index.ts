@@ -54,7 +54,12 @@ export function planSmoke(
     }
   }
   const calls = shard
-    ? all.filter((c) => shardOf(c.agent, c.scenario.name, c.iteration, shard.count) === shard.index)
+    ? // A sequential test's calls all go to one shard: it decides on all of them, round by round.
+      all.filter(
+        (c) =>
+          shardOf(c.agent, c.scenario.name, c.scenario.confidence === undefined ? c.iteration : 1, shard.count) ===
+          shard.index,
+      )
     : all;
   return { calls, gates, ...(shard ? { shard } : {}) };
 }

@@ -2,7 +2,7 @@
 // Verdicts are rebuilt from the calls (never copied from a shard, which saw only its part); the
 // gates come from the shards' scenario entries, which every shard writes for every planned scenario.
 import type { CallResult, Report } from "../report/index.ts";
-import { scenarioKey } from "./gates.ts";
+import { gateDecision, scenarioKey } from "./gates.ts";
 import { UsageError } from "./plan.ts";
 import { reportFromCalls, type ScenarioGate } from "./reports.ts";
 
@@ -43,6 +43,17 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
         plannedIterations: s.planned_iterations ?? s.iterations,
         minPass: s.min_pass,
         bounds: s.latency?.bounds ?? {},
+        ...(s.sequential
+          ? {
+              sequential: {
+                passRate: s.sequential.pass_rate,
+                confidence: s.sequential.confidence,
+                margin: s.sequential.margin,
+                maxIterations: s.sequential.max_iterations,
+              },
+            }
+          : {}),
+        ...(s.pass_k_required ? { passK: { k: s.pass_k_required.k, min: s.pass_k_required.min } } : {}),
       };
       const known = gates.get(key);
       if (known && (known.minPass !== gate.minPass || known.plannedIterations !== gate.plannedIterations)) {
@@ -78,7 +89,15 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
     const have = sorted.filter(
       (c) => c.agent === gate.agent && c.scenario === gate.scenario && c.version_id === gate.versionId,
     ).length;
-    if (have < gate.plannedIterations) {
+    const passes = sorted.filter(
+      (c) =>
+        c.agent === gate.agent &&
+        c.scenario === gate.scenario &&
+        c.version_id === gate.versionId &&
+        c.status === "passed",
+    ).length;
+    // Calls a settled verdict did not need are not missing.
+    if (have < gate.plannedIterations && gateDecision(gate, passes, have - passes) === "continue") {
       notes.push(
         `${gate.agent}/${gate.scenario}: ${have} of ${gate.plannedIterations} planned iterations in the reports`,
       );

@@ -191,6 +191,8 @@ export function reportFromCalls(
       flaky: scenarios.filter((s) => s.verdict === "flaky").length,
       errors: calls.filter((c) => c.status === "error" || c.status === "not_run").length,
       regressions: 0,
+      inconclusive: scenarios.filter((s) => s.verdict === "inconclusive").length,
+      calls_saved: scenarios.reduce((n, s) => n + (s.calls_saved ?? 0), 0),
       call_minutes: Math.round((durationMs / 60_000) * 1000) / 1000,
       duration_ms: durationMs,
     },

@@ -3,9 +3,10 @@
 // planned call gets a result, whatever stopped the others: reports can always be written.
 import type { Client, EventEnvelope } from "../api/index.ts";
 import { transcriptPrinter } from "../render/index.ts";
-import type { ScenarioSummary } from "../report/index.ts";
+import { decidedText, passKText, type ScenarioSummary } from "../report/index.ts";
 import { type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
 import { type ScenarioResult, scenarioSummaries, summarize, testcaseName } from "./reports.ts";
+import { Schedule } from "./schedule.ts";
 
 export type Output = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -22,6 +23,8 @@ export type RunOptions = {
   partial?: boolean;
   /** Keep each call's envelopes on its result (for recordings). */
   keepEnvelopes?: boolean;
+  /** Stop fixed repeats once their verdict cannot change (default true; see schedule.ts). */
+  earlyDecisions?: boolean;
 };
 
 export async function runCalls(client: Client, calls: PlannedCall[], options: RunOptions): Promise<ScenarioResult[]> {
@@ -38,10 +41,14 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
     out.write(`${resultLine(result)}\n`);
     options.onResult?.(result, done(), calls[index] as PlannedCall);
   };
-  let next = 0;
+  const schedule = new Schedule(calls, {
+    concurrency,
+    partial: options.partial ?? false,
+    earlyDecisions: options.earlyDecisions ?? true,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   const worker = async () => {
-    while (next < calls.length && !options.signal?.aborted) {
-      const index = next++;
+    for (let index = await schedule.next(); index !== undefined; index = await schedule.next()) {
       const call = calls[index] as PlannedCall;
       const hooks = {
         onEvent,
@@ -49,16 +56,19 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
         keepEnvelopes: options.keepEnvelopes ?? false,
         ...(options.signal ? { signal: options.signal } : {}),
       };
+      let result: ScenarioResult;
       try {
-        finished(index, await placeCall(client, call, hooks));
+        result = await placeCall(client, call, hooks);
       } catch (error) {
         // placeCall reports its own failures; this is a bug, and the other calls' results still count.
-        finished(index, notRun(call, `could not run: ${error instanceof Error ? error.message : String(error)}`));
+        result = notRun(call, `could not run: ${error instanceof Error ? error.message : String(error)}`);
       }
+      finished(index, result);
+      schedule.finished(index, result.status);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  for (let index = next; index < calls.length; index++) {
+  for (const index of schedule.unplaced()) {
     finished(index, notRun(calls[index] as PlannedCall, "not run: the smoke run was stopped first"));
   }
   const results = done();
@@ -73,9 +83,16 @@ const percent = (x: number) => `${Math.round(x * 100)} %`;
 
 /** A scenario's gate in words: `support/greets: 8/10 passed (80 %, 95 % CI 49–94 %, min_pass 8) flaky`. */
 export function scenarioLine(s: ScenarioSummary): string {
+  const rule = s.sequential
+    ? `pass_rate ${s.sequential.pass_rate} ± ${s.sequential.margin} at ${percent(s.sequential.confidence)}`
+    : `min_pass ${s.min_pass}`;
   const rate = s.pass_rate
-    ? ` (${percent(s.pass_rate.value)}, 95 % CI ${Math.round(s.pass_rate.low * 100)}–${percent(s.pass_rate.high)}, min_pass ${s.min_pass})`
+    ? ` (${percent(s.pass_rate.value)}, 95 % CI ${Math.round(s.pass_rate.low * 100)}–${percent(s.pass_rate.high)}, ${rule})`
     : "";
+  const repeats = [decidedText(s), passKText(s)]
+    .filter(Boolean)
+    .map((t) => `; ${t}`)
+    .join("");
   const l = s.latency;
   const ms = (name: string, v: number | null | undefined) => {
     const bound = l?.bounds[name];
@@ -93,16 +110,19 @@ export function scenarioLine(s: ScenarioSummary): string {
     : [];
   const exceeded = l && l.exceeded.length > 0 ? `; exceeded: ${l.exceeded.join(", ")}` : "";
   const latency = measured.length > 0 || exceeded ? `; latency ${measured.join(", ")}${exceeded}` : "";
-  return `${s.agent}/${s.scenario}: ${s.passes}/${s.iterations} passed${rate} → ${s.verdict}${latency}`;
+  return `${s.agent}/${s.scenario}: ${s.passes}/${s.iterations} passed${rate} → ${s.verdict}${repeats}${latency}`;
 }
 
 /** One line per scenario, then `N passed, N failed[, N flaky]` (scenarios; a flaky one passed). */
 export function closingLines(scenarios: readonly ScenarioSummary[]): string {
   const count = (...verdicts: string[]) => scenarios.filter((s) => verdicts.includes(s.verdict)).length;
   const flaky = count("flaky");
+  const inconclusive = count("inconclusive");
+  const saved = scenarios.reduce((n, s) => n + (s.calls_saved ?? 0), 0);
   const lines = scenarios.filter((s) => s.verdict !== "not_run").map(scenarioLine);
+  if (saved > 0) lines.push(`${saved} planned call(s) not needed: their scenarios were decided without them`);
   lines.push(
-    `${count("passed", "flaky")} passed, ${count("failed", "error")} failed${flaky > 0 ? `, ${flaky} flaky` : ""}`,
+    `${count("passed", "flaky")} passed, ${count("failed", "error")} failed${flaky > 0 ? `, ${flaky} flaky` : ""}${inconclusive > 0 ? `, ${inconclusive} inconclusive` : ""}`,
   );
   return `${lines.join("\n")}\n`;
 }

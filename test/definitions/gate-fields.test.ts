@@ -71,4 +71,44 @@ describe("gate fields of a smoke scenario", () => {
       expect.stringMatching(/^desk\.yaml:10:\d+: smoke\[0\]\.pass_rate: give min_pass or pass_rate, not both/),
     ]);
   });
+
+  it("accepts a sequential test (pass_rate, confidence, max_iterations, margin) and plans its cap", async () => {
+    project = await tempProject({
+      "agents/desk.yaml": agent([
+        "pass_rate: 0.9",
+        "confidence: 0.95",
+        "max_iterations: 40",
+        "pass_k: { k: 4, min: 0.8 }",
+      ]),
+    });
+    const { agents, errors } = await loadAgents(project.agents);
+    expect(errors).toEqual([]);
+    expect(agents[0]?.smoke[0]).toMatchObject({ iterations: 40, pass_rate: 0.9, confidence: 0.95, max_iterations: 40 });
+  });
+
+  it.each([
+    [["confidence: 0.95"], 8, "confidence", /confidence needs pass_rate/],
+    [["pass_rate: 0.9", "max_iterations: 40"], 9, "max_iterations", /belongs to a sequential test/],
+    [["pass_rate: 0.9", "confidence: 1.2"], 9, "confidence", /1/],
+    [
+      ["pass_rate: 0.9", "confidence: 0.95", "max_iterations: 20"],
+      10,
+      "max_iterations",
+      /needs at least 27 calls to pass .* more than max_iterations 20/,
+    ],
+    [["pass_rate: 0.9", "confidence: 0.95", "margin: 0.2"], 10, "margin", /± margin 0\.2 must stay between 0 and 1/],
+    [["iterations: 10", "pass_rate: 0.9", "confidence: 0.95"], 8, "iterations", /give max_iterations, not iterations/],
+    [
+      ["iterations: 3", "pass_k: { k: 4, min: 0.8 }"],
+      9,
+      "pass_k",
+      /pass_k\.k 4 is more than the scenario's iterations \(3\)/,
+    ],
+  ])("refuses %j at line %i (%s)", async (lines, line, field, message) => {
+    project = await tempProject({ "agents/desk.yaml": agent(lines) });
+    const { errors } = await loadAgents(project.agents);
+    const found = errors.map((e) => `${where(e)}: ${e.message}`);
+    expect(found).toEqual([expect.stringMatching(new RegExp(`^desk\\.yaml:${line}:\\d+: smoke\\[0\\]\\.${field}`))]);
+    expect(found[0]).toMatch(message);
+  });
 });

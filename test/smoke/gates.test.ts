@@ -199,3 +199,71 @@ describe("JUnit", () => {
     expect(xml).toContain('<property name="response_p95_ms" value="20"/>');
   });
 });
+
+describe("early decisions, sequential tests and pass^k in a scenario's summary", () => {
+  const gates = (g: Gate) =>
+    new Map<string, ScenarioGate>([
+      [
+        scenarioKey("support", "greets", "ca_1@v1"),
+        { ...g, agent: "support", scenario: "greets", versionId: "ca_1@v1" },
+      ],
+    ]);
+  const at = (second: number) => ({ started_at: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
+
+  it("8 of 10 planned, all passed: passed, decided after 8 of 10, 2 calls not needed (not failures), pass^3 shown", () => {
+    const eight = Array.from({ length: 8 }, (_, i) => call(i + 1, "passed", at(i)));
+    const report = reportFromCalls(eight, gates(gate(10, 8)));
+    const s = report.scenarios[0];
+    expect(s).toMatchObject({
+      verdict: "passed",
+      iterations: 8,
+      planned_iterations: 10,
+      decided_after: 8,
+      calls_saved: 2,
+    });
+    expect(s?.pass_k?.find((p) => p.k === 3)?.value).toBe(1);
+    expect(report.summary).toMatchObject({ calls_saved: 2, errors: 0, passed: 8 });
+    expect(junitXml(report)).toContain('<property name="decided" value="decided after 8 of 10, 2 calls not needed"/>');
+    expect(junitXml(report)).toContain('<property name="pass^3" value="1"/>');
+  });
+
+  it("fails after 3 failures of min_pass 8 of 10, decided after the third to finish", () => {
+    // The third failure finished at second 1, before the passing call that started first.
+    const list = [
+      call(1, "passed", {
+        started_at: at(0).started_at,
+        timings: { time_to_first_agent_message_ms: null, duration_ms: 5000 },
+      }),
+      call(2, "failed", at(0)),
+      call(3, "failed", at(0)),
+      call(4, "failed", at(0)),
+    ];
+    const s = reportFromCalls(list, gates(gate(10, 8))).scenarios[0];
+    expect(s).toMatchObject({ verdict: "failed", decided_after: 3, calls_saved: 6 });
+  });
+
+  it("a sequential test: passed at its boundary, inconclusive at its cap, with the rule and Λ in the summary", () => {
+    const rule = { passRate: 0.7, confidence: 0.95, margin: 0.1, maxIterations: 20 };
+    const seq = { ...gate(20, 14), sequential: rule };
+    const passed = reportFromCalls(
+      Array.from({ length: 12 }, (_, i) => call(i + 1, "passed")),
+      gates(seq),
+    ).scenarios[0];
+    expect(passed).toMatchObject({ verdict: "passed", calls_saved: 8, decided_after: 12 });
+    expect(passed?.sequential).toMatchObject({ pass_rate: 0.7, margin: 0.1, pass_boundary: 2.9957 });
+    const mixed = Array.from({ length: 20 }, (_, i) => call(i + 1, i % 10 < 3 ? "failed" : "passed"));
+    const inconclusive = reportFromCalls(mixed, gates(seq));
+    expect(inconclusive.scenarios[0]).toMatchObject({ verdict: "inconclusive", calls_saved: 0, decided_after: null });
+    expect(inconclusive.summary.inconclusive).toBe(1);
+    expect(junitXml(inconclusive)).toMatch(
+      /<failure message="inconclusive: sequential test: pass_rate 0.7 ± 0.1[^"]*" type="inconclusive">/,
+    );
+  });
+
+  it("a pass^k requirement fails a scenario that met its threshold", () => {
+    const list = [...Array.from({ length: 8 }, (_, i) => call(i + 1, "passed")), call(9, "failed"), call(10, "failed")];
+    // pass^4 of 8/10 = 8·7·6·5/(10·9·8·7) = 0.333.
+    const s = reportFromCalls(list, gates({ ...gate(10, 8), passK: { k: 4, min: 0.8 } })).scenarios[0];
+    expect(s).toMatchObject({ verdict: "failed", pass_k_required: { k: 4, min: 0.8, value: 0.3333, met: false } });
+  });
+});

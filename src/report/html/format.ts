@@ -11,6 +11,7 @@ const verdicts: Record<Verdict, Badge> = {
   flaky: { icon: "≈", label: "flaky", tone: "warn" },
   error: { icon: "⚠", label: "error", tone: "bad" },
   not_run: { icon: "○", label: "not run", tone: "neutral" },
+  inconclusive: { icon: "?", label: "inconclusive", tone: "bad" },
 };
 
 const outcomes: Record<ComparisonOutcome, Badge> = {
@@ -18,6 +19,7 @@ const outcomes: Record<ComparisonOutcome, Badge> = {
   fixed: { icon: "↑", label: "fixed", tone: "good" },
   still_failing: { icon: "✗", label: "still failing", tone: "warn" },
   unchanged: { icon: "=", label: "unchanged", tone: "neutral" },
+  not_significant: { icon: "≟", label: "not significant", tone: "warn" },
 };
 
 function badge(b: Badge, kind: string, value: string): Html {

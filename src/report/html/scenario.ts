@@ -1,5 +1,6 @@
 // Scenarios with their calls. A scenario of a comparison shows its outcome, the expectations that
 // flipped, the transcript diff, and the old and new calls side by side.
+import { decidedText, evidenceText, passKText, sequentialText } from "../repeats.ts";
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary, Verdict } from "../schema.ts";
 import { callArticle } from "./call.ts";
 import { type Html, html } from "./escape.ts";
@@ -78,6 +79,11 @@ function scenarioFacts(summary: ScenarioSummary): Html {
 <div><dt>version</dt><dd><code>${summary.version_id}</code></dd></div>
 <div><dt>passed iterations</dt><dd>${summary.passes} of ${summary.iterations} (needs ${summary.min_pass})</dd></div>
 ${summary.pass_rate ? html`<div><dt>pass rate</dt><dd>${percent(summary.pass_rate.value)} (95 % interval ${percent(summary.pass_rate.low)}–${percent(summary.pass_rate.high)})</dd></div>` : null}
+${[
+  ["pass^k", passKText(summary)],
+  ["decided", decidedText(summary)],
+  ["sequential test", sequentialText(summary)],
+].map(([dt, dd]) => (dd ? html`<div><dt>${dt}</dt><dd>${dd}</dd></div>` : null))}
 ${
   latency
     ? html`<div><dt>first reply</dt><dd>${duration(latency.first_response_ms)}</dd></div>
@@ -108,6 +114,7 @@ ${
       )}</tbody></table>`
     : null
 }
+${comparison.evidence ? html`<ul class="evidence">${evidenceText(comparison.evidence).map((line) => html`<li>${line}</li>`)}</ul>` : null}
 <dl class="facts">
 ${comparison.duration_delta_ms === null ? null : html`<div><dt>duration new − old</dt><dd>${signedMs(comparison.duration_delta_ms)}</dd></div>`}
 ${comparison.response_latency_delta_ms.length > 0 ? html`<div><dt>reply latency new − old</dt><dd>${comparison.response_latency_delta_ms.map(signedMs).join(", ")}</dd></div>` : null}
