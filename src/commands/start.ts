@@ -11,7 +11,7 @@ import { runCompare } from "../compare/index.ts";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
-import type { ReportFiles } from "../report/index.ts";
+import { emitReport, type ReportFiles } from "../report/index.ts";
 import { configMapReader, type ResolvedConnection, requireConnection, resolveConnection } from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
 import { runSmoke } from "../smoke/index.ts";
@@ -226,7 +226,7 @@ async function smokeAfterUp(
   };
   if (Object.keys(before).length > 0) {
     process.stdout.write("\nsmoke calls against the pinned versions, compared with the versions before this deploy:\n");
-    const { scenarios, exitCode } = await runCompare({
+    const { scenarios, report } = await runCompare({
       definitions: agents,
       outputs: held.agents,
       selection: {},
@@ -235,9 +235,9 @@ async function smokeAfterUp(
       failOn: "failure",
       concurrency: 4,
       stack: stackName,
-      files: reportFiles,
       out: process.stdout,
     });
+    const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
     process.stderr.write(
       unknownVersionsNote(
         scenarios.flatMap((s) => s.newResults),
@@ -250,7 +250,7 @@ async function smokeAfterUp(
   process.stdout.write(
     "\nsmoke calls against the pinned versions (first deploy: no versions before it to compare with, plain smoke):\n",
   );
-  const { results, exitCode } = await runSmoke({
+  const { results, report } = await runSmoke({
     definitions: agents,
     outputs: held.agents,
     selection: {},
@@ -259,6 +259,7 @@ async function smokeAfterUp(
     files: reportFiles,
     out: process.stdout,
   });
+  const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
   process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
   return exitCode;
 }

@@ -4,7 +4,7 @@
 // version did not change is called once and serves both sides.
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
-import { type Report, type ReportFiles, writeReports } from "../report/index.ts";
+import type { Report } from "../report/index.ts";
 import {
   type AgentOutput,
   callResult,
@@ -16,15 +16,7 @@ import {
 } from "../smoke/index.ts";
 import { compareScenario } from "./compare.ts";
 import type { OldVersions } from "./old-versions.ts";
-import {
-  type ComparedScenario,
-  compareJunit,
-  compareReport,
-  comparisonText,
-  type FailOn,
-  failsRun,
-  newVerdictPassed,
-} from "./reports.ts";
+import { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
 
 type Output = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -37,8 +29,6 @@ export type CompareOptions = {
   failOn: FailOn;
   concurrency: number;
   stack?: string;
-  /** The report files (JSON, HTML; the JUnit names regressions as failures). */
-  files?: ReportFiles;
   out: Output;
   signal?: AbortSignal;
 };
@@ -53,7 +43,7 @@ function oldCall(call: PlannedCall, versionId: string): PlannedCall {
 
 export async function runCompare(
   options: CompareOptions,
-): Promise<{ scenarios: ComparedScenario[]; exitCode: number; notes: string[]; report: Report }> {
+): Promise<{ scenarios: ComparedScenario[]; notes: string[]; report: Report }> {
   const newCalls = planCalls(options.definitions, options.outputs, options.selection);
   const oldVersions = options.old.versions;
   const notes: string[] = [];
@@ -95,15 +85,10 @@ export async function runCompare(
     ...(options.stack ? { stack: options.stack } : {}),
     oldVersions,
     notes,
+    failOn: options.failOn,
+    interrupted: options.signal?.aborted ?? false,
   });
-  await writeReports(report, options.files ?? {}, { junit: () => compareJunit(scenarios, options.failOn) });
-  printComparison(options.out, scenarios, options.failOn);
-  const exitCode = newResults.some((r) => r.status === "error")
-    ? 3
-    : scenarios.some((s) => failsRun(s, options.failOn))
-      ? 1
-      : 0;
-  return { scenarios, exitCode, notes, report };
+  return { scenarios, notes, report };
 }
 
 /** Groups both sides by scenario (planned order) and compares those that have an old side. */
@@ -150,48 +135,4 @@ function compared(
     });
   }
   return [...groups.values()];
-}
-
-const MARK = { regression: "✗", fixed: "✓", still_failing: "~", unchanged: "=" } as const;
-
-function printComparison(out: Output, scenarios: ComparedScenario[], failOn: FailOn) {
-  const lines = ["", "comparison with the old versions:"];
-  const count = { regression: 0, fixed: 0, still_failing: 0, unchanged: 0 };
-  for (const s of scenarios) {
-    const c = s.comparison;
-    if (!c) {
-      lines.push(
-        `  · ${s.agent}/${s.scenario}: no old version, plain smoke (${newVerdictPassed(s) ? "passed" : "failed"})`,
-      );
-      continue;
-    }
-    count[c.outcome]++;
-    const versions = s.sameVersion ? `same version ${c.new_version_id}` : `${c.old_version_id} → ${c.new_version_id}`;
-    const flipped = c.expectations.filter((e) => e.outcome === "regression" || e.outcome === "fixed");
-    const what = flipped.map((e) => `${e.description} ${e.outcome === "regression" ? "now fails" : "now passes"}`);
-    const policy =
-      c.outcome === "still_failing" && failOn === "regression" ? " (does not fail the run: --fail-on regression)" : "";
-    // An old side that could not be called is no baseline: say so next to the outcome.
-    const oldError = s.sameVersion ? undefined : s.oldResults?.find((r) => r.status === "error")?.error;
-    const caveat = oldError ? ` (the old version's call could not complete: ${oldError})` : "";
-    lines.push(
-      `  ${MARK[c.outcome]} ${c.outcome.replace("_", " ")} ${s.agent}/${s.scenario} (${versions})${what.length ? `: ${what.join("; ")}` : ""}${policy}${caveat}`,
-    );
-    if (c.outcome === "regression")
-      lines.push(
-        ...comparisonText(s)
-          .slice(1)
-          .map((l) => (l ? `      ${l}` : "")),
-      );
-  }
-  lines.push(
-    `${count.regression} regression(s), ${count.fixed} fixed, ${count.still_failing} still failing, ${count.unchanged} unchanged`,
-  );
-  // The last line, as in plain smoke: the new versions' scenarios (a flaky one passed).
-  const verdicts = scenarios.map((s) => s.newVerdict);
-  const flaky = verdicts.filter((v) => v === "flaky").length;
-  const passed = verdicts.filter((v) => v === "passed" || v === "flaky").length;
-  const failed = verdicts.filter((v) => v === "failed" || v === "error").length;
-  lines.push(`${passed} passed, ${failed} failed${flaky > 0 ? `, ${flaky} flaky` : ""}`);
-  out.write(`${lines.join("\n")}\n`);
 }

@@ -12,7 +12,7 @@ import type { Browser } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { htmlReport } from "../../src/report/html/index.ts";
-import { appendJobSummary, jobSummary, type Report, reportSchema } from "../../src/report/index.ts";
+import { emitReport, jobSummary, type Report, reportSchema } from "../../src/report/index.ts";
 import { projectRoot } from "../../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "../helpers/agents-project.ts";
 import { launchBrowser } from "../helpers/browser.ts";
@@ -450,9 +450,10 @@ describe("the HTML report of a real smoke run, in headless Chromium", () => {
     expect(smokeSummary).not.toContain(API_KEY);
     const file = path.join(tmp, "step-summary.md");
     await writeFile(file, "earlier step\n");
-    expect(await appendJobSummary(smokeReport, { GITHUB_STEP_SUMMARY: file })).toBe(file);
+    expect(await emitReport(smokeReport, { env: { GITHUB_STEP_SUMMARY: file } })).toBe(1);
     expect(await readFile(file, "utf8")).toBe(`earlier step\n${smokeSummary}\n`);
-    expect(await appendJobSummary(smokeReport, {})).toBeUndefined();
+    await emitReport(smokeReport, { env: {} });
+    expect(await readFile(file, "utf8")).toBe(`earlier step\n${smokeSummary}\n`);
   });
 
   it("smoke --html writes the page of its own JSON report, and under GitHub Actions appends the job summary", () => {

@@ -9,8 +9,8 @@ import {
   behaviourTargets,
   type Plan,
   type PlanInputs,
-  renderMarkdown,
 } from "../../src/plan/index.ts";
+import { planMarkdown as renderMarkdown } from "../../src/report/index.ts";
 import { htmlReport } from "../../src/report/html/index.ts";
 import type { ScenarioResult } from "../../src/smoke/index.ts";
 
