@@ -79,7 +79,8 @@ export async function run(argv: string[]): Promise<number> {
     );
   });
   const plan = recorder.plan();
-  if (values.behave) plan.behave_report = await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection });
+  if (values.behave)
+    plan.behave_report = await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection });
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
     files: {

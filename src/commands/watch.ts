@@ -3,6 +3,7 @@
 // how to roll back. Also holds what `audit` shares: the stack, its agents and its history.
 import { type Client, createClient } from "../api/index.ts";
 import { CliError, retryLine } from "../errors/index.ts";
+import { emitReport } from "../report/index.ts";
 import { type Connection, configMapReader, requireConnection, resolveConnection } from "../settings/index.ts";
 import { probeSimulator } from "../simulator/index.ts";
 import {
@@ -20,7 +21,6 @@ import {
 import { openStack, pulumiEnvironment } from "../workspace/index.ts";
 import { type Flag, parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
 import { explainServiceError } from "./connect.ts";
-import { emitReport } from "../report/index.ts";
 import { createStackHint, pulumiFailure } from "./stack.ts";
 
 export const WINDOW_FLAGS = {

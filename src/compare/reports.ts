@@ -21,7 +21,13 @@ export type ComparedScenario = {
 
 export function compareReport(
   scenarios: ComparedScenario[],
-  meta: { stack?: string; oldVersions: Record<string, string>; notes: string[]; failOn?: FailOn; interrupted?: boolean },
+  meta: {
+    stack?: string;
+    oldVersions: Record<string, string>;
+    notes: string[];
+    failOn?: FailOn;
+    interrupted?: boolean;
+  },
 ): Report {
   const newResults = scenarios.flatMap((s) => s.newResults);
   const oldResults = scenarios.flatMap((s) => (s.sameVersion ? [] : (s.oldResults ?? [])));

@@ -7,9 +7,17 @@ import * as pulumi from "@pulumi/pulumi";
 import { structuredPatch } from "diff";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
-import { type Action, type AgentPlan, type FieldChange, type Plan, type PlannedRequest, UNKNOWN_TEXT } from "../report/index.ts";
+import {
+  type Action,
+  type AgentPlan,
+  type FieldChange,
+  type Plan,
+  type PlannedRequest,
+  UNKNOWN_TEXT,
+} from "../report/index.ts";
 import type { PlanInputs } from "./behave.ts";
 
+export type { Action, AgentPlan, FieldChange, Plan, PlannedRequest } from "../report/index.ts";
 export {
   type AgentBehaviour,
   attachBehaviour,
@@ -21,8 +29,6 @@ export {
   type PlanInputs,
   previewBehaviour,
 } from "./behave.ts";
-
-export type { Action, AgentPlan, FieldChange, Plan, PlannedRequest } from "../report/index.ts";
 
 /** Pulumi's placeholder for values known only after apply (e.g. the id of a replaced agent). */
 const UNKNOWN = pulumi.runtime.unknownValue;
@@ -148,7 +154,6 @@ function reason(agent: AgentPlan, definition: AgentDefinition | undefined, repla
   for (const key of linked) parts.push(`linked procedural agent \`${key}\` is replaced`);
   return parts.join("; ") || "changed";
 }
-
 
 function inputsOf(inputs: Record<string, unknown> | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};

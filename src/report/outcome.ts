@@ -100,7 +100,8 @@ export function headline(report: Report): Headline {
   if (code === 3) return { exitCode: code, mark: "❌", word: "could not complete" };
   if (code !== 0) return { exitCode: code, mark: "❌", word: report.kind === "watch" ? "regressed" : "failed" };
   const s = countScenarios(report);
-  const caveat = s.flaky + s.tolerated > 0 || (report.kind === "watch" && report.traffic?.agents.some((a) => a.status !== "ok"));
+  const caveat =
+    s.flaky + s.tolerated > 0 || (report.kind === "watch" && report.traffic?.agents.some((a) => a.status !== "ok"));
   return { exitCode: code, mark: caveat ? "⚠️" : "✅", word: "passed" };
 }
 
@@ -136,7 +137,8 @@ export function latencyReasons(s: ScenarioSummary): string[] {
  */
 export function verdictReason(s: ScenarioSummary): string[] {
   // A threshold below all iterations (min_pass) is worth naming when it was missed.
-  const needed = s.passes < s.min_pass && s.min_pass < (s.planned_iterations ?? s.iterations) ? [`needs ${s.min_pass}`] : [];
+  const needed =
+    s.passes < s.min_pass && s.min_pass < (s.planned_iterations ?? s.iterations) ? [`needs ${s.min_pass}`] : [];
   switch (s.verdict) {
     case "failed":
       return s.passes >= s.min_pass ? latencyReasons(s) : [...needed, ...latencyReasons(s)];
@@ -160,4 +162,3 @@ export function scenarioCounts(report: Pick<Report, "scenarios" | "results" | "f
   if (s.not_run > 0) parts.push(`${s.not_run} not run`);
   return `${s.scenarios} scenario${s.scenarios === 1 ? "" : "s"}: ${parts.join(", ")}`;
 }
-

@@ -28,7 +28,8 @@ export function callLines(call: CallResult): string {
     ? " (procedures matched by name: this is not the stack's current version)"
     : "";
   if (call.status === "passed") return `✓ ${name} (${where}) ${call.assertions.length} checks, ${time}${byName}\n`;
-  if (call.status === "error" || call.status === "not_run") return `! ${name} (${where}) ${call.error ?? call.status}\n`;
+  if (call.status === "error" || call.status === "not_run")
+    return `! ${name} (${where}) ${call.error ?? call.status}\n`;
   const failed = call.assertions.filter((a) => !a.passed).length;
   const head = failed > 0 ? `${failed} of ${call.assertions.length} expectations unmet` : "nothing was checked";
   const body = failureText(call)
@@ -58,7 +59,7 @@ function measured(s: ScenarioSummary): string {
 /** `support/greets: 3/3 passed, latency response p95 1,240 ms over 1,000 ms → failed; latency …`. */
 export function scenarioLine(s: ScenarioSummary): string {
   const rate =
-    s.pass_rate && s.iterations > 1
+    s.pass_rate && s.passes < s.iterations && s.iterations > 1
       ? ` (${percent(s.pass_rate.value)}, 95 % CI ${Math.round(s.pass_rate.low * 100)}–${percent(s.pass_rate.high)}, min_pass ${s.min_pass})`
       : "";
   const why = s.verdict === "flaky" ? [] : verdictReason(s);
@@ -125,7 +126,11 @@ function comparisonSummary(report: Report): string[] {
       `  ${MARK[c.outcome]} ${c.outcome.replace("_", " ")} ${s.agent}/${s.scenario} (${versions})${what.length ? `: ${what.join("; ")}` : ""}${policy}${caveat}`,
     );
     if (c.outcome === "regression") {
-      lines.push(...comparisonLines(c, s.agent).slice(1).map((l) => (l ? `      ${l}` : "")));
+      lines.push(
+        ...comparisonLines(c, s.agent)
+          .slice(1)
+          .map((l) => (l ? `      ${l}` : "")),
+      );
     }
   }
   lines.push(

@@ -12,7 +12,18 @@ type Window = { from: string; to: string };
 type VersionRow = TrafficReport["versions"][number];
 
 const traffic = (report: Report): TrafficReport =>
-  report.traffic ?? { window: { from: "", to: "" }, baseline_window: null, reads: [], pages_read: 0, items_read: 0, test_calls_excluded: 0, agents: [], versions: [], idle: [], history: null };
+  report.traffic ?? {
+    window: { from: "", to: "" },
+    baseline_window: null,
+    reads: [],
+    pages_read: 0,
+    items_read: 0,
+    test_calls_excluded: 0,
+    agents: [],
+    versions: [],
+    idle: [],
+    history: null,
+  };
 
 /** `12.5 % (3 of 24)`, or – when nothing was counted. */
 export function pct(s: Share): string {
@@ -87,9 +98,7 @@ export function watchText(report: Report): string {
       : "",
   ].filter(Boolean);
   for (const a of t.agents) {
-    const base = a.baseline_version_id
-      ? `${a.baseline_version_id} (from ${a.baseline_source})`
-      : "no previous version";
+    const base = a.baseline_version_id ? `${a.baseline_version_id} (from ${a.baseline_source})` : "no previous version";
     out.push("", `${a.key}: ${a.version_id} vs ${base}`);
     out.push(aligned([["", "current", "previous"], ...figureRows(a)]));
     const said = a.message.replace(`${a.key}: `, "");

@@ -27,7 +27,11 @@ type Format = keyof ReportFiles;
 /** Any kind's report value: a run's or live traffic's Report, or the plan. */
 export type AnyReport = Report | Plan;
 
-type Renderers = { files: Partial<Record<Format, (value: never) => string>>; terminal?: (value: never) => string; summary?: (value: never) => string | undefined };
+type Renderers = {
+  files: Partial<Record<Format, (value: never) => string>>;
+  terminal?: (value: never) => string;
+  summary?: (value: never) => string | undefined;
+};
 
 const RUN: Renderers = {
   files: { json: reportJson, junit: junitXml, html: htmlReport, markdown: jobSummary },

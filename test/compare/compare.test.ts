@@ -234,7 +234,9 @@ describe("the comparison report", () => {
     const html = htmlReport(report);
     expect(html).toContain("ca_b@v1");
     expect(html).toContain("calls tool b");
-    const junit = junitXml(compareReport([scenario], { stack: "dev", oldVersions: { booking: "ca_b@v1" }, notes: [], failOn: "regression" }));
+    const junit = junitXml(
+      compareReport([scenario], { stack: "dev", oldVersions: { booking: "ca_b@v1" }, notes: [], failOn: "regression" }),
+    );
     expect(junit).toContain(
       '<failure message="regression: calls tool b passed on ca_b@v1, fails on ca_c@v1" type="regression">',
     );

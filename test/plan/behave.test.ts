@@ -10,8 +10,8 @@ import {
   type Plan,
   type PlanInputs,
 } from "../../src/plan/index.ts";
-import { planMarkdown as renderMarkdown } from "../../src/report/index.ts";
 import { htmlReport } from "../../src/report/html/index.ts";
+import { planMarkdown as renderMarkdown } from "../../src/report/index.ts";
 import type { ScenarioResult } from "../../src/smoke/index.ts";
 
 const scenario = {

@@ -14,14 +14,17 @@ const titles: Record<string, string> = {
   compare: "Comparison: old and new versions",
   behave: "Behaviour preview of changed agents",
   merged: "Smoke run (merged shards)",
+  replay: "Smoke run replayed from recordings",
 };
 
 const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 const POLICY = `default-src 'none'; style-src ${hash(STYLE)}; script-src ${hash(SCRIPT)}; base-uri 'none'; form-action 'none'`;
 
+/** A count of scenarios; its icon only where there is something to mark (a 0 failed shows no ✗). */
 function tile(name: string, count: number, icon: string, tone: string): Html {
   const toneNow = count > 0 ? tone : "neutral";
-  return html`<li class="tile ${toneNow}" data-summary="${name}"><span class="n">${count}</span><span aria-hidden="true">${icon}</span> ${name}</li>`;
+  const mark = count > 0 ? html`<span aria-hidden="true">${icon}</span> ` : null;
+  return html`<li class="tile ${toneNow}" data-summary="${name}"><span class="n">${count}</span>${mark}${name}</li>`;
 }
 
 /** The verdict at the top: its mark follows the exit code (a flaky scenario is flaky, never a failure). */
