@@ -339,8 +339,12 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     expect(edited.code).toBe(1);
     // Replay says what failed, as live smoke does: the unmet expectation with the transcript lines it points at,
     // and why a scenario whose calls all passed failed.
-    expect(edited.stdout).toMatch(/✗ says "we sell submarines": no completed agent message matched[^\n]*\n {8}\| agent: /);
-    expect(edited.stdout).toMatch(/slow-bound-1000: 1\/1 passed, latency response p95 \d[\d,]* ms over 300 ms → failed/);
+    expect(edited.stdout).toMatch(
+      /✗ says "we sell submarines": no completed agent message matched[^\n]*\n {8}\| agent: /,
+    );
+    expect(edited.stdout).toMatch(
+      /slow-bound-1000: 1\/1 passed, latency response p95 \d[\d,]* ms over 300 ms → failed/,
+    );
     expect(edited.junit).toContain('says "we sell submarines"'.replaceAll('"', "&quot;"));
     expect(edited.stdout).toMatch(/event types not recognised: .*agent\.sentiment \(1×\)/);
     expect(edited.report?.notes.join("\n")).toContain("agent.sentiment");
