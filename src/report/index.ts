@@ -35,5 +35,6 @@ export {
   reportExitCode,
   reportJson,
   reportPath,
+  writeJsonFile,
   writeReportFiles,
 } from "./write.ts";

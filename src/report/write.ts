@@ -96,6 +96,13 @@ export async function writeReportFiles(value: AnyReport, files: ReportFiles): Pr
   return written;
 }
 
+/** A JSON data file that goes with the reports (e.g. reports/old-versions.json for a later `--compare`). */
+export async function writeJsonFile(file: string, value: unknown): Promise<string> {
+  const target = reportPath(file);
+  await writeAtomically(target, `${JSON.stringify(value, null, 2)}\n`);
+  return target;
+}
+
 export type EmitOptions = {
   files?: ReportFiles;
   /** Where the terminal rendering goes (none when absent). */
