@@ -1,6 +1,9 @@
 // One report, five surfaces: the terminal summary, the job summary, the HTML top, JUnit and the
 // JSON summary all count the same scenarios (calls second), and the verdict mark follows the exit
 // code — a run that exits 0 shows no failure mark anywhere, its flaky scenario shows as flaky.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   type CallResult,
@@ -10,6 +13,7 @@ import {
   jobSummary,
   junitXml,
   type Report,
+  readReport,
   reportJson,
   terminalSummary,
 } from "../../src/report/index.ts";
@@ -136,5 +140,21 @@ describe("one report on five surfaces", () => {
     expect(top).toMatch(/<p class="headline" data-exit-code="0" data-mark="⚠️">/);
     expect(s.texts.junit).not.toMatch(/<failure|<error/);
     expect(s.texts.terminal).toContain("support/flaky: 2/3 passed (67 %, 95 % CI 21–94 %, min_pass 2) → flaky");
+  });
+
+  it("reads a version 2 report (its summary counted calls) with the scenario counts of today", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "report-v2-"));
+    try {
+      const current = JSON.parse(reportJson(runOf(true)));
+      const file = path.join(dir, "old.json");
+      // As version 2 wrote it: passed/failed/errors were calls.
+      const summary = { scenarios: 3, calls: 9, passed: 8, failed: 1, flaky: 1, errors: 0, regressions: 0 };
+      await writeFile(file, JSON.stringify({ ...current, version: 2, summary }));
+      const read = await readReport(file);
+      expect(read.summary).toMatchObject({ scenarios: 3, passed: 2, failed: 1, flaky: 1, calls: 9, calls_passed: 8 });
+      expect(surfaces(read).junit).toEqual({ scenarios: 3, passed: 2, failed: 1, flaky: 1 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
