@@ -100,10 +100,10 @@ export function jobSummary(input: ReportInput): string {
       ]),
     );
   }
-  const let_through = report.scenarios.filter((x) => tolerated(report, x));
-  if (let_through.length > 0) {
+  const letThrough = report.scenarios.filter((x) => tolerated(report, x));
+  if (letThrough.length > 0) {
     out.push("", "**Still failing** (failed on the old version too; `--fail-on regression` lets them pass)", "");
-    out.push(...bounded(let_through, (x) => [`- ~ ${name(x)}: ${why(x)}`]));
+    out.push(...bounded(letThrough, (x) => [`- ~ ${name(x)}: ${why(x)}`]));
   }
   const regressions = report.scenarios.filter((x) => x.comparison?.outcome === "regression");
   if (regressions.length > 0) {

@@ -12,9 +12,9 @@ import {
 
 /** Whether a failed scenario is let through by the report's `fail_on` (a comparison under `--fail-on regression`). */
 export function tolerated(report: Pick<Report, "fail_on">, s: ScenarioSummary): boolean {
-  return report.fail_on === "regression" && s.verdict === "failed" && s.comparison?.outcome !== "regression"
-    ? s.comparison !== undefined
-    : false;
+  // Without an old version there is no baseline: a failure fails the run under any policy.
+  if (report.fail_on !== "regression" || s.verdict !== "failed" || !s.comparison) return false;
+  return s.comparison.outcome !== "regression";
 }
 
 /** The calls the report's verdicts stand on (the new side of a comparison). */
@@ -26,18 +26,18 @@ export function judgedCalls(report: Pick<Report, "results">): CallResult[] {
 export function countScenarios(report: Pick<Report, "scenarios" | "results" | "fail_on">): ReportSummary {
   const verdicts = report.scenarios.map((s) => s.verdict);
   const n = (v: string) => verdicts.filter((x) => x === v).length;
-  const let_through = report.scenarios.filter((s) => tolerated(report, s)).length;
+  const letThrough = report.scenarios.filter((s) => tolerated(report, s)).length;
   const judged = judgedCalls(report);
   const status = (...statuses: string[]) => judged.filter((c) => statuses.includes(c.status)).length;
   const durationMs = report.results.reduce((sum, c) => sum + c.timings.duration_ms, 0);
   return {
     scenarios: report.scenarios.length,
     passed: n("passed") + n("flaky"),
-    failed: n("failed") - let_through,
+    failed: n("failed") - letThrough,
     flaky: n("flaky"),
     errors: n("error"),
     not_run: n("not_run"),
-    tolerated: let_through,
+    tolerated: letThrough,
     regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
     calls: report.results.length,
     calls_passed: status("passed"),

@@ -1,49 +1,23 @@
 // `smoke --replay` says what failed: a recording of a passing call, replayed against an expectation
 // that no longer holds, prints the same result lines as live smoke (the unmet expectation with the
 // nearest transcript lines) and names it in every report.
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient } from "../../src/api/index.ts";
-import { type AgentDefinition, loadAgents } from "../../src/definitions/index.ts";
 import { htmlReport, jobSummary, junitXml, terminalSummary } from "../../src/report/index.ts";
-import { startSimulator } from "../../src/simulator/index.ts";
-import { type AgentOutput, replaySmoke, runSmoke } from "../../src/smoke/index.ts";
+import { replaySmoke, runSmoke } from "../../src/smoke/index.ts";
+import { type ExampleService, exampleService } from "../helpers/simulator.ts";
 
-const AGENTS = path.resolve(import.meta.dirname, "../../agents");
 const SCENARIO = "greets-and-summarizes";
 
 describe("smoke --replay", () => {
-  let sim: Awaited<ReturnType<typeof startSimulator>>;
-  let agents: AgentDefinition[];
-  const outputs: Record<string, AgentOutput> = {};
-  let dir: string;
-
+  let service: ExampleService;
   beforeAll(async () => {
-    sim = await startSimulator({ port: 0, eventDelayMs: 1, quiet: true });
-    dir = await mkdtemp(path.join(os.tmpdir(), "smoke-replay-"));
-    agents = (await loadAgents(AGENTS, { stack: "dev" })).agents;
-    const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
-    for (const agent of agents) {
-      const body = { name: agent.name, description: agent.description, config: agent.config };
-      const created =
-        agent.kind === "procedural"
-          ? await client.proceduralAgents.create(body)
-          : await client.conversationalAgents.create({
-              ...body,
-              postprocess_agents: agent.postprocessAgents.map((key) => outputs[key]?.id ?? ""),
-            } as Parameters<typeof client.conversationalAgents.create>[0]);
-      outputs[agent.key] = { id: created.id, version_id: created.version_id, kind: agent.kind, name: agent.name };
-    }
-    await client.close();
+    service = await exampleService({ eventDelayMs: 1 });
   });
-  afterAll(async () => {
-    await sim?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => service?.close());
 
   it("names the expectation that no longer holds, with the nearest transcript lines, on stdout and in every report", async () => {
+    const { sim, agents, outputs, dir } = service;
     const recordings = path.join(dir, "recordings");
     const live = await runSmoke({
       definitions: agents,

@@ -1,48 +1,28 @@
 // The smoke runner: reports hold every planned call whatever stopped the run, and a waiting call
 // shows progress (a status line on a terminal, a line every interval in CI).
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import os from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient } from "../../src/api/index.ts";
-import { type AgentDefinition, loadAgents } from "../../src/definitions/index.ts";
+import type { AgentDefinition } from "../../src/definitions/index.ts";
 import { terminalSummary } from "../../src/report/index.ts";
-import { startSimulator } from "../../src/simulator/index.ts";
 import type { PlannedCall, Progress } from "../../src/smoke/call.ts";
 import { type AgentOutput, runSmoke } from "../../src/smoke/index.ts";
 import { progressPrinter, StatusLine } from "../../src/smoke/run.ts";
-
-const AGENTS = path.resolve(import.meta.dirname, "../../agents");
+import { type ExampleService, exampleService } from "../helpers/simulator.ts";
 
 describe("runSmoke", () => {
-  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let sim: ExampleService["sim"];
   let agents: AgentDefinition[];
-  const outputs: Record<string, AgentOutput> = {};
+  let outputs: Record<string, AgentOutput>;
   let dir: string;
+  let service: ExampleService;
 
   beforeAll(async () => {
     // Slow events: each call takes seconds, so the run can be interrupted with calls in flight.
-    sim = await startSimulator({ port: 0, eventDelayMs: 400, quiet: true });
-    dir = await mkdtemp(path.join(os.tmpdir(), "smoke-run-"));
-    agents = (await loadAgents(AGENTS, { stack: "dev" })).agents;
-    const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
-    for (const agent of agents) {
-      const body = { name: agent.name, description: agent.description, config: agent.config };
-      const created =
-        agent.kind === "procedural"
-          ? await client.proceduralAgents.create(body)
-          : await client.conversationalAgents.create({
-              ...body,
-              postprocess_agents: agent.postprocessAgents.map((key) => outputs[key]?.id ?? ""),
-            } as Parameters<typeof client.conversationalAgents.create>[0]);
-      outputs[agent.key] = { id: created.id, version_id: created.version_id, kind: agent.kind, name: agent.name };
-    }
-    await client.close();
+    service = await exampleService({ eventDelayMs: 400 });
+    ({ sim, agents, outputs, dir } = service);
   });
-  afterAll(async () => {
-    await sim?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => service?.close());
 
   it("writes JUnit and JSON with every planned call when the run is interrupted", async () => {
     const junitFile = path.join(dir, "smoke.xml");
