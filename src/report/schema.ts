@@ -149,7 +149,9 @@ export const scenarioSummarySchema = z.looseObject({
  * The headline counts, in scenarios: `passed` met their threshold (the `flaky` ones included),
  * `failed` fail the run, `tolerated` failed but do not fail it (`--fail-on regression`: they also
  * failed on the old version), `errors` could not complete, `not_run` have no call here. Calls are
- * the second figure, under `calls*`. Kinds watch/audit count calls and regressed agents only.
+ * the second figure: `calls` every call placed (both sides of a comparison), `calls_passed`,
+ * `calls_failed`, `calls_errors` those the verdicts stand on (the new side). Counted by one rule
+ * (outcome.ts `countScenarios`). Kinds watch/audit count calls and regressed agents only.
  */
 export const summarySchema = z.looseObject({
   scenarios: z.int().min(0).default(0),
