@@ -3,29 +3,17 @@
 // one. A command builds its report value and ends with `emitReport` (write.ts): the files asked for,
 // the job summary, the terminal text, the exit code. Nothing here imports a producer (smoke,
 // compare, plan, watch): they import this.
-export { codeSpan, fenced, markdownText, tableCell, xml } from "./escape.ts";
+export { fenced, markdownText, xml } from "./escape.ts";
 export { htmlReport } from "./html/index.ts";
-export { callsOf, junitXml, latencyProblems } from "./junit.ts";
+export { junitXml } from "./junit.ts";
 export { jobSummary } from "./markdown.ts";
-export {
-  countScenarios,
-  exitCode,
-  figure,
-  type Headline,
-  headline,
-  latencyReasons,
-  type RunReportParts,
-  runReport,
-  scenarioCounts,
-  tolerated,
-  verdictReason,
-} from "./outcome.ts";
+export { countScenarios, exitCode, type Headline, headline, type RunReportParts, runReport } from "./outcome.ts";
 export * from "./plan.ts";
 export { planJson, planMarkdown } from "./plan-markdown.ts";
 export * from "./schema.ts";
-export { callLines, callsLine, comparisonLines, failureText, scenarioLine, terminalSummary } from "./terminal.ts";
+export { callLines, terminalSummary } from "./terminal.ts";
 export * from "./traffic.ts";
-export { auditMarkdown, auditText, pct, readsLine, watchMarkdown, watchText } from "./traffic-render.ts";
+export { pct } from "./traffic-render.ts";
 export {
   type AnyReport,
   type EmitOptions,

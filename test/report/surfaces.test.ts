@@ -116,6 +116,7 @@ describe("one report on five surfaces", () => {
     );
     expect(s.texts.summary).toContain("3 of 3 iterations passed, latency response p95 1,240 ms over 1,000 ms");
     expect(s.texts.junit).toContain("✗ latency response p95 1,240 ms over 1,000 ms");
+    expect(s.texts.html).toContain("<dd data-why>latency response p95 1,240 ms over 1,000 ms</dd>");
     // It fails the run: the mark is a failure mark everywhere.
     expect(await emitReport(report, { env: {} })).toBe(1);
     expect(s.texts.summary.startsWith("### ❌ agent-iac smoke on dev: 3 scenarios: 2 passed (1 flaky), 1 failed")).toBe(
