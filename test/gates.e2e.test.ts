@@ -81,31 +81,25 @@ describe("smoke gates", { timeout: 400_000 }, () => {
   const printed: string[] = [];
   let runs = 0;
 
-  const cli = async (args: string[]) => {
+  const cli = async (args: string[], env: NodeJS.ProcessEnv = {}) => {
     const result = await runCli(args, {
       cwd: project.dir,
-      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, NO_COLOR: "1" },
+      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, NO_COLOR: "1", ...env },
     });
     printed.push(result.stdout, result.stderr);
     return result;
   };
 
-  const smoke = async (...args: string[]) => {
+  const smoke = async (...args: string[]) => smokeWith({}, ...args);
+
+  const smokeWith = async (env: NodeJS.ProcessEnv, ...args: string[]) => {
     const n = runs++;
     const junit = path.join(project.dir, `gates-${n}.xml`);
     const json = path.join(project.dir, `gates-${n}.json`);
-    const result = await cli([
-      "smoke",
-      "--stack",
-      "test",
-      "--concurrency",
-      "5",
-      "--junit",
-      junit,
-      "--json",
-      json,
-      ...args,
-    ]);
+    const result = await cli(
+      ["smoke", "--stack", "test", "--concurrency", "5", "--junit", junit, "--json", json, ...args],
+      env,
+    );
     const junitText = await readFile(junit, "utf8").catch(() => "");
     const jsonText = await readFile(json, "utf8").catch(() => "");
     printed.push(junitText, jsonText);
@@ -181,6 +175,47 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     expect(run.stdout.trim().split("\n").at(-1)).toBe("1 passed, 1 failed, 1 flaky");
     // The calls ran: min8's ten, two of them failed by the simulator, and min10's until it failed.
     expect(run.report?.results.filter((r) => r.status === "failed")).toHaveLength(2 + min10Failed);
+  });
+
+  it("a run whose only blemish is a flaky scenario exits 0 and shows no failure mark in the job summary, HTML top, JUnit or JSON", async () => {
+    const stepSummary = path.join(project.dir, "step-summary.md");
+    const html = path.join(project.dir, "flaky.html");
+    const run = await smokeWith(
+      { GITHUB_STEP_SUMMARY: stepSummary },
+      "--agent",
+      "support",
+      "--scenario",
+      "flaky-min8",
+      "--html",
+      html,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(scenario(run.report, "flaky-min8")?.verdict).toBe("flaky");
+    const calls = run.report?.results.length ?? 0;
+    const callsPassed = run.report?.results.filter((r) => r.status === "passed").length ?? 0;
+    expect(callsPassed).toBeLessThan(calls);
+    // The terminal: scenarios first, calls second.
+    expect(run.stdout.trim().split("\n").at(-1)).toBe("1 passed, 0 failed, 1 flaky");
+    expect(run.stdout).toContain(`calls: ${callsPassed} of ${calls} passed, ${calls - callsPassed} failed`);
+    // JSON: the same scenario counts.
+    expect(run.report?.summary).toMatchObject({ scenarios: 1, passed: 1, failed: 0, flaky: 1, errors: 0 });
+    expect(run.report?.summary).toMatchObject({ calls, calls_passed: callsPassed });
+    // The job summary: no failure mark, the flaky scenario as flaky.
+    const summary = await readFile(stepSummary, "utf8");
+    expect(summary).not.toMatch(/❌|✗/);
+    expect(summary).toMatch(/^### ⚠️ agent-iac smoke on test: 1 scenario: 1 passed \(1 flaky\), 0 failed$/m);
+    expect(summary).toContain("≈ **support** / flaky-min8: 8 of 10 passed (needs 8)");
+    // The HTML top: the same counts, no failure mark.
+    const page = await readFile(html, "utf8");
+    const top = page.slice(0, page.indexOf('id="scenarios-title"'));
+    expect(top).not.toMatch(/❌|✗/);
+    expect(top).toContain('data-exit-code="0"');
+    expect(top).toMatch(/data-summary="passed"><span class="n">1</);
+    expect(top).toMatch(/data-summary="flaky"><span class="n">1</);
+    // JUnit: one test, no failure, the flaky iterations as flakyFailure.
+    expect(run.junit).toMatch(/<testsuites [^>]*tests="1" failures="0" errors="0"/);
+    expect(run.junit).not.toMatch(/<failure |<error /);
+    expect(run.junit).toMatch(/<flakyFailure /);
   });
 
   it("fails response_p95_ms 200 and passes 1000 on a 400 ms response delay, with the measured values in JUnit and JSON", async () => {
@@ -335,6 +370,15 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     const edited = await smoke("--replay", dir);
     expect(verdicts(edited.report)).toEqual(["flaky-min8 failed 0/10", "slow-bound-1000 failed 1/1"]);
     expect(edited.code).toBe(1);
+    // Replay says what failed, as live smoke does: the unmet expectation with the transcript lines it points at,
+    // and why a scenario whose calls all passed failed.
+    expect(edited.stdout).toMatch(
+      /✗ says "we sell submarines": no completed agent message matched[^\n]*\n {8}\| agent: /,
+    );
+    expect(edited.stdout).toMatch(
+      /slow-bound-1000: 1\/1 passed, latency response p95 \d[\d,]* ms over 300 ms → failed/,
+    );
+    expect(edited.junit).toContain('says "we sell submarines"'.replaceAll('"', "&quot;"));
     expect(edited.stdout).toMatch(/event types not recognised: .*agent\.sentiment \(1×\)/);
     expect(edited.report?.notes.join("\n")).toContain("agent.sentiment");
     const selected = await smoke("--replay", dir, "--scenario", "slow-bound-1000");

@@ -1,8 +1,9 @@
 // `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/watch).
 import { CliError } from "../errors/index.ts";
-import { audit, auditMarkdown, auditReport, auditText, resolveWindow } from "../watch/index.ts";
+import { emitReport } from "../report/index.ts";
+import { audit, auditReport, resolveWindow } from "../watch/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { REPORT_FLAGS, trafficStack, WINDOW_FLAGS, withTrafficClient, writeReports } from "./watch.ts";
+import { REPORT_FLAGS, trafficFiles, trafficStack, WINDOW_FLAGS, withTrafficClient } from "./watch.ts";
 
 const SPEC = {
   name: "audit",
@@ -48,14 +49,9 @@ export async function run(argv: string[]): Promise<number> {
       resume,
       now,
     });
-    process.stdout.write(auditText(result));
     const versions = Object.fromEntries(Object.values(agents).map((a) => [a.key, a.version_id]));
-    await writeReports(
-      values,
-      () => auditReport(result, now, versions),
-      () => auditMarkdown(result),
-    );
-    if (result.exit_code === 1) {
+    const report = auditReport(result, now, versions, { failOnUnknown: values["fail-on-unknown"] });
+    if ((await emitReport(report, { files: trafficFiles(values), out: process.stdout })) === 1) {
       const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");
       throw new CliError(`agent ids this stack never held took calls: ${ids}`, 1);
     }

@@ -3,7 +3,7 @@
 import { type FailOn, readOldVersions, runCompare } from "../compare/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
-import { appendJobSummary, type ReportFiles } from "../report/index.ts";
+import { emitReport, type ReportFiles } from "../report/index.ts";
 import type { ResolvedConnection } from "../settings/index.ts";
 import type { Flag } from "./args.ts";
 import { printRetry, unknownVersionsNote } from "./connect.ts";
@@ -95,7 +95,7 @@ export async function compareSmoke(values: Values, context: Context): Promise<nu
   checkCompareFlags(values);
   const failOn = failOnValue(values["fail-on"]);
   const old = await readOldVersions(values.compare as string);
-  const { scenarios, exitCode, report } = await runCompare({
+  const { scenarios, report } = await runCompare({
     definitions: context.agents,
     outputs: context.held.agents,
     selection: {
@@ -110,12 +110,11 @@ export async function compareSmoke(values: Values, context: Context): Promise<nu
     ...(alphaValue(values.alpha) !== undefined ? { alpha: alphaValue(values.alpha) as number } : {}),
     concurrency: context.concurrency,
     stack: values.stack,
-    files: context.files,
     out: process.stdout,
     signal: context.signal,
   });
-  await appendJobSummary(report);
-  if (context.signal.aborted) return 130;
+  const exitCode = await emitReport(report, { files: context.files, out: process.stdout });
+  if (report.interrupted) return exitCode;
   const results = scenarios.flatMap((s) => s.newResults);
   process.stderr.write(unknownVersionsNote(results, context.held.agents, values.stack));
   return exitCode;

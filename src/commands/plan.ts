@@ -1,6 +1,4 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
-import { mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { formatDiagnostic } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
@@ -12,16 +10,14 @@ import {
   type PlanInputs,
   planRecorder,
   previewBehaviour,
-  renderJson,
-  renderMarkdown,
 } from "../plan/index.ts";
-import { appendJobSummary, writeReports } from "../report/index.ts";
+import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
 import { type ResolvedConnection, requireConnection } from "../settings/index.ts";
 import type { Stack } from "../workspace/index.ts";
 import { interruptible, lockedStackError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { checkAccess, connectClient } from "./connect.ts";
-import { existingStack, pulumiFailure, reportPath, stackAgents } from "./stack.ts";
+import { existingStack, pulumiFailure, stackAgents } from "./stack.ts";
 
 const SPEC = {
   name: "plan",
@@ -83,20 +79,18 @@ export async function run(argv: string[]): Promise<number> {
     );
   });
   const plan = recorder.plan();
-  const behave = values.behave
-    ? await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection })
-    : undefined;
-  const markdown = renderMarkdown(plan);
-  if (values.markdown) await write(reportPath(values.markdown), markdown);
-  else process.stdout.write(markdown);
-  if (values.json) await write(reportPath(values.json), renderJson(plan));
-  if (behave) {
-    await writeReports(behave.report, {
-      ...(values["behave-report"] ? { json: reportPath(values["behave-report"]) } : {}),
-      ...(values.html ? { html: reportPath(values.html) } : {}),
-    });
-    await appendJobSummary(behave.report);
-  }
+  if (values.behave)
+    plan.behave_report = await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection });
+  // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
+  const exitCode = await emitReport(plan, {
+    files: {
+      ...(values.markdown ? { markdown: values.markdown } : {}),
+      ...(values.json ? { json: values.json } : {}),
+      ...(values["behave-report"] ? { behave_json: values["behave-report"] } : {}),
+      ...(values.html ? { html: values.html } : {}),
+    },
+    ...(values.markdown ? {} : { out: process.stdout }),
+  });
   if (values.markdown) {
     const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
     const previewed = plan.behave
@@ -106,7 +100,7 @@ export async function run(argv: string[]): Promise<number> {
       `plan for ${values.stack}: ${changed} agent(s) change${previewed}; written to ${reportPath(values.markdown)}\n`,
     );
   }
-  return behave?.exitCode ?? 0;
+  return exitCode;
 }
 
 type BehaveContext = {
@@ -116,7 +110,7 @@ type BehaveContext = {
   connection: Parameters<typeof checkAccess>[1];
 };
 
-/** Plays the previewable agents' scenarios and puts the results into the plan; 1 when one failed, 3 when a call could not complete. */
+/** Plays the previewable agents' scenarios, puts the results into the plan and returns their report (kind behave). */
 async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext) {
   const held = await stackAgents(context.stack).catch((error: unknown) => {
     throw pulumiFailure("reading the stack's state failed", error);
@@ -137,17 +131,13 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
     });
     if (stop.signal.aborted) throw new CliError("interrupted: the behaviour preview was stopped", 130);
     attachBehaviour(plan, targets, skipped, results);
-    const totals = plan.behave;
-    const exitCode = totals && totals.errors > 0 ? 3 : totals && totals.failed > 0 ? 1 : 0;
-    return { exitCode, report: behaveReport(plan, targets, results) };
+    // Progress went to stderr; the behaviour's closing count goes there too.
+    const report = behaveReport(plan, targets, results);
+    process.stderr.write(terminalSummary(report));
+    return report;
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await client.close();
   }
-}
-
-async function write(file: string, text: string) {
-  await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-  await writeFile(file, text);
 }

@@ -1,10 +1,9 @@
 // `agent-iac report merge A.json B.json … [--junit F] [--json F] [--html F]`: shard reports → one report whose
 // verdicts are those an unsharded run gives (rebuilt from the calls, thresholds and latency bounds).
 import { CliError } from "../errors/index.ts";
-import { appendJobSummary, readReport, reportExitCode, writeReports } from "../report/index.ts";
-import { closingLines, mergeReports } from "../smoke/index.ts";
+import { emitReport, readReport } from "../report/index.ts";
+import { mergeReports } from "../smoke/index.ts";
 import { parseCommand } from "./args.ts";
-import { reportPath } from "./stack.ts";
 
 const MAX_INPUTS = 1000;
 
@@ -43,13 +42,9 @@ export async function run(argv: string[]): Promise<number> {
   );
   const merged = mergeReports(inputs);
   const { junit, json, html } = parsed.values;
-  await writeReports(merged, {
-    ...(junit ? { junit: reportPath(junit) } : {}),
-    ...(json ? { json: reportPath(json) } : {}),
-    ...(html ? { html: reportPath(html) } : {}),
-  });
-  await appendJobSummary(merged);
   for (const note of merged.notes) process.stderr.write(`${note}\n`);
-  process.stdout.write(closingLines(merged.scenarios));
-  return reportExitCode(merged, { notRunIsError: true });
+  return emitReport(merged, {
+    files: { ...(junit ? { junit } : {}), ...(json ? { json } : {}), ...(html ? { html } : {}) },
+    out: process.stdout,
+  });
 }

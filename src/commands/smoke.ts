@@ -4,7 +4,7 @@ import path from "node:path";
 import { parse } from "yaml";
 import { declaredAgents, formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
-import { appendJobSummary, type ReportFiles } from "../report/index.ts";
+import { emitReport, type ReportFiles } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
 import {
   dryRunText,
@@ -20,7 +20,7 @@ import {
 import { parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
 import { COMPARE_FLAGS, COMPARE_HELP, checkCompareFlags, compareSmoke } from "./compare.ts";
 import { checkAccess, connectClient, printRetry, unknownVersionsNote } from "./connect.ts";
-import { existingStack, pulumiFailure, reportPath, stackAgents, staleOutputsNote } from "./stack.ts";
+import { existingStack, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
 
 const SPEC = {
   name: "smoke",
@@ -100,12 +100,12 @@ function shardFlag(text: string | undefined): Shard | undefined {
   return shard;
 }
 
-/** The report files asked for, bare names under reports/. */
+/** The report files asked for (src/report puts bare names under reports/). */
 function reportFiles(values: { junit?: string | undefined; json?: string | undefined; html?: string | undefined }) {
   const files: ReportFiles = {};
-  if (values.junit) files.junit = reportPath(values.junit);
-  if (values.json) files.json = reportPath(values.json);
-  if (values.html) files.html = reportPath(values.html);
+  if (values.junit) files.junit = values.junit;
+  if (values.json) files.json = values.json;
+  if (values.html) files.html = values.html;
   return files;
 }
 
@@ -154,18 +154,15 @@ async function replay(values: {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     throw new CliError(`${errors.length} error(s) in the agent files`, 2);
   }
-  const files = reportFiles(values);
-  const { exitCode, report } = await replaySmoke({
+  const { report } = await replaySmoke({
     definitions: agents,
     dir: values.replay,
     agents: values.agent,
     scenarios: values.scenario,
-    files,
     stack: values.stack,
     out: process.stdout,
   });
-  await appendJobSummary(report);
-  return exitCode;
+  return emitReport(report, { files: reportFiles(values), out: process.stdout });
 }
 
 /**
@@ -242,7 +239,6 @@ export async function run(argv: string[]): Promise<number> {
     await client.close();
   }
   const files = reportFiles(values);
-  for (const file of Object.values(files)) await mkdir(path.dirname(path.resolve(file)), { recursive: true });
   // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
   // and the reports are still written with every planned call.
   const stop = new AbortController();
@@ -265,7 +261,7 @@ export async function run(argv: string[]): Promise<number> {
       process.off("SIGTERM", onSignal);
     });
   }
-  const { results, exitCode, report } = await runSmoke({
+  const { results, report } = await runSmoke({
     definitions,
     outputs: held.agents,
     selection,
@@ -287,8 +283,7 @@ export async function run(argv: string[]): Promise<number> {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
     });
-  await appendJobSummary(report);
-  if (stop.signal.aborted) return 130;
-  process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
+  const exitCode = await emitReport(report, { files, out: process.stdout });
+  if (!report.interrupted) process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
   return exitCode;
 }

@@ -56,14 +56,6 @@ export async function existingStack(stackName: string, what: string) {
 }
 
 /**
- * Where a report file goes: a bare file name lands in reports/ (gitignored); a path with a
- * directory (or an absolute one) is used as given.
- */
-export function reportPath(file: string): string {
-  return path.basename(file) === file ? path.join("reports", file) : file;
-}
-
-/**
  * The connection of a stack for the commands that only talk to the service (lists, events). Where
  * the stack has not been created on this backend yet (a fresh clone running `npm run service`),
  * the plain values of its Pulumi.<stack>.yaml stand in (a secret there cannot be read without it).

@@ -11,7 +11,7 @@ import { runCompare } from "../compare/index.ts";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
-import type { ReportFiles } from "../report/index.ts";
+import { emitReport, type ReportFiles, writeJsonFile } from "../report/index.ts";
 import { configMapReader, type ResolvedConnection, requireConnection, resolveConnection } from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
 import { runSmoke } from "../smoke/index.ts";
@@ -196,9 +196,7 @@ function versionsBefore() {
     if (typeof old === "string" && metadata.op !== "delete") versions[key] ??= old;
   };
   const save = async () => {
-    const reports = path.join(process.cwd(), "reports");
-    await mkdir(reports, { recursive: true });
-    await writeFile(path.join(reports, "old-versions.json"), `${JSON.stringify(versions, null, 2)}\n`);
+    await writeJsonFile("old-versions.json", versions);
     return versions;
   };
   return { onEvent, save };
@@ -217,16 +215,11 @@ async function smokeAfterUp(
     throw pulumiFailure("reading the stack's state failed", error);
   });
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
-  const reports = path.join(process.cwd(), "reports");
-  await mkdir(reports, { recursive: true });
-  const reportFiles: ReportFiles = {
-    junit: path.join(reports, "smoke.junit.xml"),
-    json: path.join(reports, "smoke.json"),
-    html: path.join(reports, "smoke.html"),
-  };
+  // Bare names: src/report writes them under reports/.
+  const reportFiles: ReportFiles = { junit: "smoke.junit.xml", json: "smoke.json", html: "smoke.html" };
   if (Object.keys(before).length > 0) {
     process.stdout.write("\nsmoke calls against the pinned versions, compared with the versions before this deploy:\n");
-    const { scenarios, exitCode } = await runCompare({
+    const { scenarios, report } = await runCompare({
       definitions: agents,
       outputs: held.agents,
       selection: {},
@@ -235,9 +228,9 @@ async function smokeAfterUp(
       failOn: "failure",
       concurrency: 4,
       stack: stackName,
-      files: reportFiles,
       out: process.stdout,
     });
+    const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
     process.stderr.write(
       unknownVersionsNote(
         scenarios.flatMap((s) => s.newResults),
@@ -250,7 +243,7 @@ async function smokeAfterUp(
   process.stdout.write(
     "\nsmoke calls against the pinned versions (first deploy: no versions before it to compare with, plain smoke):\n",
   );
-  const { results, exitCode } = await runSmoke({
+  const { results, report } = await runSmoke({
     definitions: agents,
     outputs: held.agents,
     selection: {},
@@ -259,6 +252,7 @@ async function smokeAfterUp(
     files: reportFiles,
     out: process.stdout,
   });
+  const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
   process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
   return exitCode;
 }

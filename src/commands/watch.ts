@@ -1,10 +1,9 @@
 // `agent-iac watch`: live-traffic figures of each conversational agent's current version against
 // its previous version (src/watch), with thresholds; exit 1 on a breach, naming the figure and
 // how to roll back. Also holds what `audit` shares: the stack, its agents and its history.
-import { mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { type Client, createClient } from "../api/index.ts";
 import { CliError, retryLine } from "../errors/index.ts";
+import { emitReport } from "../report/index.ts";
 import { type Connection, configMapReader, requireConnection, resolveConnection } from "../settings/index.ts";
 import { probeSimulator } from "../simulator/index.ts";
 import {
@@ -17,14 +16,12 @@ import {
   type StackAgent,
   type StackHistory,
   watch,
-  watchMarkdown,
   watchReport,
-  watchText,
 } from "../watch/index.ts";
 import { openStack, pulumiEnvironment } from "../workspace/index.ts";
 import { type Flag, parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
 import { explainServiceError } from "./connect.ts";
-import { createStackHint, pulumiFailure, reportPath } from "./stack.ts";
+import { createStackHint, pulumiFailure } from "./stack.ts";
 
 export const WINDOW_FLAGS = {
   since: {
@@ -169,21 +166,9 @@ export async function withTrafficClient(
   }
 }
 
-/** Writes the reports asked for (a bare name under reports/). */
-export async function writeReports(
-  files: { json?: string | undefined; markdown?: string | undefined },
-  json: () => unknown,
-  markdown: () => string,
-) {
-  for (const [file, text] of [
-    [files.json, () => `${JSON.stringify(json(), null, 2)}\n`],
-    [files.markdown, markdown],
-  ] as const) {
-    if (!file) continue;
-    const target = reportPath(file);
-    await mkdir(path.dirname(path.resolve(target)), { recursive: true });
-    await writeFile(target, text());
-  }
+/** The report files of watch and audit (src/report puts a bare name under reports/). */
+export function trafficFiles(values: { json?: string | undefined; markdown?: string | undefined }) {
+  return { ...(values.json ? { json: values.json } : {}), ...(values.markdown ? { markdown: values.markdown } : {}) };
 }
 
 /** Percentage points from a flag ("5", "5%", "2.5") as a fraction. */
@@ -243,12 +228,7 @@ export async function run(argv: string[]): Promise<number> {
       resume,
       now,
     });
-    process.stdout.write(watchText(result));
-    await writeReports(
-      values,
-      () => watchReport(result, now),
-      () => watchMarkdown(result),
-    );
+    await emitReport(watchReport(result, now), { files: trafficFiles(values), out: process.stdout });
     for (const agent of result.agents) {
       if (agent.status.startsWith("not_enough")) process.stderr.write(`warning: ${agent.message}\n`);
     }

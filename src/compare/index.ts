@@ -9,6 +9,6 @@ export {
   transcriptDiff,
 } from "./compare.ts";
 export { type OldVersions, parseOldVersions, readOldVersions } from "./old-versions.ts";
-export { type ComparedScenario, compareJunit, compareReport, type FailOn } from "./reports.ts";
+export { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
 export { type CompareOptions, runCompare } from "./run.ts";
 export { DEFAULT_ALPHA, type Evidence, evidenceLines, judgeScenarios } from "./significance.ts";

@@ -4,7 +4,7 @@
 // version did not change is called once and serves both sides.
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
-import { type Report, type ReportFiles, writeReports } from "../report/index.ts";
+import type { Report } from "../report/index.ts";
 import {
   type AgentOutput,
   callResult,
@@ -16,16 +16,8 @@ import {
 } from "../smoke/index.ts";
 import { compareScenario } from "./compare.ts";
 import type { OldVersions } from "./old-versions.ts";
-import {
-  type ComparedScenario,
-  compareJunit,
-  compareReport,
-  comparisonText,
-  type FailOn,
-  failsRun,
-  newVerdictPassed,
-} from "./reports.ts";
-import { DEFAULT_ALPHA, evidenceLines, judgeScenarios } from "./significance.ts";
+import { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
+import { DEFAULT_ALPHA, judgeScenarios } from "./significance.ts";
 
 type Output = { write(text: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -40,8 +32,6 @@ export type CompareOptions = {
   alpha?: number;
   concurrency: number;
   stack?: string;
-  /** The report files (JSON, HTML; the JUnit names regressions as failures). */
-  files?: ReportFiles;
   out: Output;
   signal?: AbortSignal;
 };
@@ -56,7 +46,7 @@ function oldCall(call: PlannedCall, versionId: string): PlannedCall {
 
 export async function runCompare(
   options: CompareOptions,
-): Promise<{ scenarios: ComparedScenario[]; exitCode: number; notes: string[]; report: Report }> {
+): Promise<{ scenarios: ComparedScenario[]; notes: string[]; report: Report }> {
   const newCalls = planCalls(options.definitions, options.outputs, options.selection);
   const oldVersions = options.old.versions;
   const notes: string[] = [];
@@ -100,15 +90,10 @@ export async function runCompare(
     ...(options.stack ? { stack: options.stack } : {}),
     oldVersions,
     notes,
+    failOn: options.failOn,
+    interrupted: options.signal?.aborted ?? false,
   });
-  await writeReports(report, options.files ?? {}, { junit: () => compareJunit(scenarios, options.failOn) });
-  printComparison(options.out, scenarios, options.failOn);
-  const exitCode = newResults.some((r) => r.status === "error")
-    ? 3
-    : scenarios.some((s) => failsRun(s, options.failOn))
-      ? 1
-      : 0;
-  return { scenarios, exitCode, notes, report };
+  return { scenarios, notes, report };
 }
 
 /** Groups both sides by scenario (planned order) and compares those that have an old side. */
@@ -166,49 +151,4 @@ function compared(
     );
   }
   return [...groups.values()];
-}
-
-const MARK = { regression: "✗", fixed: "✓", still_failing: "~", unchanged: "=", not_significant: "≟" } as const;
-
-function printComparison(out: Output, scenarios: ComparedScenario[], failOn: FailOn) {
-  const lines = ["", "comparison with the old versions:"];
-  const count = { regression: 0, fixed: 0, still_failing: 0, unchanged: 0, not_significant: 0 };
-  for (const s of scenarios) {
-    const c = s.comparison;
-    if (!c) {
-      lines.push(
-        `  · ${s.agent}/${s.scenario}: no old version, plain smoke (${newVerdictPassed(s) ? "passed" : "failed"})`,
-      );
-      continue;
-    }
-    count[c.outcome]++;
-    const versions = s.sameVersion ? `same version ${c.new_version_id}` : `${c.old_version_id} → ${c.new_version_id}`;
-    const flipped = c.expectations.filter((e) => e.outcome === "regression" || e.outcome === "fixed");
-    const what = flipped.map((e) => `${e.description} ${e.outcome === "regression" ? "now fails" : "now passes"}`);
-    const policy =
-      c.outcome === "still_failing" && failOn === "regression" ? " (does not fail the run: --fail-on regression)" : "";
-    // An old side that could not be called is no baseline: say so next to the outcome.
-    const oldError = s.sameVersion ? undefined : s.oldResults?.find((r) => r.status === "error")?.error;
-    const caveat = oldError ? ` (the old version's call could not complete: ${oldError})` : "";
-    lines.push(
-      `  ${MARK[c.outcome]} ${c.outcome.replace("_", " ")} ${s.agent}/${s.scenario} (${versions})${what.length ? `: ${what.join("; ")}` : ""}${policy}${caveat}`,
-    );
-    if (c.evidence && c.outcome !== "regression") lines.push(...evidenceLines(c.evidence).map((l) => `      ${l}`));
-    if (c.outcome === "regression")
-      lines.push(
-        ...comparisonText(s)
-          .slice(1)
-          .map((l) => (l ? `      ${l}` : "")),
-      );
-  }
-  lines.push(
-    `${count.regression} regression(s), ${count.fixed} fixed, ${count.still_failing} still failing, ${count.unchanged} unchanged${count.not_significant > 0 ? `, ${count.not_significant} not significant` : ""}`,
-  );
-  // The last line, as in plain smoke: the new versions' scenarios (a flaky one passed).
-  const verdicts = scenarios.map((s) => s.newVerdict);
-  const flaky = verdicts.filter((v) => v === "flaky").length;
-  const passed = verdicts.filter((v) => v === "passed" || v === "flaky").length;
-  const failed = verdicts.filter((v) => v === "failed" || v === "error").length;
-  lines.push(`${passed} passed, ${failed} failed${flaky > 0 ? `, ${flaky} flaky` : ""}`);
-  out.write(`${lines.join("\n")}\n`);
 }

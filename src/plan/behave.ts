@@ -6,7 +6,15 @@
 // named with the reason it cannot be previewed.
 import type { Client } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
-import { REPORT_FORMAT, REPORT_VERSION, type Report, type ReportSummary } from "../report/index.ts";
+import {
+  type AgentPlan,
+  type BehaveSummary,
+  type BehaviourScenario,
+  type Plan,
+  type Report,
+  runReport,
+  type UnmetExpectation,
+} from "../report/index.ts";
 import {
   type AgentOutput,
   callResult,
@@ -16,43 +24,8 @@ import {
   type ScenarioResult,
   scenarioSummaries,
 } from "../smoke/index.ts";
-import type { AgentPlan, Plan } from "./index.ts";
 
-/** An unmet expectation of a previewed scenario, with the nearest transcript lines. */
-export type UnmetExpectation = { description: string; detail: string | null; context: string[] };
-
-export type BehaviourScenario = {
-  scenario: string;
-  status: "passed" | "failed" | "error";
-  iterations: number;
-  passes: number;
-  conversation_ids: string[];
-  unmet: UnmetExpectation[];
-  /** Why a call could not complete (service unreachable, stream failed, timeout). */
-  error: string | null;
-};
-
-/** Under each changed agent of a `plan --behave`: its scenarios' results, or why it was not previewed. */
-export type AgentBehaviour =
-  | {
-      previewed: true;
-      version_id: string;
-      /** The top-level config sections sent whole as override_config. */
-      override_sections: string[];
-      passed: number;
-      failed: number;
-      scenarios: BehaviourScenario[];
-    }
-  | { previewed: false; reason: string };
-
-export type BehaveSummary = {
-  previewed: string[];
-  not_previewed: { agent: string; reason: string }[];
-  scenarios: number;
-  passed: number;
-  failed: number;
-  errors: number;
-};
+export type { AgentBehaviour, BehaveSummary, BehaviourScenario, UnmetExpectation } from "../report/index.ts";
 
 /** The request body the preview would send (before) and proposes (after), per agent key. */
 export type PlanInputs = Map<string, { before: Record<string, unknown>; after: Record<string, unknown> }>;
@@ -219,6 +192,7 @@ function scenarioResults(
   return [...byScenario].map(([scenario, calls]) => {
     const passes = calls.filter((c) => c.status === "passed").length;
     const errored = calls.find((c) => c.status === "error");
+    const verdict = verdictOf(scenario) ?? (errored ? "error" : "failed");
     const unmet = new Map<string, UnmetExpectation>();
     for (const call of calls) {
       for (const a of call.assertions.filter((x) => !x.passed)) {
@@ -236,7 +210,8 @@ function scenarioResults(
     }
     return {
       scenario,
-      status: errored ? "error" : ["passed", "flaky"].includes(verdictOf(scenario) ?? "") ? "passed" : "failed",
+      // The scenario's verdict under its threshold, as every report counts it (a flaky one passed).
+      status: verdict === "error" ? "error" : verdict === "passed" || verdict === "flaky" ? "passed" : "failed",
       iterations: calls.length,
       passes,
       conversation_ids: calls.flatMap((c) => (c.conversationId ? [c.conversationId] : [])),
@@ -248,20 +223,6 @@ function scenarioResults(
 
 /** The behaviour preview as the shared JSON report (kind "behave"), for the HTML report and scripts. */
 export function behaveReport(plan: Plan, targets: BehaviourTarget[], results: ScenarioResult[]): Report {
-  const durationMs = results.reduce((sum, r) => sum + r.timings.durationMs, 0);
-  const scenarios = scenarioSummaries(results);
-  const count = (status: string) => results.filter((r) => r.status === status).length;
-  const summary: ReportSummary = {
-    scenarios: scenarios.length,
-    calls: results.length,
-    passed: count("passed"),
-    failed: count("failed"),
-    flaky: 0,
-    errors: count("error"),
-    regressions: 0,
-    call_minutes: Math.round((durationMs / 60_000) * 1000) / 1000,
-    duration_ms: durationMs,
-  };
   const notes = [
     ...targets.map(
       (t) =>
@@ -269,19 +230,13 @@ export function behaveReport(plan: Plan, targets: BehaviourTarget[], results: Sc
     ),
     ...(plan.behave?.not_previewed ?? []).map(({ agent, reason }) => `${agent}: not previewed: ${reason}`),
   ];
-  return {
-    format: REPORT_FORMAT,
-    version: REPORT_VERSION,
+  return runReport({
     kind: "behave",
-    created_at: new Date().toISOString(),
     stack: plan.stack,
     versions: Object.fromEntries(targets.map((t) => [t.agent, t.versionId])),
-    old_versions: {},
-    shard: null,
-    summary,
-    scenarios,
+    scenarios: scenarioSummaries(results),
     // A preview's calls are test calls whatever the scenario says.
     results: results.map((r) => ({ ...callResult(r), livemode: false })),
     notes,
-  };
+  });
 }

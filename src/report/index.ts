@@ -1,9 +1,29 @@
-// The JSON report shared by smoke, comparison, behaviour preview, merged shard runs and the
-// live-traffic commands, and its renderings (JUnit, the job summary); `writeReports` writes every
-// format from one Report.
-export { callsOf, failureText, junitXml, latencyProblems } from "./junit.ts";
-export { appendJobSummary, jobSummary } from "./markdown.ts";
+// src/report: the report value of every kind of run (schema.ts: smoke, compare, behave, merged,
+// replay; traffic.ts: watch, audit; plan.ts: the plan) and the only place that renders and writes
+// one. A command builds its report value and ends with `emitReport` (write.ts): the files asked for,
+// the job summary, the terminal text, the exit code. Nothing here imports a producer (smoke,
+// compare, plan, watch): they import this.
+export { fenced, markdownText, xml } from "./escape.ts";
+export { htmlReport } from "./html/index.ts";
+export { junitXml } from "./junit.ts";
+export { jobSummary } from "./markdown.ts";
+export { countScenarios, exitCode, type Headline, headline, type RunReportParts, runReport } from "./outcome.ts";
+export * from "./plan.ts";
+export { planJson, planMarkdown } from "./plan-markdown.ts";
 export { decidedText, evidenceText, passKText, sequentialText, shownPassK } from "./repeats.ts";
 export * from "./schema.ts";
+export { callLines, terminalSummary } from "./terminal.ts";
 export * from "./traffic.ts";
-export { type ReportFiles, readReport, reportExitCode, reportJson, writeReports } from "./write.ts";
+export { pct } from "./traffic-render.ts";
+export {
+  type AnyReport,
+  type EmitOptions,
+  emitReport,
+  type ReportFiles,
+  readReport,
+  reportExitCode,
+  reportJson,
+  reportPath,
+  writeJsonFile,
+  writeReportFiles,
+} from "./write.ts";

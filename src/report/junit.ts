@@ -2,18 +2,14 @@
 // of one test). A failed scenario has a <failure> naming the unmet expectations of its failing
 // iterations and any latency bound exceeded; a flaky one passes and carries one <flakyFailure> (or
 // <flakyError>) per failing iteration, as Maven Surefire writes reruns. Properties hold the pass rate
-// with its interval and the measured latency, bound or not; system-out holds the transcripts.
+// with its interval and the measured latency, bound or not; system-out holds the transcripts. In a
+// comparison a regression is a failure naming the flipped expectations, and system-out starts with
+// the comparison; a scenario the report's `fail_on` lets through has no failure (outcome.ts).
+import { xml } from "./escape.ts";
+import { countScenarios, failsRun, latencyReasons } from "./outcome.ts";
 import { decidedText, passKText, sequentialText, shownPassK } from "./repeats.ts";
 import type { CallResult, Report, ScenarioSummary } from "./schema.ts";
-
-const xmlEscapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
-
-export function xml(text: string): string {
-  // Characters XML 1.0 cannot hold are dropped; the rest is escaped.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing the control characters XML forbids
-  const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "");
-  return clean.replace(/[&<>"']/g, (c) => xmlEscapes[c] ?? c);
-}
+import { comparisonLines, failureText } from "./terminal.ts";
 
 const seconds = (ms: number) => (ms / 1000).toFixed(3);
 const time = (calls: readonly CallResult[]) => calls.reduce((sum, c) => sum + c.timings.duration_ms, 0);
@@ -21,20 +17,12 @@ const time = (calls: readonly CallResult[]) => calls.reduce((sum, c) => sum + c.
 /** The calls of one scenario summary (same agent, scenario and version), in report order. */
 export function callsOf(report: Report, scenario: ScenarioSummary): CallResult[] {
   return report.results.filter(
-    (c) => c.agent === scenario.agent && c.scenario === scenario.scenario && c.version_id === scenario.version_id,
+    (c) =>
+      c.side !== "old" &&
+      c.agent === scenario.agent &&
+      c.scenario === scenario.scenario &&
+      c.version_id === scenario.version_id,
   );
-}
-
-/** Each unmet expectation with the nearest transcript lines, or why the call could not complete. */
-export function failureText(call: CallResult): string {
-  if (call.status === "error" || call.status === "not_run") return call.error ?? call.status;
-  const lines: string[] = [];
-  for (const assertion of call.assertions.filter((a) => !a.passed)) {
-    lines.push(`✗ ${assertion.description}${assertion.detail ? `: ${assertion.detail}` : ""}`);
-    for (const line of assertion.context) lines.push(`    | ${line}`);
-  }
-  if (call.assertions.length === 0) lines.push("✗ nothing was checked: the scenario evaluated no assertion");
-  return lines.join("\n");
 }
 
 function failedDescriptions(call: CallResult): string[] {
@@ -43,7 +31,7 @@ function failedDescriptions(call: CallResult): string[] {
   return failed.length > 0 ? failed : ["nothing was checked"];
 }
 
-/** "response_p95_ms 412 > 200" for each bound exceeded. */
+/** "response_p95_ms 412 ms > 200 ms" for each bound exceeded. */
 export function latencyProblems(scenario: ScenarioSummary): string[] {
   const latency = scenario.latency;
   if (!latency) return [];
@@ -51,6 +39,28 @@ export function latencyProblems(scenario: ScenarioSummary): string[] {
     const value = (latency as Record<string, unknown>)[name];
     return `${name} ${typeof value === "number" ? `${value} ms` : "not measured"} > ${latency.bounds[name]} ms`;
   });
+}
+
+/** The failure of a scenario that fails the run: a regression names the flipped expectations. */
+function failureOf(scenario: ScenarioSummary, failing: CallResult[]): { message: string; type: string } {
+  const c = scenario.comparison;
+  if (scenario.verdict === "inconclusive") {
+    return { message: `inconclusive: ${sequentialText(scenario) || passKText(scenario)}`, type: "inconclusive" };
+  }
+  if (c?.outcome === "regression") {
+    const flipped = c.expectations.filter((e) => e.outcome === "regression").map((e) => e.description);
+    const what = flipped.length > 0 ? flipped.join("; ") : `the scenario (${c.new_verdict})`;
+    const e = c.evidence;
+    const message =
+      e?.method === "exact"
+        ? `regression: pass rate ${e.old_rate.passes}/${e.old_rate.calls} on ${c.old_version_id} → ${e.new_rate.passes}/${e.new_rate.calls} on ${c.new_version_id}, adjusted p ${e.adjusted_p_value}`
+        : `regression: ${what} passed on ${c.old_version_id}, fails on ${c.new_version_id}`;
+    return { message, type: "regression" };
+  }
+  const ofN = `${scenario.passes} of ${scenario.iterations} iterations passed (min_pass ${scenario.min_pass})`;
+  const reasons = [...new Set(failing.flatMap(failedDescriptions)), ...latencyProblems(scenario)];
+  const also = c ? ` (also failed on ${c.old_version_id})` : "";
+  return { message: `${reasons.join("; ")}${scenario.iterations > 1 ? ` — ${ofN}` : ""}${also}`, type: "expectation" };
 }
 
 function properties(scenario: ScenarioSummary, calls: readonly CallResult[]): string[] {
@@ -104,20 +114,17 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
   ];
   const failing = calls.filter((c) => c.status !== "passed");
   const ofN = `${scenario.passes} of ${scenario.iterations} iterations passed (min_pass ${scenario.min_pass})`;
-  if (scenario.verdict === "failed" || scenario.verdict === "error" || scenario.verdict === "inconclusive") {
-    const verdictReasons =
-      scenario.verdict === "inconclusive" ? [`inconclusive: ${sequentialText(scenario) || passKText(scenario)}`] : [];
-    const reasons = [...verdictReasons, ...new Set(failing.flatMap(failedDescriptions)), ...latencyProblems(scenario)];
-    const message = `${reasons.join("; ")}${scenario.iterations > 1 ? ` — ${ofN}` : ""}`;
+  if (scenario.verdict === "error") {
+    const reasons = [...new Set(failing.flatMap(failedDescriptions))];
+    const text = failing.map((c) => `#${c.iteration}\n${failureText(c)}`).join("\n\n");
+    out.push(`      <error message="${xml(reasons.join("; "))}" type="infrastructure">${xml(text)}</error>`);
+  } else if (failsRun(report, scenario) || scenario.verdict === "inconclusive") {
+    const { message, type } = failureOf(scenario, failing);
     const text = [
       ...failing.map((c) => `#${c.iteration}\n${failureText(c)}`),
-      ...latencyProblems(scenario).map((p) => `✗ latency ${p}`),
+      ...latencyReasons(scenario).map((p) => `✗ ${p}`),
     ].join("\n\n");
-    const [tag, type] =
-      scenario.verdict === "error"
-        ? ["error", "infrastructure"]
-        : ["failure", scenario.verdict === "inconclusive" ? "inconclusive" : "expectation"];
-    out.push(`      <${tag} message="${xml(message)}" type="${type}">${xml(text)}</${tag}>`);
+    out.push(`      <failure message="${xml(message)}" type="${type}">${xml(text)}</failure>`);
   } else if (scenario.verdict === "flaky") {
     for (const call of failing) {
       const tag = call.status === "failed" ? "flakyFailure" : "flakyError";
@@ -132,30 +139,38 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
   } else if (scenario.verdict === "not_run") {
     out.push(`      <skipped message="no call of this scenario in this report"/>`);
   }
-  out.push(`      <system-out>${xml(calls.map(transcriptOf).join("\n\n"))}</system-out>`, "    </testcase>");
+  const comparison = report.kind === "compare" ? [...comparisonLines(scenario.comparison, scenario.agent), "", ""] : [];
+  out.push(
+    `      <system-out>${xml([...comparison, calls.map(transcriptOf).join("\n\n")].join("\n"))}</system-out>`,
+    "    </testcase>",
+  );
   return out;
 }
 
-function counts(scenarios: readonly ScenarioSummary[]) {
-  return {
-    tests: scenarios.length,
-    failures: scenarios.filter((s) => s.verdict === "failed" || s.verdict === "inconclusive").length,
-    errors: scenarios.filter((s) => s.verdict === "error").length,
-    skipped: scenarios.filter((s) => s.verdict === "not_run").length,
-  };
+/** JUnit's counts are the report's: tests = scenarios, failures = those that fail the run. */
+function counts(report: Report, scenarios: readonly ScenarioSummary[]) {
+  const s = countScenarios({ ...report, scenarios: [...scenarios] });
+  return { tests: s.scenarios, failures: s.failed + (s.inconclusive ?? 0), errors: s.errors, skipped: s.not_run };
 }
 
+const SUITE_NAMES: Record<string, string> = {
+  compare: "agent-iac smoke --compare",
+  behave: "agent-iac plan --behave",
+  merged: "agent-iac smoke (merged shards)",
+  replay: "agent-iac smoke --replay",
+};
+
 export function junitXml(report: Report): string {
-  const total = counts(report.scenarios);
+  const total = counts(report, report.scenarios);
   const byAgent = new Map<string, ScenarioSummary[]>();
   for (const s of report.scenarios) byAgent.set(s.agent, [...(byAgent.get(s.agent) ?? []), s]);
   const out = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="agent-iac smoke" tests="${total.tests}" failures="${total.failures}" errors="${total.errors}" skipped="${total.skipped}" time="${seconds(time(report.results))}">`,
+    `<testsuites name="${xml(SUITE_NAMES[report.kind] ?? "agent-iac smoke")}" tests="${total.tests}" failures="${total.failures}" errors="${total.errors}" skipped="${total.skipped}" time="${seconds(time(report.results.filter((r) => r.side !== "old")))}">`,
   ];
   for (const [agent, scenarios] of byAgent) {
-    const c = counts(scenarios);
-    const calls = report.results.filter((r) => r.agent === agent);
+    const c = counts(report, scenarios);
+    const calls = report.results.filter((r) => r.agent === agent && r.side !== "old");
     const versions = [...new Set(scenarios.map((s) => s.version_id))].join(", ");
     out.push(
       `  <testsuite name="${xml(agent)}" tests="${c.tests}" failures="${c.failures}" errors="${c.errors}" skipped="${c.skipped}" time="${seconds(time(calls))}">`,

@@ -1,26 +1,19 @@
-// The short Markdown summary of a report for a CI job page (GitHub's job summary): the counts,
-// each failed scenario with its unmet expectations, the flaky ones, and the regressions. Text from
-// agent files and the service is escaped so it cannot turn into markup, and lists are bounded.
-import { appendFile } from "node:fs/promises";
+// The short Markdown summary of a run's report for a CI job page (GitHub's job summary): the verdict
+// mark (it follows the exit code), the counts in scenarios with calls second, each failed scenario
+// with why it failed and its unmet expectations (with the nearest transcript lines), the flaky
+// ones, and the regressions. Text from agent files and the service is escaped (escape.ts) so it
+// cannot turn into markup, and lists are bounded.
 import type { z } from "zod";
-import { CliError } from "../errors/index.ts";
+import { markdownText } from "./escape.ts";
+import { countScenarios, failsRun, headline, scenarioCounts, tolerated, verdictReason } from "./outcome.ts";
 import { decidedText, evidenceText, passKText, sequentialText } from "./repeats.ts";
 import { type CallResult, type Report, reportSchema, type ScenarioSummary } from "./schema.ts";
 
+export { markdownText } from "./escape.ts";
+
 const MAX_SCENARIOS = 25;
 const MAX_ITEMS = 5;
-const MAX_TEXT = 300;
-
-/** Plain text for Markdown inside a line: one line, bounded, HTML and inline Markdown syntax escaped. */
-export function markdownText(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  const clipped = line.length > MAX_TEXT ? `${line.slice(0, MAX_TEXT)}…` : line;
-  return clipped
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/[\\`*_[\]|~]/g, (c) => `\\${c}`);
-}
+const MAX_CONTEXT = 3;
 
 const name = (s: { agent: string; scenario: string }) => `**${markdownText(s.agent)}** / ${markdownText(s.scenario)}`;
 const version = (id: string) => `\`${id.replace(/[`\s]/g, "")}\``;
@@ -31,19 +24,23 @@ function callsOf(report: Report, s: ScenarioSummary): CallResult[] {
   );
 }
 
-/** Each unmet expectation once, with how many iterations missed it; call errors the same way. */
-function unmet(calls: readonly CallResult[]): string[] {
-  const misses = new Map<string, number>();
-  const count = (line: string) => misses.set(line, (misses.get(line) ?? 0) + 1);
+/** Each unmet expectation once (the nearest transcript lines of its first miss), with how many iterations missed it. */
+function unmet(calls: readonly CallResult[], mark = "✗"): string[] {
+  const misses = new Map<string, { n: number; context: string[] }>();
+  const count = (line: string, context: readonly string[] = []) => {
+    const known = misses.get(line);
+    if (known) known.n++;
+    else misses.set(line, { n: 1, context: context.slice(0, MAX_CONTEXT).map((l) => `    > ${markdownText(l)}`) });
+  };
   for (const call of calls) {
     if (call.error) count(`⚠ call error: ${markdownText(call.error)}`);
     for (const a of call.assertions.filter((a) => !a.passed)) {
-      count(`✗ ${markdownText(a.description)}${a.detail ? `: ${markdownText(a.detail)}` : ""}`);
+      count(`${mark} ${markdownText(a.description)}${a.detail ? `: ${markdownText(a.detail)}` : ""}`, a.context);
     }
-    if (call.assertions.length === 0 && !call.error && call.status !== "passed") count("✗ nothing was checked");
+    if (call.assertions.length === 0 && !call.error && call.status !== "passed") count(`${mark} nothing was checked`);
   }
-  const list = [...misses].map(([line, n]) =>
-    calls.length > 1 ? `${line} (${n} of ${calls.length} iterations)` : line,
+  const list = [...misses].map(([line, { n, context }]) =>
+    [calls.length > 1 ? `${line} (${n} of ${calls.length} iterations)` : line, ...context].join("\n"),
   );
   return list.length > MAX_ITEMS ? [...list.slice(0, MAX_ITEMS), `… and ${list.length - MAX_ITEMS} more`] : list;
 }
@@ -61,36 +58,42 @@ function bounded<T>(items: readonly T[], line: (item: T) => string[]): string[] 
   return out;
 }
 
-const titles: Record<string, string> = {
+export const RUN_TITLES: Record<string, string> = {
   smoke: "smoke",
   compare: "smoke --compare",
   behave: "plan --behave",
   merged: "smoke (merged shards)",
+  replay: "smoke --replay",
 };
+
+/** Why a listed scenario has its verdict: `3 of 3 iterations passed, latency response p95 1,240 ms over 1,000 ms`. */
+const why = (x: ScenarioSummary) =>
+  [`${x.passes} of ${x.iterations} iterations passed`, ...verdictReason(x)].map((t) => markdownText(t)).join(", ");
 
 export type ReportInput = z.input<typeof reportSchema>;
 
-/** The job summary of one report, in Markdown. */
+/** The job summary of one run's report, in Markdown. */
 export function jobSummary(input: ReportInput): string {
   const report = reportSchema.parse(input);
-  const s = report.summary;
-  const bad = s.failed + s.errors + s.regressions > 0;
+  const s = countScenarios(report);
+  const mark = headline(report);
   const seconds = Math.round(s.duration_ms / 100) / 10;
+  const old = s.calls - s.calls_passed - s.calls_failed - s.calls_errors;
   const out = [
-    `### ${bad ? "❌" : s.flaky > 0 ? "⚠️" : "✅"} agent-iac ${titles[report.kind] ?? report.kind}${report.stack ? ` on ${markdownText(report.stack)}` : ""}`,
+    `### ${mark.mark} agent-iac ${RUN_TITLES[report.kind] ?? report.kind}${report.stack ? ` on ${markdownText(report.stack)}` : ""}: ${scenarioCounts(report)}`,
     "",
-    "| passed | failed | flaky | errors | regressions | scenarios | calls | duration | call minutes |",
+    "| scenarios | passed | flaky | failed | errors | regressions | calls: passed / failed / errors | duration | call minutes |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    `| ${s.passed} | ${s.failed} | ${s.flaky} | ${s.errors} | ${s.regressions} | ${s.scenarios} | ${s.calls} | ${seconds} s | ${Math.round(s.call_minutes * 100) / 100} |`,
+    `| ${s.scenarios} | ${s.passed} | ${s.flaky} | ${s.failed} | ${s.errors} | ${s.regressions} | ${s.calls_passed} / ${s.calls_failed} / ${s.calls_errors}${old > 0 ? ` (+${old} old)` : ""} | ${seconds} s | ${Math.round(s.call_minutes * 100) / 100} |`,
   ];
   const failed = report.scenarios.filter(
-    (x) => x.verdict === "failed" || x.verdict === "error" || x.verdict === "inconclusive",
+    (x) => failsRun(report, x) || x.verdict === "error" || x.verdict === "inconclusive",
   );
   if (failed.length > 0) {
     out.push("", "**Failed scenarios**", "");
     out.push(
       ...bounded(failed, (x) => [
-        `- ${x.verdict === "error" ? "⚠ error" : x.verdict === "inconclusive" ? "? inconclusive" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${x.passes} of ${x.iterations} iterations passed${repeatsText(x)}`,
+        `- ${x.verdict === "error" ? "⚠ error" : x.verdict === "inconclusive" ? "? inconclusive" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${why(x)}${repeatsText(x)}`,
         ...unmet(callsOf(report, x)).map((line) => `  - ${line}`),
       ]),
     );
@@ -101,9 +104,14 @@ export function jobSummary(input: ReportInput): string {
     out.push(
       ...bounded(flaky, (x) => [
         `- ≈ ${name(x)}: ${x.passes} of ${x.iterations} passed (needs ${x.min_pass})${repeatsText(x)}`,
-        ...unmet(callsOf(report, x)).map((line) => `  - ${line}`),
+        ...unmet(callsOf(report, x), "≈").map((line) => `  - ${line}`),
       ]),
     );
+  }
+  const letThrough = report.scenarios.filter((x) => tolerated(report, x));
+  if (letThrough.length > 0) {
+    out.push("", "**Still failing** (failed on the old version too; `--fail-on regression` lets them pass)", "");
+    out.push(...bounded(letThrough, (x) => [`- ~ ${name(x)}: ${why(x)}`]));
   }
   const regressions = report.scenarios.filter((x) => x.comparison?.outcome === "regression");
   if (regressions.length > 0) {
@@ -122,25 +130,4 @@ export function jobSummary(input: ReportInput): string {
   }
   out.push("");
   return out.join("\n");
-}
-
-/**
- * Appends the job summary to the file GitHub Actions names in GITHUB_STEP_SUMMARY; does nothing
- * when it is not set. Returns the file written, if any.
- */
-export async function appendJobSummary(
-  report: ReportInput,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<string | undefined> {
-  const file = env.GITHUB_STEP_SUMMARY;
-  if (!file) return undefined;
-  try {
-    await appendFile(file, `${jobSummary(report)}\n`);
-  } catch (error) {
-    const reason = error instanceof Error && "code" in error ? String(error.code) : String(error);
-    throw new CliError(`cannot append the job summary to GITHUB_STEP_SUMMARY (${file}): ${reason}`, 3, {
-      cause: error,
-    });
-  }
-  return file;
 }

@@ -7,7 +7,12 @@ import { z } from "zod";
 import { trafficSchema } from "./traffic.ts";
 
 export const REPORT_FORMAT = "agent-iac-report";
-export const REPORT_VERSION = 2;
+/** 3: `summary` counts scenarios (calls under `calls_*`); `fail_on`, `interrupted`. Version 2 is read too (its summary is recounted). */
+export const REPORT_VERSION = 3;
+
+/** Every kind of run a report can hold (the plan has its own value: plan.ts). */
+export const RUN_KINDS = ["smoke", "compare", "behave", "merged", "replay"] as const;
+export const TRAFFIC_KINDS = ["watch", "audit"] as const;
 
 const ms = z.number().nonnegative();
 
@@ -193,15 +198,27 @@ export const scenarioSummarySchema = z.looseObject({
     .optional(),
 });
 
-/** Counts of calls (`passed`, `failed`, `errors`) and of scenarios (`scenarios`, `flaky`, `regressions`). */
+/**
+ * The headline counts, in scenarios: `passed` met their threshold (the `flaky` ones included),
+ * `failed` fail the run, `tolerated` failed but do not fail it (`--fail-on regression`: they also
+ * failed on the old version), `errors` could not complete, `not_run` have no call here. Calls are
+ * the second figure: `calls` every call placed (both sides of a comparison), `calls_passed`,
+ * `calls_failed`, `calls_errors` those the verdicts stand on (the new side). Counted by one rule
+ * (outcome.ts `countScenarios`). Kinds watch/audit count calls and regressed agents only.
+ */
 export const summarySchema = z.looseObject({
   scenarios: z.int().min(0).default(0),
-  calls: z.int().min(0).default(0),
   passed: z.int().min(0).default(0),
   failed: z.int().min(0).default(0),
   flaky: z.int().min(0).default(0),
   errors: z.int().min(0).default(0),
+  not_run: z.int().min(0).default(0),
+  tolerated: z.int().min(0).default(0),
   regressions: z.int().min(0).default(0),
+  calls: z.int().min(0).default(0),
+  calls_passed: z.int().min(0).default(0),
+  calls_failed: z.int().min(0).default(0),
+  calls_errors: z.int().min(0).default(0),
   /** Scenarios a sequential test left undecided at its cap. */
   inconclusive: z.int().min(0).optional(),
   /** Planned calls not placed: their scenario's verdict was settled without them. */
@@ -214,7 +231,7 @@ export const summarySchema = z.looseObject({
 export const reportSchema = z.looseObject({
   format: z.literal(REPORT_FORMAT).default(REPORT_FORMAT),
   version: z.int().default(REPORT_VERSION),
-  kind: z.enum(["smoke", "compare", "behave", "merged", "replay", "watch", "audit"]).default("smoke"),
+  kind: z.enum([...RUN_KINDS, ...TRAFFIC_KINDS]).default("smoke"),
   created_at: z.string().nullable().default(null),
   stack: z.string().nullable().default(null),
   /** Agent key → the version id its scenarios were pinned to (the new side in a comparison). */
@@ -232,6 +249,13 @@ export const reportSchema = z.looseObject({
   results: z.array(callResultSchema).default([]),
   /** Notes for a reader ("first deploy: no old versions, plain smoke"). */
   notes: z.array(z.string()).default([]),
+  /**
+   * What fails the run (see outcome.ts): compare "failure" (default) or "regression"; audit
+   * "unknown" (--fail-on-unknown).
+   */
+  fail_on: z.string().nullable().default(null),
+  /** The run was stopped (SIGINT/SIGTERM): unfinished calls are marked, the exit code is 130. */
+  interrupted: z.boolean().default(false),
   /** Live traffic per version (kinds "watch" and "audit"; see traffic.ts). */
   traffic: trafficSchema.optional(),
 });
@@ -247,3 +271,4 @@ export type ScenarioComparison = z.output<typeof scenarioComparisonSchema>;
 export type ScenarioSummary = z.output<typeof scenarioSummarySchema>;
 export type ReportSummary = z.output<typeof summarySchema>;
 export type Report = z.output<typeof reportSchema>;
+export type ReportKind = Report["kind"];

@@ -2,13 +2,13 @@
 // (thresholds, latency), record, replay, report.
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
-import { type Report, type ReportFiles, reportExitCode, writeReports } from "../report/index.ts";
+import { callLines, type Report, type ReportFiles, reportExitCode, writeReportFiles } from "../report/index.ts";
 import { gateOf, type PlannedCall, type Progress } from "./call.ts";
 import { scenarioKey, shardOf } from "./gates.ts";
 import { type AgentOutput, planCalls, type Selection } from "./plan.ts";
 import { replayRecordings, writeRecording } from "./record.ts";
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
-import { closingLines, type Output, runCalls } from "./run.ts";
+import { type Output, runCalls } from "./run.ts";
 
 export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 // PlannedCall, planCalls, runCalls, callResult, scenarioSummaries: for the comparison and the
@@ -19,7 +19,7 @@ export { mergeReports } from "./merge.ts";
 export { type AgentOutput, planCalls, UsageError } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
-export { closingLines, runCalls } from "./run.ts";
+export { runCalls } from "./run.ts";
 
 /** A recording could not be written (the run's calls are done; the reports are written first). */
 export class RecordingError extends Error {
@@ -85,14 +85,14 @@ export type SmokeOptions = {
 };
 
 /**
- * Plans (UsageError on a bad selection), places the calls, writes the reports, returns the exit
- * code: 0 every scenario passed its threshold (flaky ones too), 1 one failed, 3 one could not
- * complete. The reports are rewritten after every finished call, so a run killed part-way leaves
- * the results it had.
+ * Plans (UsageError on a bad selection), places the calls and returns their report (emit it with
+ * src/report's `emitReport`: its exit code is 0 every scenario passed its threshold, flaky ones
+ * too, 1 one failed, 3 one could not complete, 130 interrupted). The report files are rewritten
+ * after every finished call, so a run killed part-way leaves the results it had.
  */
 export async function runSmoke(
   options: SmokeOptions,
-): Promise<{ results: ScenarioResult[]; exitCode: number; report: Report }> {
+): Promise<{ results: ScenarioResult[]; report: Report; exitCode: number }> {
   const plan = options.plan ?? planSmoke(options.definitions, options.outputs, options.selection);
   const client = createClient(options.connection);
   const meta = {
@@ -104,7 +104,7 @@ export async function runSmoke(
   let writing: Promise<unknown> = Promise.resolve();
   // Each write runs after the previous one, even after a failed one.
   const write = (report: Report) => {
-    writing = writing.catch(() => {}).then(() => writeReports(report, files));
+    writing = writing.catch(() => {}).then(() => writeReportFiles(report, files));
     return writing;
   };
   const recordings: Promise<unknown>[] = [];
@@ -131,10 +131,10 @@ export async function runSmoke(
       },
     });
     await Promise.all(recordings);
-    const report = buildReport(results, meta);
+    const report = buildReport(results, { ...meta, interrupted: options.signal?.aborted ?? false });
     await write(report);
     if (recordingFailure) throw new RecordingError(recordingFailure);
-    return { results, exitCode: reportExitCode(report), report };
+    return { results, report, exitCode: reportExitCode(report) };
   } finally {
     await client.close();
   }
@@ -146,21 +146,22 @@ export type ReplayOptions = {
   /** Only these agents' / scenarios' recordings (`--agent`, `--scenario`). */
   agents?: string[] | undefined;
   scenarios?: string[] | undefined;
-  files?: ReportFiles;
   stack?: string;
   out: Output;
 };
 
-/** Re-evaluates the current expectations against recorded calls (no network); same exit codes as a run. */
-export async function replaySmoke(options: ReplayOptions): Promise<{ exitCode: number; report: Report }> {
+/**
+ * Re-evaluates the current expectations against recorded calls (no network) and prints each call's
+ * result lines as live smoke does (each unmet expectation with the nearest transcript lines).
+ */
+export async function replaySmoke(options: ReplayOptions): Promise<{ report: Report }> {
   const { results, notes } = await replayRecordings(options.dir, options.definitions, options);
   const report = buildReport(results, {
     kind: "replay",
     ...(options.stack ? { stack: options.stack } : {}),
     notes: [`replayed from ${options.dir}`, ...notes],
   });
-  await writeReports(report, options.files ?? {});
   for (const note of notes) options.out.write(`${note}\n`);
-  options.out.write(closingLines(report.scenarios));
-  return { exitCode: reportExitCode(report), report };
+  for (const call of report.results) options.out.write(callLines(call));
+  return { report };
 }

@@ -5,11 +5,10 @@ import {
   type CallLatency,
   type CallResult,
   junitXml,
-  REPORT_FORMAT,
-  REPORT_VERSION,
   type Report,
   type ReportEntry,
   reportJson,
+  runReport,
   type ScenarioSummary,
 } from "../report/index.ts";
 import type { Assertion, Observation } from "./expectations.ts";
@@ -153,6 +152,8 @@ export type ReportMeta = {
   /** Every planned scenario (a shard's report lists the scenarios of the other shards too). */
   gates?: ReadonlyMap<string, ScenarioGate>;
   notes?: string[];
+  /** The run was stopped (SIGINT/SIGTERM): the report says so, its exit code is 130. */
+  interrupted?: boolean;
 };
 
 /** The one report of a run: every format is rendered from it. */
@@ -170,39 +171,21 @@ export function reportFromCalls(
   gates: ReadonlyMap<string, ScenarioGate>,
   meta: ReportMeta = {},
 ): Report {
-  const scenarios = summarizeScenarios(calls, gates, meta.shard !== undefined);
-  const durationMs = calls.reduce((sum, c) => sum + c.timings.duration_ms, 0);
   const versions: Record<string, string> = {};
   for (const gate of gates.values()) versions[gate.agent] ??= gate.versionId;
-  return {
-    format: REPORT_FORMAT,
-    version: REPORT_VERSION,
+  return runReport({
     kind: meta.kind ?? "smoke",
-    created_at: new Date().toISOString(),
     stack: meta.stack ?? null,
     versions,
-    old_versions: {},
     shard: meta.shard ?? null,
-    summary: {
-      scenarios: scenarios.length,
-      calls: calls.length,
-      passed: calls.filter((c) => c.status === "passed").length,
-      failed: calls.filter((c) => c.status === "failed").length,
-      flaky: scenarios.filter((s) => s.verdict === "flaky").length,
-      errors: calls.filter((c) => c.status === "error" || c.status === "not_run").length,
-      regressions: 0,
-      inconclusive: scenarios.filter((s) => s.verdict === "inconclusive").length,
-      calls_saved: scenarios.reduce((n, s) => n + (s.calls_saved ?? 0), 0),
-      call_minutes: Math.round((durationMs / 60_000) * 1000) / 1000,
-      duration_ms: durationMs,
-    },
-    scenarios,
+    scenarios: summarizeScenarios(calls, gates, meta.shard !== undefined),
     results: [...calls],
     notes: meta.notes ?? [],
-  };
+    interrupted: meta.interrupted ?? false,
+  });
 }
 
-/** The JSON report (format agent-iac-report, version 2; see src/report). */
+/** The JSON report (format agent-iac-report; see src/report). */
 export function jsonReport(results: ScenarioResult[], meta: ReportMeta = {}): string {
   return reportJson(buildReport(results, meta));
 }

@@ -1,11 +1,12 @@
 // Runs planned calls with bounded concurrency and prints progress: a live transcript on a terminal,
-// one line per finished scenario otherwise (CI), and the closing `N passed, N failed` line. Every
-// planned call gets a result, whatever stopped the others: reports can always be written.
+// and each finished call's result lines (src/report: the unmet expectations with the nearest
+// transcript lines). Every planned call gets a result, whatever stopped the others: reports can
+// always be written. The closing count is the report's (src/report's terminal summary).
 import type { Client, EventEnvelope } from "../api/index.ts";
 import { transcriptPrinter } from "../render/index.ts";
-import { decidedText, passKText, type ScenarioSummary } from "../report/index.ts";
+import { callLines } from "../report/index.ts";
 import { type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
-import { type ScenarioResult, scenarioSummaries, summarize, testcaseName } from "./reports.ts";
+import { callResult, type ScenarioResult, summarize } from "./reports.ts";
 import { Schedule } from "./schedule.ts";
 
 export type Output = { write(text: string): unknown; isTTY?: boolean; columns?: number };
@@ -38,7 +39,7 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
   const done = () => slots.filter((r): r is ScenarioResult => r !== undefined);
   const finished = (index: number, result: ScenarioResult) => {
     slots[index] = result;
-    out.write(`${resultLine(result)}\n`);
+    out.write(callLines(callResult(result)));
     options.onResult?.(result, done(), calls[index] as PlannedCall);
   };
   const schedule = new Schedule(calls, {
@@ -75,56 +76,7 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
   status.clear();
   const summary = summarize(results);
   if (summary.errors > 0) out.write(`${summary.errors} of them could not complete (see above)\n`);
-  out.write(closingLines(scenarioSummaries(results, { partial: options.partial ?? false })));
   return results;
-}
-
-const percent = (x: number) => `${Math.round(x * 100)} %`;
-
-/** A scenario's gate in words: `support/greets: 8/10 passed (80 %, 95 % CI 49–94 %, min_pass 8) flaky`. */
-export function scenarioLine(s: ScenarioSummary): string {
-  const rule = s.sequential
-    ? `pass_rate ${s.sequential.pass_rate} ± ${s.sequential.margin} at ${percent(s.sequential.confidence)}`
-    : `min_pass ${s.min_pass}`;
-  const rate = s.pass_rate
-    ? ` (${percent(s.pass_rate.value)}, 95 % CI ${Math.round(s.pass_rate.low * 100)}–${percent(s.pass_rate.high)}, ${rule})`
-    : "";
-  const repeats = [decidedText(s), passKText(s)]
-    .filter(Boolean)
-    .map((t) => `; ${t}`)
-    .join("");
-  const l = s.latency;
-  const ms = (name: string, v: number | null | undefined) => {
-    const bound = l?.bounds[name];
-    return v === null || v === undefined
-      ? ""
-      : `${name.replace(/_ms$/, "")} ${v} ms${bound !== undefined ? ` (≤ ${bound})` : ""}`;
-  };
-  const measured = l
-    ? [
-        ms("first_response_ms", l.first_response_ms),
-        ms("response_p50_ms", l.response_p50_ms),
-        ms("response_p95_ms", l.response_p95_ms),
-        ms("tool_ms", l.tool_ms),
-      ].filter(Boolean)
-    : [];
-  const exceeded = l && l.exceeded.length > 0 ? `; exceeded: ${l.exceeded.join(", ")}` : "";
-  const latency = measured.length > 0 || exceeded ? `; latency ${measured.join(", ")}${exceeded}` : "";
-  return `${s.agent}/${s.scenario}: ${s.passes}/${s.iterations} passed${rate} → ${s.verdict}${repeats}${latency}`;
-}
-
-/** One line per scenario, then `N passed, N failed[, N flaky]` (scenarios; a flaky one passed). */
-export function closingLines(scenarios: readonly ScenarioSummary[]): string {
-  const count = (...verdicts: string[]) => scenarios.filter((s) => verdicts.includes(s.verdict)).length;
-  const flaky = count("flaky");
-  const inconclusive = count("inconclusive");
-  const saved = scenarios.reduce((n, s) => n + (s.calls_saved ?? 0), 0);
-  const lines = scenarios.filter((s) => s.verdict !== "not_run").map(scenarioLine);
-  if (saved > 0) lines.push(`${saved} planned call(s) not needed: their scenarios were decided without them`);
-  lines.push(
-    `${count("passed", "flaky")} passed, ${count("failed", "error")} failed${flaky > 0 ? `, ${flaky} flaky` : ""}${inconclusive > 0 ? `, ${inconclusive} inconclusive` : ""}`,
-  );
-  return `${lines.join("\n")}\n`;
 }
 
 function notRun(call: PlannedCall, error: string): ScenarioResult {
@@ -140,21 +92,6 @@ function notRun(call: PlannedCall, error: string): ScenarioResult {
     timings: { durationMs: 0 },
     gate: gateOf(call.scenario),
   };
-}
-
-function resultLine(result: ScenarioResult): string {
-  const name = `${result.agent}/${testcaseName(result)}`;
-  const where = `${result.versionId}${result.conversationId ? `, ${result.conversationId}` : ""}`;
-  const time = `${(result.timings.durationMs / 1000).toFixed(1)} s`;
-  const byName = result.observation?.procedures.some((p) => p.matchedBy === "name")
-    ? " (procedures matched by name: this is not the stack's current version)"
-    : "";
-  if (result.status === "passed") return `✓ ${name} (${where}) ${result.assertions.length} checks, ${time}${byName}`;
-  if (result.status === "error") return `! ${name} (${where}) ${result.error}`;
-  const failed = result.assertions.filter((a) => !a.passed);
-  const reasons =
-    failed.length > 0 ? failed.map((a) => `${a.description}: ${a.detail}`).join("; ") : "nothing was checked";
-  return `✗ ${name} (${where}) ${reasons}`;
 }
 
 /** One waiting call in words: `support/greets#1 waits for …; last seen: …; 104 s left`. */

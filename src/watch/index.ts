@@ -6,6 +6,6 @@ export { readVersionsFile, versionsIn } from "./baseline.ts";
 export { DEFAULT_NEGATIVE_RATINGS, type Figures, figures, percentile, Tally } from "./figures.ts";
 export { agentsOfDeployment, readHistory, type StackAgent, type StackHistory } from "./history.ts";
 export { type ReadCount, type ResumeOptions, readAll, worthResuming } from "./read.ts";
-export { auditMarkdown, auditReport, auditText, watchMarkdown, watchReport, watchText } from "./render.ts";
+export { auditReport, watchReport } from "./render.ts";
 export { judge, type Thresholds, type WatchResult, watch } from "./watch.ts";
 export { parseDuration, previousWindow, resolveWindow, type Window } from "./window.ts";

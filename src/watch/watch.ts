@@ -4,6 +4,7 @@
 // baseline is read over the window of equal length just before (or the same window, where both
 // versions take calls side by side). A figure that got worse by more than its threshold fails.
 import type { Client } from "../api/index.ts";
+import { pct } from "../report/index.ts";
 import { type Figures, figures, type Share, Tally } from "./figures.ts";
 import { gatherFeedbacks, gatherProcedures, gatherWindow, type WindowTraffic } from "./gather.ts";
 import { previousVersionOf, type StackAgent, type StackHistory } from "./history.ts";
@@ -138,9 +139,6 @@ export function judge(
 }
 
 /** "25.0 % (50 of 200 calls)". */
-export function pct(s: Share): string {
-  return s.value === null ? "–" : `${(s.value * 100).toFixed(1)} % (${s.count} of ${s.of})`;
-}
 
 export async function watch(input: WatchInput): Promise<WatchResult> {
   const conversational = Object.values(input.agents).filter((a) => a.kind === "conversational");

@@ -57,16 +57,3 @@ export function previousWindow(window: Window): Window {
 export function createdIn(window: Window): { created_at_gte: string; created_at_lt: string } {
   return { created_at_gte: window.from.toISOString(), created_at_lt: window.to.toISOString() };
 }
-
-/** "24 h", "90 min", "7 d": a window's length for people. */
-export function describeLength(window: Window): string {
-  const ms = window.to.getTime() - window.from.getTime();
-  for (const [unit, size] of [
-    ["d", UNITS.d],
-    ["h", UNITS.h],
-    ["min", UNITS.m],
-  ] as const) {
-    if (size !== undefined && ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
-  }
-  return `${Math.round(ms / 1000)} s`;
-}

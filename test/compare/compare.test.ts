@@ -3,7 +3,6 @@
 import { describe, expect, it } from "vitest";
 import {
   type ComparedScenario,
-  compareJunit,
   compareReport,
   compareScenario,
   expectationOutcome,
@@ -13,7 +12,7 @@ import {
   transcriptDiff,
 } from "../../src/compare/index.ts";
 import { htmlReport } from "../../src/report/html/index.ts";
-import { type CallResult, callResultSchema } from "../../src/report/index.ts";
+import { type CallResult, callResultSchema, junitXml } from "../../src/report/index.ts";
 import { callResult, type ScenarioResult } from "../../src/smoke/index.ts";
 
 const call = (side: "new" | "old", version: string, fields: Partial<CallResult>): CallResult =>
@@ -235,7 +234,9 @@ describe("the comparison report", () => {
     const html = htmlReport(report);
     expect(html).toContain("ca_b@v1");
     expect(html).toContain("calls tool b");
-    const junit = compareJunit([scenario], "regression");
+    const junit = junitXml(
+      compareReport([scenario], { stack: "dev", oldVersions: { booking: "ca_b@v1" }, notes: [], failOn: "regression" }),
+    );
     expect(junit).toContain(
       '<failure message="regression: calls tool b passed on ca_b@v1, fails on ca_c@v1" type="regression">',
     );

@@ -2,10 +2,10 @@
 // dev stack and with the prod overlays (agents created through the client, without Pulumi).
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Client, type CreateConversationalAgentRequest, createClient } from "../../src/api/index.ts";
+import { type Client, createClient } from "../../src/api/index.ts";
 import { loadAgents } from "../../src/definitions/index.ts";
-import { type AgentOutput, runSmoke } from "../../src/smoke/index.ts";
-import { startTestSimulator } from "../helpers/simulator.ts";
+import { runSmoke } from "../../src/smoke/index.ts";
+import { createAgents, startTestSimulator } from "../helpers/simulator.ts";
 
 const AGENTS = path.resolve(import.meta.dirname, "../../agents");
 
@@ -24,18 +24,7 @@ describe("the example smoke scenarios", () => {
   it.each(["dev", "prod"])("all pass on stack %s, each with assertions", async (stack) => {
     const { agents, errors } = await loadAgents(AGENTS, { stack });
     expect(errors).toEqual([]);
-    const outputs: Record<string, AgentOutput> = {};
-    for (const agent of agents) {
-      const body = { name: agent.name, description: agent.description, config: agent.config };
-      const created =
-        agent.kind === "procedural"
-          ? await client.proceduralAgents.create(body)
-          : await client.conversationalAgents.create({
-              ...(body as CreateConversationalAgentRequest),
-              postprocess_agents: agent.postprocessAgents.map((key) => outputs[key]?.id ?? ""),
-            });
-      outputs[agent.key] = { id: created.id, version_id: created.version_id, kind: agent.kind, name: agent.name };
-    }
+    const outputs = await createAgents(client, agents);
     let printed = "";
     const { results, exitCode } = await runSmoke({
       definitions: agents,

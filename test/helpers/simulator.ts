@@ -1,7 +1,13 @@
 // Starting the simulator in the profile a test run asks for, and calls to its own routes
 // (/_simulator/…) from tests.
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { request } from "undici";
+import { type Client, createClient } from "../../src/api/index.ts";
+import { type AgentDefinition, loadAgents } from "../../src/definitions/index.ts";
 import { type ProfileName, type Simulator, type SimulatorOptions, startSimulator } from "../../src/simulator/index.ts";
+import type { AgentOutput } from "../../src/smoke/index.ts";
 
 export type SimulatorHandle = { url: string; apiKey: string };
 
@@ -47,4 +53,47 @@ export function testProfile(): ProfileName {
 /** Starts a simulator on a free loopback port, quiet, in the test profile unless `options.profile` says. */
 export function startTestSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   return startSimulator({ port: 0, eventDelayMs: 1, quiet: true, profile: testProfile(), ...options });
+}
+
+/** Creates each agent on the service in the given order (procedural ones before those that link them); returns the outputs a stack would hold. */
+export async function createAgents(
+  client: Client,
+  agents: readonly AgentDefinition[],
+): Promise<Record<string, AgentOutput>> {
+  const outputs: Record<string, AgentOutput> = {};
+  for (const agent of agents) {
+    const body = { name: agent.name, description: agent.description, config: agent.config };
+    const created =
+      agent.kind === "procedural"
+        ? await client.proceduralAgents.create(body)
+        : await client.conversationalAgents.create({
+            ...body,
+            postprocess_agents: agent.postprocessAgents.map((key) => outputs[key]?.id ?? ""),
+          } as Parameters<typeof client.conversationalAgents.create>[0]);
+    outputs[agent.key] = { id: created.id, version_id: created.version_id, kind: agent.kind, name: agent.name };
+  }
+  return outputs;
+}
+
+export type ExampleService = {
+  sim: Simulator;
+  agents: AgentDefinition[];
+  outputs: Record<string, AgentOutput>;
+  /** A temporary directory for the test's files. */
+  dir: string;
+  close(): Promise<void>;
+};
+
+/** The simulator on port 0 with the example agents (agents/, dev stack) created on it, and a temporary directory. */
+export async function exampleService(options: { eventDelayMs: number }): Promise<ExampleService> {
+  const sim = await startSimulator({ port: 0, eventDelayMs: options.eventDelayMs, quiet: true });
+  const dir = await mkdtemp(path.join(os.tmpdir(), "example-service-"));
+  const agents = (await loadAgents(path.resolve(import.meta.dirname, "../../agents"), { stack: "dev" })).agents;
+  const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
+  const outputs = await createAgents(client, agents).finally(() => client.close());
+  const close = async () => {
+    await sim.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  return { sim, agents, outputs, dir, close };
 }

@@ -12,7 +12,7 @@ import type { Browser } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { htmlReport } from "../../src/report/html/index.ts";
-import { appendJobSummary, jobSummary, type Report, reportSchema } from "../../src/report/index.ts";
+import { countScenarios, emitReport, jobSummary, type Report, reportSchema } from "../../src/report/index.ts";
 import { projectRoot } from "../../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "../helpers/agents-project.ts";
 import { launchBrowser } from "../helpers/browser.ts";
@@ -450,9 +450,10 @@ describe("the HTML report of a real smoke run, in headless Chromium", () => {
     expect(smokeSummary).not.toContain(API_KEY);
     const file = path.join(tmp, "step-summary.md");
     await writeFile(file, "earlier step\n");
-    expect(await appendJobSummary(smokeReport, { GITHUB_STEP_SUMMARY: file })).toBe(file);
+    expect(await emitReport(smokeReport, { env: { GITHUB_STEP_SUMMARY: file } })).toBe(1);
     expect(await readFile(file, "utf8")).toBe(`earlier step\n${smokeSummary}\n`);
-    expect(await appendJobSummary(smokeReport, {})).toBeUndefined();
+    await emitReport(smokeReport, { env: {} });
+    expect(await readFile(file, "utf8")).toBe(`earlier step\n${smokeSummary}\n`);
   });
 
   it("smoke --html writes the page of its own JSON report, and under GitHub Actions appends the job summary", () => {
@@ -479,18 +480,8 @@ function withFlaky(b: Report, c: Report): Report {
   const flaky = c.scenarios.map((s) => ({ ...s, verdict: "flaky" as const, min_pass: 1 }));
   report.scenarios.push(...flaky);
   report.results.push(...c.results);
-  const count = (status: string) => report.results.filter((r) => r.status === status).length;
-  report.summary = {
-    ...report.summary,
-    scenarios: report.scenarios.length,
-    calls: report.results.length,
-    passed: count("passed"),
-    failed: count("failed"),
-    errors: count("error"),
-    flaky: flaky.length,
-    duration_ms: report.summary.duration_ms + c.summary.duration_ms,
-    call_minutes: report.summary.call_minutes + c.summary.call_minutes,
-  };
+  // The summary as every surface counts it: scenarios first, calls second.
+  report.summary = countScenarios(report);
   return report;
 }
 
@@ -534,15 +525,6 @@ function comparison(a: Report, b: Report): Report {
       },
     };
   });
-  const count = (status: string) => report.results.filter((r) => r.side === "new" && r.status === status).length;
-  report.summary = {
-    ...report.summary,
-    scenarios: report.scenarios.length,
-    calls: report.results.length,
-    passed: count("passed"),
-    failed: count("failed"),
-    errors: count("error"),
-    regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
-  };
+  report.summary = countScenarios(report);
   return report;
 }

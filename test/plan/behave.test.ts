@@ -9,9 +9,9 @@ import {
   behaviourTargets,
   type Plan,
   type PlanInputs,
-  renderMarkdown,
 } from "../../src/plan/index.ts";
 import { htmlReport } from "../../src/report/html/index.ts";
+import { planMarkdown as renderMarkdown } from "../../src/report/index.ts";
 import type { ScenarioResult } from "../../src/smoke/index.ts";
 
 const scenario = {

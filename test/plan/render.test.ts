@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { fenced, fieldChanges, type Plan, planRecorder, renderJson, renderMarkdown } from "../../src/plan/index.ts";
+import { fieldChanges, type Plan, planRecorder } from "../../src/plan/index.ts";
+import { fenced, planJson as renderJson, planMarkdown as renderMarkdown } from "../../src/report/index.ts";
 
 describe("fieldChanges", () => {
   it("lists leaf paths that differ, absent fields included", () => {

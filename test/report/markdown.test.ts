@@ -51,7 +51,8 @@ describe("jobSummary", () => {
       results: many.map((s) => failedCall(s, "says hello")),
     });
     expect(summary.startsWith("### ❌ agent-iac smoke")).toBe(true);
-    expect(summary).toContain("| 0 | 30 | 0 | 0 | 0 | 30 | 30 |");
+    expect(summary).toContain("| 30 | 0 | 0 | 30 | 0 | 0 | 0 / 30 / 0 |");
+    expect(summary).toContain("30 scenarios: 0 passed, 30 failed");
     expect(summary.match(/^- ✗ failed:/gm)).toHaveLength(25);
     expect(summary).toContain("- … and 5 more (see the HTML report)");
     const green = jobSummary({ summary: { passed: 2, calls: 2, scenarios: 2 } });

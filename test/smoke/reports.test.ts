@@ -63,7 +63,7 @@ describe("reports", () => {
 
   it("writes JSON with ids, pinned versions, transcripts and timings", () => {
     const report = JSON.parse(jsonReport([passed, errored]));
-    expect(report).toMatchObject({ format: "agent-iac-report", version: 2, kind: "smoke" });
+    expect(report).toMatchObject({ format: "agent-iac-report", version: 3, kind: "smoke" });
     expect(report.summary).toMatchObject({ scenarios: 2, calls: 2, passed: 1, failed: 0, errors: 1, flaky: 0 });
     expect(reportSchema.parse(report).scenarios.map((s) => s.verdict)).toEqual(["passed", "error"]);
     expect(report.results[0]).toMatchObject({

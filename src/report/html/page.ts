@@ -2,6 +2,7 @@
 // filters, then every scenario. A Content-Security-Policy allows only this page's own script and
 // stylesheet (by hash), so even a slip in escaping could neither run code nor load anything.
 import { createHash } from "node:crypto";
+import { countScenarios, headline, scenarioCounts } from "../outcome.ts";
 import type { Report } from "../schema.ts";
 import { SCRIPT, STYLE } from "./assets.ts";
 import { type Html, html, trusted } from "./escape.ts";
@@ -13,24 +14,34 @@ const titles: Record<string, string> = {
   compare: "Comparison: old and new versions",
   behave: "Behaviour preview of changed agents",
   merged: "Smoke run (merged shards)",
+  replay: "Smoke run replayed from recordings",
 };
 
 const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 const POLICY = `default-src 'none'; style-src ${hash(STYLE)}; script-src ${hash(SCRIPT)}; base-uri 'none'; form-action 'none'`;
 
+/** A count of scenarios; its icon only where there is something to mark (a 0 failed shows no ✗). */
 function tile(name: string, count: number, icon: string, tone: string): Html {
   const toneNow = count > 0 ? tone : "neutral";
-  return html`<li class="tile ${toneNow}" data-summary="${name}"><span class="n">${count}</span><span aria-hidden="true">${icon}</span> ${name}</li>`;
+  const mark = count > 0 ? html`<span aria-hidden="true">${icon}</span> ` : null;
+  return html`<li class="tile ${toneNow}" data-summary="${name}"><span class="n">${count}</span>${mark}${name}</li>`;
+}
+
+/** The verdict at the top: its mark follows the exit code (a flaky scenario is flaky, never a failure). */
+function verdictLine(report: Report): Html {
+  const h = headline(report);
+  return html`<p class="headline" data-exit-code="${String(h.exitCode)}" data-mark="${h.mark}"><span aria-hidden="true">${h.mark}</span> <strong>${h.word}</strong> — ${scenarioCounts(report)}</p>`;
 }
 
 function summary(report: Report): Html {
-  const s = report.summary;
+  const s = countScenarios(report);
   const verdicts = new Map<string, number>();
   for (const scenario of report.scenarios) verdicts.set(scenario.verdict, (verdicts.get(scenario.verdict) ?? 0) + 1);
   const agents = [...new Set([...Object.keys(report.versions), ...Object.keys(report.old_versions)])].sort();
   return html`<section aria-labelledby="summary-title">
 <h2 id="summary-title">Summary</h2>
-<ul class="tiles">
+${verdictLine(report)}
+<ul class="tiles" aria-label="scenarios">
 ${tile("passed", s.passed, "✓", "good")}
 ${tile("failed", s.failed, "✗", "bad")}
 ${tile("flaky", s.flaky, "≈", "warn")}
@@ -40,6 +51,7 @@ ${tile("regressions", s.regressions, "↓", "bad")}
 <dl class="facts">
 <div><dt>scenarios</dt><dd data-summary="scenarios">${s.scenarios}</dd></div>
 <div><dt>calls</dt><dd data-summary="calls">${s.calls}</dd></div>
+<div><dt>calls passed / failed / errors</dt><dd data-summary="call_counts">${s.calls_passed} / ${s.calls_failed} / ${s.calls_errors}</dd></div>
 <div><dt>duration</dt><dd data-summary="duration">${duration(s.duration_ms)}</dd></div>
 <div><dt>call minutes used</dt><dd data-summary="call_minutes">${String(Math.round(s.call_minutes * 100) / 100)}</dd></div>
 ${

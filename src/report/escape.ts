@@ -1,0 +1,45 @@
+// The escaping helpers of the text formats, one set per format (HTML's is html/escape.ts, the
+// terminal's is src/render). Text from agent files and the service goes through them only.
+
+const MAX_TEXT = 300;
+
+/** Plain text for Markdown inside a line: one line, bounded, HTML and inline Markdown syntax escaped. */
+export function markdownText(text: string, max = MAX_TEXT): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  const clipped = line.length > max ? `${line.slice(0, max)}…` : line;
+  return clipped
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/[\\`*_[\]|~]/g, (c) => `\\${c}`);
+}
+
+/** Markdown (already made safe) in a table cell: one line, pipes escaped. */
+export function tableCell(markdown: string): string {
+  return markdown.replace(/\s*[\r\n]+\s*/g, " ").replace(/(?<!\\)\|/g, "\\|");
+}
+
+/** A one-line text as a code span: its delimiter is a backtick run that does not occur inside it (CommonMark 6.1). */
+export function codeSpan(text: string): string {
+  const line = text.replace(/[\r\n]+/g, " ");
+  const longest = Math.max(0, ...(line.match(/`+/g) ?? []).map((run) => run.length));
+  const tick = "`".repeat(longest + 1);
+  const pad = line.startsWith("`") || line.endsWith("`") ? " " : "";
+  return `${tick}${pad}${line}${pad}${tick}`;
+}
+
+/** A fenced code block whose fence is longer than any backtick run in the content, so no line can close it. */
+export function fenced(content: string, language: string): string[] {
+  const longest = Math.max(0, ...(content.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return [`${fence}${language}`, content, fence];
+}
+
+const xmlEscapes: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
+
+/** Text for XML content and quoted attributes: characters XML 1.0 cannot hold are dropped, the rest escaped. */
+export function xml(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing the control characters XML forbids
+  const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "");
+  return clean.replace(/[&<>"']/g, (c) => xmlEscapes[c] ?? c);
+}

@@ -1,0 +1,182 @@
+// The one rule from results to counts, exit code and verdict mark. Every surface (terminal, job
+// summary, HTML, JUnit, JSON) counts through `countScenarios` and marks through `headline`, so the
+// same run tells the same story everywhere: a run that exits 0 never shows a failure mark.
+import {
+  type CallResult,
+  REPORT_FORMAT,
+  REPORT_VERSION,
+  type Report,
+  type ReportSummary,
+  type ScenarioSummary,
+} from "./schema.ts";
+
+/** Whether a failed scenario is let through by the report's `fail_on` (a comparison under `--fail-on regression`). */
+export function tolerated(report: Pick<Report, "fail_on">, s: ScenarioSummary): boolean {
+  // Without an old version there is no baseline: a failure fails the run under any policy.
+  if (report.fail_on !== "regression" || s.verdict !== "failed" || !s.comparison) return false;
+  return s.comparison.outcome !== "regression";
+}
+
+/**
+ * Whether a scenario fails the run: a failure its `fail_on` does not let through, or a regression
+ * (a significantly lower pass rate, or a single call's flip) even where the new side still met its
+ * threshold.
+ */
+export function failsRun(report: Pick<Report, "fail_on">, s: ScenarioSummary): boolean {
+  if (s.verdict === "failed") return !tolerated(report, s);
+  return (s.verdict === "passed" || s.verdict === "flaky") && s.comparison?.outcome === "regression";
+}
+
+/** The calls the report's verdicts stand on (the new side of a comparison). */
+export function judgedCalls(report: Pick<Report, "results">): CallResult[] {
+  return report.results.filter((c) => c.side !== "old");
+}
+
+/** The headline counts (scenarios; calls as the second figure), from the scenarios and calls alone. */
+export function countScenarios(report: Pick<Report, "scenarios" | "results" | "fail_on">): ReportSummary {
+  const verdicts = report.scenarios.map((s) => s.verdict);
+  const n = (v: string) => verdicts.filter((x) => x === v).length;
+  const letThrough = report.scenarios.filter((s) => tolerated(report, s)).length;
+  const failing = report.scenarios.filter((s) => failsRun(report, s)).length;
+  const regressedPasses = failing - (n("failed") - letThrough);
+  const flaky = report.scenarios.filter((s) => s.verdict === "flaky" && !failsRun(report, s)).length;
+  const judged = judgedCalls(report);
+  const status = (...statuses: string[]) => judged.filter((c) => statuses.includes(c.status)).length;
+  const durationMs = report.results.reduce((sum, c) => sum + c.timings.duration_ms, 0);
+  return {
+    scenarios: report.scenarios.length,
+    passed: n("passed") + n("flaky") - regressedPasses,
+    failed: failing,
+    flaky,
+    errors: n("error"),
+    not_run: n("not_run"),
+    tolerated: letThrough,
+    regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
+    inconclusive: n("inconclusive"),
+    calls_saved: report.scenarios.reduce((sum, s) => sum + (s.calls_saved ?? 0), 0),
+    calls: report.results.length,
+    calls_passed: status("passed"),
+    calls_failed: status("failed"),
+    calls_errors: status("error", "not_run"),
+    call_minutes: Math.round((durationMs / 60_000) * 1000) / 1000,
+    duration_ms: durationMs,
+  };
+}
+
+export type RunReportParts = Pick<Report, "kind" | "scenarios" | "results"> &
+  Partial<Pick<Report, "stack" | "versions" | "old_versions" | "shard" | "notes" | "fail_on" | "interrupted">>;
+
+/** A run's report (smoke, compare, behave, merged, replay) with its summary counted by the one rule. */
+export function runReport(parts: RunReportParts): Report {
+  const report: Report = {
+    format: REPORT_FORMAT,
+    version: REPORT_VERSION,
+    kind: parts.kind,
+    created_at: new Date().toISOString(),
+    stack: parts.stack ?? null,
+    versions: parts.versions ?? {},
+    old_versions: parts.old_versions ?? {},
+    shard: parts.shard ?? null,
+    summary: {} as ReportSummary,
+    scenarios: parts.scenarios,
+    results: parts.results,
+    notes: parts.notes ?? [],
+    fail_on: parts.fail_on ?? null,
+    interrupted: parts.interrupted ?? false,
+  };
+  report.summary = countScenarios(report);
+  return report;
+}
+
+/**
+ * The exit code of a report: 130 interrupted; 3 a scenario could not complete (in merged shards
+ * also one with no call: a shard's report is missing); 1 a scenario failed (not one its `fail_on`
+ * lets through) or a sequential test ended inconclusive, an agent's live traffic regressed (watch), an unknown agent id took calls (audit
+ * with fail_on "unknown"); else 0 (flaky scenarios passed).
+ */
+export function exitCode(report: Report): number {
+  if (report.interrupted) return 130;
+  if (report.kind === "watch") return report.summary.regressions > 0 ? 1 : 0;
+  if (report.kind === "audit") {
+    const unknown = report.traffic?.versions.some((v) => v.category === "unknown") ?? false;
+    return report.fail_on === "unknown" && unknown ? 1 : 0;
+  }
+  const counts = countScenarios(report);
+  if (counts.errors > 0 || (report.kind === "merged" && counts.not_run > 0)) return 3;
+  return counts.failed + (counts.inconclusive ?? 0) > 0 ? 1 : 0;
+}
+
+export type Headline = { exitCode: number; mark: "✅" | "⚠️" | "❌"; word: string };
+
+/** The verdict mark follows the exit code: ❌ only for a run that fails; ⚠️ for a pass with flaky or tolerated scenarios. */
+export function headline(report: Report): Headline {
+  const code = exitCode(report);
+  if (code === 130) return { exitCode: code, mark: "❌", word: "interrupted" };
+  if (code === 3) return { exitCode: code, mark: "❌", word: "could not complete" };
+  if (code !== 0) return { exitCode: code, mark: "❌", word: report.kind === "watch" ? "regressed" : "failed" };
+  const s = countScenarios(report);
+  const caveat =
+    s.flaky + s.tolerated > 0 || (report.kind === "watch" && report.traffic?.agents.some((a) => a.status !== "ok"));
+  return { exitCode: code, mark: caveat ? "⚠️" : "✅", word: "passed" };
+}
+
+/** 1,240 (thousands grouped, as the reader's figures are). */
+export function figure(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+const LATENCY_WORDS: Record<string, string> = {
+  first_response_ms: "first response",
+  response_p50_ms: "response p50",
+  response_p95_ms: "response p95",
+  tool_ms: "tool p95",
+};
+
+/** "latency response p95 1,240 ms over 1,000 ms" for each bound exceeded. */
+export function latencyReasons(s: ScenarioSummary): string[] {
+  const latency = s.latency;
+  if (!latency) return [];
+  return latency.exceeded.map((name) => {
+    const value = (latency as Record<string, unknown>)[name];
+    const bound = figure(latency.bounds[name] ?? 0);
+    const word = LATENCY_WORDS[name] ?? name;
+    return typeof value === "number"
+      ? `latency ${word} ${figure(value)} ms over ${bound} ms`
+      : `latency ${word} not measured (bound ${bound} ms)`;
+  });
+}
+
+/**
+ * Why a scenario's verdict is what it is when its passes alone do not say so: a latency bound
+ * missed, too few passes for its threshold, a call that could not complete. Empty when they do.
+ */
+export function verdictReason(s: ScenarioSummary): string[] {
+  // A threshold below all iterations (min_pass) is worth naming when it was missed.
+  const needed =
+    s.passes < s.min_pass && s.min_pass < (s.planned_iterations ?? s.iterations) ? [`needs ${s.min_pass}`] : [];
+  switch (s.verdict) {
+    case "failed":
+      return s.passes >= s.min_pass ? latencyReasons(s) : [...needed, ...latencyReasons(s)];
+    case "error":
+      return ["a call could not complete"];
+    case "flaky":
+      return [`${s.iterations - s.passes} failed, min_pass ${s.min_pass}`];
+    case "inconclusive":
+      return ["the sequential test reached its cap undecided"];
+    case "not_run":
+      return ["no call in this report"];
+    default:
+      return [];
+  }
+}
+
+/** `6 scenarios: 5 passed (1 flaky), 1 failed` — the headline unit, as on every surface. */
+export function scenarioCounts(report: Pick<Report, "scenarios" | "results" | "fail_on">): string {
+  const s = countScenarios(report);
+  const parts = [`${s.passed} passed${s.flaky > 0 ? ` (${s.flaky} flaky)` : ""}`, `${s.failed} failed`];
+  if (s.inconclusive) parts.push(`${s.inconclusive} inconclusive`);
+  if (s.errors > 0) parts.push(`${s.errors} could not complete`);
+  if (s.tolerated > 0) parts.push(`${s.tolerated} still failing, tolerated by --fail-on regression`);
+  if (s.not_run > 0) parts.push(`${s.not_run} not run`);
+  return `${s.scenarios} scenario${s.scenarios === 1 ? "" : "s"}: ${parts.join(", ")}`;
+}

@@ -1,0 +1,205 @@
+// The plan (plan.ts) as Markdown for a pull-request comment: a table of agents with what happens
+// to each and why, each changed agent's fields (short values inline, long ones whole in a folded
+// block), prompt changes as unified diffs, a created agent's whole request, and with --behave each
+// scenario's result under its agent. The plan's own text (paths, reasons) is written by this tool;
+// values from agent files go into code spans and fenced blocks (escape.ts).
+import { stringify } from "yaml";
+import { codeSpan, fenced, tableCell } from "./escape.ts";
+import {
+  type Action,
+  type AgentBehaviour,
+  type AgentPlan,
+  type BehaveSummary,
+  type FieldChange,
+  type Plan,
+  type PlannedRequest,
+  UNKNOWN_TEXT,
+} from "./plan.ts";
+
+const FOLD_LINES = 30;
+/** Longer values are shown as a block, never cut. */
+const INLINE_MAX = 120;
+
+export function planMarkdown(plan: Plan): string {
+  const changed = plan.agents.filter((a) => a.action !== "unchanged");
+  const lines = [`## Agent plan for stack \`${plan.stack}\``, ""];
+  if (changed.length === 0) {
+    lines.push(`No changes: ${plan.agents.length} agent(s) unchanged.`);
+  } else {
+    const count = (action: Action) => plan.agents.filter((a) => a.action === action).length;
+    lines.push(
+      `${count("create")} to create, ${count("replace")} to replace, ${count("remove")} to remove, ${count("unchanged")} unchanged.`,
+      "",
+      "| agent | kind | action | why |",
+      "|---|---|---|---|",
+      ...plan.agents.map((a) => `| \`${a.agent}\` | ${a.kind} | ${a.action} | ${tableCell(a.why)} |`),
+    );
+  }
+  if (plan.overlays.length > 0) lines.push("", `Overlays applied: ${plan.overlays.map((o) => `\`${o}\``).join(", ")}.`);
+  if (plan.behave && changed.length > 0) lines.push("", ...behaveSummaryLines(plan.behave));
+  for (const agent of changed.filter((a) => a.fields.length > 0 || a.request || a.behaviour)) {
+    const from = agent.overlay ? `, with overlay \`${agent.overlay}\`` : "";
+    lines.push("", `### \`${agent.agent}\` (${agent.action}${from})`);
+    if (agent.request) lines.push(...requestLines(agent.request));
+    else lines.push(...changeLines(agent));
+    if (agent.behaviour) lines.push("", ...behaviourLines(agent.behaviour));
+  }
+  if (plan.agents.some((a) => a.action === "replace" || a.action === "remove")) {
+    lines.push(
+      "",
+      "> Agents cannot be updated or deleted through the service: a replaced agent is created anew (new id and " +
+        "version id) and the old one stays on the service with its version ids, which is also the rollback path.",
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function behaveSummaryLines(summary: BehaveSummary): string[] {
+  const lines: string[] = [];
+  if (summary.scenarios > 0) {
+    const failed = summary.failed + summary.errors;
+    lines.push(
+      `**Behaviour preview** (scenarios played against the deployed versions with the proposed config; test calls): ` +
+        `${summary.passed} passed, ${failed} failed.`,
+    );
+  } else lines.push("**Behaviour preview:** no changed agent could be previewed.");
+  if (summary.not_previewed.length > 0) {
+    lines.push("", "Not previewed:", "", ...summary.not_previewed.map((n) => `- \`${n.agent}\`: ${n.reason}`));
+  }
+  return lines;
+}
+
+/** Under an agent's diff: each scenario's result with its unmet expectations and nearest transcript lines. */
+function behaviourLines(behaviour: AgentBehaviour): string[] {
+  if (!behaviour.previewed) return [`**Behaviour:** not previewed: ${behaviour.reason}.`];
+  const sections = behaviour.override_sections.map((s) => `\`${s}\``).join(", ");
+  const lines = [
+    `**Behaviour with the proposed config** (against \`${behaviour.version_id}\`, override_config ${sections}): ` +
+      `${behaviour.passed} passed, ${behaviour.failed} failed`,
+    "",
+  ];
+  for (const scenario of behaviour.scenarios) {
+    const runs = scenario.iterations > 1 ? ` (${scenario.passes}/${scenario.iterations} iterations passed)` : "";
+    if (scenario.status === "passed") {
+      lines.push(`- ✓ \`${scenario.scenario}\`${runs}`);
+      continue;
+    }
+    lines.push(`- ✗ \`${scenario.scenario}\`${runs}${scenario.error ? `: ${scenario.error}` : ""}`);
+    for (const unmet of scenario.unmet) {
+      lines.push(`  - ${unmet.description}${unmet.detail ? `: ${unmet.detail}` : ""}`);
+      if (unmet.context.length > 0)
+        lines.push(
+          "",
+          ...fenced(unmet.context.join("\n"), "text")
+            .flatMap((l) => l.split("\n"))
+            .map((l) => `    ${l}`),
+          "",
+        );
+    }
+  }
+  return lines;
+}
+
+/** A replaced agent's changed fields: short values inline, long ones whole in a folded block. */
+function changeLines(agent: AgentPlan): string[] {
+  const lines: string[] = [];
+  const plain = agent.fields.filter((field) => agent.promptDiffs[field.path] === undefined);
+  if (plain.length > 0) lines.push("");
+  const long: FieldChange[] = [];
+  for (const field of plain) {
+    const before = inline(field.before);
+    const after = inline(field.after);
+    if (before !== undefined && after !== undefined) lines.push(`- \`${field.path}\`: ${before} → ${after}`);
+    else {
+      lines.push(`- \`${field.path}\`: changed (shown whole below)`);
+      long.push(field);
+    }
+  }
+  for (const field of long) {
+    const block = [
+      "before:",
+      "",
+      ...fenced(displayValue(field.before), "yaml"),
+      "",
+      "after:",
+      "",
+      ...fenced(displayValue(field.after), "yaml"),
+    ];
+    lines.push("", ...folded(`<code>${field.path}</code>`, block, true));
+  }
+  for (const [field, patch] of Object.entries(agent.promptDiffs)) {
+    const block = fenced(patch.trimEnd(), "diff");
+    const count = patch.split("\n").length;
+    if (count > FOLD_LINES) lines.push("", ...folded(`<code>${field}</code> (${count} lines of diff)`, block, true));
+    else lines.push("", `\`${field}\`:`, "", ...block);
+  }
+  return lines;
+}
+
+/** A created agent's whole request: config as YAML, prompts as their text, links by key and id. */
+function requestLines(request: PlannedRequest): string[] {
+  const lines = ["", "The request that creates it, whole:", ""];
+  for (const key of ["name", "description"] as const) {
+    const shown = inline(request[key]);
+    if (shown !== undefined) lines.push(`- \`${key}\`: ${shown}`);
+    else lines.push(`- \`${key}\`:`, "", ...fenced(displayValue(request[key]), "text").map((l) => `  ${l}`));
+  }
+  if (request.postprocess_agents) {
+    const links = request.postprocess_agents.map(
+      ({ key, id }) => `\`${key}\` (${id === UNKNOWN_TEXT ? `_${UNKNOWN_TEXT}_` : (inline(id) ?? "?")})`,
+    );
+    lines.push(`- \`postprocess_agents\`: ${links.join(", ") || "_(none)_"}`);
+  }
+  const { config, prompts } = withoutPrompts(request.config);
+  const yaml = stringify(config, { lineWidth: 0 }).trimEnd();
+  lines.push("", ...folded("<code>config</code>", fenced(yaml, "yaml"), yaml.split("\n").length > FOLD_LINES));
+  for (const [field, text] of Object.entries(prompts)) {
+    const body = text.replace(/\n$/, "");
+    const count = body.split("\n").length;
+    lines.push("", ...folded(`<code>${field}</code> (${count} lines)`, fenced(body, "text"), count > FOLD_LINES));
+  }
+  return lines;
+}
+
+/** The config with its prompt texts replaced by a pointer; the texts, by field path. */
+function withoutPrompts(config: unknown): { config: unknown; prompts: Record<string, string> } {
+  const runtime = isObject(config) && isObject(config.runtime) ? config.runtime : undefined;
+  const prompt = runtime && isObject(runtime.prompt) ? runtime.prompt : undefined;
+  if (!runtime || !prompt || typeof prompt.text !== "string" || !isObject(config)) return { config, prompts: {} };
+  const field = "config.runtime.prompt.text";
+  return {
+    config: { ...config, runtime: { ...runtime, prompt: { ...prompt, text: `(shown below: ${field})` } } },
+    prompts: { [field]: prompt.text },
+  };
+}
+
+/** A block under a `<details>` summary when `fold`, else under a plain label. */
+function folded(summary: string, block: string[], fold: boolean): string[] {
+  if (fold) return [`<details><summary>${summary}</summary>`, "", ...block, "", "</details>"];
+  return [`${summary.replace(/<\/?code>/g, "`").replace(/ \(\d+ lines\)$/, "")}:`, "", ...block];
+}
+
+function displayValue(value: unknown): string {
+  if (value === undefined) return "(absent)";
+  if (typeof value === "string") return value;
+  return stringify(value, { lineWidth: 0 }).trimEnd();
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A short one-line value as a code span; undefined when it is too long or spans lines (shown as a block instead). */
+function inline(value: unknown): string | undefined {
+  if (value === undefined) return "_(absent)_";
+  if (value === UNKNOWN_TEXT) return `_${UNKNOWN_TEXT}_`;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  if (text.length > INLINE_MAX || /[\r\n]/.test(text)) return undefined;
+  return codeSpan(text);
+}
+
+/** The plan as JSON for scripts (its behaviour report is written to its own file). */
+export function planJson(plan: Plan): string {
+  const { behave_report: _calls, ...rest } = plan;
+  return `${JSON.stringify(rest, null, 2)}\n`;
+}

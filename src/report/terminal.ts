@@ -1,0 +1,178 @@
+// A run's report for the terminal: one line per call (each unmet expectation under it with the
+// nearest transcript lines), one line per scenario saying why its verdict differs from its passes,
+// the comparison of old and new versions, and the closing count in scenarios with calls second.
+// Live smoke prints the call lines as calls finish; replay and every run's closing text use these.
+import { countScenarios, figure, judgedCalls, tolerated, verdictReason } from "./outcome.ts";
+import { decidedText, evidenceText, passKText } from "./repeats.ts";
+import type { CallResult, Report, ScenarioComparison, ScenarioSummary } from "./schema.ts";
+
+const percent = (x: number) => `${Math.round(x * 100)} %`;
+
+/** Each unmet expectation with the nearest transcript lines, or why the call could not complete. */
+export function failureText(call: CallResult): string {
+  if (call.status === "error" || call.status === "not_run") return call.error ?? call.status;
+  const lines: string[] = [];
+  for (const assertion of call.assertions.filter((a) => !a.passed)) {
+    lines.push(`✗ ${assertion.description}${assertion.detail ? `: ${assertion.detail}` : ""}`);
+    for (const line of assertion.context) lines.push(`    | ${line}`);
+  }
+  if (call.assertions.length === 0) lines.push("✗ nothing was checked: the scenario evaluated no assertion");
+  return lines.join("\n");
+}
+
+/** A finished call: `✓ agent/scenario#1 (version, conversation) 3 checks, 1.2 s`, a failure with its unmet expectations under it. */
+export function callLines(call: CallResult): string {
+  const name = `${call.agent}/${call.scenario}#${call.iteration}`;
+  const where = `${call.version_id}${call.conversation_id ? `, ${call.conversation_id}` : ""}`;
+  const time = `${(call.timings.duration_ms / 1000).toFixed(1)} s`;
+  const byName = call.procedures.some((p) => (p as { matchedBy?: unknown } | null)?.matchedBy === "name")
+    ? " (procedures matched by name: this is not the stack's current version)"
+    : "";
+  if (call.status === "passed") return `✓ ${name} (${where}) ${call.assertions.length} checks, ${time}${byName}\n`;
+  if (call.status === "error" || call.status === "not_run")
+    return `! ${name} (${where}) ${call.error ?? call.status}\n`;
+  const failed = call.assertions.filter((a) => !a.passed).length;
+  const head = failed > 0 ? `${failed} of ${call.assertions.length} expectations unmet` : "nothing was checked";
+  const body = failureText(call)
+    .split("\n")
+    .map((line) => `    ${line}`);
+  return `${[`✗ ${name} (${where}) ${head}, ${time}`, ...body].join("\n")}\n`;
+}
+
+function measured(s: ScenarioSummary): string {
+  const l = s.latency;
+  if (!l) return "";
+  const ms = (name: string, v: number | null | undefined) => {
+    const bound = l.bounds[name];
+    return v === null || v === undefined
+      ? ""
+      : `${name.replace(/_ms$/, "")} ${figure(v)} ms${bound !== undefined ? ` (≤ ${figure(bound)})` : ""}`;
+  };
+  const values = [
+    ms("first_response_ms", l.first_response_ms),
+    ms("response_p50_ms", l.response_p50_ms),
+    ms("response_p95_ms", l.response_p95_ms),
+    ms("tool_ms", l.tool_ms),
+  ].filter(Boolean);
+  return values.length > 0 ? `; latency ${values.join(", ")}` : "";
+}
+
+/** `support/greets: 3/3 passed, latency response p95 1,240 ms over 1,000 ms → failed; latency …`. */
+export function scenarioLine(s: ScenarioSummary): string {
+  const rule = s.sequential
+    ? `pass_rate ${s.sequential.pass_rate} ± ${s.sequential.margin} at ${percent(s.sequential.confidence)}`
+    : `min_pass ${s.min_pass}`;
+  const rate =
+    s.pass_rate && s.iterations > 1 && (s.passes < s.iterations || s.sequential)
+      ? ` (${percent(s.pass_rate.value)}, 95 % CI ${Math.round(s.pass_rate.low * 100)}–${percent(s.pass_rate.high)}, ${rule})`
+      : "";
+  const why = s.verdict === "flaky" ? [] : verdictReason(s);
+  const reason = why.length > 0 ? `, ${why.join(", ")}` : "";
+  const repeats = [decidedText(s), passKText(s)]
+    .filter(Boolean)
+    .map((t) => `; ${t}`)
+    .join("");
+  return `${s.agent}/${s.scenario}: ${s.passes}/${s.iterations} passed${rate}${reason} → ${s.verdict}${repeats}${measured(s)}`;
+}
+
+const side = (value: boolean | null) => (value === null ? "not evaluated" : value ? "passed" : "failed");
+const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
+
+/** One scenario's comparison in words: versions, outcome, flips, deltas, procedures, transcript diff. */
+export function comparisonLines(c: ScenarioComparison | undefined, agent: string): string[] {
+  if (!c) return [`no old version of ${agent}: plain smoke (nothing to compare with)`];
+  const sameVersion = c.old_version_id === c.new_version_id;
+  const lines = [
+    `old ${c.old_version_id}: ${c.old_verdict}; new ${c.new_version_id}: ${c.new_verdict} → ${c.outcome.replace("_", " ")}`,
+    ...(sameVersion ? ["(the same version on both sides: the agent was not replaced)"] : []),
+    ...(c.evidence ? evidenceText(c.evidence) : []),
+    "",
+    "expectations (old → new):",
+    ...c.expectations.map(
+      (e) => `  ${e.outcome.replace("_", " ")}: ${e.description} (${side(e.old)} → ${side(e.new)})`,
+    ),
+  ];
+  if (c.duration_delta_ms !== null) lines.push("", `duration: ${signed(c.duration_delta_ms)} ms`);
+  if (c.response_latency_delta_ms.length > 0) {
+    lines.push(`response latency per turn: ${c.response_latency_delta_ms.map((d) => `${signed(d)} ms`).join(", ")}`);
+  }
+  if (c.procedure_differences.length > 0) {
+    lines.push("", "procedures:", ...c.procedure_differences.map((d) => `  ${d}`));
+  }
+  if (c.transcript_diff.some((l) => !l.startsWith("  "))) {
+    lines.push("", "transcript (- old, + new):", ...c.transcript_diff);
+  } else if (!sameVersion) lines.push("", "transcript: the same on both versions");
+  return lines;
+}
+
+const MARK = { regression: "✗", fixed: "✓", still_failing: "~", unchanged: "=", not_significant: "≟" } as const;
+
+/** The comparison with the old versions, scenario by scenario, and its count of outcomes. */
+function comparisonSummary(report: Report): string[] {
+  const lines = ["", "comparison with the old versions:"];
+  const count = { regression: 0, fixed: 0, still_failing: 0, unchanged: 0, not_significant: 0 };
+  for (const s of report.scenarios) {
+    const c = s.comparison;
+    const passed = s.verdict === "passed" || s.verdict === "flaky";
+    if (!c) {
+      lines.push(`  · ${s.agent}/${s.scenario}: no old version, plain smoke (${passed ? "passed" : "failed"})`);
+      continue;
+    }
+    count[c.outcome]++;
+    const same = c.old_version_id === c.new_version_id;
+    const versions = same ? `same version ${c.new_version_id}` : `${c.old_version_id} → ${c.new_version_id}`;
+    const flipped = c.expectations.filter((e) => e.outcome === "regression" || e.outcome === "fixed");
+    const what = flipped.map((e) => `${e.description} ${e.outcome === "regression" ? "now fails" : "now passes"}`);
+    const policy = tolerated(report, s) ? " (does not fail the run: --fail-on regression)" : "";
+    // An old side that could not be called is no baseline: say so next to the outcome.
+    const oldError = same
+      ? undefined
+      : report.results.find(
+          (r) => r.side === "old" && r.agent === s.agent && r.scenario === s.scenario && r.status === "error",
+        )?.error;
+    const caveat = oldError ? ` (the old version's call could not complete: ${oldError})` : "";
+    lines.push(
+      `  ${MARK[c.outcome]} ${c.outcome.replace("_", " ")} ${s.agent}/${s.scenario} (${versions})${what.length ? `: ${what.join("; ")}` : ""}${policy}${caveat}`,
+    );
+    if (c.evidence && c.outcome !== "regression") lines.push(...evidenceText(c.evidence).map((l) => `      ${l}`));
+    if (c.outcome === "regression") {
+      lines.push(
+        ...comparisonLines(c, s.agent)
+          .slice(1)
+          .map((l) => (l ? `      ${l}` : "")),
+      );
+    }
+  }
+  lines.push(
+    `${count.regression} regression(s), ${count.fixed} fixed, ${count.still_failing} still failing, ${count.unchanged} unchanged${count.not_significant > 0 ? `, ${count.not_significant} not significant` : ""}`,
+  );
+  return lines;
+}
+
+/** `calls: 12 of 14 passed, 2 failed, 0 could not complete` — the second figure, labelled. */
+export function callsLine(report: Report): string {
+  const s = countScenarios(report);
+  const judged = judgedCalls(report).length;
+  const old = s.calls - judged;
+  return `calls: ${s.calls_passed} of ${judged} passed, ${s.calls_failed} failed, ${s.calls_errors} could not complete${old > 0 ? ` (and ${old} on the old versions)` : ""}`;
+}
+
+/**
+ * The closing text of a run: the comparison (if any), one line per scenario, the calls, and last
+ * `N passed, N failed[, N flaky]` in scenarios (a flaky one passed; the mark follows the exit code).
+ */
+export function terminalSummary(report: Report): string {
+  const s = countScenarios(report);
+  const lines = report.kind === "compare" ? comparisonSummary(report) : [];
+  lines.push(...report.scenarios.filter((x) => x.verdict !== "not_run").map(scenarioLine));
+  if (s.calls > 0) lines.push(callsLine(report));
+  if (s.calls_saved)
+    lines.push(`${s.calls_saved} planned call(s) not needed: their scenarios were decided without them`);
+  const extra = [
+    ...(s.flaky > 0 ? [`${s.flaky} flaky`] : []),
+    ...(s.inconclusive ? [`${s.inconclusive} inconclusive`] : []),
+    ...(s.tolerated > 0 ? [`${s.tolerated} still failing (--fail-on regression)`] : []),
+  ];
+  lines.push(`${s.passed} passed, ${s.failed + s.errors} failed${extra.map((e) => `, ${e}`).join("")}`);
+  return `${lines.join("\n")}\n`;
+}
