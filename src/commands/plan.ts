@@ -21,6 +21,7 @@ import type { Stack } from "../workspace/index.ts";
 import { interruptible, lockedStackError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { checkAccess, connectClient } from "./connect.ts";
+import { scenarioAgents } from "./scenarios.ts";
 import { existingStack, pulumiFailure, reportPath, stackAgents } from "./stack.ts";
 
 const SPEC = {
@@ -63,7 +64,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
   const { values } = parsed;
-  const { stack, env, agents, errors, connection } = await existingStack(values.stack, "the preview failed");
+  const { stack, env, dir, agents, errors, connection } = await existingStack(values.stack, "the preview failed");
   if (errors.length > 0) {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     throw new CliError(`${errors.length} error(s) in the agent files; nothing was previewed.`, 1);
@@ -84,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   const plan = recorder.plan();
   const behave = values.behave
-    ? await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection })
+    ? await behaviour(plan, recorder.inputs(), { stack, stackName: values.stack, dir, agents, resolved, connection })
     : undefined;
   const markdown = renderMarkdown(plan);
   if (values.markdown) await write(reportPath(values.markdown), markdown);
@@ -111,6 +112,8 @@ export async function run(argv: string[]): Promise<number> {
 
 type BehaveContext = {
   stack: Stack;
+  stackName: string;
+  dir: string;
   agents: AgentDefinition[];
   resolved: ResolvedConnection;
   connection: Parameters<typeof checkAccess>[1];
@@ -121,7 +124,15 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
   const held = await stackAgents(context.stack).catch((error: unknown) => {
     throw pulumiFailure("reading the stack's state failed", error);
   });
-  const { targets, skipped } = behaviourTargets(plan, inputs, context.agents, held.agents);
+  // The scenarios smoke would play: agent files, AgentDirectory folders and smoke/<key>.yaml.
+  const definitions = await scenarioAgents({
+    stackName: context.stackName,
+    dir: context.dir,
+    fromFiles: context.agents,
+    held,
+    exitCode: 1,
+  });
+  const { targets, skipped } = behaviourTargets(plan, inputs, definitions, held.agents);
   const client = connectClient(context.resolved);
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`interrupted by ${signal}`));
