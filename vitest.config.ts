@@ -26,7 +26,12 @@ const BOTH_PROFILES = [
  * simulator it finds serving there, and the README recipes start one there. They run one at a
  * time, after the rest, so no two of them share that port.
  */
-const DEV_PORT = ["test/start.test.ts", "test/first-run.test.ts", "test/readme/recipes.test.ts"];
+const DEV_PORT = [
+  "test/start.test.ts",
+  "test/start-base.test.ts",
+  "test/first-run.test.ts",
+  "test/readme/recipes.test.ts",
+];
 
 export default defineConfig({
   test: {

@@ -289,5 +289,11 @@ describe("npm start", () => {
     expect(result.code, result.stderr).toBe(0); // the procedures still complete
     expect(result.stderr).toMatch(/post_url deliveries: [1-9]\d* of [1-9]\d* failed/);
     expect(result.stderr).toContain("http://127.0.0.1:9/hooks/nowhere");
+
+    // With the hook fixed, the failures of the run before are not said again.
+    await writeFile(file, text);
+    const fixed = await run();
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(fixed.stderr).not.toContain("post_url deliveries");
   });
 });

@@ -7,6 +7,16 @@ export {
   scenarioOutcome,
   transcriptDiff,
 } from "./compare.ts";
-export { type OldVersions, parseOldVersions, readOldVersions } from "./old-versions.ts";
+export {
+  baseFile,
+  consumeBase,
+  type DeployBase,
+  type OldVersions,
+  type PendingBase,
+  parseOldVersions,
+  pendingBase,
+  readOldVersions,
+  recordDeployBase,
+} from "./old-versions.ts";
 export { type ComparedScenario, compareJunit, compareReport, type FailOn } from "./reports.ts";
 export { type CompareOptions, runCompare } from "./run.ts";
