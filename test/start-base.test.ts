@@ -10,6 +10,7 @@ import { parseDocument } from "yaml";
 import { startSimulator } from "../src/simulator/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
 import { CLI, runCli } from "./helpers/cli.ts";
+import { moveDevAddress } from "./helpers/dev-address.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall } from "./helpers/simulator.ts";
 
@@ -47,6 +48,7 @@ describe("npm start: the comparison base and the simulator it uses", () => {
     await cp(path.join(projectRoot, "agents"), path.join(project.dir, "agents"), { recursive: true });
     await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
     await copyFile(path.join(projectRoot, "Pulumi.dev.yaml"), path.join(project.dir, "Pulumi.dev.yaml"));
+    await moveDevAddress(project.dir);
   });
   afterAll(async () => {
     await project?.cleanup();

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator } from "../src/simulator/index.ts";
 import { LOCAL_PASSPHRASE, projectRoot } from "../src/workspace/index.ts";
 import { CLI, runCli } from "./helpers/cli.ts";
+import { moveDevAddress } from "./helpers/dev-address.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
 
@@ -45,6 +46,8 @@ describe("npm start", () => {
     await cp(path.join(projectRoot, "agents"), path.join(project.dir, "agents"), { recursive: true });
     await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
     await copyFile(path.join(projectRoot, "Pulumi.dev.yaml"), path.join(project.dir, "Pulumi.dev.yaml"));
+    // Not the developer's 127.0.0.1:8787: their `npm run service` may be running.
+    await moveDevAddress(project.dir);
   });
   afterAll(async () => {
     await project?.cleanup();

