@@ -37,6 +37,8 @@ export default defineConfig({
   test: {
     // End-to-end tests drive the real Pulumi CLI; on a 2-core machine, two files at a time.
     maxWorkers: 2,
+    // Marks the run's processes and fails it when one outlives it (test/helpers/leaks.ts).
+    globalSetup: ["test/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // The JSON report lets .ci/run close with the plain "N passed, N failed" line.

@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../src/workspace/index.ts";
 import { moveDevAddress } from "./helpers/dev-address.ts";
+import { RUN_MARK } from "./helpers/leaks.ts";
 
 const SCRIPT = path.join(projectRoot, "scripts", "ensure-pulumi");
 const PULUMI_VERSION = `v${JSON.parse(readFileSync(path.join(projectRoot, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version}`;
@@ -120,7 +121,14 @@ describe("npm start in a fresh clone with an empty user cache", () => {
     const cache = path.join(root, "cache");
     await mkdir(home);
     await mkdir(cache);
-    env = { PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: cache, ...goCaches(), NO_COLOR: "1" };
+    env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_CACHE_HOME: cache,
+      ...goCaches(),
+      NO_COLOR: "1",
+      [RUN_MARK]: process.env[RUN_MARK],
+    };
   });
   afterAll(async () => {
     await rm(root, { recursive: true, force: true });

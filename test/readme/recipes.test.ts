@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../../src/workspace/index.ts";
 import { moveDevAddress, onDevPort } from "../helpers/dev-address.ts";
+import { RUN_MARK } from "../helpers/leaks.ts";
 import { parseRecipes, type Recipe } from "./recipes.ts";
 
 describe("README recipe markers", () => {
@@ -105,6 +106,7 @@ describe("README recipes, run as written in a fresh clone", () => {
       ...go,
       NO_COLOR: "1",
       CI: "true",
+      [RUN_MARK]: process.env[RUN_MARK],
     };
   }, 300_000);
   afterAll(async () => {
