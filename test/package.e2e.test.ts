@@ -202,13 +202,27 @@ describe("the packed package in a project of its own", () => {
   }, 300_000);
 
   it("smoke-calls both kinds of agents with `npx agent-iac smoke` in that project", async () => {
-    const smoke = await run("npx", ["agent-iac", "smoke", "--stack", "dev", "--json", "smoke.json"], project, env);
+    const smoke = await run(
+      "npx",
+      ["agent-iac", "smoke", "--stack", "dev", "--json", "smoke.json", "--record", "recordings"],
+      project,
+      env,
+    );
     printed.push(smoke.stdout, smoke.stderr);
     expect(smoke.code, smoke.stdout + smoke.stderr).toBe(0);
     expect(smoke.stdout).toMatch(/front-desk\/greets-and-takes-notes/);
     expect(smoke.stdout).toMatch(/booking\/greets/);
     expect(smoke.stdout).toMatch(/^2 passed, 0 failed$/m);
     printed.push(await readFile(path.join(project, "reports", "smoke.json"), "utf8"));
+  }, 300_000);
+
+  it("replays the recordings offline, the TypeScript-declared agent's scenario (smoke/front-desk.yaml) included", async () => {
+    const replay = await run("npx", ["agent-iac", "smoke", "--stack", "dev", "--replay", "recordings"], project, env);
+    printed.push(replay.stdout, replay.stderr);
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+    expect(replay.stdout + replay.stderr).not.toMatch(/no such scenario in the agent files/);
+    expect(replay.stdout).toMatch(/front-desk\/greets-and-takes-notes/);
+    expect(replay.stdout).toMatch(/^2 passed, 0 failed$/m);
   }, 300_000);
 
   it("validates the agent files and renders a plan with the installed command", async () => {

@@ -117,8 +117,9 @@ type Service = { connection: ResolvedConnection; simulator?: Simulator; reused?:
 
 /**
  * The procedures' post_url deliveries that failed during this run's calls (of its conversations
- * only: a simulator holds earlier runs' and seeded traffic's too), from the simulator's own list (on stderr: stdout ends with smoke's "N passed, N failed"). A delivery is the procedural
- * agent's output reaching its hook; the procedure itself still completes, so nothing else says so.
+ * only: a simulator holds earlier runs' and seeded traffic's too), from the simulator's own list
+ * (on stderr: stdout ends with smoke's "N passed, N failed"). A delivery is the procedural agent's
+ * output reaching its hook; the procedure itself still completes, so nothing else says so.
  */
 async function reportFailedDeliveries(connection: ResolvedConnection, conversations: Set<string>): Promise<void> {
   const response = await fetch(new URL("_simulator/deliveries", `${connection.baseUrl.replace(/\/$/, "")}/`), {
