@@ -26,12 +26,19 @@ const BOTH_PROFILES = [
  * simulator it finds serving there, and the README recipes start one there. They run one at a
  * time, after the rest, so no two of them share that port.
  */
-const DEV_PORT = ["test/start.test.ts", "test/first-run.test.ts", "test/readme/recipes.test.ts"];
+const DEV_PORT = [
+  "test/start.test.ts",
+  "test/start-base.test.ts",
+  "test/first-run.test.ts",
+  "test/readme/recipes.test.ts",
+];
 
 export default defineConfig({
   test: {
     // End-to-end tests drive the real Pulumi CLI; on a 2-core machine, two files at a time.
     maxWorkers: 2,
+    // Marks the run's processes and fails it when one outlives it (test/helpers/leaks.ts).
+    globalSetup: ["test/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // The JSON report lets .ci/run close with the plain "N passed, N failed" line.

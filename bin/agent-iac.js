@@ -1,7 +1,19 @@
 #!/usr/bin/env node
 // The package's command. In the checkout Node runs the TypeScript sources directly (built-in type
 // stripping); an installed copy ships no sources and runs the compiled JavaScript in dist/.
+// Plain JavaScript any Node can read: an older Node is told which one is needed (package.json's
+// engines), not handed a raw ERR_UNKNOWN_FILE_EXTENSION or syntax error from deeper down.
 import { existsSync } from "node:fs";
+
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+  process.stderr.write(
+    `agent-iac needs Node >= 22.12 (this is Node ${process.versions.node} at ${process.execPath}).\n` +
+      "In the checkout, npm scripts use the Node of node_modules/.bin (npm ci installs it): run `npx agent-iac …` or `npm start`;\n" +
+      "elsewhere install Node 22.12 or newer (e.g. the current LTS).\n",
+  );
+  process.exit(2);
+}
 
 const source = new URL("../src/cli.ts", import.meta.url);
 await import(existsSync(source) ? source.href : new URL("../dist/cli.js", import.meta.url).href);

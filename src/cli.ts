@@ -109,7 +109,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`agent-iac: unknown command "${name}"\n\n${usage()}`);
+    const { suggestion } = await import("./commands/args.ts");
+    process.stderr.write(
+      `agent-iac: unknown command "${name}"${suggestion(name, Object.keys(commands))}\n\n${usage()}`,
+    );
     return 2;
   }
   const label = command.withName && rest[0] && !rest[0].startsWith("-") ? `${name} ${rest[0]}` : name;
@@ -120,5 +123,13 @@ async function main(argv: string[]): Promise<number> {
     return report(`agent-iac ${label}`, error, debug);
   }
 }
+
+// A closed stdout (`agent-iac procedures list --json | head -3`) ends the command quietly with exit
+// 0, as Unix tools end: the reader has what it asked for. Any other write error is said once.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  process.stderr.write(`agent-iac: cannot write to stdout: ${error.code ?? error.message}\n`);
+  process.exit(3);
+});
 
 process.exitCode = await main(process.argv.slice(2));

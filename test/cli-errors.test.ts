@@ -49,7 +49,7 @@ describe("agent-iac error handling", () => {
   it("exits 2 on a usage error with the usage, and 0 on --help", async () => {
     const bad = await runCli(["validate", "--frobnicate"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/^agent-iac validate: Unknown option '--frobnicate'/);
+    expect(bad.stderr).toMatch(/^agent-iac validate: unknown option --frobnicate\n/);
     expect(bad.stderr).toContain("usage: agent-iac validate");
     const extra = await runCli(["schema", "surplus"]);
     expect(extra.code).toBe(2);

@@ -10,6 +10,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../src/workspace/index.ts";
+import { moveDevAddress } from "./helpers/dev-address.ts";
+import { RUN_MARK } from "./helpers/leaks.ts";
 
 const SCRIPT = path.join(projectRoot, "scripts", "ensure-pulumi");
 const PULUMI_VERSION = `v${JSON.parse(readFileSync(path.join(projectRoot, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version}`;
@@ -113,11 +115,20 @@ describe("npm start in a fresh clone with an empty user cache", () => {
     // `npm ci` would install the same lockfile's packages; linking the checkout's keeps this test
     // to the first-run path under test: the toolchain build, the stack's creation, the first `up`.
     await symlink(path.join(projectRoot, "node_modules"), path.join(clone, "node_modules"));
+    // Not the developer's 127.0.0.1:8787: their `npm run service` may be running.
+    await moveDevAddress(clone);
     const home = path.join(root, "home");
     const cache = path.join(root, "cache");
     await mkdir(home);
     await mkdir(cache);
-    env = { PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: cache, ...goCaches(), NO_COLOR: "1" };
+    env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_CACHE_HOME: cache,
+      ...goCaches(),
+      NO_COLOR: "1",
+      [RUN_MARK]: process.env[RUN_MARK],
+    };
   });
   afterAll(async () => {
     await rm(root, { recursive: true, force: true });

@@ -63,13 +63,20 @@ describe("the packed package in a project of its own", () => {
 
     project = path.join(work, "example");
     await cp(path.join(projectRoot, "examples", "typescript"), project, { recursive: true });
-    const install = await run(
-      "npm",
-      ["install", tarball, "--prefer-offline", "--no-audit", "--no-fund"],
-      project,
-      process.env,
-    );
+    // The README's own install line, with this tarball: it must keep the example's exact pin.
+    const readme = await readFile(path.join(projectRoot, "README.md"), "utf8");
+    const line = /^npm install .*agent-iac-0\.1\.0\.tgz.*$/m.exec(readme)?.[0] ?? "";
+    const words = line
+      .split(/\s+/)
+      .slice(1)
+      .map((word) => (word.endsWith(".tgz") ? tarball : word));
+    expect(words).toContain("@pulumi/pulumi@3.259.0");
+    const install = await run("npm", [...words, "--prefer-offline", "--no-audit", "--no-fund"], project, process.env);
     expect(install.code, install.stderr).toBe(0);
+    const manifest = JSON.parse(await readFile(path.join(project, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    expect(manifest.dependencies["@pulumi/pulumi"]).toBe("3.259.0");
 
     env = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
     // The installed package's simulator, on a free port.
@@ -175,14 +182,47 @@ describe("the packed package in a project of its own", () => {
     expect(linksOf("booking")).toEqual([idOf(versions["booking-summary"])]);
   }, 300_000);
 
+  it("plan --behave plays the scenarios of an agent declared in TypeScript (smoke/front-desk.yaml), as smoke does", async () => {
+    const index = path.join(project, "index.ts");
+    const good = await readFile(index, "utf8");
+    // The scenario expects "this is Ada": with the persona renamed, the preview must fail like smoke would.
+    await writeFile(index, good.replaceAll("Ada", "Eve"));
+    try {
+      const plan = await run("npx", ["agent-iac", "plan", "--stack", "dev", "--behave"], project, env);
+      printed.push(plan.stdout, plan.stderr);
+      expect(plan.stdout + plan.stderr).not.toMatch(/no smoke scenarios/);
+      expect(plan.code, plan.stdout + plan.stderr).toBe(1);
+      expect(plan.stderr).toMatch(/behaviour preview: front-desk against ca_\S+@v1 with override_config/);
+      expect(plan.stdout).toMatch(/greets-and-takes-notes/);
+      expect(plan.stdout).toMatch(/this is Ada/);
+      expect(plan.stdout).toMatch(/0 passed, 1 failed/);
+    } finally {
+      await writeFile(index, good);
+    }
+  }, 300_000);
+
   it("smoke-calls both kinds of agents with `npx agent-iac smoke` in that project", async () => {
-    const smoke = await run("npx", ["agent-iac", "smoke", "--stack", "dev", "--json", "smoke.json"], project, env);
+    const smoke = await run(
+      "npx",
+      ["agent-iac", "smoke", "--stack", "dev", "--json", "smoke.json", "--record", "recordings"],
+      project,
+      env,
+    );
     printed.push(smoke.stdout, smoke.stderr);
     expect(smoke.code, smoke.stdout + smoke.stderr).toBe(0);
     expect(smoke.stdout).toMatch(/front-desk\/greets-and-takes-notes/);
     expect(smoke.stdout).toMatch(/booking\/greets/);
     expect(smoke.stdout).toMatch(/^2 passed, 0 failed$/m);
     printed.push(await readFile(path.join(project, "reports", "smoke.json"), "utf8"));
+  }, 300_000);
+
+  it("replays the recordings offline, the TypeScript-declared agent's scenario (smoke/front-desk.yaml) included", async () => {
+    const replay = await run("npx", ["agent-iac", "smoke", "--stack", "dev", "--replay", "recordings"], project, env);
+    printed.push(replay.stdout, replay.stderr);
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
+    expect(replay.stdout + replay.stderr).not.toMatch(/no such scenario in the agent files/);
+    expect(replay.stdout).toMatch(/front-desk\/greets-and-takes-notes/);
+    expect(replay.stdout).toMatch(/^2 passed, 0 failed$/m);
   }, 300_000);
 
   it("validates the agent files and renders a plan with the installed command", async () => {

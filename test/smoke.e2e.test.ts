@@ -184,6 +184,17 @@ describe("agent-iac smoke", () => {
     expect((await smoke("--agent", "nobody")).code).toBe(2);
   });
 
+  it("--version-id with a version the stack does not pin says so and what smoke did, without `pulumi up --replace`", async () => {
+    const versions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const typo = await smoke("--agent", "support", "--scenario", "greets-and-summarizes", "--version-id", "ca_typo@v1");
+    expect(typo.code).toBe(3);
+    expect(typo.stderr).toContain(
+      `ca_typo@v1 is not one of the versions stack test pins (it pins support at ${versions.support})`,
+    );
+    expect(typo.stderr).toMatch(/smoke called it as given \(--version-id\) and the service answered 404/);
+    expect(typo.stderr).not.toMatch(/--replace|the service does not know a version that stack/);
+  });
+
   it("Ctrl+C stops the calls, exits 130 and still writes both reports with every planned call", async () => {
     await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /conversations", latency_ms: 4000 });
     const junit = path.join(project.dir, "interrupted.xml");

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator } from "../src/simulator/index.ts";
 import { LOCAL_PASSPHRASE, projectRoot } from "../src/workspace/index.ts";
 import { CLI, runCli } from "./helpers/cli.ts";
+import { moveDevAddress } from "./helpers/dev-address.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
 
@@ -45,6 +46,8 @@ describe("npm start", () => {
     await cp(path.join(projectRoot, "agents"), path.join(project.dir, "agents"), { recursive: true });
     await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
     await copyFile(path.join(projectRoot, "Pulumi.dev.yaml"), path.join(project.dir, "Pulumi.dev.yaml"));
+    // Not the developer's 127.0.0.1:8787: their `npm run service` may be running.
+    await moveDevAddress(project.dir);
   });
   afterAll(async () => {
     await project?.cleanup();
@@ -289,5 +292,14 @@ describe("npm start", () => {
     expect(result.code, result.stderr).toBe(0); // the procedures still complete
     expect(result.stderr).toMatch(/post_url deliveries: [1-9]\d* of [1-9]\d* failed/);
     expect(result.stderr).toContain("http://127.0.0.1:9/hooks/nowhere");
-  });
+
+    // With the hook fixed (the run after compares with the broken version, whose own calls do fail
+    // again), the failures of earlier runs are not said again: the simulator still lists them.
+    await writeFile(file, text);
+    expect((await run()).code).toBe(0);
+    const fixed = await run();
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(fixed.stdout).toContain("No changes.");
+    expect(fixed.stderr).not.toContain("post_url deliveries");
+  }, 300_000);
 });

@@ -2,6 +2,7 @@
 // the usage text is generated from the same declaration. `--help` prints it (exit 0); a bad flag or
 // argument is a CliError (exit 2) whose hint is the usage.
 import { type ParseArgsOptionDescriptor, parseArgs } from "node:util";
+import { didYouMean } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 
 export type Flag = ParseArgsOptionDescriptor & {
@@ -57,7 +58,7 @@ export function parseCommand<const F extends Record<string, Flag>>(spec: Command
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new CliError((error as Error).message, 2, { hint: usageText(spec) });
+    throw new CliError(parseErrorMessage(error, Object.keys(options)), 2, { hint: usageText(spec) });
   }
   if ((parsed.values as { help?: boolean }).help) {
     process.stdout.write(usageText(spec));
@@ -70,6 +71,22 @@ export function parseCommand<const F extends Record<string, Flag>>(spec: Command
   }
   if (count < min) throw new CliError(`${what} is needed`, 2, { hint: usageText(spec) });
   return parsed;
+}
+
+/** Node's parser error in our words; an unknown flag gets the nearest known one. */
+function parseErrorMessage(error: unknown, flags: string[]): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return message;
+  const typed = /'(-[^']*)'/.exec(message)?.[1] ?? "";
+  const name = typed.replace(/^--?/, "").split("=")[0] ?? "";
+  const near = didYouMean(name, flags);
+  return `unknown option ${typed || "(unreadable)"}${near ? `: did you mean --${near}?` : ""}`;
+}
+
+/** The command name nearest to a mistyped one, as a sentence ("" when none is near). */
+export function suggestion(word: string, names: readonly string[]): string {
+  const near = didYouMean(word, names);
+  return near ? `: did you mean "${near}"?` : "";
 }
 
 /** A positive whole number from a flag, or a usage error naming the flag. */

@@ -71,19 +71,33 @@ export function unknownVersionsNote(
   stack: string,
 ): string {
   const unknown = new Map<string, string>();
+  const given = new Map<string, string>();
   for (const result of results) {
     if (result.status === "error" && /POST \/conversations → 404/.test(result.error ?? "")) {
-      unknown.set(result.agent, result.versionId);
+      // A version the stack does not pin (--version-id) is a wrong id, not lost data.
+      if (agents[result.agent]?.version_id === result.versionId) unknown.set(result.agent, result.versionId);
+      else given.set(result.agent, result.versionId);
     }
   }
-  if (unknown.size === 0) return "";
+  const notes = [...given].map(([key, version]) => {
+    const pinned = agents[key]?.version_id;
+    return (
+      `\n${version} is not one of the versions stack ${stack} pins${pinned ? ` (it pins ${key} at ${pinned})` : ""}: ` +
+      `smoke called it as given (--version-id) and the service answered 404, it does not know that version. ` +
+      `Check the id: \`pulumi stack output versions --stack ${stack}\` lists the stack's; older versions of an agent stay callable.\n`
+    );
+  });
+  if (unknown.size === 0) return notes.join("");
   const lines = [...unknown].map(([key, version]) => {
     const urn = agents[key]?.urn;
     return `  ${key}: ${version}${urn ? `\n    pulumi up --replace '${urn}' --stack ${stack}` : ""}`;
   });
   return (
+    notes.join("") +
     `\nthe service does not know ${unknown.size === 1 ? "a version" : "versions"} that stack ${stack} pins ` +
-    "(its data was reset or replaced, e.g. another simulator wrote the same data file). Create the agents again:\n" +
+    "(its data was reset or replaced, e.g. another simulator wrote the same data file, or agents:baseUrl points at " +
+    "another service than the one that created them). If the stack points at the wrong service, point it at the " +
+    "right one (`pulumi config set agents:baseUrl …`); if this service is the right one, create the agents again:\n" +
     `${lines.join("\n")}\n`
   );
 }

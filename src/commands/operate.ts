@@ -6,7 +6,7 @@
 import type { Client, PagedList } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { type Connection, requireConnection } from "../settings/index.ts";
-import { type CommandSpec, type Flag, parseCommand, positiveInteger } from "./args.ts";
+import { type CommandSpec, type Flag, parseCommand, positiveInteger, suggestion } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP, connectClient, explainServiceError } from "./connect.ts";
 import { followEvents } from "./events.ts";
 import { stackConnection } from "./stack.ts";
@@ -99,7 +99,10 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(GROUP_HELP[group] ?? "");
       return 0;
     }
-    throw new CliError(sub ? `unknown subcommand "${sub}"` : "a subcommand is needed", 2, {
+    const known = Object.keys(LISTS).flatMap((key) =>
+      key.startsWith(`${group} `) ? [key.slice(group.length + 1)] : [],
+    );
+    throw new CliError(sub ? `unknown subcommand "${sub}"${suggestion(sub, known)}` : "a subcommand is needed", 2, {
       hint: GROUP_HELP[group],
     });
   }

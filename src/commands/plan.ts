@@ -17,6 +17,7 @@ import type { Stack } from "../workspace/index.ts";
 import { interruptible, lockedStackError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { checkAccess, connectClient } from "./connect.ts";
+import { scenarioAgents } from "./scenarios.ts";
 import { existingStack, pulumiFailure, stackAgents } from "./stack.ts";
 
 const SPEC = {
@@ -59,7 +60,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
   const { values } = parsed;
-  const { stack, env, agents, errors, connection } = await existingStack(values.stack, "the preview failed");
+  const { stack, env, dir, agents, errors, connection } = await existingStack(values.stack, "the preview failed");
   if (errors.length > 0) {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     throw new CliError(`${errors.length} error(s) in the agent files; nothing was previewed.`, 1);
@@ -80,7 +81,14 @@ export async function run(argv: string[]): Promise<number> {
   });
   const plan = recorder.plan();
   if (values.behave)
-    plan.behave_report = await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection });
+    plan.behave_report = await behaviour(plan, recorder.inputs(), {
+      stack,
+      stackName: values.stack,
+      dir,
+      agents,
+      resolved,
+      connection,
+    });
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
     files: {
@@ -105,6 +113,8 @@ export async function run(argv: string[]): Promise<number> {
 
 type BehaveContext = {
   stack: Stack;
+  stackName: string;
+  dir: string;
   agents: AgentDefinition[];
   resolved: ResolvedConnection;
   connection: Parameters<typeof checkAccess>[1];
@@ -115,7 +125,15 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
   const held = await stackAgents(context.stack).catch((error: unknown) => {
     throw pulumiFailure("reading the stack's state failed", error);
   });
-  const { targets, skipped } = behaviourTargets(plan, inputs, context.agents, held.agents);
+  // The scenarios smoke would play: agent files, AgentDirectory folders and smoke/<key>.yaml.
+  const definitions = await scenarioAgents({
+    stackName: context.stackName,
+    dir: context.dir,
+    fromFiles: context.agents,
+    held,
+    exitCode: 1,
+  });
+  const { targets, skipped } = behaviourTargets(plan, inputs, definitions, held.agents);
   const client = connectClient(context.resolved);
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`interrupted by ${signal}`));

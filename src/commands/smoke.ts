@@ -2,7 +2,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { parse } from "yaml";
-import { declaredAgents, formatDiagnostic, loadAgents } from "../definitions/index.ts";
+import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import { emitReport, type ReportFiles } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
@@ -20,6 +20,7 @@ import {
 import { parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
 import { COMPARE_FLAGS, COMPARE_HELP, checkCompareFlags, compareSmoke } from "./compare.ts";
 import { checkAccess, connectClient, printRetry, unknownVersionsNote } from "./connect.ts";
+import { scenarioAgents } from "./scenarios.ts";
 import { existingStack, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
 
 const SPEC = {
@@ -154,8 +155,10 @@ async function replay(values: {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     throw new CliError(`${errors.length} error(s) in the agent files`, 2);
   }
+  // No state offline: smoke/<key>.yaml stands for the agents declared in code.
+  const definitions = await scenarioAgents({ stackName: values.stack, dir, fromFiles: agents });
   const { report } = await replaySmoke({
-    definitions: agents,
+    definitions,
     dir: values.replay,
     agents: values.agent,
     scenarios: values.scenario,
@@ -182,20 +185,8 @@ async function smokeAgents(stackName: string, versionId: string | undefined) {
     throw new CliError(`stack "${stackName}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
   }
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
-  // Agents of other AgentDirectory folders, and agents declared in TypeScript (scenarios in smoke/<key>.yaml).
-  const declared = await declaredAgents({
-    projectDir: process.cwd(),
-    stack: stackName,
-    held: held.agents,
-    directories: held.directories,
-    fromFiles: agents,
-    loadedDir: dir,
-  });
-  if (declared.errors.length > 0) {
-    for (const error of declared.errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
-    throw new CliError(`${declared.errors.length} error(s) in the scenario files`, 2);
-  }
-  return { definitions: [...agents, ...declared.agents], held, connection };
+  const definitions = await scenarioAgents({ stackName, dir, fromFiles: agents, held });
+  return { definitions, held, connection };
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -7,7 +7,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { parseDocument } from "yaml";
-import { runCompare } from "../compare/index.ts";
+import { consumeBase, recordDeployBase, runCompare } from "../compare/index.ts";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
@@ -25,6 +25,8 @@ import {
 } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { printRetry, unknownVersionsNote } from "./connect.ts";
+import { scenarioAgents } from "./scenarios.ts";
+import { describeSimulator, foreignSimulatorError, simulatorIdentity, unknownAgents } from "./simulator-identity.ts";
 import { type AgentOutput, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
 import { deployFailure } from "./start-failure.ts";
 
@@ -65,7 +67,7 @@ export async function run(argv: string[]): Promise<number> {
     const service = await serviceFor(resolveConnection(configMapReader(config)), workDir, stackName);
     simulator = service.simulator;
     // The versions before the deploy, from the up's own steps: after it, each scenario also runs on its old version.
-    const before = versionsBefore();
+    const before = versionsBefore(stackName);
     process.stdout.write(`pulumi up --yes (stack ${stackName})\n`);
     const up = await interruptible(
       (text) => process.stdout.write(text),
@@ -78,15 +80,21 @@ export async function run(argv: string[]): Promise<number> {
           color: process.stdout.isTTY ? "always" : "never",
         }),
     ).catch(async (error: unknown) => {
+      // A failed or interrupted up may have replaced agents: the base from before it stays pending.
+      await before.save().catch(() => undefined);
       if (error instanceof CliError) throw error;
       throw lockedStackError(error, stackName, env, "npm start") ?? (await deployFailure(error, stack, dir, stackName));
     });
+    const base = await before.save();
     const outputs = (up.outputs.agents?.value ?? {}) as Record<string, AgentOutput>;
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
     process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);
     if (values["no-smoke"]) return 0;
-    const code = await smokeAfterUp(stack, dir, stackName, service.connection, await before.save());
-    if (service.simulator || service.reused) await reportFailedDeliveries(service.connection);
+    if (service.reused) await checkReusedSimulator(stack, service.connection, stackName);
+    const { code, conversations } = await smokeAfterUp(stack, dir, stackName, service.connection, base);
+    // Only a comparison that completed (whatever it found) consumes the base; 3 or 130 keep it.
+    if (code === 0 || code === 1) await consumeBase(path.join(workDir, ".agent-iac"), stackName);
+    if (service.simulator || service.reused) await reportFailedDeliveries(service.connection, conversations);
     return code;
   } finally {
     // Last: the Pulumi run (and its provider) has stopped using it by now.
@@ -94,14 +102,26 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** A reused simulator must hold the agents the stack pins; otherwise say whose it probably is. */
+async function checkReusedSimulator(stack: Stack, connection: ResolvedConnection, stackName: string) {
+  const held = await stackAgents(stack).catch((error: unknown) => {
+    throw pulumiFailure("reading the stack's state failed", error);
+  });
+  const missing = await unknownAgents(connection.baseUrl, connection.apiKey, held.agents);
+  if (missing.length === 0) return;
+  const identity = await simulatorIdentity(connection.baseUrl, connection.apiKey);
+  throw foreignSimulatorError({ baseUrl: connection.baseUrl, identity, missing, held: held.agents, stackName });
+}
+
 type Service = { connection: ResolvedConnection; simulator?: Simulator; reused?: boolean; configFile?: string };
 
 /**
- * The procedures' post_url deliveries that failed during this run's calls, from the simulator's own
- * list (on stderr: stdout ends with smoke's "N passed, N failed"). A delivery is the procedural
- * agent's output reaching its hook; the procedure itself still completes, so nothing else says so.
+ * The procedures' post_url deliveries that failed during this run's calls (of its conversations
+ * only: a simulator holds earlier runs' and seeded traffic's too), from the simulator's own list
+ * (on stderr: stdout ends with smoke's "N passed, N failed"). A delivery is the procedural agent's
+ * output reaching its hook; the procedure itself still completes, so nothing else says so.
  */
-async function reportFailedDeliveries(connection: ResolvedConnection): Promise<void> {
+async function reportFailedDeliveries(connection: ResolvedConnection, conversations: Set<string>): Promise<void> {
   const response = await fetch(new URL("_simulator/deliveries", `${connection.baseUrl.replace(/\/$/, "")}/`), {
     headers: { authorization: `Bearer ${connection.apiKey}` },
     signal: AbortSignal.timeout(5000),
@@ -111,6 +131,7 @@ async function reportFailedDeliveries(connection: ResolvedConnection): Promise<v
     | {
         deliveries?: {
           procedure_id: string;
+          conversation_id?: string;
           url: string;
           ok: boolean;
           status?: number | null;
@@ -118,12 +139,13 @@ async function reportFailedDeliveries(connection: ResolvedConnection): Promise<v
         }[];
       }
     | undefined;
-  const failed = (body?.deliveries ?? []).filter((d) => !d.ok);
+  const ours = (body?.deliveries ?? []).filter((d) => d.conversation_id && conversations.has(d.conversation_id));
+  const failed = ours.filter((d) => !d.ok);
   if (failed.length === 0) return;
   const lines = failed.slice(0, 10).map((d) => `  ${d.procedure_id} → ${d.url}: ${d.error ?? `HTTP ${d.status}`}`);
   const more = failed.length > 10 ? [`  … and ${failed.length - 10} more (GET /_simulator/deliveries)`] : [];
   process.stderr.write(
-    `post_url deliveries: ${failed.length} of ${body?.deliveries?.length} failed (the procedures still completed):\n${[...lines, ...more].join("\n")}\n`,
+    `post_url deliveries: ${failed.length} of ${ours.length} failed (this run's procedures, which still completed):\n${[...lines, ...more].join("\n")}\n`,
   );
 }
 
@@ -136,7 +158,10 @@ async function serviceFor(
   const stateDir = path.join(workDir, ".agent-iac");
   const dataFile = path.join(stateDir, "simulator.json");
   if (connection.baseUrl && (await runningSimulator(connection.baseUrl, connection.apiKey, dataFile))) {
-    process.stdout.write(`using the simulator already serving ${connection.baseUrl}\n`);
+    const identity = await simulatorIdentity(connection.baseUrl, connection.apiKey);
+    process.stdout.write(
+      `using the simulator already serving ${connection.baseUrl} (${describeSimulator(identity)})\n`,
+    );
     return { connection: requireConnection(connection, stackName), reused: true };
   }
   await mkdir(stateDir, { recursive: true });
@@ -146,7 +171,9 @@ async function serviceFor(
     ...(connection.apiKey ? { apiKey: connection.apiKey } : {}),
     quiet: true,
   });
-  process.stdout.write(`local simulator: ${simulator.url} (service id ${simulator.serviceId})\n`);
+  process.stdout.write(
+    `local simulator: ${simulator.url} (service id ${simulator.serviceId}, this process ${process.pid}, data file ${path.relative(workDir, dataFile)})\n`,
+  );
   const configFile = await runConfigFile(workDir, stateDir, stackName, simulator.url);
   return { connection: { baseUrl: simulator.url, apiKey: simulator.apiKey }, simulator, configFile };
 }
@@ -184,20 +211,37 @@ export async function runningSimulator(baseUrl: string, apiKey: string | undefin
 
 /**
  * The version each agent had before this deploy, read from the old state of the update's steps (no
- * extra Pulumi run; {} for a new stack), and saved to reports/ for a later `smoke --compare`.
+ * extra Pulumi run; {} for a new stack). `save` returns the comparison base — the versions before
+ * the first deploy not yet compared (src/compare/old-versions.ts) — and writes it to
+ * reports/old-versions.json for a later `smoke --compare`.
  */
-function versionsBefore() {
+function versionsBefore(stackName: string) {
   const versions: Record<string, string> = {};
+  const seen = new Set<string>();
   const onEvent = (event: pulumi.automation.EngineEvent) => {
     const metadata = event.resourcePreEvent?.metadata;
     if (!metadata?.type.startsWith(AGENT_TYPE_PREFIX)) return;
     const old = metadata.old?.outputs?.versionId;
     const key = metadata.urn.split("::").at(-1) ?? "";
+    seen.add(key);
     if (typeof old === "string" && metadata.op !== "delete") versions[key] ??= old;
   };
-  const save = async () => {
-    await writeJsonFile("old-versions.json", versions);
-    return versions;
+  let saved: Promise<Record<string, string>> | undefined;
+  const save = () => {
+    saved ??= (async () => {
+      const { versions: base, carried } = await recordDeployBase(path.join(process.cwd(), ".agent-iac"), stackName, {
+        versions,
+        seen: [...seen],
+      });
+      if (carried) {
+        process.stdout.write(
+          `comparison base: the versions from before the deploy of ${carried}, whose comparison never completed (interrupted, failed or not run)\n`,
+        );
+      }
+      await writeJsonFile("old-versions.json", base);
+      return base;
+    })();
+    return saved;
   };
   return { onEvent, save };
 }
@@ -209,11 +253,12 @@ async function smokeAfterUp(
   connection: ResolvedConnection,
   before: Record<string, string>,
 ) {
-  const { agents, errors } = await loadAgents(dir, { stack: stackName });
+  const { agents: fromFiles, errors } = await loadAgents(dir, { stack: stackName });
   if (errors.length > 0) throw new CliError(errors.map(formatDiagnostic).join("\n"), 1);
   const held = await stackAgents(stack).catch((error: unknown) => {
     throw pulumiFailure("reading the stack's state failed", error);
   });
+  const agents = await scenarioAgents({ stackName, dir, fromFiles, held });
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
   // Bare names: src/report writes them under reports/.
   const reportFiles: ReportFiles = { junit: "smoke.junit.xml", json: "smoke.json", html: "smoke.html" };
@@ -231,6 +276,7 @@ async function smokeAfterUp(
       out: process.stdout,
     });
     const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
+    const results = scenarios.flatMap((s) => [...s.newResults, ...(s.oldResults ?? [])]);
     process.stderr.write(
       unknownVersionsNote(
         scenarios.flatMap((s) => s.newResults),
@@ -238,7 +284,7 @@ async function smokeAfterUp(
         stackName,
       ),
     );
-    return exitCode;
+    return { code: exitCode, conversations: conversationsOf(results) };
   }
   process.stdout.write(
     "\nsmoke calls against the pinned versions (first deploy: no versions before it to compare with, plain smoke):\n",
@@ -254,8 +300,11 @@ async function smokeAfterUp(
   });
   const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
   process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
-  return exitCode;
+  return { code: exitCode, conversations: conversationsOf(results) };
 }
+
+const conversationsOf = (results: { conversationId?: string | null | undefined }[]) =>
+  new Set(results.flatMap((r) => (r.conversationId ? [r.conversationId] : [])));
 
 /** A copy of the stack's config file with agents:baseUrl pointing at this run's simulator. */
 async function runConfigFile(workDir: string, stateDir: string, stackName: string, baseUrl: string): Promise<string> {

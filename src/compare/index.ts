@@ -8,7 +8,17 @@ export {
   scenarioOutcome,
   transcriptDiff,
 } from "./compare.ts";
-export { type OldVersions, parseOldVersions, readOldVersions } from "./old-versions.ts";
+export {
+  baseFile,
+  consumeBase,
+  type DeployBase,
+  type OldVersions,
+  type PendingBase,
+  parseOldVersions,
+  pendingBase,
+  readOldVersions,
+  recordDeployBase,
+} from "./old-versions.ts";
 export { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
 export { type CompareOptions, runCompare } from "./run.ts";
 export { DEFAULT_ALPHA, type Evidence, evidenceLines, judgeScenarios } from "./significance.ts";

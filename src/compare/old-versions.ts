@@ -1,7 +1,8 @@
 // The versions to compare against (`smoke --compare OLD`): the stack's `versions` output saved
 // before a deploy (`pulumi stack output versions --json`: `{key: version_id}`), or a previous smoke
 // JSON report (read tolerantly: the versions its calls were pinned to).
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { CliError } from "../errors/index.ts";
 import { REPORT_FORMAT, reportSchema } from "../report/index.ts";
 
@@ -44,4 +45,77 @@ export function parseOldVersions(text: string, file: string): OldVersions {
   throw new CliError(`--compare ${file}: neither a versions output ({"agent": "ca_x@vN"}) nor a smoke report`, 2, {
     hint: "pass the output of `pulumi stack output versions --json` or a smoke JSON report (--json)",
   });
+}
+
+// `npm start`'s comparison base (issue 30): the versions before the FIRST deploy not yet compared.
+// A deploy records what it found before it (and which agents its steps touched) unless an earlier
+// deploy's base is still pending; only a comparison over the base that completes (whatever it
+// found) consumes it. So a run whose `up` failed part-way, that was interrupted, or whose calls could
+// not complete leaves the base for the next run, which then compares against the version from
+// before the first of those deploys, not against the one just made.
+
+/** What `.agent-iac/comparison-base.<stack>.json` holds while a base waits for its comparison. */
+export type PendingBase = {
+  stack: string;
+  /** Agent key → version id before the first deploy not yet compared. */
+  versions: Record<string, string>;
+  /** Every agent key that deploy's steps named (those missing from `versions` were new then). */
+  seen: string[];
+  recorded_at: string;
+};
+
+export type DeployBase = { versions: Record<string, string>; seen: string[] };
+
+export const baseFile = (stateDir: string, stack: string) =>
+  path.join(stateDir, `comparison-base.${stack.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`);
+
+/** The pending base of the stack, or undefined (none, or unreadable: then the next deploy records anew). */
+export async function pendingBase(stateDir: string, stack: string): Promise<PendingBase | undefined> {
+  const text = await readFile(baseFile(stateDir, stack), "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const value = JSON.parse(text) as PendingBase;
+    const versions = isObject(value?.versions) ? value.versions : undefined;
+    if (value?.stack !== stack || !versions || !Object.values(versions).every((v) => typeof v === "string")) {
+      return undefined;
+    }
+    return { ...value, versions, seen: Array.isArray(value.seen) ? value.seen.map(String) : Object.keys(versions) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The base this deploy compares against: the pending one if there is one — with the versions of
+ * agents its deploy never reached taken from this deploy — else this deploy's own, recorded as
+ * pending. `carried` is when the pending base was recorded, when it is an earlier deploy's.
+ */
+export async function recordDeployBase(
+  stateDir: string,
+  stack: string,
+  deploy: DeployBase,
+): Promise<{ versions: Record<string, string>; carried?: string }> {
+  const pending = await pendingBase(stateDir, stack);
+  const base: PendingBase = pending
+    ? mergeBase(pending, deploy)
+    : { stack, versions: deploy.versions, seen: deploy.seen, recorded_at: new Date().toISOString() };
+  await mkdir(stateDir, { recursive: true });
+  const file = baseFile(stateDir, stack);
+  await writeFile(`${file}.tmp`, `${JSON.stringify(base, null, 2)}\n`);
+  await rename(`${file}.tmp`, file);
+  return { versions: base.versions, ...(pending ? { carried: pending.recorded_at } : {}) };
+}
+
+function mergeBase(pending: PendingBase, deploy: DeployBase): PendingBase {
+  const seen = new Set(pending.seen);
+  const versions = { ...pending.versions };
+  for (const [key, version] of Object.entries(deploy.versions)) {
+    if (!seen.has(key)) versions[key] = version;
+  }
+  return { ...pending, versions, seen: [...new Set([...pending.seen, ...deploy.seen])] };
+}
+
+/** A comparison over the base completed: the next deploy records its own. */
+export async function consumeBase(stateDir: string, stack: string): Promise<void> {
+  await rm(baseFile(stateDir, stack), { force: true });
 }

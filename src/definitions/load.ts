@@ -97,7 +97,8 @@ async function load(dir: string, stack: string | undefined): Promise<LoadResult>
   try {
     const entries = await readdir(dir, { withFileTypes: true });
     names = entries
-      .filter((e) => (e.isFile() || e.isSymbolicLink()) && !e.name.startsWith("."))
+      // Anything but a directory: a FIFO or a device named *.yaml is refused below, never skipped.
+      .filter((e) => !e.isDirectory() && !e.name.startsWith("."))
       .map((e) => e.name)
       .filter((name) => EXTENSIONS.includes(path.extname(name)))
       .sort();

@@ -31,6 +31,26 @@ function invisibleProblem(value: string): string | undefined {
   return `contains an invisible or text-direction character (U+${code}) at position ${match.index + 1}: type the value again without it`;
 }
 
+/**
+ * An agent's name is shown to people (lists, plans, the service's console): control characters (NUL,
+ * line breaks) and text-direction controls (U+202E) make it read as something it is not. Joiners and
+ * variation selectors stay allowed: emoji use them.
+ */
+const NAME_HAZARD = /[\p{Cc}\p{Bidi_Control}]/u;
+
+const agentName = z
+  .string()
+  .min(1, "must not be empty")
+  .superRefine((value, ctx) => {
+    const match = NAME_HAZARD.exec(value);
+    if (!match) return;
+    const code = (match[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0");
+    ctx.addIssue({
+      code: "custom",
+      message: `contains a control or text-direction character (U+${code}) at position ${match.index + 1}: type the name again without it`,
+    });
+  });
+
 /** A name or id that must be exactly what it looks like. */
 const visibleText = (schema: z.ZodString) =>
   schema.superRefine((value, ctx) => {
@@ -283,7 +303,7 @@ export function requiredPasses(scenario: { iterations: number; min_pass?: number
 }
 
 const common = {
-  name: z.string().min(1, "must not be empty"),
+  name: agentName,
   description: z.string(),
   protect: z.boolean().default(false).meta({ description: "Pulumi protect: the stack refuses to drop this agent." }),
 };

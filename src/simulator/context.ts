@@ -40,6 +40,17 @@ export type Sim = {
   baseUrl: string;
   /** Aborted by close(): ends latency waits. */
   lifetime: AbortController;
+  /** Who serves (GET /_simulator/info): lets a client tell one checkout's simulator from another's. */
+  identity?: SimulatorIdentity;
+};
+
+export type SimulatorIdentity = {
+  pid: number;
+  /** The data file, absolute; null for an in-memory simulator. */
+  data_file: string | null;
+  /** The working directory of its process (the checkout it was started in). */
+  cwd: string;
+  started_at: string;
 };
 
 export function createContext(store: Store, options: Settings): SimContext {

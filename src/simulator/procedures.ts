@@ -106,6 +106,7 @@ export class ProcedureRunner {
     const record = (ok: boolean, status: number | null, error: string | null) => {
       this.#store.addRecord("deliveries", {
         procedure_id: procedure.item.id,
+        conversation_id: procedure.item.conversation_id,
         url,
         ok,
         status,

@@ -3,6 +3,7 @@
 // resolves the options, takes the data file's lock, opens the store, recovers from a restart,
 // listens, and returns the handle that closes it all. The choices the interface leaves open are
 // documented in README.md beside this file.
+import path from "node:path";
 import { isLoopbackHost } from "../contract/index.ts";
 import { buildApp } from "./app.ts";
 import { createContext, type Settings, type Sim, type SimContext, stopContext } from "./context.ts";
@@ -86,7 +87,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
   try {
     const store = await Store.open(options.dataFile);
-    const sim: Sim = { ctx: createContext(store, settings), baseUrl: "", lifetime: new AbortController() };
+    const sim: Sim = {
+      ctx: createContext(store, settings),
+      baseUrl: "",
+      lifetime: new AbortController(),
+      identity: {
+        pid: process.pid,
+        data_file: options.dataFile ? path.resolve(options.dataFile) : null,
+        cwd: process.cwd(),
+        started_at: new Date().toISOString(),
+      },
+    };
     recoverAfterRestart(sim.ctx);
     const app = await buildApp(sim);
     await app.listen({ host: settings.host, port: options.port ?? 8787 }).catch(async (error: unknown) => {

@@ -51,6 +51,8 @@ export type StoredFeedback = { seq: number; service_id: string; item: Feedback }
 
 export type Delivery = {
   procedure_id: string;
+  /** The conversation whose procedure it was (lets a run report only its own deliveries). */
+  conversation_id?: string;
   url: string;
   ok: boolean;
   status: number | null;

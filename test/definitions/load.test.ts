@@ -1,5 +1,6 @@
 // The loader on the committed examples and on broken files: every error at once, each at the
 // file:line:column of the field it concerns.
+import { spawnSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -275,5 +276,30 @@ describe("prompt files", () => {
     } finally {
       await rm(outside, { recursive: true, force: true });
     }
+  });
+
+  it("refuses an agent file that is a FIFO (or any non-regular file), as it refuses a symlink out of the project", async () => {
+    project = await tempProject({ "agents/summary.yaml": SUMMARY });
+    // A FIFO would block a reader forever; it must be named, not skipped ("1 agent OK").
+    const made = spawnSync("mkfifo", [path.join(project.agents, "pipe.yaml")]);
+    expect(made.status, String(made.stderr)).toBe(0);
+    const { agents, errors } = await loadAgents(project.agents);
+    expect(errors.map(where)).toEqual(["pipe.yaml:1:1: (file)"]);
+    expect(errors[0]?.message).toMatch(/not a regular file/);
+    expect(agents.map((a) => a.key)).toEqual(["summary"]);
+  });
+
+  it("refuses an agent name holding NUL or a text-direction control, like model and tool names", async () => {
+    const named = (name: string) => SUMMARY.replace(/^name: .*$/m, `name: ${JSON.stringify(name)}`);
+    project = await tempProject({
+      "agents/nul.yaml": named("Front\u0000desk"),
+      "agents/bidi.yaml": named("Front desk \u202Egnp.exe"),
+      "agents/emoji.yaml": named("Front desk \u260E\uFE0F"),
+    });
+    const { agents, errors } = await loadAgents(project.agents);
+    expect(errors.map(where).sort()).toEqual(["bidi.yaml:2:7: name", "nul.yaml:2:7: name"]);
+    expect(errors.map((e) => e.message).join("\n")).toMatch(/U\+202E\) at position 12/);
+    expect(errors.map((e) => e.message).join("\n")).toMatch(/U\+0000\) at position 6/);
+    expect(agents.map((a) => a.key)).toEqual(["emoji"]);
   });
 });

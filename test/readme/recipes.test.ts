@@ -7,6 +7,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../../src/workspace/index.ts";
+import { moveDevAddress, onDevPort } from "../helpers/dev-address.ts";
+import { RUN_MARK } from "../helpers/leaks.ts";
 import { parseRecipes, type Recipe } from "./recipes.ts";
 
 describe("README recipe markers", () => {
@@ -85,6 +87,10 @@ describe("README recipes, run as written in a fresh clone", () => {
     root = await mkdtemp(path.join(os.tmpdir(), "agent-iac-readme-"));
     clone = path.join(root, "agent-iac");
     await promisify(execFile)("git", ["clone", "--quiet", projectRoot, clone]);
+    // Not the developer's 127.0.0.1:8787 (their `npm run service` may be running): the clone's dev
+    // stack and the recipes' service use a free port instead.
+    const port = await moveDevAddress(clone);
+    recipes = recipes.map((recipe) => ({ ...recipe, script: onDevPort(recipe.script, port) }));
     // A user of their own: a fresh HOME, but the machine's package, Go and toolchain caches, so the
     // recipes run at the speed of a second run (the first-run test covers an empty cache).
     const home = path.join(root, "home");
@@ -100,6 +106,7 @@ describe("README recipes, run as written in a fresh clone", () => {
       ...go,
       NO_COLOR: "1",
       CI: "true",
+      [RUN_MARK]: process.env[RUN_MARK],
     };
   }, 300_000);
   afterAll(async () => {

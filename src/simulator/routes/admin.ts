@@ -80,7 +80,7 @@ export const adminRoutes: SimPlugin = async (app, { sim }) => {
     const body = health(sim);
     return reply.code(body.ok ? 200 : 503).send(body);
   });
-  app.get("/_simulator/info", async () => ({ service_id: sim.ctx.store.state.service_id }));
+  app.get("/_simulator/info", async () => ({ service_id: sim.ctx.store.state.service_id, ...sim.identity }));
   app.get("/_simulator/agents", async () => {
     const agents = sim.ctx.store.state.agents;
     return {

@@ -1,0 +1,28 @@
+// The whole run's setup and teardown: marks the run's environment, and afterwards fails the run
+// when a process started by it is still alive (a simulator still listening, an orphaned Pulumi
+// plugin), naming each with its ports, and stops it. See helpers/leaks.ts.
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describeLeaks, markedProcesses, RUN_MARK } from "./helpers/leaks.ts";
+
+export default function setup() {
+  const mark = randomUUID();
+  process.env[RUN_MARK] = mark;
+  return async () => {
+    // Workers and their children get a moment to finish exiting.
+    let leaks = await markedProcesses(mark);
+    for (let waited = 0; leaks.length > 0 && waited < 10_000; waited += 250) {
+      await sleep(250);
+      leaks = await markedProcesses(mark);
+    }
+    if (leaks.length === 0) return;
+    for (const leak of leaks) {
+      try {
+        process.kill(leak.pid, "SIGTERM");
+      } catch {}
+    }
+    // Vitest only logs an error thrown here ("error during close") and exits 0: set the code too.
+    process.exitCode = 1;
+    throw new Error(`the test run left ${leaks.length} process(es) running (now stopped):\n${describeLeaks(leaks)}`);
+  };
+}

@@ -1,0 +1,38 @@
+// The dev stack's address (127.0.0.1:8787) belongs to the developer: `npm run service` of the same
+// checkout may serve it while `npm test` runs (the README suggests exactly that). Tests that run
+// `npm start` or the README's recipes in a copy or clone move that copy's dev address to a free
+// loopback port first, so they neither reuse nor collide with the developer's simulator.
+import { readFile, writeFile } from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+
+export const DEV_ADDRESS = "127.0.0.1:8787";
+
+/** A loopback port nothing listens on at this moment. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Rewrites the dev address in the project's Pulumi.dev.yaml to a free port; returns that port. */
+export async function moveDevAddress(projectDir: string): Promise<number> {
+  const port = await freePort();
+  const file = path.join(projectDir, "Pulumi.dev.yaml");
+  const text = await readFile(file, "utf8");
+  if (!text.includes(DEV_ADDRESS)) throw new Error(`${file} does not name ${DEV_ADDRESS}`);
+  await writeFile(file, text.replaceAll(DEV_ADDRESS, `127.0.0.1:${port}`));
+  return port;
+}
+
+/** A README script on the moved address: URLs rewritten, `npm run service` told the port. */
+export function onDevPort(script: string, port: number): string {
+  return script
+    .replaceAll(DEV_ADDRESS, `127.0.0.1:${port}`)
+    .replace(/npm run service( --)?/g, `npm run service -- --port ${port}`);
+}

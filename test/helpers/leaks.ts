@@ -1,0 +1,68 @@
+// Processes a test run left behind (issue 30): `npm test` must leave no simulator or other process
+// running, least of all one listening on a port. The run's global setup marks its environment
+// (AGENT_IAC_TEST_RUN=<id>); every process started from it inherits the mark (tests that give a
+// child an environment of its own pass the mark on), so what still carries it after the run is
+// ours, whoever its parent is now. Linux /proc only; elsewhere nothing is found.
+import { readdir, readFile, readlink } from "node:fs/promises";
+
+export const RUN_MARK = "AGENT_IAC_TEST_RUN";
+
+export type MarkedProcess = { pid: number; command: string; listening: string[] };
+
+/** Listening TCP sockets by inode: "127.0.0.1:8787". */
+async function listeningSockets(): Promise<Map<string, string>> {
+  const sockets = new Map<string, string>();
+  for (const [file, v6] of [
+    ["/proc/net/tcp", false],
+    ["/proc/net/tcp6", true],
+  ] as const) {
+    const text = await readFile(file, "utf8").catch(() => "");
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] !== "0A") continue; // LISTEN
+      const [address = "", port = "0"] = (fields[1] ?? "").split(":");
+      const host = v6
+        ? `[${address}]`
+        : (address.match(/../g) ?? [])
+            .reverse()
+            .map((h) => Number.parseInt(h, 16))
+            .join(".");
+      sockets.set(fields[9] ?? "", `${host}:${Number.parseInt(port, 16)}`);
+    }
+  }
+  return sockets;
+}
+
+/** Every live process but `except` whose environment carries `mark`, with what it listens on. */
+export async function markedProcesses(mark: string, except: number[] = [process.pid]): Promise<MarkedProcess[]> {
+  const needle = `${RUN_MARK}=${mark}`;
+  const sockets = await listeningSockets();
+  const found: MarkedProcess[] = [];
+  for (const name of await readdir("/proc").catch(() => [] as string[])) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || except.includes(pid)) continue;
+    const environ = await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "");
+    if (!environ.split("\0").includes(needle)) continue;
+    const state = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    if (/\) Z /.test(state)) continue; // a zombie holds nothing; its parent has yet to reap it
+    const command = (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).split("\0").join(" ").trim();
+    const listening: string[] = [];
+    for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [] as string[])) {
+      const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => "");
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      const address = inode ? sockets.get(inode) : undefined;
+      if (address) listening.push(address);
+    }
+    found.push({ pid, command, listening });
+  }
+  return found;
+}
+
+export function describeLeaks(leaks: MarkedProcess[]): string {
+  return leaks
+    .map(
+      (p) =>
+        `  pid ${p.pid}${p.listening.length ? ` listening on ${p.listening.join(", ")}` : ""}: ${p.command.slice(0, 200)}`,
+    )
+    .join("\n");
+}
