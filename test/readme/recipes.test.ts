@@ -103,6 +103,10 @@ describe("README recipes, run as written in a fresh clone", () => {
       HOME: home,
       XDG_CACHE_HOME: process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"),
       npm_config_cache: path.join(os.homedir(), ".npm"),
+      // The machine's own npm and TLS settings are not the user's: npm finds its global config
+      // beside the Node that runs it (here node_modules' Node 24, not the machine's), so the one
+      // `npm test` ran under is named, with the CA bundle a registry behind a proxy needs.
+      ...machineSettings(),
       ...go,
       NO_COLOR: "1",
       CI: "true",
@@ -143,3 +147,9 @@ describe("README recipes, run as written in a fresh clone", () => {
     expect(output).toContain('unknown command "smok"');
   });
 });
+
+/** The machine-wide npm and TLS settings of this run, for a fresh user's HOME (none of them is a secret). */
+function machineSettings(): Record<string, string> {
+  const names = ["npm_config_globalconfig", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"];
+  return Object.fromEntries(names.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])));
+}
