@@ -111,7 +111,34 @@ const argumentMatchers = z
   })
   .meta({ description: 'Argument name → exact value, or "/regex/flags" matched against the argument.' });
 
+/** Votes of a judged rubric: odd (a majority always exists), default 3. */
+export const DEFAULT_JUDGE_VOTES = 3;
+const judgeVotes = z
+  .int()
+  .min(1)
+  .max(15)
+  .refine((n) => n % 2 === 1, "must be odd (1, 3, 5 …): a majority of the votes decides")
+  .meta({ description: "Independent judge requests; the majority decides (odd, default 3)." });
+
+/** A judged expectation: a sentence the judge model checks the transcript against. */
+export const judgeRubric = z
+  .union([
+    z.string().trim().min(1, "must not be empty"),
+    z.strictObject({
+      rubric: z.string().trim().min(1, "must not be empty"),
+      votes: judgeVotes.optional(),
+    }),
+  ])
+  .meta({ description: "A rubric sentence, or {rubric, votes}." });
+
 export const expectations = z.strictObject({
+  judge: z
+    .array(judgeRubric)
+    .optional()
+    .meta({
+      description:
+        "Rubrics a judge model (agents:judgeBaseUrl, agents:judgeModel) checks the transcript against; the transcript is sent to that endpoint.",
+    }),
   says: z.array(textPattern).optional().meta({ description: "Phrases some completed agent message must match." }),
   never_says: z.array(textPattern).optional().meta({ description: "Phrases no agent message may match." }),
   tool_calls: z
@@ -144,6 +171,18 @@ export const expectations = z.strictObject({
     }),
 });
 
+/** A judged rubric with its votes. */
+export type JudgeRubric = { rubric: string; votes: number };
+
+/** A scenario's judged rubrics, each with its votes (default 3). */
+export function judgeRubrics(expect: { judge?: z.input<typeof judgeRubric>[] | undefined }): JudgeRubric[] {
+  return (expect.judge ?? []).map((item) =>
+    typeof item === "string"
+      ? { rubric: item.trim(), votes: DEFAULT_JUDGE_VOTES }
+      : { rubric: item.rubric.trim(), votes: item.votes ?? DEFAULT_JUDGE_VOTES },
+  );
+}
+
 /** The latency bounds of a scenario (`expect.latency`). */
 export type LatencyBounds = NonNullable<z.output<typeof expectations>["latency"]>;
 
@@ -173,8 +212,24 @@ export const smokeScenario = z
       .optional()
       .meta({ description: "Share of iterations that must pass (0–1], rounded up; instead of min_pass." }),
     expect: expectations.default({ no_errors: true, ends: true }),
+    judge_min_agreement: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .meta({
+        description:
+          "Each judged rubric's last measured agreement with human labels (`agent-iac judge check`) must be at least this (0–1].",
+      }),
   })
   .superRefine((scenario, ctx) => {
+    if (scenario.judge_min_agreement !== undefined && !scenario.expect.judge?.length) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["judge_min_agreement"],
+        message: "the scenario has no judged expectation (expect.judge)",
+      });
+    }
     if (scenario.min_pass !== undefined && scenario.pass_rate !== undefined) {
       ctx.addIssue({ code: "custom", path: ["pass_rate"], message: "give min_pass or pass_rate, not both" });
     }
