@@ -1,5 +1,6 @@
 // `smoke --compare OLD [--fail-on regression|failure]`: the smoke command's comparison mode, kept
 // here so smoke.ts only hands over to it.
+import type { Judge } from "../judge/index.ts";
 import { type FailOn, readOldVersions, runCompare } from "../compare/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
@@ -57,6 +58,7 @@ type Context = {
   concurrency: number;
   files: ReportFiles;
   signal: AbortSignal;
+  judge?: Judge | undefined;
 };
 
 /** Usage errors of the comparison flags, before anything is read or called. */
@@ -88,6 +90,7 @@ export async function compareSmoke(values: Values, context: Context): Promise<nu
     files: context.files,
     out: process.stdout,
     signal: context.signal,
+    judge: context.judge,
   });
   await appendJobSummary(report);
   if (context.signal.aborted) return 130;

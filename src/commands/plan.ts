@@ -1,4 +1,6 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
+import type { JudgeSettings } from "../settings/index.ts";
+import { JUDGE_FLAGS, runJudge } from "./judge.ts";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { AgentDefinition } from "../definitions/index.ts";
@@ -51,6 +53,7 @@ diff; every other change says why it cannot be previewed.`,
       help: "with --behave: write its calls as a JSON report (kind behave)",
     },
     html: { type: "string", arg: "FILE", help: "with --behave: write its calls as a self-contained HTML report" },
+    ...JUDGE_FLAGS,
   },
   footer: `exit codes: 0 the preview succeeded (and, with --behave, every previewed scenario passed),
 1 the agent files are invalid (file:line errors on stderr) or a previewed scenario failed, 2 usage
@@ -63,7 +66,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
   const { values } = parsed;
-  const { stack, env, agents, errors, connection } = await existingStack(values.stack, "the preview failed");
+  const { stack, env, agents, errors, connection, judge } = await existingStack(values.stack, "the preview failed");
   if (errors.length > 0) {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     throw new CliError(`${errors.length} error(s) in the agent files; nothing was previewed.`, 1);
@@ -84,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   const plan = recorder.plan();
   const behave = values.behave
-    ? await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection })
+    ? await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection, judge, flags: values })
     : undefined;
   const markdown = renderMarkdown(plan);
   if (values.markdown) await write(reportPath(values.markdown), markdown);
@@ -114,6 +117,8 @@ type BehaveContext = {
   agents: AgentDefinition[];
   resolved: ResolvedConnection;
   connection: Parameters<typeof checkAccess>[1];
+  judge: JudgeSettings;
+  flags: Parameters<typeof runJudge>[2];
 };
 
 /** Plays the previewable agents' scenarios and puts the results into the plan; 1 when one failed, 3 when a call could not complete. */
@@ -122,6 +127,9 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
     throw pulumiFailure("reading the stack's state failed", error);
   });
   const { targets, skipped } = behaviourTargets(plan, inputs, context.agents, held.agents);
+  // Judged scenarios without a judge stop here (exit 2), before any request to the service.
+  const calls = targets.flatMap((t) => t.calls.map((c) => ({ agent: c.agent, scenario: c.scenario })));
+  const judge = await runJudge(calls, context.judge, context.flags, context.stack.name);
   const client = connectClient(context.resolved);
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`interrupted by ${signal}`));
@@ -134,6 +142,7 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
       concurrency: 4,
       out: process.stderr,
       signal: stop.signal,
+      judge,
     });
     if (stop.signal.aborted) throw new CliError("interrupted: the behaviour preview was stopped", 130);
     attachBehaviour(plan, targets, skipped, results);
@@ -144,6 +153,7 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await client.close();
+    await judge?.client.close();
   }
 }
 

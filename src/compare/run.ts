@@ -2,6 +2,7 @@
 // the old one (both pinned); the same scenario's two sides are then compared. An agent without an
 // old version (a first deploy, a new agent) runs as plain smoke and the run says so; an agent whose
 // version did not change is called once and serves both sides.
+import type { Judge } from "../judge/index.ts";
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { type Report, type ReportFiles, writeReports } from "../report/index.ts";
@@ -41,6 +42,8 @@ export type CompareOptions = {
   files?: ReportFiles;
   out: Output;
   signal?: AbortSignal;
+  /** Judges `expect.judge` rubrics on both sides (the same cache: an unchanged transcript is not asked twice). */
+  judge?: Judge | undefined;
 };
 
 /** The old side's call: the same scenario and inputs on the old version; procedures found by name (it links older procedural agents). */
@@ -78,6 +81,7 @@ export async function runCompare(
       runCalls(client, calls, {
         concurrency: options.concurrency,
         out: options.out,
+        judge: options.judge,
         ...(options.signal ? { signal: options.signal } : {}),
       });
     if (oldCalls.length > 0) {

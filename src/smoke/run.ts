@@ -2,6 +2,7 @@
 // one line per finished scenario otherwise (CI), and the closing `N passed, N failed` line. Every
 // planned call gets a result, whatever stopped the others: reports can always be written.
 import type { Client, EventEnvelope } from "../api/index.ts";
+import type { Judge } from "../judge/index.ts";
 import { transcriptPrinter } from "../render/index.ts";
 import type { ScenarioSummary } from "../report/index.ts";
 import { type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
@@ -22,6 +23,8 @@ export type RunOptions = {
   partial?: boolean;
   /** Keep each call's envelopes on its result (for recordings). */
   keepEnvelopes?: boolean;
+  /** Judges the scenarios' `expect.judge` rubrics. */
+  judge?: Judge | undefined;
 };
 
 export async function runCalls(client: Client, calls: PlannedCall[], options: RunOptions): Promise<ScenarioResult[]> {
@@ -47,6 +50,7 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
         onEvent,
         onProgress,
         keepEnvelopes: options.keepEnvelopes ?? false,
+        judge: options.judge,
         ...(options.signal ? { signal: options.signal } : {}),
       };
       try {
@@ -129,12 +133,23 @@ function resultLine(result: ScenarioResult): string {
   const byName = result.observation?.procedures.some((p) => p.matchedBy === "name")
     ? " (procedures matched by name: this is not the stack's current version)"
     : "";
-  if (result.status === "passed") return `✓ ${name} (${where}) ${result.assertions.length} checks, ${time}${byName}`;
+  if (result.status === "passed")
+    return `✓ ${name} (${where}) ${result.assertions.length} checks, ${time}${judgedText(result)}${byName}`;
   if (result.status === "error") return `! ${name} (${where}) ${result.error}`;
   const failed = result.assertions.filter((a) => !a.passed);
   const reasons =
     failed.length > 0 ? failed.map((a) => `${a.description}: ${a.detail}`).join("; ") : "nothing was checked";
   return `✗ ${name} (${where}) ${reasons}`;
+}
+
+/** `; judged: pass 2/3 (uncertain) "rubric"` — the judged expectations of a passed call. */
+function judgedText(result: ScenarioResult): string {
+  const judged = result.assertions.flatMap((a) => (a.judgement ? [a.judgement] : []));
+  if (judged.length === 0) return "";
+  const each = judged.map(
+    (j) => `${j.verdict} ${j.agreement}${j.uncertain ? " (uncertain)" : ""} ${JSON.stringify(j.rubric)}`,
+  );
+  return `; judged: ${each.join(", ")}`;
 }
 
 /** One waiting call in words: `support/greets#1 waits for …; last seen: …; 104 s left`. */
