@@ -154,6 +154,43 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(run.stdout).toMatch(/at most 3 judge request\(s\)/);
   });
 
+  it("judge check measures agreement with labels; judge_min_agreement refuses (exit 2) until it is measured, then the report carries it", async () => {
+    const rubric = "introduces herself with a callback number";
+    await judged("trusted-judge", [rubric], { judge_min_agreement: 0.9 });
+    const refused = await smoke(["--scenario", "trusted-judge"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/was never measured with test-model/);
+    const labels = path.join(project.dir, "labels.yaml");
+    const lines = ["agent: Hi, this is Maya from Northwind.", "user: bye"];
+    await writeFile(
+      labels,
+      [
+        "items:",
+        `  - { rubric: "${rubric}", human: fail, transcript: ${JSON.stringify(lines)} }`,
+        `  - { rubric: "${rubric}", human: pass, transcript: ${JSON.stringify([...lines, "agent: call us at 555"])} }`,
+        `  - { rubric: "${rubric}", human: fail, transcript: ${JSON.stringify(lines.slice(0, 1))} }`,
+      ].join("\n"),
+    );
+    const env = { ...process.env, ...sandbox.env, AGENT_IAC_JUDGE_BASE_URL: judge.url, AGENT_IAC_JUDGE_MODEL: "test-model", AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY };
+    const check = await runCli(["judge", "check", "labels.yaml", "--stack", "test", "--json", "check.json"], { cwd: project.dir, env });
+    everything.push(check.stdout, check.stderr);
+    expect(check.code).toBe(0);
+    // The judge fails all three; the human failed two: agreement 2/3, kappa 0 (the judge never passes).
+    expect(check.stdout).toMatch(/"introduces herself with a callback number": agreement 0\.667 \(2\/3\), kappa 0; vote consistency 1/);
+    expect(check.stdout).toContain("pass×pass 0, pass×fail 1, fail×pass 0, fail×fail 2");
+    const below = await smoke(["--scenario", "trusted-judge"]);
+    expect(below.code).toBe(2);
+    expect(below.stderr).toMatch(/agreed with its human labels 0\.667 of the time .* below judge_min_agreement 0\.9/);
+    await judged("trusted-judge", [rubric], { judge_min_agreement: 0.6 });
+    const run = await smoke(["--scenario", "trusted-judge"]);
+    expect(run.code).toBe(1);
+    const judgement = run.report?.results[0]?.assertions.find((a) => a.judgement)?.judgement as Record<string, unknown>;
+    expect(judgement.calibration).toMatchObject({ items: 3 });
+    expect((judgement.calibration as { kappa: number }).kappa).toBeCloseTo(0, 10);
+    expect((judgement.calibration as { agreement: number }).agreement).toBeCloseTo(2 / 3, 10);
+    expect(run.html).toContain("agreement with human labels 67 % over 3");
+  });
+
   it("record, then replay from the cache with the judge stopped: the same verdicts; a changed rubric asks again", async () => {
     const cache = await mkdtemp(path.join(project.dir, "cache-"));
     await judged("judged-replay", ["replayed rubric"]);

@@ -2,7 +2,8 @@
 // scenario has no judge configured, or a rubric's measured agreement is below its scenario's
 // judge_min_agreement), and `agent-iac judge check FILE`, which measures the configured judge
 // against transcripts a person labelled.
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import {
@@ -145,7 +146,11 @@ export async function run(argv: string[]): Promise<number> {
   }
   process.stdout.write(checkText(result));
   await cache.storeAgreements(result.model, calibrations(result, file));
-  if (values.json) await writeFile(reportPath(values.json), `${JSON.stringify(result, null, 2)}\n`);
+  if (values.json) {
+    const out = reportPath(values.json);
+    await mkdir(path.dirname(path.resolve(out)), { recursive: true });
+    await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
+  }
   const errors = result.overall.errors;
   if (errors > 0) {
     process.stderr.write(`${errors} item(s) could not be judged (see above): they are not counted in the agreement\n`);
