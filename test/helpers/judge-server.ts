@@ -13,8 +13,11 @@ export type JudgeAnswer =
   | { status: number; retryAfter?: string }
   | { stall: true };
 
-/** Rubric substring → answers, used in turn (the last one repeats). */
-export type JudgeScript = Record<string, JudgeAnswer[]>;
+/**
+ * Rubric substring → answers, used in turn (the last one repeats), or a function of the numbered
+ * transcript the judge was sent (to answer by what the conversation says).
+ */
+export type JudgeScript = Record<string, JudgeAnswer[] | ((transcript: string) => JudgeAnswer)>;
 
 export type JudgeRequest = { authorization: string | undefined; body: Record<string, unknown>; rubric: string };
 
@@ -79,10 +82,11 @@ export async function startTestJudge(script: JudgeScript = {}, options: { apiKey
     }
     const key = Object.keys(judge.script).find((k) => rubric.includes(k));
     if (key === undefined) return send(400, { error: { message: `no scripted answer for rubric ${rubric}` } });
-    const answers = judge.script[key] as JudgeAnswer[];
+    const scripted = judge.script[key] as JudgeScript[string];
     const n = used.get(key) ?? 0;
     used.set(key, n + 1);
-    const answer = answers[Math.min(n, answers.length - 1)] as JudgeAnswer;
+    const answer =
+      typeof scripted === "function" ? scripted(text) : (scripted[Math.min(n, scripted.length - 1)] as JudgeAnswer);
     if ("stall" in answer) {
       stalled.add(response);
       return;
