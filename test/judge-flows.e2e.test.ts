@@ -64,7 +64,14 @@ describe("judged expectations in plan --behave and smoke --compare", { timeout: 
     );
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
     await editSupport((doc) =>
-      doc.addIn(["smoke"], doc.createNode({ name: "judged-greeting", channel: { callee_no: "+15550100100" }, expect: { judge: [RUBRIC] } })),
+      doc.addIn(
+        ["smoke"],
+        doc.createNode({
+          name: "judged-greeting",
+          channel: { callee_no: "+15550100100" },
+          expect: { judge: [RUBRIC] },
+        }),
+      ),
     );
     expect((await project.stack.up()).summary.result).toBe("succeeded");
     oldVersions = (await project.stack.outputs()).versions?.value as Record<string, string>;
@@ -79,15 +86,30 @@ describe("judged expectations in plan --behave and smoke --compare", { timeout: 
   it("plan --behave: a proposed persona change makes the rubric fail (exit 1) and nothing is created", async () => {
     await editSupport((doc) => doc.setIn(["config", "personas", 0, "name"], "Zoe"));
     const before = await requestCounts(sim);
-    const result = await cli(["plan", "--stack", "test", "--markdown", "plan.md", "--behave", "--behave-report", "behave.json"]);
+    const result = await cli([
+      "plan",
+      "--stack",
+      "test",
+      "--markdown",
+      "plan.md",
+      "--behave",
+      "--behave-report",
+      "behave.json",
+    ]);
     const after = await requestCounts(sim);
     expect(result.code, result.stderr).toBe(1);
-    expect(after.by_route["POST /agents/conversational"] ?? 0).toBe(before.by_route["POST /agents/conversational"] ?? 0);
+    expect(after.by_route["POST /agents/conversational"] ?? 0).toBe(
+      before.by_route["POST /agents/conversational"] ?? 0,
+    );
     const report = reportSchema.parse(JSON.parse(await read("behave.json")));
     const call = report.results.find((r) => r.scenario === "judged-greeting");
     expect(call?.status).toBe("failed");
     const judged = call?.assertions.find((a) => a.judgement);
-    expect(judged?.judgement).toMatchObject({ verdict: "fail", agreement: "3/3", reason: "the agent introduces herself by another name" });
+    expect(judged?.judgement).toMatchObject({
+      verdict: "fail",
+      agreement: "3/3",
+      reason: "the agent introduces herself by another name",
+    });
     expect(judged?.context.join("\n")).toContain("Hello, this is Zoe");
     const markdown = await read("plan.md");
     expect(markdown).toContain(`judge: ${RUBRIC}`);
@@ -99,8 +121,19 @@ describe("judged expectations in plan --behave and smoke --compare", { timeout: 
     expect((await project.stack.up()).summary.result).toBe("succeeded");
     await writeFile(path.join(project.dir, "old.json"), JSON.stringify({ support: oldVersions.support }));
     const result = await cli([
-      "smoke", "--stack", "test", "--agent", "support", "--scenario", "judged-greeting",
-      "--compare", "old.json", "--json", "compare.json", "--junit", "compare.xml",
+      "smoke",
+      "--stack",
+      "test",
+      "--agent",
+      "support",
+      "--scenario",
+      "judged-greeting",
+      "--compare",
+      "old.json",
+      "--json",
+      "compare.json",
+      "--junit",
+      "compare.xml",
     ]);
     expect(result.code, result.stderr).toBe(1);
     const report = reportSchema.parse(JSON.parse(await read("compare.json")));
@@ -110,7 +143,12 @@ describe("judged expectations in plan --behave and smoke --compare", { timeout: 
       expect.objectContaining({ description: `judge: ${RUBRIC}`, old: true, new: false, outcome: "regression" }),
     );
     const sides = report.results.map((r) => [r.side, r.assertions.find((a) => a.judgement)?.judgement?.verdict]);
-    expect(sides).toEqual(expect.arrayContaining([["old", "pass"], ["new", "fail"]]));
+    expect(sides).toEqual(
+      expect.arrayContaining([
+        ["old", "pass"],
+        ["new", "fail"],
+      ]),
+    );
     expect(await read("compare.xml")).toContain("the agent introduces herself by another name");
   });
 

@@ -19,9 +19,19 @@ type Assertion = {
   passed: boolean;
   detail: string | null;
   context: string[];
-  judgement?: { verdict: string; agreement: string; uncertain: boolean; reason: string; lines: number[]; cached_votes: number };
+  judgement?: {
+    verdict: string;
+    agreement: string;
+    uncertain: boolean;
+    reason: string;
+    lines: number[];
+    cached_votes: number;
+  };
 };
-type Report = { results: { status: string; error: string | null; transcript: string[]; assertions: Assertion[] }[]; notes: string[] };
+type Report = {
+  results: { status: string; error: string | null; transcript: string[]; assertions: Assertion[] }[];
+  notes: string[];
+};
 
 describe("judged expectations (agent-iac smoke)", () => {
   let sandbox: PulumiSandbox;
@@ -37,10 +47,17 @@ describe("judged expectations (agent-iac smoke)", () => {
     const judgeEnv =
       options.judge === false
         ? {}
-        : { AGENT_IAC_JUDGE_BASE_URL: judge.url, AGENT_IAC_JUDGE_MODEL: "test-model", AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY };
+        : {
+            AGENT_IAC_JUDGE_BASE_URL: judge.url,
+            AGENT_IAC_JUDGE_MODEL: "test-model",
+            AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY,
+          };
     const result = await runCli(
       ["smoke", "--stack", "test", "--junit", files.junit, "--json", files.json, "--html", files.html, ...args],
-      { cwd: project.dir, env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, ...judgeEnv, ...options.env } },
+      {
+        cwd: project.dir,
+        env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, ...judgeEnv, ...options.env },
+      },
     );
     const read = (file: string) => readFile(path.join(project.dir, "reports", file), "utf8").catch(() => "");
     const [junit, json, html] = await Promise.all([read(files.junit), read(files.json), read(files.html)]);
@@ -67,11 +84,15 @@ describe("judged expectations (agent-iac smoke)", () => {
     judge = await startTestJudge(
       {
         "introduces herself": [{ verdict: "fail", reason: "the agent never gives a callback number", cite: /Maya/ }],
-        "sounds friendly": [{ verdict: "pass", cite: /Maya/ }, { verdict: "fail", reason: "flat" }, { verdict: "pass" }],
-        "garbage": [{ malformed: "<html>oops</html>" }],
-        "stalls": [{ stall: true }],
-        "alternates": [{ verdict: "pass" }, { verdict: "fail", reason: "no" }, { verdict: "pass" }],
-        "replayed": [{ verdict: "fail", reason: "replayed reason", cite: /Maya/ }],
+        "sounds friendly": [
+          { verdict: "pass", cite: /Maya/ },
+          { verdict: "fail", reason: "flat" },
+          { verdict: "pass" },
+        ],
+        garbage: [{ malformed: "<html>oops</html>" }],
+        stalls: [{ stall: true }],
+        alternates: [{ verdict: "pass" }, { verdict: "fail", reason: "no" }, { verdict: "pass" }],
+        replayed: [{ verdict: "fail", reason: "replayed reason", cite: /Maya/ }],
       },
       { apiKey: JUDGE_KEY },
     );
@@ -171,12 +192,23 @@ describe("judged expectations (agent-iac smoke)", () => {
         `  - { rubric: "${rubric}", human: fail, transcript: ${JSON.stringify(lines.slice(0, 1))} }`,
       ].join("\n"),
     );
-    const env = { ...process.env, ...sandbox.env, AGENT_IAC_JUDGE_BASE_URL: judge.url, AGENT_IAC_JUDGE_MODEL: "test-model", AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY };
-    const check = await runCli(["judge", "check", "labels.yaml", "--stack", "test", "--json", "check.json"], { cwd: project.dir, env });
+    const env = {
+      ...process.env,
+      ...sandbox.env,
+      AGENT_IAC_JUDGE_BASE_URL: judge.url,
+      AGENT_IAC_JUDGE_MODEL: "test-model",
+      AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY,
+    };
+    const check = await runCli(["judge", "check", "labels.yaml", "--stack", "test", "--json", "check.json"], {
+      cwd: project.dir,
+      env,
+    });
     everything.push(check.stdout, check.stderr);
     expect(check.code).toBe(0);
     // The judge fails all three; the human failed two: agreement 2/3, kappa 0 (the judge never passes).
-    expect(check.stdout).toMatch(/"introduces herself with a callback number": agreement 0\.667 \(2\/3\), kappa 0; vote consistency 1/);
+    expect(check.stdout).toMatch(
+      /"introduces herself with a callback number": agreement 0\.667 \(2\/3\), kappa 0; vote consistency 1/,
+    );
     expect(check.stdout).toContain("pass×pass 0, pass×fail 1, fail×pass 0, fail×fail 2");
     const below = await smoke(["--scenario", "trusted-judge"]);
     expect(below.code).toBe(2);
@@ -203,7 +235,12 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(replay.code).toBe(1);
     expect(judge.requests.length).toBe(asked);
     const after = replay.report?.results[0]?.assertions.find((a) => a.judgement)?.judgement;
-    expect(after).toMatchObject({ verdict: before?.verdict, reason: before?.reason, lines: before?.lines, cached_votes: 3 });
+    expect(after).toMatchObject({
+      verdict: before?.verdict,
+      reason: before?.reason,
+      lines: before?.lines,
+      cached_votes: 3,
+    });
     expect(replay.stdout).toContain("all 3 vote(s) came from the judge cache");
     // A changed rubric is not in the cache: replay asks (the judge is down: an error, never a pass) and says so.
     await judged("judged-replay", ["replayed rubric, reworded"]);

@@ -1,9 +1,10 @@
 // `smoke --compare OLD [--fail-on regression|failure]`: the smoke command's comparison mode, kept
 // here so smoke.ts only hands over to it.
-import type { Judge } from "../judge/index.ts";
+
 import { type FailOn, readOldVersions, runCompare } from "../compare/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
+import type { Judge } from "../judge/index.ts";
 import { appendJobSummary, type ReportFiles } from "../report/index.ts";
 import type { ResolvedConnection } from "../settings/index.ts";
 import type { Flag } from "./args.ts";

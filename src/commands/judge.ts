@@ -80,7 +80,8 @@ async function requireAgreement(scenarios: readonly { agent: string; scenario: S
     if (min === undefined) continue;
     for (const { rubric } of judgeRubrics(scenario.expect)) {
       const last = measured[rubric];
-      if (!last) problems.push(`${agent}/${scenario.name}: ${JSON.stringify(rubric)} was never measured with ${judge.model}`);
+      if (!last)
+        problems.push(`${agent}/${scenario.name}: ${JSON.stringify(rubric)} was never measured with ${judge.model}`);
       else if (last.agreement < min)
         problems.push(
           `${agent}/${scenario.name}: ${JSON.stringify(rubric)} agreed with its human labels ${round(last.agreement)} of the time (${last.checked_at}), below judge_min_agreement ${min}`,
@@ -170,7 +171,10 @@ export function checkText(result: CheckResult): string {
         : `judge ${judgement.verdict} ${judgement.agreement}${judgement.uncertain ? " (uncertain)" : ""}, human ${item.human}: ${judgement.reason}`;
     lines.push(`  ${mark} line ${item.line} ${JSON.stringify(item.rubric)}: ${said}`);
   }
-  for (const r of [...result.rubrics.map((r) => ({ ...r, name: JSON.stringify(r.rubric) })), { ...result.overall, name: "overall" }]) {
+  for (const r of [
+    ...result.rubrics.map((r) => ({ ...r, name: JSON.stringify(r.rubric) })),
+    { ...result.overall, name: "overall" },
+  ]) {
     const c = r.confusion;
     const consistency = r.consistency === null ? "n/a" : String(round(r.consistency));
     lines.push(

@@ -1,6 +1,5 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
-import type { JudgeSettings } from "../settings/index.ts";
-import { JUDGE_FLAGS, runJudge } from "./judge.ts";
+
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { AgentDefinition } from "../definitions/index.ts";
@@ -18,11 +17,13 @@ import {
   renderMarkdown,
 } from "../plan/index.ts";
 import { appendJobSummary, writeReports } from "../report/index.ts";
+import type { JudgeSettings } from "../settings/index.ts";
 import { type ResolvedConnection, requireConnection } from "../settings/index.ts";
 import type { Stack } from "../workspace/index.ts";
 import { interruptible, lockedStackError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { checkAccess, connectClient } from "./connect.ts";
+import { JUDGE_FLAGS, runJudge } from "./judge.ts";
 import { existingStack, pulumiFailure, reportPath, stackAgents } from "./stack.ts";
 
 const SPEC = {

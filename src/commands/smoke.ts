@@ -253,7 +253,17 @@ export async function run(argv: string[]): Promise<number> {
     values.stack,
   );
   try {
-    return await placeAndReport(values, { definitions, held, connection, selection, plan, cost, judge, concurrency, comparing });
+    return await placeAndReport(values, {
+      definitions,
+      held,
+      connection,
+      selection,
+      plan,
+      cost,
+      judge,
+      concurrency,
+      comparing,
+    });
   } finally {
     await judge?.client.close();
   }

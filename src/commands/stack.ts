@@ -53,7 +53,16 @@ export async function existingStack(stackName: string, what: string) {
   const noFiles = config["agents:dir"] === undefined && !existsSync(dir);
   const { agents, errors } = noFiles ? { agents: [], errors: [] } : await loadAgents(dir, { stack: stackName });
   const reader = configMapReader(config);
-  return { stack, env, config, dir, agents, errors, connection: resolveConnection(reader), judge: resolveJudge(reader) };
+  return {
+    stack,
+    env,
+    config,
+    dir,
+    agents,
+    errors,
+    connection: resolveConnection(reader),
+    judge: resolveJudge(reader),
+  };
 }
 
 /**

@@ -2,9 +2,10 @@
 // the old one (both pinned); the same scenario's two sides are then compared. An agent without an
 // old version (a first deploy, a new agent) runs as plain smoke and the run says so; an agent whose
 // version did not change is called once and serves both sides.
-import type { Judge } from "../judge/index.ts";
+
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import type { Judge } from "../judge/index.ts";
 import { type Report, type ReportFiles, writeReports } from "../report/index.ts";
 import {
   type AgentOutput,

@@ -132,13 +132,10 @@ export const judgeRubric = z
   .meta({ description: "A rubric sentence, or {rubric, votes}." });
 
 export const expectations = z.strictObject({
-  judge: z
-    .array(judgeRubric)
-    .optional()
-    .meta({
-      description:
-        "Rubrics a judge model (agents:judgeBaseUrl, agents:judgeModel) checks the transcript against; the transcript is sent to that endpoint.",
-    }),
+  judge: z.array(judgeRubric).optional().meta({
+    description:
+      "Rubrics a judge model (agents:judgeBaseUrl, agents:judgeModel) checks the transcript against; the transcript is sent to that endpoint.",
+  }),
   says: z.array(textPattern).optional().meta({ description: "Phrases some completed agent message must match." }),
   never_says: z.array(textPattern).optional().meta({ description: "Phrases no agent message may match." }),
   tool_calls: z
@@ -212,15 +209,10 @@ export const smokeScenario = z
       .optional()
       .meta({ description: "Share of iterations that must pass (0–1], rounded up; instead of min_pass." }),
     expect: expectations.default({ no_errors: true, ends: true }),
-    judge_min_agreement: z
-      .number()
-      .gt(0)
-      .max(1)
-      .optional()
-      .meta({
-        description:
-          "Each judged rubric's last measured agreement with human labels (`agent-iac judge check`) must be at least this (0–1].",
-      }),
+    judge_min_agreement: z.number().gt(0).max(1).optional().meta({
+      description:
+        "Each judged rubric's last measured agreement with human labels (`agent-iac judge check`) must be at least this (0–1].",
+    }),
   })
   .superRefine((scenario, ctx) => {
     if (scenario.judge_min_agreement !== undefined && !scenario.expect.judge?.length) {

@@ -15,7 +15,11 @@ const itemSchema = z
   .strictObject({
     rubric: z.string().trim().min(1, "must not be empty"),
     transcript: z.array(z.string()).min(1, "must have at least one line").optional(),
-    recording: z.string().min(1).optional().meta({ description: "A recording (smoke --record), relative to this file." }),
+    recording: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: "A recording (smoke --record), relative to this file." }),
     human: z.enum(["pass", "fail"]),
     note: z.string().optional(),
   })
@@ -72,7 +76,9 @@ export async function readLabelledFile(file: string): Promise<LabelledFile> {
   if (!parsed.success) {
     throw new LabelledFileError(
       file,
-      parsed.error.issues.map((issue) => `${file}:${at(issue.path)}: ${issue.path.join(".") || "(file)"}: ${issue.message}`),
+      parsed.error.issues.map(
+        (issue) => `${file}:${at(issue.path)}: ${issue.path.join(".") || "(file)"}: ${issue.message}`,
+      ),
     );
   }
   return {
@@ -88,7 +94,12 @@ export async function readLabelledFile(file: string): Promise<LabelledFile> {
 
 export type CheckedItem = { item: LabelledItem; judgement: Judgement };
 export type RubricCheck = AgreementStats & { rubric: string; consistency: number | null; errors: number };
-export type CheckResult = { model: string; items: CheckedItem[]; rubrics: RubricCheck[]; overall: AgreementStats & { consistency: number | null; errors: number } };
+export type CheckResult = {
+  model: string;
+  items: CheckedItem[];
+  rubrics: RubricCheck[];
+  overall: AgreementStats & { consistency: number | null; errors: number };
+};
 
 /**
  * Judges every item (`readTranscript` turns a recording into display lines) and measures agreement

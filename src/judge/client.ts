@@ -79,7 +79,9 @@ export class JudgeClient {
     const refusal = choice?.message.refusal;
     if (refusal) throw new JudgeAnswerError(`the judge refused: ${JSON.stringify(refusal.slice(0, 200))}`);
     if (choice?.finish_reason === "content_filter") {
-      throw new JudgeAnswerError("the judge's answer was withheld by its content filter (finish_reason content_filter)");
+      throw new JudgeAnswerError(
+        "the judge's answer was withheld by its content filter (finish_reason content_filter)",
+      );
     }
     const content = choice?.message.content;
     if (!content) throw new JudgeAnswerError("the judge's answer has no content");

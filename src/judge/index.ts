@@ -11,10 +11,10 @@ export {
   type LabelledFile,
   LabelledFileError,
   type LabelledItem,
-  readLabelledFile,
   type RubricCheck,
+  readLabelledFile,
 } from "./check.ts";
 export { JudgeClient, type JudgeEndpoint } from "./client.ts";
 export { judgeMessages, numberedTranscript, PROMPT_VERSION, VERDICT_JSON_SCHEMA } from "./prompt.ts";
 export { JudgeAnswerError, parseVote, type Vote } from "./verdict.ts";
-export { Judge, type JudgeRubric, type JudgeStats, type Judgement, majority } from "./votes.ts";
+export { Judge, type Judgement, type JudgeRubric, type JudgeStats, majority } from "./votes.ts";

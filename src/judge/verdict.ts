@@ -18,8 +18,7 @@ export class JudgeAnswerError extends Error {
 }
 
 const MAX_SHOWN = 200;
-const excerpt = (text: string) =>
-  JSON.stringify(text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text);
+const excerpt = (text: string) => JSON.stringify(text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text);
 
 /** The first JSON object in a text: the whole text, a fenced block, or the outermost braces. */
 function jsonIn(text: string): unknown {

@@ -58,7 +58,12 @@ export class Judge {
   }
 
   /** One vote: from the cache, else asked (and stored). */
-  async vote(rubric: string, lines: readonly string[], index: number, signal?: AbortSignal): Promise<Vote & { cached: boolean }> {
+  async vote(
+    rubric: string,
+    lines: readonly string[],
+    index: number,
+    signal?: AbortSignal,
+  ): Promise<Vote & { cached: boolean }> {
     const key = { model: this.model, rubric, lines, vote: index };
     const cached = await this.cache?.get(key);
     if (cached) {
@@ -102,10 +107,9 @@ export class Judge {
 }
 
 /** The majority of an odd number of votes, with its agreement and the lines its votes cite. */
-export function majority(votes: readonly Vote[]): Pick<
-  Judgement,
-  "verdict" | "agreement" | "votes_for" | "uncertain" | "reason" | "lines"
-> {
+export function majority(
+  votes: readonly Vote[],
+): Pick<Judgement, "verdict" | "agreement" | "votes_for" | "uncertain" | "reason" | "lines"> {
   const passes = votes.filter((v) => v.verdict === "pass").length;
   const verdict: VerdictWord = passes * 2 > votes.length ? "pass" : "fail";
   const side = votes.filter((v) => v.verdict === verdict);

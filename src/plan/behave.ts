@@ -4,9 +4,10 @@
 // not document its merge rules, so no section is sent in part) and `livemode: false`. Nothing is
 // created: a conversation is the only thing a preview asks for. Everything else that changes is
 // named with the reason it cannot be previewed.
-import type { Judge } from "../judge/index.ts";
+
 import type { Client } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import type { Judge } from "../judge/index.ts";
 import { REPORT_FORMAT, REPORT_VERSION, type Report, type ReportSummary } from "../report/index.ts";
 import {
   type AgentOutput,

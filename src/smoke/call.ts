@@ -7,9 +7,15 @@ import type { Client, CreateConversationResponse, EventEnvelope, Procedure } fro
 import { displayUrl } from "../api/index.ts";
 import { deepMerge } from "../contract/index.ts";
 import { requiredPasses, type SmokeScenario } from "../definitions/index.ts";
-import type { CallLatency } from "../report/index.ts";
 import type { Judge } from "../judge/index.ts";
-import { evaluate, evaluateJudged, type Observation, type ObservedProcedure, type ProcedureMatch } from "./expectations.ts";
+import type { CallLatency } from "../report/index.ts";
+import {
+  evaluate,
+  evaluateJudged,
+  type Observation,
+  type ObservedProcedure,
+  type ProcedureMatch,
+} from "./expectations.ts";
 import type { Gate } from "./gates.ts";
 import { observeEvents } from "./observe.ts";
 import type { ScenarioResult } from "./reports.ts";

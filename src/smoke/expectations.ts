@@ -218,7 +218,8 @@ export async function evaluateJudged(
   const errors: string[] = [];
   for (const rubric of rubrics) {
     const judgement = await judge.judge(rubric, transcript, signal);
-    if (judgement.error !== null) errors.push(`judge could not decide ${JSON.stringify(rubric.rubric)}: ${judgement.error}`);
+    if (judgement.error !== null)
+      errors.push(`judge could not decide ${JSON.stringify(rubric.rubric)}: ${judgement.error}`);
     assertions.push(judgedAssertion(judgement, transcript));
   }
   return { assertions, ...(errors.length > 0 ? { error: errors.join("; ") } : {}) };

@@ -11,12 +11,12 @@ import { eventEnvelope } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
 import { requiredPasses } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
-import { renderEntry } from "./transcript.ts";
 import { gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
 import type { ObservedProcedure } from "./expectations.ts";
 import { addDrift, type Drift, driftLines } from "./observe.ts";
 import { UsageError } from "./plan.ts";
 import type { ScenarioResult } from "./reports.ts";
+import { renderEntry } from "./transcript.ts";
 
 export const RECORDING_FORMAT = "agent-iac-recording";
 const MAX_RECORDINGS = 10_000;

@@ -61,7 +61,9 @@ describe("judged expectations in a smoke scenario", () => {
     project = await tempProject({ "agents/desk.yaml": agent(["judge_min_agreement: 0.9"]) });
     const lonely = await loadAgents(project.agents);
     expect(lonely.errors.map((e) => `${where(e)}: ${e.message}`)).toEqual([
-      expect.stringMatching(/^desk\.yaml:8:\d+: smoke\[0\]\.judge_min_agreement: the scenario has no judged expectation/),
+      expect.stringMatching(
+        /^desk\.yaml:8:\d+: smoke\[0\]\.judge_min_agreement: the scenario has no judged expectation/,
+      ),
     ]);
   });
 });

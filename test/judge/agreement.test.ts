@@ -43,7 +43,12 @@ describe("agreement statistics", () => {
   });
 
   it("vote consistency: unanimous items count 1, a 2-to-1 split 2/3", () => {
-    expect(voteConsistency([["pass", "pass", "pass"], ["fail", "pass", "fail"]])).toBeCloseTo((1 + 2 / 3) / 2, 10);
+    expect(
+      voteConsistency([
+        ["pass", "pass", "pass"],
+        ["fail", "pass", "fail"],
+      ]),
+    ).toBeCloseTo((1 + 2 / 3) / 2, 10);
     expect(voteConsistency([])).toBeNull();
   });
 
@@ -53,7 +58,14 @@ describe("agreement statistics", () => {
       { verdict: "fail", reason: "b", lines: [5] },
       { verdict: "pass", reason: "c", lines: [1, 2] },
     ]);
-    expect(split).toEqual({ verdict: "pass", agreement: "2/3", votes_for: 2, uncertain: true, reason: "a", lines: [1, 2] });
+    expect(split).toEqual({
+      verdict: "pass",
+      agreement: "2/3",
+      votes_for: 2,
+      uncertain: true,
+      reason: "a",
+      lines: [1, 2],
+    });
     expect(majority([{ verdict: "fail", reason: "x", lines: [] }]).uncertain).toBe(false);
   });
 });

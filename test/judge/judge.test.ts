@@ -44,10 +44,13 @@ describe("the judge client", () => {
         "offers a refund": [{ verdict: "pass", reason: "the agent offers 20 dollars", cite: /refund/ }],
         "confirms the date": [{ verdict: "fail", reason: "no date is ever confirmed", lines: [4, 5] }],
         "is polite": [{ verdict: "pass" }, { verdict: "fail", reason: "curt" }, { verdict: "pass" }],
-        "malformed": [{ malformed: "{verdict: pass" }],
-        "refused": [{ refusal: "I can't help with that." }],
-        "rate limited": [{ status: 429, retryAfter: "0" }, { verdict: "pass", lines: [2] }],
-        "stalls": [{ stall: true }],
+        malformed: [{ malformed: "{verdict: pass" }],
+        refused: [{ refusal: "I can't help with that." }],
+        "rate limited": [
+          { status: 429, retryAfter: "0" },
+          { verdict: "pass", lines: [2] },
+        ],
+        stalls: [{ stall: true }],
         "cites nonsense": [{ verdict: "pass", lines: [99] }],
         "in prose": [{ verdict: "fail", lines: [1], inText: true }],
         "server down": [{ status: 503 }],
@@ -77,7 +80,12 @@ describe("the judge client", () => {
   it("fails with the judge's reason and lines; a 2-to-1 split passes as 2/3, uncertain", async () => {
     const judge = judgeWith({ cache: false });
     const failed = await judge.judge({ rubric: "confirms the date", votes: 3 }, TRANSCRIPT);
-    expect(failed).toMatchObject({ verdict: "fail", agreement: "3/3", reason: "no date is ever confirmed", lines: [4, 5] });
+    expect(failed).toMatchObject({
+      verdict: "fail",
+      agreement: "3/3",
+      reason: "no date is ever confirmed",
+      lines: [4, 5],
+    });
     const split = await judge.judge({ rubric: "is polite", votes: 3 }, TRANSCRIPT);
     expect(split).toMatchObject({ verdict: "pass", agreement: "2/3", votes_for: 2, uncertain: true });
     expect(split.votes.map((v) => v.verdict).sort()).toEqual(["fail", "pass", "pass"]);
@@ -195,7 +203,10 @@ describe("the judge client", () => {
 
   it("a labelled file with problems names file:line", async () => {
     const file = path.join(dir, "bad.yaml");
-    await writeFile(file, ["items:", "  - rubric: ok", "    human: maybe", "    transcript: [a]", "votes: 2"].join("\n"));
+    await writeFile(
+      file,
+      ["items:", "  - rubric: ok", "    human: maybe", "    transcript: [a]", "votes: 2"].join("\n"),
+    );
     const error = await readLabelledFile(file).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LabelledFileError);
     const text = (error as Error).message;
