@@ -147,6 +147,7 @@ describe("judged expectations (agent-iac smoke)", () => {
     const judgement = run.report?.results[0]?.assertions.find((a) => a.judgement)?.judgement;
     expect(judgement).toMatchObject({ verdict: "pass", agreement: "2/3", uncertain: true });
     expect(run.html).toMatch(/<span class="votes">2\/3<\/span> <span class="warn-text">uncertain/);
+    expect(run.junit).toContain("judged &quot;sounds friendly&quot;: pass 2/3 (uncertain)");
   });
 
   it("a judge answering garbage, or stalling: exit 3, never 0", async () => {
