@@ -1,6 +1,6 @@
 // Judged expectations end to end: `agent-iac smoke` against the simulator on port 0 after a real
 // `pulumi up`, with a scripted OpenAI-compatible judge on port 0.
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
@@ -230,6 +230,26 @@ describe("judged expectations (agent-iac smoke)", () => {
     const recorded = await smoke(["--scenario", "judged-replay", "--record", "rec", "--judge-cache", cache]);
     expect(recorded.code).toBe(1);
     const before = recorded.report?.results[0]?.assertions.find((a) => a.judgement)?.judgement;
+    // A recording can be labelled: judge check reads its transcript as the judge saw it.
+    const recordings = await readdir(path.join(project.dir, "rec", "support"));
+    const recording = recordings.find((f) => f.startsWith("judged-replay")) as string;
+    await writeFile(
+      path.join(project.dir, "rec-labels.yaml"),
+      `items:\n  - { rubric: "replayed rubric", human: fail, recording: rec/support/${recording} }\n`,
+    );
+    const check = await runCli(["judge", "check", "rec-labels.yaml", "--stack", "test", "--judge-cache", cache], {
+      cwd: project.dir,
+      env: {
+        ...process.env,
+        ...sandbox.env,
+        AGENT_IAC_JUDGE_BASE_URL: judge.url,
+        AGENT_IAC_JUDGE_MODEL: "test-model",
+        AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY,
+      },
+    });
+    everything.push(check.stdout, check.stderr);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toMatch(/✓ line 2 "replayed rubric": judge fail 3\/3, human fail: replayed reason/);
     const asked = judge.requests.length;
     await judge.close();
     const replay = await smoke(["--replay", "rec", "--scenario", "judged-replay", "--judge-cache", cache]);
