@@ -276,5 +276,10 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(all).not.toContain(JUDGE_KEY);
     expect(all).not.toContain(API_KEY);
     expect(all).not.toMatch(TOKEN_PATTERN);
+    // What the judge was sent: transcripts, never the service's key or a stream token.
+    const sent = JSON.stringify(judge.requests.map((r) => r.body));
+    expect(sent).toContain("this is Maya");
+    expect(sent).not.toContain(API_KEY);
+    expect(sent).not.toMatch(TOKEN_PATTERN);
   });
 });

@@ -10,9 +10,17 @@ import { parseDocument } from "yaml";
 import { runCompare } from "../compare/index.ts";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
+import type { Judge } from "../judge/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 import type { ReportFiles } from "../report/index.ts";
-import { configMapReader, type ResolvedConnection, requireConnection, resolveConnection } from "../settings/index.ts";
+import {
+  configMapReader,
+  type JudgeSettings,
+  type ResolvedConnection,
+  requireConnection,
+  resolveConnection,
+  resolveJudge,
+} from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
 import { runSmoke } from "../smoke/index.ts";
 import {
@@ -25,6 +33,7 @@ import {
 } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { printRetry, unknownVersionsNote } from "./connect.ts";
+import { runJudge } from "./judge.ts";
 import { type AgentOutput, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
 import { deployFailure } from "./start-failure.ts";
 
@@ -85,7 +94,8 @@ export async function run(argv: string[]): Promise<number> {
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
     process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);
     if (values["no-smoke"]) return 0;
-    const code = await smokeAfterUp(stack, dir, stackName, service.connection, await before.save());
+    const judgeSettings = resolveJudge(configMapReader(config));
+    const code = await smokeAfterUp(stack, dir, stackName, service.connection, await before.save(), judgeSettings);
     if (service.simulator || service.reused) await reportFailedDeliveries(service.connection);
     return code;
   } finally {
@@ -210,9 +220,28 @@ async function smokeAfterUp(
   stackName: string,
   connection: ResolvedConnection,
   before: Record<string, string>,
+  judgeSettings: JudgeSettings,
 ) {
   const { agents, errors } = await loadAgents(dir, { stack: stackName });
   if (errors.length > 0) throw new CliError(errors.map(formatDiagnostic).join("\n"), 1);
+  // Judged scenarios without a judge stop here (exit 2), before any smoke call.
+  const scenarios = agents.flatMap((a) => a.smoke.map((scenario) => ({ agent: a.key, scenario })));
+  const judge = await runJudge(scenarios, judgeSettings, {}, stackName);
+  try {
+    return await smokeCalls(stack, agents, stackName, connection, before, judge);
+  } finally {
+    await judge?.client.close();
+  }
+}
+
+async function smokeCalls(
+  stack: Stack,
+  agents: Awaited<ReturnType<typeof loadAgents>>["agents"],
+  stackName: string,
+  connection: ResolvedConnection,
+  before: Record<string, string>,
+  judge: Judge | undefined,
+) {
   const held = await stackAgents(stack).catch((error: unknown) => {
     throw pulumiFailure("reading the stack's state failed", error);
   });
@@ -237,6 +266,7 @@ async function smokeAfterUp(
       stack: stackName,
       files: reportFiles,
       out: process.stdout,
+      judge,
     });
     process.stderr.write(
       unknownVersionsNote(
@@ -258,6 +288,7 @@ async function smokeAfterUp(
     concurrency: 4,
     files: reportFiles,
     out: process.stdout,
+    judge,
   });
   process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
   return exitCode;
