@@ -137,6 +137,17 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(run.html).toContain(reason);
     expect(run.html).toMatch(/class="judgement" data-verdict="fail"/);
     expect(run.html).toMatch(new RegExp(`turn agent pointed" id="[^"]*-e${(cited[0] as number) - 1}"`));
+    expect(run.stdout).toContain("judge test-model: 3 request(s), 0 vote(s) from the cache (--no-judge-cache)");
+    // A second call with the same transcript costs nothing and gets the same verdict.
+    const again = await smoke(["--scenario", "judged-fail"]);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toContain("judge test-model: 0 request(s), 3 vote(s) from the cache");
+    expect(again.report?.results[0]?.assertions.find((a) => a.judgement)?.judgement).toMatchObject({
+      verdict: "fail",
+      reason,
+      lines: cited,
+      cached_votes: 3,
+    });
   });
 
   it("2 of 3 votes pass: passed, shown as 2/3 and uncertain", async () => {

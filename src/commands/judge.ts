@@ -98,6 +98,13 @@ async function requireAgreement(scenarios: readonly { agent: string; scenario: S
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
+/** `judge test-model: 3 request(s), 6 vote(s) from the cache` — what judging a run cost. */
+export function judgeUsageLine(judge: Judge | undefined): string {
+  if (!judge || judge.stats.requests + judge.stats.cached === 0) return "";
+  const cache = judge.cache?.read === false ? " (--no-judge-cache)" : "";
+  return `judge ${judge.model}: ${judge.stats.requests} request(s), ${judge.stats.cached} vote(s) from the cache${cache}\n`;
+}
+
 const CHECK_SPEC = {
   name: "judge check",
   synopsis: "FILE [options]",

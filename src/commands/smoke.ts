@@ -20,7 +20,7 @@ import {
 import { parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
 import { COMPARE_FLAGS, COMPARE_HELP, checkCompareFlags, compareSmoke } from "./compare.ts";
 import { checkAccess, connectClient, printRetry, unknownVersionsNote } from "./connect.ts";
-import { JUDGE_FLAGS, JUDGE_HELP, offlineJudgeSettings, runJudge } from "./judge.ts";
+import { JUDGE_FLAGS, JUDGE_HELP, judgeUsageLine, offlineJudgeSettings, runJudge } from "./judge.ts";
 import { existingStack, pulumiFailure, reportPath, stackAgents, staleOutputsNote } from "./stack.ts";
 
 const SPEC = {
@@ -348,6 +348,7 @@ async function placeAndReport(
       process.off("SIGTERM", onSignal);
     });
   await appendJobSummary(report);
+  process.stdout.write(judgeUsageLine(judge));
   if (stop.signal.aborted) return 130;
   process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
   return exitCode;
