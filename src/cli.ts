@@ -29,6 +29,10 @@ const commands: Record<string, Command> = {
     summary: "place smoke test calls against the stack's pinned version ids",
     load: () => import("./commands/smoke.ts"),
   },
+  judge: {
+    summary: "measure the configured judge against labelled transcripts (judge check FILE)",
+    load: () => import("./commands/judge.ts"),
+  },
   report: { summary: "merge the JSON reports of sharded smoke runs", load: () => import("./commands/report.ts") },
   service: { summary: "run the local simulator of the service", load: () => import("./commands/service.ts") },
   watch: {

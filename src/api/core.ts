@@ -65,6 +65,12 @@ export type ClientOptions = {
   maxEventBytes?: number;
   /** Called before each retry's wait, so callers can show that a request is being retried. */
   onRetry?: ((retry: RetryNotice) => void) | undefined;
+  /**
+   * Every request of this client only reads (a model endpoint's answers, not the service): POSTs
+   * are retried like GETs (429, 5xx, network errors), no Service-Version header is sent, and the key
+   * is optional (a local model server may need none).
+   */
+  readOnly?: boolean;
   /** Use this undici dispatcher instead of the client's own keep-alive Agent (then `close` leaves it open). */
   dispatcher?: Dispatcher;
 };
@@ -158,6 +164,7 @@ export class Core {
   readonly timeouts: Required<Timeouts>;
   readonly maxEventBytes: number;
   readonly onRetry: ClientOptions["onRetry"];
+  readonly readOnly: boolean;
   readonly #ownDispatcher: boolean;
   #dispatcher: Dispatcher | undefined;
   /** Stream tokens seen by this client, removed from every error text like the key. */
@@ -190,6 +197,7 @@ export class Core {
       requestMs: options.timeouts?.requestMs ?? 120_000,
     };
     this.maxEventBytes = Math.max(1, Math.floor(options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES));
+    this.readOnly = options.readOnly ?? false;
     this.#dispatcher = options.dispatcher;
     this.#ownDispatcher = !options.dispatcher;
     if (this.apiKey) this.#secrets.add(this.apiKey);
@@ -224,7 +232,7 @@ export class Core {
   /** Headers of every request (Authorization only when a key is given and wanted). */
   headers(options: { serviceVersion?: string; auth?: boolean } = {}): Record<string, string> {
     const headers: Record<string, string> = {
-      "service-version": options.serviceVersion ?? this.serviceVersion,
+      ...(this.readOnly ? {} : { "service-version": options.serviceVersion ?? this.serviceVersion }),
       "user-agent": USER_AGENT,
     };
     if (options.auth !== false && this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
@@ -232,7 +240,7 @@ export class Core {
   }
 
   requireKey(method: string, path: string): void {
-    if (!this.apiKey) {
+    if (!this.apiKey && !this.readOnly) {
       throw new InvalidRequestError({
         message: `${method} ${path}: request not sent: no API key was given to the client`,
         method,
@@ -279,6 +287,7 @@ export class Core {
         outcome,
         attempt,
         maxAttempts: this.maxAttempts,
+        idempotent: this.readOnly,
         baseDelayMs: this.retryBaseDelayMs,
         maxDelayMs: this.maxRetryDelayMs,
       });
@@ -426,7 +435,7 @@ export class Core {
     };
     const where = `${spec.method} ${spec.path} → ${response.statusCode}`;
     const id = requestId ? ` (request id ${requestId})` : "";
-    if (spec.method === "POST") {
+    if (spec.method === "POST" && !this.readOnly) {
       return new ConnectionError({
         ...init,
         message: redact(

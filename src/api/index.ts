@@ -12,7 +12,8 @@ export {
   type Procedure,
 } from "../contract/index.ts";
 export { type Client, createClient } from "./client.ts";
-export type { ClientOptions, RequestOptions, RetryNotice, Timeouts } from "./core.ts";
+export type { ClientOptions, RequestOptions, RequestSpec, RetryNotice, Timeouts } from "./core.ts";
+export { Core as RequestCore } from "./core.ts";
 export {
   ApiError,
   AuthenticationError,

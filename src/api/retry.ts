@@ -31,6 +31,8 @@ export type RetryInput = {
   now?: number;
   /** For the jitter: a number in [0, 1). */
   random?: () => number;
+  /** The request only reads (a model endpoint's answer): retried like a GET whatever its method. */
+  idempotent?: boolean;
 };
 
 export type RetryDecision = { retry: boolean; delayMs: number; reason: string };
@@ -48,8 +50,8 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   return Math.max(0, date - now);
 }
 
-function retryable(method: string, outcome: RetryOutcome): { retry: boolean; reason: string } {
-  const safe = method.toUpperCase() === "GET";
+function retryable(method: string, outcome: RetryOutcome, idempotent = false): { retry: boolean; reason: string } {
+  const safe = idempotent || method.toUpperCase() === "GET";
   switch (outcome.kind) {
     case "status":
       if (outcome.status === 429) return { retry: true, reason: "rate limited (429)" };
@@ -81,7 +83,7 @@ function retryable(method: string, outcome: RetryOutcome): { retry: boolean; rea
 
 /** Whether to make another attempt, and how long to wait first. */
 export function shouldRetry(input: RetryInput): RetryDecision {
-  const { retry, reason } = retryable(input.method, input.outcome);
+  const { retry, reason } = retryable(input.method, input.outcome, input.idempotent);
   if (!retry) return { retry: false, delayMs: 0, reason };
   if (input.attempt >= input.maxAttempts) {
     return { retry: false, delayMs: 0, reason: `${reason}; gave up after ${input.attempt} attempts` };

@@ -1,8 +1,10 @@
 // `smoke --compare OLD [--fail-on regression|failure]`: the smoke command's comparison mode, kept
 // here so smoke.ts only hands over to it.
+
 import { type FailOn, readOldVersions, runCompare } from "../compare/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
+import type { Judge } from "../judge/index.ts";
 import { emitReport, type ReportFiles } from "../report/index.ts";
 import type { ResolvedConnection } from "../settings/index.ts";
 import type { Flag } from "./args.ts";
@@ -78,6 +80,7 @@ type Context = {
   concurrency: number;
   files: ReportFiles;
   signal: AbortSignal;
+  judge?: Judge | undefined;
 };
 
 /** Usage errors of the comparison flags, before anything is read or called. */
@@ -112,6 +115,7 @@ export async function compareSmoke(values: Values, context: Context): Promise<nu
     stack: values.stack,
     out: process.stdout,
     signal: context.signal,
+    judge: context.judge,
   });
   const exitCode = await emitReport(report, { files: context.files, out: process.stdout });
   if (report.interrupted) return exitCode;

@@ -12,11 +12,13 @@ import {
   previewBehaviour,
 } from "../plan/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
+import type { JudgeSettings } from "../settings/index.ts";
 import { type ResolvedConnection, requireConnection } from "../settings/index.ts";
 import type { Stack } from "../workspace/index.ts";
 import { interruptible, lockedStackError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { checkAccess, connectClient } from "./connect.ts";
+import { JUDGE_FLAGS, runJudge } from "./judge.ts";
 import { scenarioAgents } from "./scenarios.ts";
 import { existingStack, pulumiFailure, stackAgents } from "./stack.ts";
 
@@ -48,6 +50,7 @@ diff; every other change says why it cannot be previewed.`,
       help: "with --behave: write its calls as a JSON report (kind behave)",
     },
     html: { type: "string", arg: "FILE", help: "with --behave: write its calls as a self-contained HTML report" },
+    ...JUDGE_FLAGS,
   },
   footer: `exit codes: 0 the preview succeeded (and, with --behave, every previewed scenario passed),
 1 the agent files are invalid (file:line errors on stderr) or a previewed scenario failed, 2 usage
@@ -60,7 +63,10 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
   const { values } = parsed;
-  const { stack, env, dir, agents, errors, connection } = await existingStack(values.stack, "the preview failed");
+  const { stack, env, dir, agents, errors, connection, judge } = await existingStack(
+    values.stack,
+    "the preview failed",
+  );
   if (errors.length > 0) {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     throw new CliError(`${errors.length} error(s) in the agent files; nothing was previewed.`, 1);
@@ -88,6 +94,8 @@ export async function run(argv: string[]): Promise<number> {
       agents,
       resolved,
       connection,
+      judge,
+      flags: values,
     });
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
@@ -118,6 +126,8 @@ type BehaveContext = {
   agents: AgentDefinition[];
   resolved: ResolvedConnection;
   connection: Parameters<typeof checkAccess>[1];
+  judge: JudgeSettings;
+  flags: Parameters<typeof runJudge>[2];
 };
 
 /** Plays the previewable agents' scenarios, puts the results into the plan and returns their report (kind behave). */
@@ -134,6 +144,9 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
     exitCode: 1,
   });
   const { targets, skipped } = behaviourTargets(plan, inputs, definitions, held.agents);
+  // Judged scenarios without a judge stop here (exit 2), before any request to the service.
+  const calls = targets.flatMap((t) => t.calls.map((c) => ({ agent: c.agent, scenario: c.scenario })));
+  const judge = await runJudge(calls, context.judge, context.flags, context.stack.name);
   const client = connectClient(context.resolved);
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`interrupted by ${signal}`));
@@ -146,6 +159,7 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
       concurrency: 4,
       out: process.stderr,
       signal: stop.signal,
+      judge,
     });
     if (stop.signal.aborted) throw new CliError("interrupted: the behaviour preview was stopped", 130);
     attachBehaviour(plan, targets, skipped, results);
@@ -157,5 +171,6 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await client.close();
+    await judge?.client.close();
   }
 }

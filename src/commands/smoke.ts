@@ -20,6 +20,7 @@ import {
 import { parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
 import { COMPARE_FLAGS, COMPARE_HELP, checkCompareFlags, compareSmoke } from "./compare.ts";
 import { checkAccess, connectClient, printRetry, unknownVersionsNote } from "./connect.ts";
+import { JUDGE_FLAGS, JUDGE_HELP, judgeUsageLine, offlineJudgeSettings, runJudge } from "./judge.ts";
 import { scenarioAgents } from "./scenarios.ts";
 import { existingStack, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
 
@@ -69,18 +70,23 @@ events and --replay re-evaluates the current expectations against them offline.`
       arg: "DIR",
       help: "place no call: evaluate the scenarios' current expectations against DIR's recordings",
     },
+    ...JUDGE_FLAGS,
     ...COMPARE_FLAGS,
   },
   footer: `connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from the stack's
 secret agents:apiKey (else AGENT_IAC_API_KEY; on a loopback address, the local dev key).
 Each retried request is said on stderr.
 
+${JUDGE_HELP}
+
 ${COMPARE_HELP}
 
 exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed its expectations, threshold,
-sequential test, pass^k or latency bounds (or its sequential test was inconclusive), 2 usage or configuration error (unknown agent or scenario, nothing deployed,
-invalid agent files, a refused API key, a worst case over --max-call-minutes), 3 a call could not
-complete (service unreachable, stream failed after its retries, timeout), 130 interrupted
+sequential test, pass^k or latency bounds (or its sequential test was inconclusive), 2 usage or
+configuration error (unknown agent or scenario, nothing deployed, invalid agent files, a refused API
+key, a worst case over --max-call-minutes, judged scenarios and no judge configured), 3 a call could
+not complete (service unreachable, stream failed after its retries, timeout) or a judged expectation
+could not be judged, 130 interrupted
 (the reports still list every planned call).`,
 } as const;
 
@@ -116,7 +122,7 @@ function settleBudget(calls: Parameters<typeof estimate>[0], dryRun: boolean, ma
   if (dryRun) process.stdout.write(dryRunText(calls));
   if (maxMinutes !== undefined && cost.worstCaseMinutes > maxMinutes) {
     throw new CliError(
-      `the run's worst case is ${cost.worstCaseMinutes} call minutes, over --max-call-minutes ${maxMinutes}: no call was placed`,
+      `the run's worst case is ${cost.worstCaseMinutes} call minutes${cost.judgeRequests > 0 ? ` and ${cost.judgeRequests} judge request(s)` : ""}, over --max-call-minutes ${maxMinutes}: no call was placed`,
       2,
       {
         hint: "select fewer scenarios (--agent, --scenario), shard the run (--shard I/N), or lower iterations/timeout",
@@ -143,6 +149,8 @@ async function offlineAgentsDir(stackName: string): Promise<string> {
 async function replay(values: {
   stack: string;
   replay: string;
+  "no-judge-cache"?: boolean | undefined;
+  "judge-cache"?: string | undefined;
   agent?: string[] | undefined;
   scenario?: string[] | undefined;
   junit?: string | undefined;
@@ -157,15 +165,25 @@ async function replay(values: {
   }
   // No state offline: smoke/<key>.yaml stands for the agents declared in code.
   const definitions = await scenarioAgents({ stackName: values.stack, dir, fromFiles: agents });
-  const { report } = await replaySmoke({
-    definitions,
-    dir: values.replay,
-    agents: values.agent,
-    scenarios: values.scenario,
-    stack: values.stack,
-    out: process.stdout,
-  });
-  return emitReport(report, { files: reportFiles(values), out: process.stdout });
+  const scenarios = definitions
+    .filter((a) => !values.agent?.length || values.agent.includes(a.key))
+    .flatMap((a) => a.smoke.map((scenario) => ({ agent: a.key, scenario })))
+    .filter((s) => !values.scenario?.length || values.scenario.includes(s.scenario.name));
+  const judge = await runJudge(scenarios, await offlineJudgeSettings(values.stack), values, values.stack);
+  try {
+    const { report } = await replaySmoke({
+      definitions,
+      dir: values.replay,
+      agents: values.agent,
+      scenarios: values.scenario,
+      stack: values.stack,
+      out: process.stdout,
+      judge,
+    });
+    return await emitReport(report, { files: reportFiles(values), out: process.stdout });
+  } finally {
+    await judge?.client.close();
+  }
 }
 
 /**
@@ -173,7 +191,7 @@ async function replay(values: {
  * declared in TypeScript (scenarios in smoke/<key>.yaml), with what the stack holds of each.
  */
 async function smokeAgents(stackName: string, versionId: string | undefined) {
-  const { stack, dir, agents, errors, connection } = await existingStack(stackName, "reading the stack failed");
+  const { stack, dir, agents, errors, connection, judge } = await existingStack(stackName, "reading the stack failed");
   if (errors.length > 0) {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     throw new CliError(`${errors.length} error(s) in the agent files`, 2);
@@ -186,7 +204,7 @@ async function smokeAgents(stackName: string, versionId: string | undefined) {
   }
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
   const definitions = await scenarioAgents({ stackName, dir, fromFiles: agents, held });
-  return { definitions, held, connection };
+  return { definitions, held, connection, judge };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -204,7 +222,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     return replay({ ...values, replay: values.replay });
   }
-  const { definitions, held, connection } = await smokeAgents(values.stack, values["version-id"]);
+  const { definitions, held, connection, judge: judgeSettings } = await smokeAgents(values.stack, values["version-id"]);
   const selection = {
     agents: values.agent,
     scenarios: values.scenario,
@@ -216,6 +234,47 @@ export async function run(argv: string[]): Promise<number> {
   const plan = planSmoke(definitions, held.agents, selection, shard);
   const cost = settleBudget(plan.calls, values["dry-run"], maxMinutes);
   if (values["dry-run"]) return 0;
+  // A judged run without a judge (or with an untrusted one) stops here, before any request.
+  const judge = await runJudge(
+    plan.calls.map((c) => ({ agent: c.agent, scenario: c.scenario })),
+    judgeSettings,
+    values,
+    values.stack,
+  );
+  try {
+    return await placeAndReport(values, {
+      definitions,
+      held,
+      connection,
+      selection,
+      plan,
+      cost,
+      judge,
+      concurrency,
+      comparing,
+    });
+  } finally {
+    await judge?.client.close();
+  }
+}
+
+type Values = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>["values"];
+
+async function placeAndReport(
+  values: Values,
+  context: {
+    definitions: Awaited<ReturnType<typeof smokeAgents>>["definitions"];
+    held: Awaited<ReturnType<typeof smokeAgents>>["held"];
+    connection: Awaited<ReturnType<typeof smokeAgents>>["connection"];
+    selection: Parameters<typeof planSmoke>[2];
+    plan: ReturnType<typeof planSmoke>;
+    cost: ReturnType<typeof estimate>;
+    judge: Awaited<ReturnType<typeof runJudge>>;
+    concurrency: number;
+    comparing: boolean;
+  },
+): Promise<number> {
+  const { definitions, held, connection, selection, plan, cost, judge, concurrency, comparing } = context;
   if (values.record !== undefined) {
     await mkdir(values.record, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
       throw new CliError(`--record ${values.record}: cannot create the directory (${error.code ?? error.message})`, 2);
@@ -247,6 +306,7 @@ export async function run(argv: string[]): Promise<number> {
       concurrency,
       files,
       signal: stop.signal,
+      judge,
     }).finally(() => {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
@@ -264,6 +324,7 @@ export async function run(argv: string[]): Promise<number> {
     files,
     out: process.stdout,
     signal: stop.signal,
+    judge,
   })
     .catch((error: unknown) => {
       // The calls are done and the reports written; the recordings directory is the problem.
@@ -275,6 +336,7 @@ export async function run(argv: string[]): Promise<number> {
       process.off("SIGTERM", onSignal);
     });
   const exitCode = await emitReport(report, { files, out: process.stdout });
+  process.stdout.write(judgeUsageLine(judge));
   if (!report.interrupted) process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
   return exitCode;
 }

@@ -8,7 +8,7 @@ import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
 import { loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import { type StateResource, stateAgent } from "../provider/index.ts";
-import { type Connection, configMapReader, resolveConnection } from "../settings/index.ts";
+import { type Connection, configMapReader, resolveConnection, resolveJudge } from "../settings/index.ts";
 import type { AgentOutput as PinnedAgent } from "../smoke/index.ts";
 import { openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
 
@@ -52,7 +52,17 @@ export async function existingStack(stackName: string, what: string) {
   // A project that declares its agents in TypeScript only (no agents/ and no agents:dir) has no agent files.
   const noFiles = config["agents:dir"] === undefined && !existsSync(dir);
   const { agents, errors } = noFiles ? { agents: [], errors: [] } : await loadAgents(dir, { stack: stackName });
-  return { stack, env, config, dir, agents, errors, connection: resolveConnection(configMapReader(config)) };
+  const reader = configMapReader(config);
+  return {
+    stack,
+    env,
+    config,
+    dir,
+    agents,
+    errors,
+    connection: resolveConnection(reader),
+    judge: resolveJudge(reader),
+  };
 }
 
 /**
@@ -62,7 +72,11 @@ export async function existingStack(stackName: string, what: string) {
  */
 export async function stackConnection(stackName: string, overrides: { baseUrl?: string } = {}): Promise<Connection> {
   if (overrides.baseUrl) return resolveConnection(() => undefined, process.env, overrides);
-  let config: StackConfig;
+  return resolveConnection(configMapReader(await stackConfigOrFile(stackName)), process.env, overrides);
+}
+
+/** A stack's config (secrets decrypted); where the stack is not created yet, its Pulumi.<stack>.yaml's plain values. */
+export async function stackConfigOrFile(stackName: string): Promise<StackConfig> {
   try {
     const stack: Stack = await openStack({
       stackName,
@@ -70,15 +84,15 @@ export async function stackConnection(stackName: string, overrides: { baseUrl?: 
       create: false,
       env: pulumiEnvironment(),
     });
-    config = await stack.getAllConfig();
+    return await stack.getAllConfig();
   } catch (error) {
     if (!/no stack named/i.test(String(error))) throw pulumiFailure(`reading stack ${stackName} failed`, error);
-    config = await stackFileConfig(stackName);
+    return await stackFileConfig(stackName);
   }
-  return resolveConnection(configMapReader(config), process.env, overrides);
 }
 
-async function stackFileConfig(stackName: string): Promise<StackConfig> {
+/** The plain values of Pulumi.<stack>.yaml (secrets there cannot be read without Pulumi). */
+export async function stackFileConfig(stackName: string): Promise<StackConfig> {
   const file = path.join(process.cwd(), `Pulumi.${stackName}.yaml`);
   const text = await readFile(file, "utf8").catch(() => undefined);
   if (text === undefined) throw missingStack(stackName);

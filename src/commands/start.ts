@@ -8,11 +8,19 @@ import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { parseDocument } from "yaml";
 import { consumeBase, recordDeployBase, runCompare } from "../compare/index.ts";
-import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
+import { type AgentDefinition, formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
+import type { Judge } from "../judge/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 import { emitReport, type ReportFiles, writeJsonFile } from "../report/index.ts";
-import { configMapReader, type ResolvedConnection, requireConnection, resolveConnection } from "../settings/index.ts";
+import {
+  configMapReader,
+  type JudgeSettings,
+  type ResolvedConnection,
+  requireConnection,
+  resolveConnection,
+  resolveJudge,
+} from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
 import { runSmoke } from "../smoke/index.ts";
 import {
@@ -25,6 +33,7 @@ import {
 } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { printRetry, unknownVersionsNote } from "./connect.ts";
+import { runJudge } from "./judge.ts";
 import { scenarioAgents } from "./scenarios.ts";
 import { describeSimulator, foreignSimulatorError, simulatorIdentity, unknownAgents } from "./simulator-identity.ts";
 import { type AgentOutput, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
@@ -91,7 +100,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);
     if (values["no-smoke"]) return 0;
     if (service.reused) await checkReusedSimulator(stack, service.connection, stackName);
-    const { code, conversations } = await smokeAfterUp(stack, dir, stackName, service.connection, base);
+    const judgeSettings = resolveJudge(configMapReader(config));
+    const { code, conversations } = await smokeAfterUp(stack, dir, stackName, service.connection, base, judgeSettings);
     // Only a comparison that completed (whatever it found) consumes the base; 3 or 130 keep it.
     if (code === 0 || code === 1) await consumeBase(path.join(workDir, ".agent-iac"), stackName);
     if (service.simulator || service.reused) await reportFailedDeliveries(service.connection, conversations);
@@ -252,6 +262,7 @@ async function smokeAfterUp(
   stackName: string,
   connection: ResolvedConnection,
   before: Record<string, string>,
+  judgeSettings: JudgeSettings,
 ) {
   const { agents: fromFiles, errors } = await loadAgents(dir, { stack: stackName });
   if (errors.length > 0) throw new CliError(errors.map(formatDiagnostic).join("\n"), 1);
@@ -259,6 +270,24 @@ async function smokeAfterUp(
     throw pulumiFailure("reading the stack's state failed", error);
   });
   const agents = await scenarioAgents({ stackName, dir, fromFiles, held });
+  // Judged scenarios without a judge stop here (exit 2), before any smoke call.
+  const scenarios = agents.flatMap((a) => a.smoke.map((scenario) => ({ agent: a.key, scenario })));
+  const judge = await runJudge(scenarios, judgeSettings, {}, stackName);
+  try {
+    return await smokeCalls(agents, held, stackName, connection, before, judge);
+  } finally {
+    await judge?.client.close();
+  }
+}
+
+async function smokeCalls(
+  agents: AgentDefinition[],
+  held: Awaited<ReturnType<typeof stackAgents>>,
+  stackName: string,
+  connection: ResolvedConnection,
+  before: Record<string, string>,
+  judge: Judge | undefined,
+) {
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
   // Bare names: src/report writes them under reports/.
   const reportFiles: ReportFiles = { junit: "smoke.junit.xml", json: "smoke.json", html: "smoke.html" };
@@ -274,6 +303,7 @@ async function smokeAfterUp(
       concurrency: 4,
       stack: stackName,
       out: process.stdout,
+      judge,
     });
     const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
     const results = scenarios.flatMap((s) => [...s.newResults, ...(s.oldResults ?? [])]);
@@ -297,6 +327,7 @@ async function smokeAfterUp(
     concurrency: 4,
     files: reportFiles,
     out: process.stdout,
+    judge,
   });
   const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
   process.stderr.write(unknownVersionsNote(results, held.agents, stackName));

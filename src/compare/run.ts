@@ -2,8 +2,10 @@
 // the old one (both pinned); the same scenario's two sides are then compared. An agent without an
 // old version (a first deploy, a new agent) runs as plain smoke and the run says so; an agent whose
 // version did not change is called once and serves both sides.
+
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import type { Judge } from "../judge/index.ts";
 import type { Report } from "../report/index.ts";
 import {
   type AgentOutput,
@@ -34,6 +36,8 @@ export type CompareOptions = {
   stack?: string;
   out: Output;
   signal?: AbortSignal;
+  /** Judges `expect.judge` rubrics on both sides (the same cache: an unchanged transcript is not asked twice). */
+  judge?: Judge | undefined;
 };
 
 /** The old side's call: the same scenario and inputs on the old version; procedures found by name (it links older procedural agents). */
@@ -73,6 +77,7 @@ export async function runCompare(
         out: options.out,
         // The test of old against new needs every planned call of fixed repeats on both sides.
         earlyDecisions: false,
+        judge: options.judge,
         ...(options.signal ? { signal: options.signal } : {}),
       });
     if (oldCalls.length > 0) {

@@ -5,5 +5,13 @@ export { didYouMean } from "./issues.ts";
 export { type AgentDefinition, type LoadResult, loadAgents, type SmokeScenario } from "./load.ts";
 export { type PatternParts, regexParts } from "./patterns.ts";
 export { type DeclaredOptions, declaredAgents, type HeldAgent, SCENARIO_DIR } from "./scenarios.ts";
-export { agentJsonSchema, type Expectations, type LatencyBounds, requiredPasses } from "./schema.ts";
+export {
+  agentJsonSchema,
+  DEFAULT_JUDGE_VOTES,
+  type Expectations,
+  type JudgeRubric,
+  judgeRubrics,
+  type LatencyBounds,
+  requiredPasses,
+} from "./schema.ts";
 export { MAX_DEPTH, MAX_PROMPT_BYTES, MAX_YAML_BYTES } from "./source.ts";

@@ -135,7 +135,31 @@ const argumentMatchers = z
   })
   .meta({ description: 'Argument name → exact value, or "/regex/flags" matched against the argument.' });
 
+/** Votes of a judged rubric: odd (a majority always exists), default 3. */
+export const DEFAULT_JUDGE_VOTES = 3;
+const judgeVotes = z
+  .int()
+  .min(1)
+  .max(15)
+  .refine((n) => n % 2 === 1, "must be odd (1, 3, 5 …): a majority of the votes decides")
+  .meta({ description: "Independent judge requests; the majority decides (odd, default 3)." });
+
+/** A judged expectation: a sentence the judge model checks the transcript against. */
+export const judgeRubric = z
+  .union([
+    z.string().trim().min(1, "must not be empty"),
+    z.strictObject({
+      rubric: z.string().trim().min(1, "must not be empty"),
+      votes: judgeVotes.optional(),
+    }),
+  ])
+  .meta({ description: "A rubric sentence, or {rubric, votes}." });
+
 export const expectations = z.strictObject({
+  judge: z.array(judgeRubric).optional().meta({
+    description:
+      "Rubrics a judge model (agents:judgeBaseUrl, agents:judgeModel) checks the transcript against; the transcript is sent to that endpoint.",
+  }),
   says: z.array(textPattern).optional().meta({ description: "Phrases some completed agent message must match." }),
   never_says: z.array(textPattern).optional().meta({ description: "Phrases no agent message may match." }),
   tool_calls: z
@@ -167,6 +191,18 @@ export const expectations = z.strictObject({
         "Upper bounds in ms, over all iterations: first_response_ms and tool_ms on their 95th percentile, response_p50_ms/response_p95_ms on every user turn's response latency.",
     }),
 });
+
+/** A judged rubric with its votes. */
+export type JudgeRubric = { rubric: string; votes: number };
+
+/** A scenario's judged rubrics, each with its votes (default 3). */
+export function judgeRubrics(expect: { judge?: z.input<typeof judgeRubric>[] | undefined }): JudgeRubric[] {
+  return (expect.judge ?? []).map((item) =>
+    typeof item === "string"
+      ? { rubric: item.trim(), votes: DEFAULT_JUDGE_VOTES }
+      : { rubric: item.rubric.trim(), votes: item.votes ?? DEFAULT_JUDGE_VOTES },
+  );
+}
 
 /** The latency bounds of a scenario (`expect.latency`). */
 export type LatencyBounds = NonNullable<z.output<typeof expectations>["latency"]>;
@@ -219,6 +255,10 @@ export const smokeScenario = z
         description: "Require pass^k (the chance k calls in a row all pass, estimated from the repeats) ≥ min.",
       }),
     expect: expectations.default({ no_errors: true, ends: true }),
+    judge_min_agreement: z.number().gt(0).max(1).optional().meta({
+      description:
+        "Each judged rubric's last measured agreement with human labels (`agent-iac judge check`) must be at least this (0–1].",
+    }),
   })
   .superRefine(checkScenario)
   // A sequential test plans its cap: every count of planned calls (budget, dry run) is the worst case.
@@ -236,10 +276,15 @@ type ScenarioCheck = {
   max_iterations?: number | undefined;
   margin?: number | undefined;
   pass_k?: { k: number; min: number } | undefined;
+  judge_min_agreement?: number | undefined;
+  expect: { judge?: unknown[] | undefined };
 };
 
 function checkScenario(scenario: ScenarioCheck, ctx: z.core.$RefinementCtx<ScenarioCheck>): void {
   const problem = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+  if (scenario.judge_min_agreement !== undefined && !scenario.expect.judge?.length) {
+    problem("judge_min_agreement", "the scenario has no judged expectation (expect.judge)");
+  }
   if (scenario.min_pass !== undefined && scenario.pass_rate !== undefined) {
     problem("pass_rate", "give min_pass or pass_rate, not both");
   }

@@ -4,8 +4,10 @@
 // not document its merge rules, so no section is sent in part) and `livemode: false`. Nothing is
 // created: a conversation is the only thing a preview asks for. Everything else that changes is
 // named with the reason it cannot be previewed.
+
 import type { Client } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import type { Judge } from "../judge/index.ts";
 import {
   type AgentPlan,
   type BehaveSummary,
@@ -112,6 +114,8 @@ export type PreviewOptions = {
   /** Progress lines (stderr in the plan command: stdout may carry the Markdown). */
   out: { write(text: string): unknown; isTTY?: boolean };
   signal?: AbortSignal;
+  /** Judges `expect.judge` rubrics of the previewed scenarios. */
+  judge?: Judge | undefined;
 };
 
 /** Places every target's calls (test calls, pinned to the deployed version); results in planned order. */
@@ -130,6 +134,7 @@ export async function previewBehaviour(
   return runCalls(client, calls, {
     concurrency: options.concurrency,
     out: options.out,
+    judge: options.judge,
     ...(options.signal ? { signal: options.signal } : {}),
   });
 }

@@ -101,6 +101,14 @@ function transcriptOf(call: CallResult): string {
     `version: ${call.version_id}`,
     `conversation: ${call.conversation_id ?? "(not created)"}`,
     `transport: ${call.transport}`,
+    // Judged expectations: verdict, votes, reason and cited lines, passed or not.
+    ...call.assertions.flatMap(({ judgement: j }) =>
+      j
+        ? [
+            `judged ${JSON.stringify(j.rubric)}: ${j.verdict} ${j.agreement}${j.uncertain ? " (uncertain)" : ""}${j.reason ? ` — ${j.reason}` : ""}${j.lines.length > 0 ? ` (lines ${j.lines.join(", ")})` : ""}`,
+          ]
+        : [],
+    ),
   ];
   return [...header, "", ...call.transcript].join("\n");
 }

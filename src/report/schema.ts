@@ -16,12 +16,45 @@ export const TRAFFIC_KINDS = ["watch", "audit"] as const;
 
 const ms = z.number().nonnegative();
 
+/**
+ * A judged expectation's outcome (`expect.judge`): the majority verdict of `votes_total` requests to
+ * the judge model, its agreement (`2/3`), a reason, the transcript lines (1-based) it cites, and the
+ * rubric's last measured agreement with human labels (`judge check`), if any.
+ */
+export const judgementSchema = z.looseObject({
+  rubric: z.string(),
+  model: z.string(),
+  verdict: z.enum(["pass", "fail", "error"]),
+  agreement: z.string(),
+  votes_for: z.int().min(0),
+  votes_total: z.int().min(0),
+  uncertain: z.boolean().default(false),
+  reason: z.string().default(""),
+  lines: z.array(z.int()).default([]),
+  votes: z
+    .array(z.looseObject({ verdict: z.enum(["pass", "fail"]), reason: z.string(), lines: z.array(z.int()) }))
+    .default([]),
+  cached_votes: z.int().min(0).default(0),
+  error: z.string().nullable().default(null),
+  calibration: z
+    .looseObject({
+      agreement: z.number(),
+      kappa: z.number().nullable(),
+      items: z.int(),
+      consistency: z.number().nullable().default(null),
+      checked_at: z.string(),
+    })
+    .nullable()
+    .default(null),
+});
+
 /** One expectation's outcome in one call; `context` holds the nearest transcript lines of a failure. */
 export const assertionSchema = z.looseObject({
   description: z.string(),
   passed: z.boolean(),
   detail: z.string().nullable().default(null),
   context: z.array(z.string()).default([]),
+  judgement: judgementSchema.optional(),
 });
 
 /** A transcript entry as data, for a chat-like rendering; `at_ms` is from the call's start (event `created_at`). */
@@ -261,6 +294,7 @@ export const reportSchema = z.looseObject({
 });
 
 export type ReportAssertion = z.output<typeof assertionSchema>;
+export type ReportJudgement = z.output<typeof judgementSchema>;
 export type ReportEntry = z.output<typeof entrySchema>;
 export type CallLatency = z.output<typeof callLatencySchema>;
 export type CallResult = z.output<typeof callResultSchema>;

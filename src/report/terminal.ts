@@ -28,7 +28,8 @@ export function callLines(call: CallResult): string {
   const byName = call.procedures.some((p) => (p as { matchedBy?: unknown } | null)?.matchedBy === "name")
     ? " (procedures matched by name: this is not the stack's current version)"
     : "";
-  if (call.status === "passed") return `✓ ${name} (${where}) ${call.assertions.length} checks, ${time}${byName}\n`;
+  if (call.status === "passed")
+    return `✓ ${name} (${where}) ${call.assertions.length} checks, ${time}${judgedText(call)}${byName}\n`;
   if (call.status === "error" || call.status === "not_run")
     return `! ${name} (${where}) ${call.error ?? call.status}\n`;
   const failed = call.assertions.filter((a) => !a.passed).length;
@@ -37,6 +38,16 @@ export function callLines(call: CallResult): string {
     .split("\n")
     .map((line) => `    ${line}`);
   return `${[`✗ ${name} (${where}) ${head}, ${time}`, ...body].join("\n")}\n`;
+}
+
+/** `; judged: pass 2/3 (uncertain) "rubric"` — the judged expectations of a passed call. */
+function judgedText(call: CallResult): string {
+  const judged = call.assertions.flatMap((a) => (a.judgement ? [a.judgement] : []));
+  if (judged.length === 0) return "";
+  const each = judged.map(
+    (j) => `${j.verdict} ${j.agreement}${j.uncertain ? " (uncertain)" : ""} ${JSON.stringify(j.rubric)}`,
+  );
+  return `; judged: ${each.join(", ")}`;
 }
 
 function measured(s: ScenarioSummary): string {

@@ -95,9 +95,67 @@ export function requireConnection(connection: Connection, stack?: string): Resol
   };
 }
 
-/** The secrets an error message must never show: the API key and a stream token from the environment. */
+/** The secrets an error message must never show: the API keys and a stream token from the environment. */
 export function secretsInEnvironment(env: NodeJS.ProcessEnv = process.env): string[] {
-  return [env.AGENT_IAC_API_KEY, env.AGENT_IAC_STREAM_TOKEN].filter((v): v is string => Boolean(v));
+  return [env.AGENT_IAC_API_KEY, env.AGENT_IAC_STREAM_TOKEN, env.AGENT_IAC_JUDGE_API_KEY].filter((v): v is string =>
+    Boolean(v),
+  );
+}
+
+/** The stack config keys of the judge (judged expectations), and their environment fallbacks. */
+export const JUDGE_KEYS = {
+  baseUrl: { config: "agents:judgeBaseUrl", env: "AGENT_IAC_JUDGE_BASE_URL" },
+  model: { config: "agents:judgeModel", env: "AGENT_IAC_JUDGE_MODEL" },
+  apiKey: { config: "agents:judgeApiKey", env: "AGENT_IAC_JUDGE_API_KEY" },
+  timeoutSec: { config: "agents:judgeTimeoutSec", env: "AGENT_IAC_JUDGE_TIMEOUT_SEC" },
+} as const;
+
+/** Where judged expectations are sent: an OpenAI-compatible endpoint the team names. Nothing by default. */
+export type JudgeSettings = {
+  /** e.g. https://api.openai.com/v1 (requests go to `{baseUrl}/chat/completions`). */
+  baseUrl: string | undefined;
+  model: string | undefined;
+  /** Optional: a local model server may need none. */
+  apiKey: string | undefined;
+  /** One request's deadline in seconds (default 60). */
+  timeoutSec: number;
+};
+
+export const DEFAULT_JUDGE_TIMEOUT_SEC = 60;
+
+/** The judge settings: stack config first, then the environment; an empty value counts as unset. */
+export function resolveJudge(config: ConfigReader, env: NodeJS.ProcessEnv = process.env): JudgeSettings {
+  const read = (key: { config: string; env: string }) => set(config(key.config)) ?? set(env[key.env]);
+  const timeout = Number(read(JUDGE_KEYS.timeoutSec));
+  return {
+    baseUrl: read(JUDGE_KEYS.baseUrl),
+    model: read(JUDGE_KEYS.model),
+    apiKey: read(JUDGE_KEYS.apiKey),
+    timeoutSec: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_JUDGE_TIMEOUT_SEC,
+  };
+}
+
+export type ResolvedJudge = { baseUrl: string; model: string; apiKey?: string; timeoutSec: number };
+
+/** The judge with address and model, or a configuration error (exit 2) naming the settings. */
+export function requireJudge(judge: JudgeSettings, why: string, stack?: string): ResolvedJudge {
+  const on = stack ? ` for stack ${stack}` : "";
+  const missing = [
+    judge.baseUrl ? undefined : `${JUDGE_KEYS.baseUrl.config} (or ${JUDGE_KEYS.baseUrl.env})`,
+    judge.model ? undefined : `${JUDGE_KEYS.model.config} (or ${JUDGE_KEYS.model.env})`,
+  ].filter(Boolean);
+  if (!judge.baseUrl || !judge.model) {
+    throw new CliError(
+      `${why}, but no judge is configured${on}: set ${missing.join(" and ")}; the key, if the endpoint needs one, with \`pulumi config set --secret ${JUDGE_KEYS.apiKey.config}\` or ${JUDGE_KEYS.apiKey.env}. Nothing was called.`,
+      2,
+    );
+  }
+  return {
+    baseUrl: judge.baseUrl,
+    model: judge.model,
+    timeoutSec: judge.timeoutSec,
+    ...(judge.apiKey ? { apiKey: judge.apiKey } : {}),
+  };
 }
 
 /** The stream token for `events --events-url` (AGENT_IAC_STREAM_TOKEN; never a flag). */

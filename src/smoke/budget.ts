@@ -1,17 +1,30 @@
 // A run's cost before it runs: the calls it would place and their worst case in call minutes
 // (every call lasting its scenario's whole timeout, every planned iteration placed: early
-// decisions and sequential tests only ever place fewer).
+// decisions and sequential tests only ever place fewer), and the judge requests its judged
+// expectations may make (every vote of every rubric of every call; the cache may answer some).
+import { judgeRubrics } from "../definitions/index.ts";
 import type { PlannedCall } from "./call.ts";
 
-export type Estimate = { calls: number; worstCaseMinutes: number };
+export type Estimate = { calls: number; worstCaseMinutes: number; judgeRequests: number };
+
+/** The judge requests one call of a scenario may make: Σ votes over its rubrics. */
+export function judgeRequestsPerCall(call: PlannedCall): number {
+  return judgeRubrics(call.scenario.expect).reduce((sum, r) => sum + r.votes, 0);
+}
 
 export function estimate(calls: readonly PlannedCall[]): Estimate {
   const seconds = calls.reduce((sum, call) => sum + call.scenario.timeout, 0);
-  return { calls: calls.length, worstCaseMinutes: Math.round((seconds / 60) * 100) / 100 };
+  return {
+    calls: calls.length,
+    worstCaseMinutes: Math.round((seconds / 60) * 100) / 100,
+    judgeRequests: calls.reduce((sum, call) => sum + judgeRequestsPerCall(call), 0),
+  };
 }
 
 export function estimateLine(value: Estimate): string {
-  return `worst case: ${value.calls} call(s), ${value.worstCaseMinutes} call minutes (Σ iterations × timeout)`;
+  const judged =
+    value.judgeRequests > 0 ? `, at most ${value.judgeRequests} judge request(s) (Σ calls × votes per rubric)` : "";
+  return `worst case: ${value.calls} call(s), ${value.worstCaseMinutes} call minutes (Σ iterations × timeout)${judged}`;
 }
 
 /** The calls a run would place, one line per scenario (`--dry-run`), then the worst case. */
@@ -31,7 +44,9 @@ export function dryRunText(calls: readonly PlannedCall[]): string {
         : iterations > 1
           ? "; at most: stops once the verdict cannot change"
           : "";
-    return `${call.agent} ${call.versionId} ${call.scenario.name}: ${iterations} iteration(s), transport ${call.scenario.transport}, livemode ${livemode}, timeout ${call.scenario.timeout} s${early}`;
+    const judged = judgeRequestsPerCall(call);
+    const judge = judged > 0 ? `, ${judged} judge request(s) per call` : "";
+    return `${call.agent} ${call.versionId} ${call.scenario.name}: ${iterations} iteration(s), transport ${call.scenario.transport}, livemode ${livemode}, timeout ${call.scenario.timeout} s${judge}${early}`;
   });
   return `${["would place (no call is placed with --dry-run):", ...lines.map((l) => `  ${l}`), estimateLine(estimate(calls))].join("\n")}\n`;
 }

@@ -7,9 +7,16 @@ import type { Client, CreateConversationResponse, EventEnvelope, Procedure } fro
 import { displayUrl } from "../api/index.ts";
 import { deepMerge } from "../contract/index.ts";
 import { requiredPasses, type SmokeScenario } from "../definitions/index.ts";
+import type { Judge } from "../judge/index.ts";
 import type { CallLatency } from "../report/index.ts";
 import { defaultMargin } from "../stats/index.ts";
-import { evaluate, type Observation, type ObservedProcedure, type ProcedureMatch } from "./expectations.ts";
+import {
+  evaluate,
+  evaluateJudged,
+  type Observation,
+  type ObservedProcedure,
+  type ProcedureMatch,
+} from "./expectations.ts";
 import type { Gate } from "./gates.ts";
 import { observeEvents } from "./observe.ts";
 import type { ScenarioResult } from "./reports.ts";
@@ -46,6 +53,8 @@ export type CallHooks = {
   signal?: AbortSignal;
   /** Keep the envelopes on the result (for `--record`). */
   keepEnvelopes?: boolean;
+  /** Judges the scenario's `expect.judge` rubrics (required when it has any). */
+  judge?: Judge | undefined;
 };
 
 const POLL_MS = { first: 250, max: 2000 };
@@ -99,8 +108,8 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     const procedures = await waitForProcedures(client, call, conversation.id, signal, state);
     if (hooks.signal?.aborted) throw hooks.signal.reason;
     ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, seconds(), procedures));
-    result.assertions = evaluate(scenario.expect, result.observation);
-    result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
+    state.waitingFor = "the judge";
+    await judgeResult(result, scenario, hooks.judge, hooks.signal);
   } catch (error) {
     result.status = "error";
     result.error = hooks.signal?.aborted
@@ -121,6 +130,28 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
       : { timeToFirstAgentMessageMs: Math.round(state.firstAgentAt - started) }),
   };
   return result;
+}
+
+/**
+ * Evaluates a completed call: the literal expectations, then the judged ones. A judgement that could
+ * not be made leaves the call an error (exit 3), whatever the other expectations say.
+ */
+export async function judgeResult(
+  result: ScenarioResult,
+  scenario: Scenario,
+  judge: Judge | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  const observation = result.observation as Observation;
+  result.assertions = evaluate(scenario.expect, observation);
+  const judged = await evaluateJudged(scenario.expect, observation, judge, signal);
+  result.assertions.push(...judged.assertions);
+  if (judged.error) {
+    result.status = "error";
+    result.error = judged.error;
+    return;
+  }
+  result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
 }
 
 /** The call's own override sections with the scenario's override_config merged over them. */

@@ -1,5 +1,7 @@
-// Evaluates a scenario's `expect` block against what one call showed. Pure: no I/O.
-import type { Expectations } from "../definitions/index.ts";
+// Evaluates a scenario's `expect` block against what one call showed. The literal expectations are
+// pure (no I/O); the judged ones (`expect.judge`) ask the configured judge, after them.
+import { type Expectations, judgeRubrics } from "../definitions/index.ts";
+import type { Judge, Judgement } from "../judge/index.ts";
 import { argumentMatches, MatchTimeout, textMatcher } from "./matchers.ts";
 import type { EntryTime } from "./observe.ts";
 import { type ObservedEntry, type ObservedToolCall, renderEntry } from "./transcript.ts";
@@ -37,7 +39,14 @@ export type Observation = {
   entryTimes?: EntryTime[];
 };
 
-export type Assertion = { description: string; passed: boolean; detail?: string; context?: string[] };
+export type Assertion = {
+  description: string;
+  passed: boolean;
+  detail?: string;
+  context?: string[];
+  /** A judged expectation's verdict, votes, reason and cited lines. */
+  judgement?: Judgement;
+};
 
 const CONTEXT_LINES = 6;
 
@@ -186,4 +195,48 @@ function lines(observed: Observation, kind?: ObservedEntry["kind"]): string[] {
     .filter((entry) => kind === undefined || entry.kind === kind)
     .slice(-CONTEXT_LINES)
     .map(renderEntry);
+}
+
+/** A judged expectation's description: `judge: <rubric>`. */
+export const judgedDescription = (rubric: string) => `judge: ${rubric}`;
+
+/**
+ * The judged expectations of a scenario, in the order written, after the literal ones. `error` says
+ * why the call cannot be judged (a judgement that is an error): the call is then an error, never a pass.
+ */
+export async function evaluateJudged(
+  expect: Expectations,
+  observed: Observation,
+  judge: Judge | undefined,
+  signal?: AbortSignal,
+): Promise<{ assertions: Assertion[]; error?: string }> {
+  const rubrics = judgeRubrics(expect);
+  if (rubrics.length === 0) return { assertions: [] };
+  if (!judge) return { assertions: [], error: "the scenario has judged expectations but no judge is configured" };
+  const transcript = observed.entries.map(renderEntry);
+  const assertions: Assertion[] = [];
+  const errors: string[] = [];
+  for (const rubric of rubrics) {
+    const judgement = await judge.judge(rubric, transcript, signal);
+    if (judgement.error !== null)
+      errors.push(`judge could not decide ${JSON.stringify(rubric.rubric)}: ${judgement.error}`);
+    assertions.push(judgedAssertion(judgement, transcript));
+  }
+  return { assertions, ...(errors.length > 0 ? { error: errors.join("; ") } : {}) };
+}
+
+function judgedAssertion(judgement: Judgement, transcript: readonly string[]): Assertion {
+  const description = judgedDescription(judgement.rubric);
+  if (judgement.verdict === "error") {
+    return { description, passed: false, detail: `not judged: ${judgement.error}`, judgement };
+  }
+  const cited = judgement.lines.length > 0 ? ` (lines ${judgement.lines.join(", ")})` : "";
+  const split = judgement.uncertain ? ", uncertain: the votes split" : "";
+  return {
+    description,
+    passed: judgement.verdict === "pass",
+    detail: `${judgement.verdict} ${judgement.agreement}${split}: ${judgement.reason}${cited}`,
+    context: judgement.lines.map((n) => transcript[n - 1] ?? ""),
+    judgement,
+  };
 }

@@ -2,11 +2,12 @@
 // (thresholds, latency), record, replay, report.
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import type { Judge } from "../judge/index.ts";
 import { callLines, type Report, type ReportFiles, reportExitCode, writeReportFiles } from "../report/index.ts";
 import { gateOf, type PlannedCall, type Progress } from "./call.ts";
 import { scenarioKey, shardOf } from "./gates.ts";
 import { type AgentOutput, planCalls, type Selection } from "./plan.ts";
-import { replayRecordings, writeRecording } from "./record.ts";
+import { recordingTranscript, replayRecordings, writeRecording } from "./record.ts";
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
 import { type Output, runCalls } from "./run.ts";
 
@@ -20,6 +21,7 @@ export { type AgentOutput, planCalls, UsageError } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
 export { runCalls } from "./run.ts";
+export { recordingTranscript };
 
 /** A recording could not be written (the run's calls are done; the reports are written first). */
 export class RecordingError extends Error {
@@ -82,6 +84,8 @@ export type SmokeOptions = {
   signal?: AbortSignal;
   /** Progress of waiting calls; by default a status line on a terminal and a line every 15 s otherwise. */
   onProgress?: (progress: Progress) => void;
+  /** Judges the scenarios' `expect.judge` rubrics (required when a planned scenario has any). */
+  judge?: Judge | undefined;
 };
 
 /**
@@ -115,6 +119,7 @@ export async function runSmoke(
       out: options.out,
       partial: plan.shard !== undefined,
       keepEnvelopes: options.recordDir !== undefined,
+      judge: options.judge,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       onResult: (result, results, call) => {
@@ -148,6 +153,8 @@ export type ReplayOptions = {
   scenarios?: string[] | undefined;
   stack?: string;
   out: Output;
+  /** Judges `expect.judge` rubrics: from its cache where the recording was judged before. */
+  judge?: Judge | undefined;
 };
 
 /**
@@ -156,6 +163,14 @@ export type ReplayOptions = {
  */
 export async function replaySmoke(options: ReplayOptions): Promise<{ report: Report }> {
   const { results, notes } = await replayRecordings(options.dir, options.definitions, options);
+  const { judge } = options;
+  if (judge && judge.stats.requests > 0) {
+    notes.push(
+      `judge: ${judge.stats.requests} vote(s) were not in the judge cache (a new or changed rubric, another model, or --no-judge-cache) and were asked of ${judge.model}; ${judge.stats.cached} came from the cache`,
+    );
+  } else if (judge && judge.stats.cached > 0) {
+    notes.push(`judge: all ${judge.stats.cached} vote(s) came from the judge cache (no request made)`);
+  }
   const report = buildReport(results, {
     kind: "replay",
     ...(options.stack ? { stack: options.stack } : {}),

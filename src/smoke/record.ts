@@ -10,11 +10,13 @@ import type { EventEnvelope } from "../api/index.ts";
 import { eventEnvelope } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
 import { requiredPasses } from "../definitions/index.ts";
-import { gateOf, observeCall, type PlannedCall } from "./call.ts";
-import { evaluate, type ObservedProcedure } from "./expectations.ts";
+import type { Judge } from "../judge/index.ts";
+import { gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
+import type { ObservedProcedure } from "./expectations.ts";
 import { addDrift, type Drift, driftLines } from "./observe.ts";
 import { UsageError } from "./plan.ts";
 import type { ScenarioResult } from "./reports.ts";
+import { renderEntry } from "./transcript.ts";
 
 export const RECORDING_FORMAT = "agent-iac-recording";
 const MAX_RECORDINGS = 10_000;
@@ -138,7 +140,7 @@ export type Replay = { results: ScenarioResult[]; drift: Drift; notes: string[] 
 export async function replayRecordings(
   dir: string,
   definitions: readonly AgentDefinition[],
-  only: { agents?: string[] | undefined; scenarios?: string[] | undefined } = {},
+  only: { agents?: string[] | undefined; scenarios?: string[] | undefined; judge?: Judge | undefined } = {},
 ): Promise<Replay> {
   const selected = (r: Recording) =>
     (!only.agents?.length || only.agents.includes(r.header.agent)) &&
@@ -174,14 +176,19 @@ export async function replayRecordings(
     }
     for (const recording of list.sort((a, b) => a.header.iteration - b.header.iteration)) {
       addDrift(drift, recording.envelopes);
-      results.push(replayOne(recording, scenario, gate));
+      results.push(await replayOne(recording, scenario, gate, only.judge));
     }
   }
   notes.push(...driftLines(drift));
   return { results, drift, notes };
 }
 
-function replayOne(recording: Recording, scenario: SmokeScenario, gate: ReturnType<typeof gateOf>): ScenarioResult {
+async function replayOne(
+  recording: Recording,
+  scenario: SmokeScenario,
+  gate: ReturnType<typeof gateOf>,
+  judge: Judge | undefined,
+): Promise<ScenarioResult> {
   const { header, footer, envelopes } = recording;
   const durationMs = footer?.duration_ms ?? 0;
   const durationSec = typeof footer?.duration_sec === "number" ? footer.duration_sec : durationMs / 1000;
@@ -208,7 +215,12 @@ function replayOne(recording: Recording, scenario: SmokeScenario, gate: ReturnTy
     result.error = footer?.error ?? "the recording ends before the call did";
     return result;
   }
-  result.assertions = evaluate(scenario.expect, observation);
-  result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
+  await judgeResult(result, scenario, judge);
   return result;
+}
+
+/** A recording's transcript as display lines (what the judge sees), for labelled files. */
+export async function recordingTranscript(file: string): Promise<string[]> {
+  const { envelopes } = await readRecording(file);
+  return observeCall(envelopes, 0, []).observation.entries.map(renderEntry);
 }

@@ -73,11 +73,12 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
     transport: r.transport,
     livemode: r.livemode ?? false,
     error: r.error ?? null,
-    assertions: r.assertions.map(({ description, passed, detail, context }) => ({
+    assertions: r.assertions.map(({ description, passed, detail, context, judgement }) => ({
       description,
       passed,
       detail: detail ?? null,
       context: passed ? [] : (context ?? []),
+      ...(judgement ? { judgement } : {}),
     })),
     transcript: transcriptLines(r.observation),
     entries: (r.observation?.entries ?? []).map((entry, i) => reportEntry(entry, times[i])),

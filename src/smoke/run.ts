@@ -3,6 +3,7 @@
 // transcript lines). Every planned call gets a result, whatever stopped the others: reports can
 // always be written. The closing count is the report's (src/report's terminal summary).
 import type { Client, EventEnvelope } from "../api/index.ts";
+import type { Judge } from "../judge/index.ts";
 import { transcriptPrinter } from "../render/index.ts";
 import { callLines } from "../report/index.ts";
 import { type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
@@ -26,6 +27,8 @@ export type RunOptions = {
   keepEnvelopes?: boolean;
   /** Stop fixed repeats once their verdict cannot change (default true; see schedule.ts). */
   earlyDecisions?: boolean;
+  /** Judges the scenarios' `expect.judge` rubrics. */
+  judge?: Judge | undefined;
 };
 
 export async function runCalls(client: Client, calls: PlannedCall[], options: RunOptions): Promise<ScenarioResult[]> {
@@ -55,6 +58,7 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
         onEvent,
         onProgress,
         keepEnvelopes: options.keepEnvelopes ?? false,
+        judge: options.judge,
         ...(options.signal ? { signal: options.signal } : {}),
       };
       let result: ScenarioResult;

@@ -34,6 +34,9 @@ describe("shouldRetry: method × outcome", () => {
   test.each(table)("%s: GET %s, POST %s", (_name, outcome, get, post) => {
     expect(shouldRetry({ method: "GET", outcome, attempt: 1, maxAttempts: 4, random: () => 0 }).retry).toBe(get);
     expect(shouldRetry({ method: "POST", outcome, attempt: 1, maxAttempts: 4, random: () => 0 }).retry).toBe(post);
+    // An idempotent POST (a judge model's answer: a read) is retried exactly like a GET.
+    const idempotent = { method: "POST", outcome, attempt: 1, maxAttempts: 4, random: () => 0, idempotent: true };
+    expect(shouldRetry(idempotent).retry).toBe(get);
   });
 
   test("bounded: no retry once maxAttempts were made, and the reason says how many", () => {

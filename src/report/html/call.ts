@@ -14,6 +14,13 @@ function pointers(call: CallResult): Map<number, number[]> {
   const byLine = new Map<number, number[]>();
   call.assertions.forEach((assertion, n) => {
     if (assertion.passed) return;
+    if (assertion.judgement) {
+      // A failed judged expectation points at the lines it cites, by their numbers.
+      for (const line of assertion.judgement.lines) {
+        byLine.set(line - 1, [...new Set([...(byLine.get(line - 1) ?? []), n + 1])]);
+      }
+      return;
+    }
     for (const line of assertion.context) {
       call.transcript.forEach((text, i) => {
         if (text === line) byLine.set(i, [...new Set([...(byLine.get(i) ?? []), n + 1])]);
@@ -73,7 +80,18 @@ function expectation(assertion: ReportAssertion, n: number, call: CallResult, id
         const i = call.transcript.lastIndexOf(line);
         return html`<li>${i >= 0 ? html`<a href="#${id}-e${i}">line ${i + 1}</a> ` : null}<code>${line}</code></li>`;
       });
-  return html`<li class="expectation" data-passed="${String(assertion.passed)}"><span class="num">${n}.</span> ${passMark(assertion.passed)} <span class="desc">${assertion.description}</span>${assertion.detail ? html`<div class="detail">${assertion.detail}</div>` : null}${lines && lines.length > 0 ? html`<div class="context"><div class="label">transcript lines it points at</div><ol class="context-lines">${lines}</ol></div>` : null}</li>`;
+  return html`<li class="expectation" data-passed="${String(assertion.passed)}"><span class="num">${n}.</span> ${passMark(assertion.passed)} <span class="desc">${assertion.description}</span>${judgementNote(assertion, id)}${assertion.detail ? html`<div class="detail">${assertion.detail}</div>` : null}${lines && lines.length > 0 ? html`<div class="context"><div class="label">transcript lines it points at</div><ol class="context-lines">${lines}</ol></div>` : null}</li>`;
+}
+
+/** A judged expectation: verdict, votes (`2/3`, uncertain when split), the lines it cites, the rubric's measured agreement. */
+function judgementNote(assertion: ReportAssertion, id: string): Html | null {
+  const j = assertion.judgement;
+  if (!j) return null;
+  const cited = j.lines.map((n) => html` <a href="#${id}-e${n - 1}">line ${n}</a>`);
+  const calibration = j.calibration
+    ? html` · agreement with human labels ${Math.round(j.calibration.agreement * 100)} % over ${j.calibration.items}${j.calibration.kappa === null ? null : html`, kappa ${j.calibration.kappa.toFixed(2)}`}`
+    : html` · agreement with human labels not measured`;
+  return html`<div class="judgement" data-verdict="${j.verdict}" data-uncertain="${String(j.uncertain)}"><span class="label">judged by <code>${j.model}</code>:</span> <strong>${j.verdict}</strong> <span class="votes">${j.agreement}</span>${j.uncertain ? html` <span class="warn-text">uncertain (the votes split)</span>` : null}${j.cached_votes > 0 ? html` <span class="note">(${j.cached_votes} vote(s) from the cache)</span>` : null}${cited.length > 0 ? html` · cites${cited}` : null}${calibration}</div>`;
 }
 
 function expectations(call: CallResult, id: string): Html {

@@ -1,0 +1,80 @@
+// An example judge for trying judged expectations without a model: a loopback server speaking the
+// OpenAI Chat Completions protocol (`POST /v1/chat/completions`) that answers by a fixed rule, not
+// by reading: a rubric passes when every phrase quoted in it ("…") appears in an agent line of the
+// transcript, and the answer cites those lines. It checks the wiring (settings, votes, cited lines,
+// reports, cache); point agents:judgeBaseUrl at a real model to judge meaning.
+//
+//   npm run example-judge -- --port 8788     # then AGENT_IAC_JUDGE_BASE_URL=http://127.0.0.1:8788/v1
+import { createServer } from "node:http";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({ options: { port: { type: "string", default: "8788" } } });
+
+type Message = { role: string; content: string };
+
+function answer(user: string): { verdict: "pass" | "fail"; reason: string; lines: number[] } {
+  const rubric = /^Rubric: (.*)$/m.exec(user)?.[1] ?? "";
+  const phrases = [...rubric.matchAll(/["“]([^"”]+)["”]/g)].map((m) => (m[1] ?? "").toLowerCase());
+  const agentLines = [...user.matchAll(/^(\d+): agent: (.*)$/gm)].map((m) => ({
+    n: Number(m[1]),
+    text: (m[2] ?? "").toLowerCase(),
+  }));
+  if (phrases.length === 0) {
+    return {
+      verdict: "fail",
+      reason: "the example judge checks only quoted phrases, and this rubric quotes none",
+      lines: [],
+    };
+  }
+  const found = phrases.map((phrase) => agentLines.find((line) => line.text.includes(phrase)));
+  const missing = phrases.filter((_, i) => !found[i]);
+  if (missing.length > 0) {
+    return {
+      verdict: "fail",
+      reason: `the agent never says ${missing.map((p) => JSON.stringify(p)).join(", ")}`,
+      lines: [],
+    };
+  }
+  const lines = [...new Set(found.map((line) => line?.n as number))].sort((a, b) => a - b);
+  return { verdict: "pass", reason: `the agent says ${phrases.map((p) => JSON.stringify(p)).join(", ")}`, lines };
+}
+
+const server = createServer((request, response) => {
+  let body = "";
+  request.setEncoding("utf8");
+  request.on("data", (chunk: string) => {
+    body += chunk;
+  });
+  request.on("end", () => {
+    if (request.method !== "POST" || request.url !== "/v1/chat/completions") {
+      response.writeHead(404, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message: `no route ${request.method} ${request.url}` } }));
+      return;
+    }
+    let messages: Message[] = [];
+    try {
+      messages = (JSON.parse(body) as { messages?: Message[] }).messages ?? [];
+    } catch {
+      response.writeHead(400, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message: "the body is not JSON" } }));
+      return;
+    }
+    const user = messages.find((m) => m.role === "user")?.content ?? "";
+    const content = JSON.stringify(answer(user));
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(
+      JSON.stringify({
+        object: "chat.completion",
+        model: "example-judge",
+        choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }],
+      }),
+    );
+  });
+});
+
+server.listen(Number(values.port), "127.0.0.1", () => {
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : values.port;
+  process.stdout.write(`example judge listening on http://127.0.0.1:${port}/v1\n`);
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => server.close(() => process.exit(0)));

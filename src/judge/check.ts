@@ -1,0 +1,151 @@
+// `agent-iac judge check FILE`: the configured judge over transcripts a person labelled. The file
+// (YAML) lists items — a rubric, a transcript (its display lines) or a recording, and the human's
+// verdict — and every problem in it is reported at its file:line.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { isNode, LineCounter, parseDocument } from "yaml";
+import { z } from "zod";
+import { type AgreementStats, agreementStats, voteConsistency } from "./agreement.ts";
+import type { Calibration } from "./cache.ts";
+import type { Judge, Judgement } from "./votes.ts";
+
+const DEFAULT_CHECK_VOTES = 3;
+
+const itemSchema = z
+  .strictObject({
+    rubric: z.string().trim().min(1, "must not be empty"),
+    transcript: z.array(z.string()).min(1, "must have at least one line").optional(),
+    recording: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: "A recording (smoke --record), relative to this file." }),
+    human: z.enum(["pass", "fail"]),
+    note: z.string().optional(),
+  })
+  .superRefine((item, ctx) => {
+    if ((item.transcript === undefined) === (item.recording === undefined)) {
+      ctx.addIssue({ code: "custom", path: ["transcript"], message: "give either transcript (lines) or recording" });
+    }
+  });
+
+export const labelledFileSchema = z.strictObject({
+  votes: z
+    .int()
+    .min(1)
+    .max(15)
+    .refine((n) => n % 2 === 1, "must be odd")
+    .default(DEFAULT_CHECK_VOTES),
+  items: z.array(itemSchema).min(1, "must list at least one labelled transcript"),
+});
+
+export type LabelledItem = z.output<typeof itemSchema> & { line: number };
+export type LabelledFile = { file: string; votes: number; items: LabelledItem[] };
+
+/** A labelled file that cannot be used; `problems` are `file:line: field: message`. */
+export class LabelledFileError extends Error {
+  override name = "LabelledFileError";
+  readonly problems: string[];
+  constructor(file: string, problems: string[]) {
+    super(`${file}: ${problems.length} problem(s):\n${problems.join("\n")}`);
+    this.problems = problems;
+  }
+}
+
+export async function readLabelledFile(file: string): Promise<LabelledFile> {
+  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+    throw new LabelledFileError(file, [`${file}: cannot read it (${error.code ?? error.message})`]);
+  });
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  const lineOf = (offset: number | undefined) => (offset === undefined ? 1 : lineCounter.linePos(offset).line);
+  if (doc.errors.length > 0) {
+    throw new LabelledFileError(
+      file,
+      doc.errors.map((e) => `${file}:${lineOf(e.pos[0])}: ${e.message.split("\n")[0]}`),
+    );
+  }
+  const at = (segments: readonly PropertyKey[]) => {
+    for (let n = segments.length; n >= 0; n--) {
+      const node = doc.getIn(segments.slice(0, n) as (string | number)[], true);
+      if (isNode(node)) return lineOf(node.range?.[0]);
+    }
+    return 1;
+  };
+  const parsed = labelledFileSchema.safeParse(doc.toJS() ?? {});
+  if (!parsed.success) {
+    throw new LabelledFileError(
+      file,
+      parsed.error.issues.map(
+        (issue) => `${file}:${at(issue.path)}: ${issue.path.join(".") || "(file)"}: ${issue.message}`,
+      ),
+    );
+  }
+  return {
+    file,
+    votes: parsed.data.votes,
+    items: parsed.data.items.map((item, i) => ({
+      ...item,
+      ...(item.recording ? { recording: path.resolve(path.dirname(file), item.recording) } : {}),
+      line: at(["items", i]),
+    })),
+  };
+}
+
+export type CheckedItem = { item: LabelledItem; judgement: Judgement };
+export type RubricCheck = AgreementStats & { rubric: string; consistency: number | null; errors: number };
+export type CheckResult = {
+  model: string;
+  items: CheckedItem[];
+  rubrics: RubricCheck[];
+  overall: AgreementStats & { consistency: number | null; errors: number };
+};
+
+/**
+ * Judges every item (`readTranscript` turns a recording into display lines) and measures agreement
+ * per rubric and overall. An item the judge could not judge counts in `errors`, not in agreement.
+ */
+export async function checkJudge(
+  labelled: LabelledFile,
+  judge: Judge,
+  readTranscript: (recording: string) => Promise<string[]>,
+): Promise<CheckResult> {
+  const items: CheckedItem[] = [];
+  for (const item of labelled.items) {
+    const lines = item.transcript ?? (await readTranscript(item.recording as string));
+    items.push({ item, judgement: await judge.judge({ rubric: item.rubric, votes: labelled.votes }, lines) });
+  }
+  const measure = (list: CheckedItem[]) => {
+    const judged = list.filter((c) => c.judgement.verdict !== "error");
+    const pairs = judged.map((c) => ({ human: c.item.human, judge: c.judgement.verdict as "pass" | "fail" }));
+    return {
+      ...agreementStats(pairs),
+      consistency: voteConsistency(judged.map((c) => c.judgement.votes.map((v) => v.verdict))),
+      errors: list.length - judged.length,
+    };
+  };
+  const rubrics = [...new Set(items.map((c) => c.item.rubric))].map((rubric) => ({
+    rubric,
+    ...measure(items.filter((c) => c.item.rubric === rubric)),
+  }));
+  return { model: judge.model, items, rubrics, overall: measure(items) };
+}
+
+/** What `judge check` stores per rubric, for scenarios' `judge_min_agreement` and the smoke report. */
+export function calibrations(result: CheckResult, file: string, now = new Date()): Record<string, Calibration> {
+  return Object.fromEntries(
+    result.rubrics
+      .filter((r) => r.items > 0)
+      .map((r) => [
+        r.rubric,
+        {
+          agreement: r.agreement,
+          kappa: r.kappa,
+          items: r.items,
+          consistency: r.consistency,
+          checked_at: now.toISOString(),
+          file,
+        },
+      ]),
+  );
+}

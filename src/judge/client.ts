@@ -1,0 +1,94 @@
+// The judge's HTTP client: `POST {baseUrl}/chat/completions` (the OpenAI Chat Completions protocol
+// that OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp's server and LiteLLM serve) through the
+// service client's one request core, as a read-only client: every request has a deadline and is
+// retried on 429, 5xx and network errors with the core's bounded, jittered backoff; the key is
+// removed from every error text.
+import { z } from "zod";
+import { type RequestCore as Core, RequestCore, type RetryNotice } from "../api/index.ts";
+import { judgeMessages, VERDICT_JSON_SCHEMA } from "./prompt.ts";
+import { JudgeAnswerError, parseVote, type Vote } from "./verdict.ts";
+
+export type JudgeEndpoint = {
+  /** e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 */
+  baseUrl: string;
+  model: string;
+  apiKey?: string | undefined;
+  /** One request's deadline (headers and the whole body), seconds. */
+  timeoutSec: number;
+  /** Retries after the first attempt (default 3). */
+  maxRetries?: number;
+  retryBaseDelayMs?: number;
+  onRetry?: ((notice: RetryNotice) => void) | undefined;
+};
+
+const chatResponse = z.looseObject({
+  choices: z
+    .array(
+      z.looseObject({
+        finish_reason: z.string().nullable().optional(),
+        message: z.looseObject({
+          content: z.string().nullable().optional(),
+          refusal: z.string().nullable().optional(),
+        }),
+      }),
+    )
+    .min(1),
+});
+
+export class JudgeClient {
+  readonly model: string;
+  readonly #core: Core;
+
+  constructor(endpoint: JudgeEndpoint) {
+    this.model = endpoint.model;
+    const ms = Math.round(endpoint.timeoutSec * 1000);
+    this.#core = new RequestCore({
+      baseUrl: endpoint.baseUrl,
+      apiKey: endpoint.apiKey,
+      readOnly: true,
+      maxRetries: endpoint.maxRetries ?? 3,
+      ...(endpoint.retryBaseDelayMs === undefined ? {} : { retryBaseDelayMs: endpoint.retryBaseDelayMs }),
+      // The whole-response deadline comes first, so a stalled judge is one error, not four waits.
+      timeouts: { requestMs: ms, headersMs: ms + 1000, bodyMs: ms + 1000 },
+      onRetry: endpoint.onRetry,
+    });
+  }
+
+  get baseUrl(): string {
+    return this.#core.baseUrl;
+  }
+
+  /** One vote: a request for a verdict on one rubric. Throws a JudgeAnswerError or the core's ApiError. */
+  async vote(rubric: string, lines: readonly string[], signal?: AbortSignal): Promise<Vote> {
+    const response = await this.#core.request({
+      method: "POST",
+      path: "/chat/completions",
+      body: {
+        model: this.model,
+        messages: judgeMessages(rubric, lines),
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "verdict", strict: true, schema: VERDICT_JSON_SCHEMA },
+        },
+      },
+      requestSchema: z.looseObject({ model: z.string().min(1) }),
+      responseSchema: chatResponse,
+      signal,
+    });
+    const choice = response.choices[0];
+    const refusal = choice?.message.refusal;
+    if (refusal) throw new JudgeAnswerError(`the judge refused: ${JSON.stringify(refusal.slice(0, 200))}`);
+    if (choice?.finish_reason === "content_filter") {
+      throw new JudgeAnswerError(
+        "the judge's answer was withheld by its content filter (finish_reason content_filter)",
+      );
+    }
+    const content = choice?.message.content;
+    if (!content) throw new JudgeAnswerError("the judge's answer has no content");
+    return parseVote(content, lines.length);
+  }
+
+  async close(): Promise<void> {
+    await this.#core.close();
+  }
+}

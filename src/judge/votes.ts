@@ -1,0 +1,124 @@
+// One verdict per rubric: `votes` independent requests (or their cached answers), the majority
+// decides, the agreement (`2/3`) is kept and a split vote is uncertain. Any vote that could not be
+// had — a malformed answer, a refusal, a timeout, retries exhausted — makes the judgement an error:
+// never a pass.
+import type { AgreementStore, Calibration, VoteCache } from "./cache.ts";
+import type { JudgeClient } from "./client.ts";
+import type { VerdictWord, Vote } from "./verdict.ts";
+
+export type JudgeRubric = { rubric: string; votes: number };
+
+/** One judged expectation's outcome (the report's `judgement` object). */
+export type Judgement = {
+  rubric: string;
+  model: string;
+  verdict: VerdictWord | "error";
+  /** Votes for the verdict / votes asked for, e.g. "2/3". */
+  agreement: string;
+  votes_for: number;
+  votes_total: number;
+  /** The votes did not all agree. */
+  uncertain: boolean;
+  /** A reason given by a vote of the majority. */
+  reason: string;
+  /** Transcript lines (1-based) the majority's votes cite. */
+  lines: number[];
+  /** Every vote, in order. */
+  votes: Vote[];
+  /** Votes answered from the cache (no request made). */
+  cached_votes: number;
+  /** Why there is no verdict (verdict "error"). */
+  error: string | null;
+  /** The rubric's last measured agreement with human labels, when `judge check` measured it. */
+  calibration: Calibration | null;
+};
+
+export type JudgeStats = { requests: number; cached: number };
+
+export class Judge {
+  readonly client: JudgeClient;
+  readonly cache: VoteCache | undefined;
+  readonly stats: JudgeStats = { requests: 0, cached: 0 };
+  #calibrations: Promise<Record<string, Calibration>> | undefined;
+
+  constructor(client: JudgeClient, cache?: VoteCache) {
+    this.client = client;
+    this.cache = cache;
+  }
+
+  get model(): string {
+    return this.client.model;
+  }
+
+  /** The last `judge check` results of this model, by rubric. */
+  calibrations(): Promise<Record<string, Calibration>> {
+    const store = this.cache ? this.cache.agreements() : Promise.resolve<AgreementStore>({});
+    this.#calibrations ??= store.then((s) => s[this.model] ?? {});
+    return this.#calibrations;
+  }
+
+  /** One vote: from the cache, else asked (and stored). */
+  async vote(
+    rubric: string,
+    lines: readonly string[],
+    index: number,
+    signal?: AbortSignal,
+  ): Promise<Vote & { cached: boolean }> {
+    const key = { model: this.model, rubric, lines, vote: index };
+    const cached = await this.cache?.get(key);
+    if (cached) {
+      this.stats.cached++;
+      return { ...cached, cached: true };
+    }
+    this.stats.requests++;
+    const vote = await this.client.vote(rubric, lines, signal);
+    await this.cache?.put(key, vote).catch(() => {});
+    return { ...vote, cached: false };
+  }
+
+  /** The judgement of one rubric over a transcript (display lines, numbered from 1). */
+  async judge(item: JudgeRubric, lines: readonly string[], signal?: AbortSignal): Promise<Judgement> {
+    const calibration = (await this.calibrations())[item.rubric] ?? null;
+    const settled = await Promise.allSettled(
+      Array.from({ length: item.votes }, (_, i) => this.vote(item.rubric, lines, i, signal)),
+    );
+    const votes = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+    const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    const base = { rubric: item.rubric, model: this.model, votes_total: item.votes, calibration };
+    const cached_votes = votes.filter((v) => v.cached).length;
+    const plain = votes.map(({ verdict, reason, lines: cited }) => ({ verdict, reason, lines: cited }));
+    if (failure) {
+      const why = failure.reason instanceof Error ? failure.reason.message : String(failure.reason);
+      return {
+        ...base,
+        verdict: "error",
+        agreement: `${votes.length}/${item.votes} answered`,
+        votes_for: 0,
+        uncertain: true,
+        reason: "",
+        lines: [],
+        votes: plain,
+        cached_votes,
+        error: `${settled.length - votes.length} of ${item.votes} vote(s) failed: ${why}`,
+      };
+    }
+    return { ...base, ...majority(plain), votes: plain, cached_votes, error: null };
+  }
+}
+
+/** The majority of an odd number of votes, with its agreement and the lines its votes cite. */
+export function majority(
+  votes: readonly Vote[],
+): Pick<Judgement, "verdict" | "agreement" | "votes_for" | "uncertain" | "reason" | "lines"> {
+  const passes = votes.filter((v) => v.verdict === "pass").length;
+  const verdict: VerdictWord = passes * 2 > votes.length ? "pass" : "fail";
+  const side = votes.filter((v) => v.verdict === verdict);
+  return {
+    verdict,
+    agreement: `${side.length}/${votes.length}`,
+    votes_for: side.length,
+    uncertain: side.length !== votes.length,
+    reason: side[0]?.reason ?? "",
+    lines: [...new Set(side.flatMap((v) => v.lines))].sort((a, b) => a - b),
+  };
+}
