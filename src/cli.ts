@@ -86,6 +86,12 @@ async function classify(error: unknown): Promise<Outcome> {
 }
 
 async function report(label: string, error: unknown, debug: boolean): Promise<number> {
+  const { Interrupted } = await import("./commands/lifecycle.ts");
+  if (error instanceof Interrupted) {
+    // An interrupted run ends with its one line (what finished, where the reports are).
+    process.stderr.write(`${error.message}\n`);
+    return error.exitCode;
+  }
   const outcome = await classify(error);
   let text = `${label}: ${outcome.message}\n`;
   if (outcome.hint) text += `\n${outcome.hint.trimEnd()}\n`;
@@ -113,9 +119,11 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const label = command.withName && rest[0] && !rest[0].startsWith("-") ? `${name} ${rest[0]}` : name;
+  // Every command runs in the one lifecycle: signals, the service client, the service's errors.
+  const { runCommand } = await import("./commands/lifecycle.ts");
   try {
     const module = await command.load();
-    return await module.run(command.withName ? [name, ...rest] : rest);
+    return await runCommand(() => module.run(command.withName ? [name, ...rest] : rest));
   } catch (error) {
     return report(`agent-iac ${label}`, error, debug);
   }

@@ -6,7 +6,8 @@ import { CliError } from "../errors/index.ts";
 import { appendJobSummary, type ReportFiles } from "../report/index.ts";
 import type { ResolvedConnection } from "../settings/index.ts";
 import type { Flag } from "./args.ts";
-import { printRetry, unknownVersionsNote } from "./connect.ts";
+import { unknownVersionsNote } from "./connect.ts";
+import { finishedCalls, interrupted, withRetryLines } from "./lifecycle.ts";
 import type { AgentOutput } from "./stack.ts";
 
 export const COMPARE_FLAGS = {
@@ -80,7 +81,7 @@ export async function compareSmoke(values: Values, context: Context): Promise<nu
       allowUnpinned: values["allow-unpinned"],
       live: values.live,
     },
-    connection: { ...context.resolved, onRetry: printRetry },
+    connection: withRetryLines(context.resolved),
     old,
     failOn,
     concurrency: context.concurrency,
@@ -90,7 +91,10 @@ export async function compareSmoke(values: Values, context: Context): Promise<nu
     signal: context.signal,
   });
   await appendJobSummary(report);
-  if (context.signal.aborted) return 130;
+  if (context.signal.aborted) {
+    const calls = report.results;
+    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: Object.values(context.files) });
+  }
   const results = scenarios.flatMap((s) => s.newResults);
   process.stderr.write(unknownVersionsNote(results, context.held.agents, values.stack));
   return exitCode;

@@ -5,10 +5,11 @@
 // arguments are visible to other users), a stream token only from AGENT_IAC_STREAM_TOKEN.
 import type { Client, PagedList } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
-import { type Connection, requireConnection } from "../settings/index.ts";
+import { requireConnection } from "../settings/index.ts";
 import { type CommandSpec, type Flag, parseCommand, positiveInteger } from "./args.ts";
-import { CONNECTION_FLAGS, CONNECTION_HELP, connectClient, explainServiceError } from "./connect.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP } from "./connect.ts";
 import { followEvents } from "./events.ts";
+import { serviceClient, useConnection } from "./lifecycle.ts";
 import { stackConnection } from "./stack.ts";
 import { TableWriter } from "./table.ts";
 
@@ -123,16 +124,11 @@ export async function run(argv: string[]): Promise<number> {
     ),
   );
   const connection = await stackConnection(String(values.stack), { baseUrl: values["base-url"] as string | undefined });
-  const client = connectClient(requireConnection(connection, String(values.stack)));
-  try {
-    const list = command.list(client, query, parsed.positionals[0] ?? "");
-    await printList(list, { json: values.json === true, limit, columns: command.columns, footer: command.footer });
-    return 0;
-  } catch (error) {
-    throw explainServiceError(error, connection satisfies Connection);
-  } finally {
-    await client.close();
-  }
+  useConnection(connection);
+  const client = serviceClient(requireConnection(connection, String(values.stack)));
+  const list = command.list(client, query, parsed.positionals[0] ?? "");
+  await printList(list, { json: values.json === true, limit, columns: command.columns, footer: command.footer });
+  return 0;
 }
 
 type PrintOptions = {

@@ -1,5 +1,5 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { formatDiagnostic } from "../definitions/index.ts";
@@ -20,7 +20,16 @@ import { type ResolvedConnection, requireConnection } from "../settings/index.ts
 import type { Stack } from "../workspace/index.ts";
 import { interruptible, lockedStackError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { checkAccess, connectClient } from "./connect.ts";
+import { checkAccess } from "./connect.ts";
+import {
+  finishedCalls,
+  interrupted,
+  interruptedWhile,
+  interruption,
+  onInterrupt,
+  serviceClient,
+  useConnection,
+} from "./lifecycle.ts";
 import { existingStack, pulumiFailure, reportPath, stackAgents } from "./stack.ts";
 
 const SPEC = {
@@ -74,10 +83,18 @@ export async function run(argv: string[]): Promise<number> {
     if (values[flag] && !values.behave) throw new CliError(`--${flag} needs --behave`, 2);
   }
   const recorder = planRecorder(values.stack, agents);
+  const files = planFiles(values);
   await interruptible(
     (text) => process.stderr.write(text),
     (run) => stack.preview({ onEvent: recorder.onEvent, onOutput: run.watch, signal: run.signal }),
-  ).catch((error: unknown) => {
+    onInterrupt,
+  ).catch(async (error: unknown) => {
+    if (error instanceof CliError && error.exitCode === 130) {
+      // No plan came of this run: files of an earlier one must not pass for it.
+      await Promise.all(files.map((file) => rm(file, { force: true })));
+      const removed = files.length > 0 ? `; ${files.join(", ")} removed: not this run's` : "";
+      throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
+    }
     throw (
       lockedStackError(error, values.stack, env, "the same plan command") ?? pulumiFailure("the preview failed", error)
     );
@@ -96,6 +113,10 @@ export async function run(argv: string[]): Promise<number> {
       ...(values.html ? { html: reportPath(values.html) } : {}),
     });
     await appendJobSummary(behave.report);
+    if (behave.interrupted) {
+      const calls = behave.report.results;
+      throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: files });
+    }
   }
   if (values.markdown) {
     const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
@@ -122,11 +143,10 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
     throw pulumiFailure("reading the stack's state failed", error);
   });
   const { targets, skipped } = behaviourTargets(plan, inputs, context.agents, held.agents);
-  const client = connectClient(context.resolved);
-  const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`interrupted by ${signal}`));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  useConnection(context.connection);
+  const client = serviceClient(context.resolved);
+  // Ctrl+C (or SIGTERM) stops the calls: the plan and its reports are still written, every call marked.
+  const stop = interruption();
   try {
     if (targets.length > 0) await checkAccess(client, context.connection);
     // Progress goes to stderr: stdout may carry the Markdown plan.
@@ -135,16 +155,21 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
       out: process.stderr,
       signal: stop.signal,
     });
-    if (stop.signal.aborted) throw new CliError("interrupted: the behaviour preview was stopped", 130);
     attachBehaviour(plan, targets, skipped, results);
     const totals = plan.behave;
     const exitCode = totals && totals.errors > 0 ? 3 : totals && totals.failed > 0 ? 1 : 0;
-    return { exitCode, report: behaveReport(plan, targets, results) };
+    return { exitCode, report: behaveReport(plan, targets, results), interrupted: stop.signal.aborted };
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    await client.close();
+    stop.release();
   }
+}
+
+/** The files this run writes (bare names under reports/). */
+function planFiles(values: Partial<Record<"markdown" | "json" | "behave-report" | "html", string>>): string[] {
+  return (["markdown", "json", "behave-report", "html"] as const).flatMap((flag) => {
+    const file = values[flag];
+    return file ? [reportPath(file)] : [];
+  });
 }
 
 async function write(file: string, text: string) {

@@ -19,7 +19,8 @@ import {
 } from "../smoke/index.ts";
 import { parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
 import { COMPARE_FLAGS, COMPARE_HELP, checkCompareFlags, compareSmoke } from "./compare.ts";
-import { checkAccess, connectClient, printRetry, unknownVersionsNote } from "./connect.ts";
+import { checkAccess, unknownVersionsNote } from "./connect.ts";
+import { finishedCalls, interrupted, interruption, serviceClient, useConnection, withRetryLines } from "./lifecycle.ts";
 import { existingStack, pulumiFailure, reportPath, stackAgents, staleOutputsNote } from "./stack.ts";
 
 const SPEC = {
@@ -235,35 +236,16 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (values.live) process.stdout.write(`${estimateLine(cost)}\n`);
   const resolved = requireConnection(connection, values.stack);
-  const client = connectClient(resolved);
-  try {
-    await checkAccess(client, connection);
-  } finally {
-    await client.close();
-  }
+  useConnection(connection);
+  await checkAccess(serviceClient(resolved), connection);
   const files = reportFiles(values);
   for (const file of Object.values(files)) await mkdir(path.dirname(path.resolve(file)), { recursive: true });
   // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
   // and the reports are still written with every planned call.
-  const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\n${signal}: stopping the calls; the reports keep what finished\n`);
-    stop.abort(new Error(`interrupted by ${signal}`));
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  const stop = interruption();
   if (comparing) {
-    return compareSmoke(values, {
-      agents: definitions,
-      held,
-      resolved,
-      concurrency,
-      files,
-      signal: stop.signal,
-    }).finally(() => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    });
+    const context = { agents: definitions, held, resolved, concurrency, files, signal: stop.signal };
+    return compareSmoke(values, context).finally(stop.release);
   }
   const { results, exitCode, report } = await runSmoke({
     definitions,
@@ -272,7 +254,7 @@ export async function run(argv: string[]): Promise<number> {
     plan,
     ...(values.record ? { recordDir: values.record } : {}),
     stack: values.stack,
-    connection: { ...resolved, onRetry: printRetry },
+    connection: withRetryLines(resolved),
     concurrency,
     files,
     out: process.stdout,
@@ -283,12 +265,12 @@ export async function run(argv: string[]): Promise<number> {
       if (error instanceof RecordingError) throw new CliError(error.message, 3, { cause: error });
       throw error;
     })
-    .finally(() => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    });
+    .finally(stop.release);
   await appendJobSummary(report);
-  if (stop.signal.aborted) return 130;
+  if (stop.signal.aborted) {
+    const calls = report.results;
+    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: Object.values(files) });
+  }
   process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
   return exitCode;
 }

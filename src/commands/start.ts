@@ -24,7 +24,8 @@ import {
   type Stack,
 } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { printRetry, unknownVersionsNote } from "./connect.ts";
+import { unknownVersionsNote } from "./connect.ts";
+import { finishedCalls, interrupted, interruption, onInterrupt, withRetryLines } from "./lifecycle.ts";
 import { type AgentOutput, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
 import { deployFailure } from "./start-failure.ts";
 
@@ -34,8 +35,9 @@ const SPEC = {
 places the smoke scenarios against those versions. When the stack's agents:baseUrl is a loopback
 address (as in the dev stack), a simulator already serving it (\`npm run service\`) is used;
 otherwise the local simulator serves the run on a free port (its data in .agent-iac/simulator.json)
-with the local dev key. Ctrl+C (or SIGTERM) cancels the Pulumi run cleanly: the operations in
-flight finish and the stack is left unlocked.`,
+with the local dev key. Ctrl+C (or SIGTERM) cancels the Pulumi run cleanly (the operations in
+flight finish and the stack is left unlocked), or stops the smoke calls; either way the smoke
+reports in reports/ are written for this run, every call that did not finish marked.`,
   flags: {
     stack: STACK_FLAG,
     "no-smoke": { type: "boolean", default: false, help: "provision only; place no smoke calls" },
@@ -61,6 +63,8 @@ export async function run(argv: string[]): Promise<number> {
     });
   const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
   let simulator: Simulator | undefined;
+  // From here a signal stops this run cleanly, whatever its phase: up, smoke or compare.
+  const stop = interruption();
   try {
     const service = await serviceFor(resolveConnection(configMapReader(config)), workDir, stackName);
     simulator = service.simulator;
@@ -77,7 +81,11 @@ export async function run(argv: string[]): Promise<number> {
           signal: run.signal,
           color: process.stdout.isTTY ? "always" : "never",
         }),
+      onInterrupt,
     ).catch(async (error: unknown) => {
+      if (error instanceof CliError && error.exitCode === 130 && !values["no-smoke"]) {
+        throw await interruptedDuringUp(error, { stack, dir, stackName, connection: service.connection });
+      }
       if (error instanceof CliError) throw error;
       throw lockedStackError(error, stackName, env, "npm start") ?? (await deployFailure(error, stack, dir, stackName));
     });
@@ -85,10 +93,17 @@ export async function run(argv: string[]): Promise<number> {
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
     process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);
     if (values["no-smoke"]) return 0;
-    const code = await smokeAfterUp(stack, dir, stackName, service.connection, await before.save());
+    const smoke = { stack, dir, stackName, connection: service.connection, signal: stop.signal };
+    const { exitCode, report, files } = await smokeAfterUp(smoke, await before.save());
+    if (stop.signal.aborted) {
+      const calls = report.results;
+      const phase = "after `pulumi up` completed: the agents are deployed";
+      throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: files, phase });
+    }
     if (service.simulator || service.reused) await reportFailedDeliveries(service.connection);
-    return code;
+    return exitCode;
   } finally {
+    stop.release();
     // Last: the Pulumi run (and its provider) has stopped using it by now.
     await simulator?.close();
   }
@@ -204,63 +219,106 @@ function versionsBefore() {
   return { onEvent, save };
 }
 
-async function smokeAfterUp(
-  stack: Stack,
-  dir: string,
-  stackName: string,
-  connection: ResolvedConnection,
-  before: Record<string, string>,
-) {
+type SmokePhase = {
+  stack: Stack;
+  dir: string;
+  stackName: string;
+  connection: ResolvedConnection;
+  /** Aborted by SIGINT/SIGTERM: the calls stop, and the reports still hold every call. */
+  signal: AbortSignal;
+};
+
+/** The smoke reports of `start`, always rewritten by the run (never left from an earlier one). */
+function startReports(): ReportFiles & { junit: string; json: string; html: string } {
+  const reports = path.join(process.cwd(), "reports");
+  return {
+    junit: path.join(reports, "smoke.junit.xml"),
+    json: path.join(reports, "smoke.json"),
+    html: path.join(reports, "smoke.html"),
+  };
+}
+
+async function smokeAfterUp(phase: SmokePhase, before: Record<string, string>) {
+  const { stack, dir, stackName, connection, signal } = phase;
   const { agents, errors } = await loadAgents(dir, { stack: stackName });
   if (errors.length > 0) throw new CliError(errors.map(formatDiagnostic).join("\n"), 1);
   const held = await stackAgents(stack).catch((error: unknown) => {
     throw pulumiFailure("reading the stack's state failed", error);
   });
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
-  const reports = path.join(process.cwd(), "reports");
-  await mkdir(reports, { recursive: true });
-  const reportFiles: ReportFiles = {
-    junit: path.join(reports, "smoke.junit.xml"),
-    json: path.join(reports, "smoke.json"),
-    html: path.join(reports, "smoke.html"),
+  const files = startReports();
+  await mkdir(path.dirname(files.json), { recursive: true });
+  const common = {
+    definitions: agents,
+    outputs: held.agents,
+    selection: {},
+    connection: withRetryLines(connection),
+    concurrency: 4,
+    stack: stackName,
+    files,
+    out: process.stdout,
+    signal,
   };
+  const reports = Object.values(files);
   if (Object.keys(before).length > 0) {
     process.stdout.write("\nsmoke calls against the pinned versions, compared with the versions before this deploy:\n");
-    const { scenarios, exitCode } = await runCompare({
-      definitions: agents,
-      outputs: held.agents,
-      selection: {},
-      connection: { ...connection, onRetry: printRetry },
-      old: { versions: before, source: "outputs" },
-      failOn: "failure",
-      concurrency: 4,
-      stack: stackName,
-      files: reportFiles,
-      out: process.stdout,
-    });
-    process.stderr.write(
-      unknownVersionsNote(
-        scenarios.flatMap((s) => s.newResults),
-        held.agents,
-        stackName,
-      ),
-    );
-    return exitCode;
+    const compared = await runCompare({ ...common, old: { versions: before, source: "outputs" }, failOn: "failure" });
+    const results = compared.scenarios.flatMap((s) => s.newResults);
+    if (!signal.aborted) process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
+    return { exitCode: compared.exitCode, report: compared.report, files: reports };
   }
   process.stdout.write(
     "\nsmoke calls against the pinned versions (first deploy: no versions before it to compare with, plain smoke):\n",
   );
-  const { results, exitCode } = await runSmoke({
-    definitions: agents,
-    outputs: held.agents,
-    selection: {},
-    connection: { ...connection, onRetry: printRetry },
-    concurrency: 4,
-    files: reportFiles,
-    out: process.stdout,
+  const { results, exitCode, report } = await runSmoke(common);
+  if (!signal.aborted) process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
+  return { exitCode, report, files: reports };
+}
+
+/**
+ * `pulumi up` was cancelled: the smoke reports of this run list every scenario the agent files
+ * declare as not run (pinned to what the stack holds, where it holds the agent), replacing an
+ * earlier run's; then the one line.
+ */
+async function interruptedDuringUp(error: CliError, phase: Omit<SmokePhase, "signal">): Promise<CliError> {
+  const { agents, errors } = await loadAgents(phase.dir, { stack: phase.stackName });
+  const held = errors.length > 0 ? undefined : await stackAgents(phase.stack).catch(() => undefined);
+  const files = startReports();
+  const cancelled = error.message.replace(/^interrupted \([A-Z]+\): /, "");
+  if (!held) return error;
+  const outputs = Object.fromEntries(
+    agents.map((a) => [
+      a.key,
+      held.agents[a.key] ?? { id: "", version_id: "(not created)", kind: a.kind, name: a.name },
+    ]),
+  );
+  const selection = { allowUnpinned: true, live: true };
+  let report: Awaited<ReturnType<typeof runSmoke>>["report"];
+  try {
+    await mkdir(path.dirname(files.json), { recursive: true });
+    const stopped = AbortSignal.abort(new Error("interrupted during pulumi up"));
+    const quiet = { write: () => true };
+    ({ report } = await runSmoke({
+      definitions: agents,
+      outputs,
+      selection,
+      connection: phase.connection,
+      concurrency: 1,
+      stack: phase.stackName,
+      files,
+      out: quiet,
+      signal: stopped,
+    }));
+  } catch {
+    return error; // nothing to plan (no scenarios): the Pulumi run's own line
+  }
+  const calls = report.results;
+  return interrupted({
+    finished: finishedCalls(calls),
+    total: calls.length,
+    reports: Object.values(files),
+    phase: cancelled,
   });
-  process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
-  return exitCode;
 }
 
 /** A copy of the stack's config file with agents:baseUrl pointing at this run's simulator. */
