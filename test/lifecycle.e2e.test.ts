@@ -56,7 +56,7 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
   }
 
   /** Once more requests of `route` than now have arrived. */
-  const after = async (route: string) => {
+  const arrivalOf = async (route: string) => {
     const before = await routeCount(route);
     return async () => (await routeCount(route)) > before;
   };
@@ -111,7 +111,7 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
     await plantEarlierReports(SMOKE_REPORTS);
     // Every conversation waits 20 s before it is created: the signal lands with calls in flight.
     await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /conversations", latency_ms: 20_000 });
-    const run = await interrupt(["start", "--stack", "test"], "SIGINT", await after("POST /conversations"));
+    const run = await interrupt(["start", "--stack", "test"], "SIGINT", await arrivalOf("POST /conversations"));
     expect(run.stdout).toContain("Changes applied.");
     await expectInterruptedSmokeReports(run, /^after `pulumi up` completed/);
   });
@@ -119,7 +119,7 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
   it("`start` stopped by SIGTERM in its compare phase: the same ending", async () => {
     await plantEarlierReports(SMOKE_REPORTS);
     await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /conversations", latency_ms: 20_000 });
-    const run = await interrupt(["start", "--stack", "test"], "SIGTERM", await after("POST /conversations"));
+    const run = await interrupt(["start", "--stack", "test"], "SIGTERM", await arrivalOf("POST /conversations"));
     expect(run.stdout).toContain("No changes.");
     expect(run.stdout).toContain("compared with the versions before this deploy");
     await expectInterruptedSmokeReports(run, /^after `pulumi up` completed/);
@@ -130,7 +130,7 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
     // A new stack on the same service: each create waits 3 s, so the signal lands mid-up.
     await writeFile(path.join(project.dir, "Pulumi.fresh.yaml"), `config:\n  agents:baseUrl: ${sim.url}\n`);
     await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /procedural_agents", latency_ms: 3000 });
-    const run = await interrupt(["start", "--stack", "fresh"], "SIGINT", await after("POST /procedural_agents"));
+    const run = await interrupt(["start", "--stack", "fresh"], "SIGINT", await arrivalOf("POST /procedural_agents"));
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(130);
     const line = lastLine(run.stderr);
     expect(line).toMatch(
@@ -154,7 +154,7 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
       await plantEarlierReports(["behave.json", "plan.md"]);
       await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /conversations", latency_ms: 20_000 });
       const args = ["plan", "--stack", "test", "--behave", "--behave-report", "behave.json", "--markdown", "plan.md"];
-      const run = await interrupt(args, "SIGINT", await after("POST /conversations"));
+      const run = await interrupt(args, "SIGINT", await arrivalOf("POST /conversations"));
       expect(run.code, run.stderr).toBe(130);
       const match = /^interrupted: (\d+) of (\d+) calls finished; reports in (.*)$/.exec(lastLine(run.stderr));
       expect(match, run.stderr).not.toBeNull();
@@ -174,7 +174,7 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
     await plantEarlierReports(["watch.json"]);
     await simulatorCall(sim, "POST", "/_simulator/faults", { route: "GET /conversations", latency_ms: 20_000 });
     const args = ["watch", "--stack", "test", "--json", "watch.json"];
-    const run = await interrupt(args, "SIGTERM", await after("GET /conversations"));
+    const run = await interrupt(args, "SIGTERM", await arrivalOf("GET /conversations"));
     expect(run.code, run.stderr).toBe(130);
     expect(lastLine(run.stderr)).toBe(
       "interrupted: the traffic was not read to the end; no report written (reports/watch.json removed: not this run's)",
@@ -192,7 +192,7 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
       });
       const route = "GET /conversations/{conversation_id}/events";
       await simulatorCall(sim, "POST", "/_simulator/faults", { route, latency_ms: 20_000 });
-      const run = await interrupt(["events", conversation.id, "--stack", "test"], signal, await after(route));
+      const run = await interrupt(["events", conversation.id, "--stack", "test"], signal, await arrivalOf(route));
       expect(run.code, run.stderr).toBe(130);
       expect(run.stderr.trim()).toBe("interrupted: the stream was closed after 0 events");
     });
