@@ -21,13 +21,14 @@ import {
   lockedStackError,
   openStack,
   pulumiEnvironment,
+  pulumiLogFilter,
   type Stack,
 } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { unknownVersionsNote } from "./connect.ts";
 import { finishedCalls, interrupted, interruption, onInterrupt, withRetryLines } from "./lifecycle.ts";
 import { type AgentOutput, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
-import { deployFailure } from "./start-failure.ts";
+import { deployFailure, errorDiagnostics } from "./start-failure.ts";
 
 const SPEC = {
   name: "start",
@@ -71,24 +72,36 @@ export async function run(argv: string[]): Promise<number> {
     // The versions before the deploy, from the up's own steps: after it, each scenario also runs on its old version.
     const before = versionsBefore();
     process.stdout.write(`pulumi up --yes (stack ${stackName})\n`);
+    const terminal = Boolean(process.stdout.isTTY);
+    const log = pulumiLogFilter((text) => process.stdout.write(text), { color: terminal });
+    const failures = errorDiagnostics();
     const up = await interruptible(
-      (text) => process.stdout.write(text),
+      (text) => log.write(text),
       (run) =>
         stack.up({
           ...(service.configFile ? { configFile: service.configFile } : {}),
           onOutput: run.onOutput,
-          onEvent: before.onEvent,
+          onEvent: (event) => {
+            before.onEvent(event);
+            failures.onEvent(event);
+          },
           signal: run.signal,
-          color: process.stdout.isTTY ? "always" : "never",
+          color: terminal ? "always" : "never",
         }),
       onInterrupt,
-    ).catch(async (error: unknown) => {
-      if (error instanceof CliError && error.exitCode === 130 && !values["no-smoke"]) {
-        throw await interruptedDuringUp(error, { stack, dir, stackName, connection: service.connection });
-      }
-      if (error instanceof CliError) throw error;
-      throw lockedStackError(error, stackName, env, "npm start") ?? (await deployFailure(error, stack, dir, stackName));
-    });
+    )
+      .finally(() => log.end())
+      .catch(async (error: unknown) => {
+        if (error instanceof CliError && error.exitCode === 130 && !values["no-smoke"]) {
+          throw await interruptedDuringUp(error, { stack, dir, stackName, connection: service.connection });
+        }
+        if (error instanceof CliError) throw error;
+        const diagnostics = failures.lines();
+        throw (
+          lockedStackError(error, stackName, env, "npm start") ??
+          (await deployFailure(error, { stack, dir, stackName, diagnostics }))
+        );
+      });
     const outputs = (up.outputs.agents?.value ?? {}) as Record<string, AgentOutput>;
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
     process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);

@@ -190,3 +190,4 @@ export function pulumiErrorSummary(error: unknown): string {
 }
 
 export { type InterruptibleRun, type Interrupts, interruptible, isLockError, lockedStackError } from "./interrupt.ts";
+export { isRegistrationNoise, type LogFilter, pulumiLogFilter, stripEscapes } from "./output.ts";
