@@ -3,12 +3,12 @@
 import { type FailOn, readOldVersions, runCompare } from "../compare/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import { appendJobSummary, type ReportFiles } from "../report/index.ts";
 import type { ResolvedConnection } from "../settings/index.ts";
 import type { Flag } from "./args.ts";
 import { unknownVersionsNote } from "./connect.ts";
 import { finishedCalls, interrupted, withRetryLines } from "./lifecycle.ts";
-import type { AgentOutput } from "./stack.ts";
 
 export const COMPARE_FLAGS = {
   compare: {
@@ -53,7 +53,7 @@ type Values = {
 
 type Context = {
   agents: AgentDefinition[];
-  held: { agents: Record<string, AgentOutput> };
+  held: { agents: Record<string, HeldAgent> };
   resolved: ResolvedConnection;
   concurrency: number;
   files: ReportFiles;

@@ -3,9 +3,9 @@
 // comes from the command lifecycle, ./lifecycle.ts).
 import { AuthenticationError, type Client, ConnectionError, NotFoundError } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import type { Connection } from "../settings/index.ts";
 import { type Flag, STACK_FLAG } from "./args.ts";
-import type { AgentOutput } from "./stack.ts";
 
 export const CONNECTION_FLAGS = {
   stack: STACK_FLAG,
@@ -55,7 +55,7 @@ export async function checkAccess(client: Client, connection: Connection): Promi
 /** Calls that failed because the service does not know the pinned version: by agent key, with the recovery. */
 export function unknownVersionsNote(
   results: { agent: string; versionId: string; status: string; error?: string | undefined }[],
-  agents: Record<string, AgentOutput>,
+  agents: Record<string, HeldAgent>,
   stack: string,
 ): string {
   const unknown = new Map<string, string>();

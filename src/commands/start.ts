@@ -10,7 +10,7 @@ import { parseDocument } from "yaml";
 import { runCompare } from "../compare/index.ts";
 import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
-import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+import { AGENT_TYPE_PREFIX, type HeldAgent } from "../provider/index.ts";
 import type { ReportFiles } from "../report/index.ts";
 import { configMapReader, type ResolvedConnection, requireConnection, resolveConnection } from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
@@ -27,7 +27,7 @@ import {
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { unknownVersionsNote } from "./connect.ts";
 import { finishedCalls, interrupted, interruption, onInterrupt, withRetryLines } from "./lifecycle.ts";
-import { type AgentOutput, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
+import { pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
 import { deployFailure, errorDiagnostics } from "./start-failure.ts";
 
 const SPEC = {
@@ -102,11 +102,16 @@ export async function run(argv: string[]): Promise<number> {
           (await deployFailure(error, { stack, dir, stackName, diagnostics }))
         );
       });
-    const outputs = (up.outputs.agents?.value ?? {}) as Record<string, AgentOutput>;
+    // What the stack holds now (its state): the table, and the versions the smoke calls pin.
+    const held = await stackAgents(stack).catch((error: unknown) => {
+      throw pulumiFailure("reading the stack's state failed", error);
+    });
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
-    process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);
+    process.stdout.write(
+      `\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(held.agents)}\n`,
+    );
     if (values["no-smoke"]) return 0;
-    const smoke = { stack, dir, stackName, connection: service.connection, signal: stop.signal };
+    const smoke = { held, dir, stackName, connection: service.connection, signal: stop.signal };
     const { exitCode, report, files } = await smokeAfterUp(smoke, await before.save());
     if (stop.signal.aborted) {
       const calls = report.results;
@@ -233,7 +238,8 @@ function versionsBefore() {
 }
 
 type SmokePhase = {
-  stack: Stack;
+  /** The agents the stack holds after the up. */
+  held: Awaited<ReturnType<typeof stackAgents>>;
   dir: string;
   stackName: string;
   connection: ResolvedConnection;
@@ -252,12 +258,9 @@ function startReports(): ReportFiles & { junit: string; json: string; html: stri
 }
 
 async function smokeAfterUp(phase: SmokePhase, before: Record<string, string>) {
-  const { stack, dir, stackName, connection, signal } = phase;
+  const { held, dir, stackName, connection, signal } = phase;
   const { agents, errors } = await loadAgents(dir, { stack: stackName });
   if (errors.length > 0) throw new CliError(errors.map(formatDiagnostic).join("\n"), 1);
-  const held = await stackAgents(stack).catch((error: unknown) => {
-    throw pulumiFailure("reading the stack's state failed", error);
-  });
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
   const files = startReports();
   await mkdir(path.dirname(files.json), { recursive: true });
@@ -293,17 +296,20 @@ async function smokeAfterUp(phase: SmokePhase, before: Record<string, string>) {
  * declare as not run (pinned to what the stack holds, where it holds the agent), replacing an
  * earlier run's; then the one line.
  */
-async function interruptedDuringUp(error: CliError, phase: Omit<SmokePhase, "signal">): Promise<CliError> {
+async function interruptedDuringUp(
+  error: CliError,
+  phase: Omit<SmokePhase, "signal" | "held"> & { stack: Stack },
+): Promise<CliError> {
   const { agents, errors } = await loadAgents(phase.dir, { stack: phase.stackName });
   const held = errors.length > 0 ? undefined : await stackAgents(phase.stack).catch(() => undefined);
   const files = startReports();
   const cancelled = error.message.replace(/^interrupted \([A-Z]+\): /, "");
   if (!held) return error;
   const outputs = Object.fromEntries(
-    agents.map((a) => [
-      a.key,
-      held.agents[a.key] ?? { id: "", version_id: "(not created)", kind: a.kind, name: a.name },
-    ]),
+    agents.map((a): [string, HeldAgent] => {
+      const missing = { key: a.key, id: "", version_id: "(not created)", name: a.name, urn: "" };
+      return [a.key, held.agents[a.key] ?? { ...missing, kind: a.kind, postprocess_agents: [] }];
+    }),
   );
   const selection = { allowUnpinned: true, live: true };
   let report: Awaited<ReturnType<typeof runSmoke>>["report"];
@@ -344,7 +350,7 @@ async function runConfigFile(workDir: string, stateDir: string, stackName: strin
   return target;
 }
 
-function agentTable(outputs: Record<string, AgentOutput>): string {
+function agentTable(outputs: Record<string, HeldAgent>): string {
   const rows = Object.entries(outputs).map(([key, agent]) => [key, agent.kind, agent.version_id, agent.name]);
   const header = ["agent", "kind", "version id", "name"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => String(row[i]).length)));

@@ -5,16 +5,15 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Client } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
+import { type HeldAgent, stateAgents } from "../provider/index.ts";
 import { type Connection, configMapReader, requireConnection, resolveConnection } from "../settings/index.ts";
 import { probeSimulator } from "../simulator/index.ts";
 import {
-  agentsOfDeployment,
   DEFAULT_NEGATIVE_RATINGS,
   type ResumeOptions,
   readHistory,
   readVersionsFile,
   resolveWindow,
-  type StackAgent,
   type StackHistory,
   watch,
   watchMarkdown,
@@ -106,7 +105,7 @@ configuration error, 3 the service or the backend failed.`,
 } as const;
 
 export type TrafficStack = {
-  agents: Record<string, StackAgent>;
+  agents: Record<string, HeldAgent>;
   history: StackHistory;
   connection: Connection;
 };
@@ -117,7 +116,7 @@ export async function trafficStack(stackName: string): Promise<TrafficStack> {
   try {
     const stack = await openStack({ stackName, workDir: process.cwd(), create: false, env });
     const config = await stack.getAllConfig();
-    const agents = agentsOfDeployment((await stack.exportStack()).deployment);
+    const agents = stateAgents((await stack.exportStack()).deployment);
     const project = (await stack.workspace.projectSettings()).name;
     const history = await readHistory({
       backendUrl: env.PULUMI_BACKEND_URL,

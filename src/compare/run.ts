@@ -4,9 +4,9 @@
 // version did not change is called once and serves both sides.
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import { type Report, type ReportFiles, writeReports } from "../report/index.ts";
 import {
-  type AgentOutput,
   callResult,
   type PlannedCall,
   planCalls,
@@ -30,7 +30,7 @@ type Output = { write(text: string): unknown; isTTY?: boolean; columns?: number 
 
 export type CompareOptions = {
   definitions: AgentDefinition[];
-  outputs: Record<string, AgentOutput> | undefined;
+  outputs: Record<string, HeldAgent> | undefined;
   selection: Parameters<typeof planCalls>[2];
   connection: { baseUrl: string; apiKey: string; serviceVersion?: string; onRetry?: ClientOptions["onRetry"] };
   old: OldVersions;

@@ -3,6 +3,6 @@
 export { type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
 export { type AgentDefinition, type LoadResult, loadAgents, type SmokeScenario } from "./load.ts";
 export { type PatternParts, regexParts } from "./patterns.ts";
-export { type DeclaredOptions, declaredAgents, type HeldAgent, SCENARIO_DIR } from "./scenarios.ts";
+export { type DeclaredOptions, declaredAgents, SCENARIO_DIR } from "./scenarios.ts";
 export { agentJsonSchema, type Expectations, type LatencyBounds, requiredPasses } from "./schema.ts";
 export { MAX_DEPTH, MAX_PROMPT_BYTES, MAX_YAML_BYTES } from "./source.ts";

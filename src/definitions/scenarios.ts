@@ -4,6 +4,7 @@
 import { access } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import type { HeldAgent } from "../provider/index.ts";
 import type { Diagnostic } from "./diagnostic.ts";
 import { diagnosticAt, issuesToDiagnostics } from "./issues.ts";
 import { type AgentDefinition, loadAgents, type SmokeScenario } from "./load.ts";
@@ -14,9 +15,6 @@ import { loadYaml, type PathSegment } from "./source.ts";
 export const SCENARIO_DIR = "smoke";
 
 const scenarioFile = z.strictObject({ smoke: z.array(smokeScenario).default([]) });
-
-/** An agent the stack holds, as the state says (for agents no agent file describes). */
-export type HeldAgent = { kind: string; name: string };
 
 export type DeclaredOptions = {
   /** The Pulumi project's directory. */

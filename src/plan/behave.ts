@@ -6,9 +6,9 @@
 // named with the reason it cannot be previewed.
 import type { Client } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import { REPORT_FORMAT, REPORT_VERSION, type Report, type ReportSummary } from "../report/index.ts";
 import {
-  type AgentOutput,
   callResult,
   type PlannedCall,
   planCalls,
@@ -76,7 +76,7 @@ export function behaviourTargets(
   plan: Plan,
   inputs: PlanInputs,
   definitions: AgentDefinition[],
-  held: Record<string, AgentOutput>,
+  held: Record<string, HeldAgent>,
 ): { targets: BehaviourTarget[]; skipped: Map<string, string> } {
   const targets: BehaviourTarget[] = [];
   const skipped = new Map<string, string>();
@@ -102,7 +102,7 @@ function decide(
   agent: AgentPlan,
   inputs: { before: Record<string, unknown>; after: Record<string, unknown> } | undefined,
   definitions: AgentDefinition[],
-  held: Record<string, AgentOutput>,
+  held: Record<string, HeldAgent>,
 ): string | { override: Record<string, unknown> } {
   if (agent.kind === "procedural") {
     return "procedural agent: its effect shows through the conversational agents' `procedures` expectations only after deploy";

@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Client, type CreateConversationalAgentRequest, createClient } from "../../src/api/index.ts";
 import { loadAgents } from "../../src/definitions/index.ts";
-import { type AgentOutput, runSmoke } from "../../src/smoke/index.ts";
+import type { HeldAgent } from "../../src/provider/index.ts";
+import { runSmoke } from "../../src/smoke/index.ts";
 import { startTestSimulator } from "../helpers/simulator.ts";
 
 const AGENTS = path.resolve(import.meta.dirname, "../../agents");
@@ -24,7 +25,7 @@ describe("the example smoke scenarios", () => {
   it.each(["dev", "prod"])("all pass on stack %s, each with assertions", async (stack) => {
     const { agents, errors } = await loadAgents(AGENTS, { stack });
     expect(errors).toEqual([]);
-    const outputs: Record<string, AgentOutput> = {};
+    const outputs: Record<string, HeldAgent> = {};
     for (const agent of agents) {
       const body = { name: agent.name, description: agent.description, config: agent.config };
       const created =
@@ -34,7 +35,15 @@ describe("the example smoke scenarios", () => {
               ...(body as CreateConversationalAgentRequest),
               postprocess_agents: agent.postprocessAgents.map((key) => outputs[key]?.id ?? ""),
             });
-      outputs[agent.key] = { id: created.id, version_id: created.version_id, kind: agent.kind, name: agent.name };
+      outputs[agent.key] = {
+        key: agent.key,
+        id: created.id,
+        version_id: created.version_id,
+        kind: agent.kind,
+        name: agent.name,
+        postprocess_agents: [],
+        urn: "",
+      };
     }
     let printed = "";
     const { results, exitCode } = await runSmoke({

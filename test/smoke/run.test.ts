@@ -6,9 +6,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.ts";
 import { type AgentDefinition, loadAgents } from "../../src/definitions/index.ts";
+import type { HeldAgent } from "../../src/provider/index.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
 import type { PlannedCall, Progress } from "../../src/smoke/call.ts";
-import { type AgentOutput, runSmoke } from "../../src/smoke/index.ts";
+import { runSmoke } from "../../src/smoke/index.ts";
 import { progressPrinter, StatusLine } from "../../src/smoke/run.ts";
 
 const AGENTS = path.resolve(import.meta.dirname, "../../agents");
@@ -16,7 +17,7 @@ const AGENTS = path.resolve(import.meta.dirname, "../../agents");
 describe("runSmoke", () => {
   let sim: Awaited<ReturnType<typeof startSimulator>>;
   let agents: AgentDefinition[];
-  const outputs: Record<string, AgentOutput> = {};
+  const outputs: Record<string, HeldAgent> = {};
   let dir: string;
 
   beforeAll(async () => {
@@ -34,7 +35,15 @@ describe("runSmoke", () => {
               ...body,
               postprocess_agents: agent.postprocessAgents.map((key) => outputs[key]?.id ?? ""),
             } as Parameters<typeof client.conversationalAgents.create>[0]);
-      outputs[agent.key] = { id: created.id, version_id: created.version_id, kind: agent.kind, name: agent.name };
+      outputs[agent.key] = {
+        key: agent.key,
+        id: created.id,
+        version_id: created.version_id,
+        kind: agent.kind,
+        name: agent.name,
+        postprocess_agents: [],
+        urn: "",
+      };
     }
     await client.close();
   });
