@@ -73,7 +73,9 @@ async function classify(error: unknown): Promise<Outcome> {
   const api = await import("./api/index.ts");
   if (error instanceof api.ApiError) {
     const { secretsInEnvironment } = await import("./settings/index.ts");
-    const message = api.redact(error.message, secretsInEnvironment());
+    // One line: the service's reason may hold line breaks of its own.
+    const { terminalText } = await import("./render/index.ts");
+    const message = terminalText(api.redact(error.message, secretsInEnvironment()));
     // A refused key or request, an unknown id: configuration the caller must change (see README).
     const caller =
       error instanceof api.AuthenticationError ||
@@ -93,8 +95,10 @@ async function report(label: string, error: unknown, debug: boolean): Promise<nu
     return error.exitCode;
   }
   const outcome = await classify(error);
-  let text = `${label}: ${outcome.message}\n`;
-  if (outcome.hint) text += `\n${outcome.hint.trimEnd()}\n`;
+  // Messages quote the service: its control characters are shown escaped, never obeyed.
+  const { terminalLines } = await import("./render/index.ts");
+  let text = `${label}: ${terminalLines(outcome.message)}\n`;
+  if (outcome.hint) text += `\n${terminalLines(outcome.hint.trimEnd())}\n`;
   if (outcome.bug) {
     text += debug
       ? `${error instanceof Error ? error.stack : ""}\n`

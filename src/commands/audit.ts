@@ -1,5 +1,6 @@
 // `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/watch).
 import { CliError } from "../errors/index.ts";
+import { terminalLines } from "../render/index.ts";
 import { audit, auditMarkdown, auditReport, auditText, resolveWindow } from "../watch/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { REPORT_FLAGS, trafficStack, WINDOW_FLAGS, withTrafficClient, writeReports } from "./watch.ts";
@@ -48,7 +49,7 @@ export async function run(argv: string[]): Promise<number> {
       resume,
       now,
     });
-    process.stdout.write(auditText(result));
+    process.stdout.write(terminalLines(auditText(result)));
     const versions = Object.fromEntries(Object.values(agents).map((a) => [a.key, a.version_id]));
     await writeReports(
       values,

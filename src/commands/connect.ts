@@ -4,6 +4,7 @@
 import { AuthenticationError, type Client, ConnectionError, NotFoundError } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
+import { terminalText } from "../render/index.ts";
 import type { Connection } from "../settings/index.ts";
 import { type Flag, STACK_FLAG } from "./args.ts";
 
@@ -28,7 +29,7 @@ export function explainServiceError(error: unknown, connection: Connection): unk
   }
   if (error instanceof AuthenticationError) {
     return new CliError(
-      `the service refused the API key from ${connection.keySource ?? "nowhere"}: ${error.message}`,
+      `the service refused the API key from ${connection.keySource ?? "nowhere"}: ${terminalText(error.message)}`,
       2,
       {
         cause: error,

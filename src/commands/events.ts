@@ -1,7 +1,7 @@
 // `agent-iac events <conversation-id>`: follows a conversation's event stream live.
 import { displayUrl } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
-import { transcriptPrinter } from "../render/index.ts";
+import { jsonLine, transcriptPrinter } from "../render/index.ts";
 import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
 import { parseCommand } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./connect.ts";
@@ -77,7 +77,7 @@ export async function followEvents(argv: string[]): Promise<number> {
     try {
       for await (const envelope of stream) {
         events++;
-        if (values.json) process.stdout.write(`${JSON.stringify(envelope)}\n`);
+        if (values.json) process.stdout.write(`${jsonLine(envelope)}\n`);
         else printer?.(envelope);
         if (envelope.payload.type === "conversation.ended") ended = true;
       }

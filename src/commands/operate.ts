@@ -5,6 +5,7 @@
 // arguments are visible to other users), a stream token only from AGENT_IAC_STREAM_TOKEN.
 import type { Client, PagedList } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
+import { jsonLine, terminalText } from "../render/index.ts";
 import { requireConnection } from "../settings/index.ts";
 import { type CommandSpec, type Flag, parseCommand, positiveInteger } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./connect.ts";
@@ -149,12 +150,12 @@ async function printList(list: PagedList<object, unknown>, options: PrintOptions
     const rows = page.items.slice(0, Math.max(0, options.limit - count)) as Record<string, unknown>[];
     count += rows.length;
     if (table) table.write(rows);
-    else for (const item of rows) out(`${JSON.stringify(item)}\n`);
+    else for (const item of rows) out(`${jsonLine(item)}\n`);
     if (count >= options.limit) break;
   }
   if (table) {
     table.end();
     out(`${count} item${count === 1 ? "" : "s"}\n`);
-    if (note) out(`${note}\n`);
+    if (note) out(`${terminalText(note)}\n`);
   }
 }

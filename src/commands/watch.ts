@@ -6,6 +6,7 @@ import path from "node:path";
 import type { Client } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { type HeldAgent, stateAgents } from "../provider/index.ts";
+import { terminalLines } from "../render/index.ts";
 import { type Connection, configMapReader, requireConnection, resolveConnection } from "../settings/index.ts";
 import { probeSimulator } from "../simulator/index.ts";
 import {
@@ -238,7 +239,7 @@ export async function run(argv: string[]): Promise<number> {
       resume,
       now,
     });
-    process.stdout.write(watchText(result));
+    process.stdout.write(terminalLines(watchText(result)));
     await writeReports(
       values,
       () => watchReport(result, now),

@@ -2,7 +2,7 @@
 // one line per finished scenario otherwise (CI), and the closing `N passed, N failed` line. Every
 // planned call gets a result, whatever stopped the others: reports can always be written.
 import type { Client, EventEnvelope } from "../api/index.ts";
-import { transcriptPrinter } from "../render/index.ts";
+import { terminalText, transcriptPrinter } from "../render/index.ts";
 import type { ScenarioSummary } from "../report/index.ts";
 import { type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
 import { type ScenarioResult, scenarioSummaries, summarize, testcaseName } from "./reports.ts";
@@ -35,7 +35,8 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
   const done = () => slots.filter((r): r is ScenarioResult => r !== undefined);
   const finished = (index: number, result: ScenarioResult) => {
     slots[index] = result;
-    out.write(`${resultLine(result)}\n`);
+    // The line quotes the service (an error, what the agent said): shown escaped, one line.
+    out.write(`${terminalText(resultLine(result))}\n`);
     options.onResult?.(result, done(), calls[index] as PlannedCall);
   };
   let next = 0;
@@ -141,7 +142,9 @@ function resultLine(result: ScenarioResult): string {
 export function progressText(progress: Progress): string {
   const { call } = progress;
   const left = Math.ceil(progress.remainingMs / 1000);
-  return `${call.agent}/${call.scenario.name}#${call.iteration} waits for ${progress.waitingFor}; last seen: ${progress.lastSeen}; ${left} s left`;
+  return terminalText(
+    `${call.agent}/${call.scenario.name}#${call.iteration} waits for ${progress.waitingFor}; last seen: ${progress.lastSeen}; ${left} s left`,
+  );
 }
 
 /** Writes progress to a status line: redrawn in place on a terminal, a line every `everyMs` (15 s) per call in CI. */
