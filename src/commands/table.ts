@@ -8,7 +8,7 @@ const MAX_CELL = 48;
 function cell(value: unknown): string {
   if (value === undefined || value === null) return "-";
   const text = typeof value === "string" ? value : jsonLine(value);
-  const flat = terminalText(text.replace(/[ \t\r\n]+/g, " "));
+  const flat = terminalText(text);
   return flat.length > MAX_CELL ? `${flat.slice(0, MAX_CELL - 1)}…` : flat;
 }
 
