@@ -75,6 +75,12 @@ export async function run(argv: string[]): Promise<number> {
     const terminal = Boolean(process.stdout.isTTY);
     const log = pulumiLogFilter((text) => process.stdout.write(text), { color: terminal });
     const failures = errorDiagnostics();
+    if (stop.signal.aborted) {
+      // A signal before the up: nothing was deployed, and the reports still say so for this run.
+      const notStarted = new CliError("interrupted: the Pulumi run was not started", 130);
+      const context = { stack, dir, stackName, connection: service.connection };
+      throw values["no-smoke"] ? notStarted : await interruptedDuringUp(notStarted, context);
+    }
     const up = await interruptible(
       (text) => log.write(text),
       (run) =>
@@ -303,7 +309,7 @@ async function interruptedDuringUp(
   const { agents, errors } = await loadAgents(phase.dir, { stack: phase.stackName });
   const held = errors.length > 0 ? undefined : await stackAgents(phase.stack).catch(() => undefined);
   const files = startReports();
-  const cancelled = error.message.replace(/^interrupted \([A-Z]+\): /, "");
+  const cancelled = error.message.replace(/^interrupted( \([A-Z]+\))?: /, "");
   if (!held) return error;
   const outputs = Object.fromEntries(
     agents.map((a): [string, HeldAgent] => {
