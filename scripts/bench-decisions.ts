@@ -9,8 +9,9 @@
 import { createClient } from "../src/api/index.ts";
 import { type AgentDefinition, loadAgents, type SmokeScenario } from "../src/definitions/index.ts";
 import { smokeScenario } from "../src/definitions/schema.ts";
+import type { HeldAgent } from "../src/provider/index.ts";
 import { startSimulator } from "../src/simulator/index.ts";
-import { type AgentOutput, runSmoke } from "../src/smoke/index.ts";
+import { runSmoke } from "../src/smoke/index.ts";
 import {
   defaultMargin,
   fisherLower,
@@ -330,8 +331,16 @@ async function liveRun(): Promise<LiveRow[]> {
       description: definition.description,
       config: definition.config,
     } as Parameters<typeof client.conversationalAgents.create>[0]);
-    const outputs: Record<string, AgentOutput> = {
-      support: { id: created.id, version_id: created.version_id, kind: "conversational", name: definition.name },
+    const outputs: Record<string, HeldAgent> = {
+      support: {
+        key: "support",
+        id: created.id,
+        version_id: created.version_id,
+        kind: "conversational",
+        name: definition.name,
+        postprocess_agents: [],
+        urn: "",
+      },
     };
     const { report } = await runSmoke({
       definitions: [definition],

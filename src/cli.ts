@@ -77,7 +77,9 @@ async function classify(error: unknown): Promise<Outcome> {
   const api = await import("./api/index.ts");
   if (error instanceof api.ApiError) {
     const { secretsInEnvironment } = await import("./settings/index.ts");
-    const message = api.redact(error.message, secretsInEnvironment());
+    // One line: the service's reason may hold line breaks of its own.
+    const { terminalText } = await import("./render/index.ts");
+    const message = terminalText(api.redact(error.message, secretsInEnvironment()));
     // A refused key or request, an unknown id: configuration the caller must change (see README).
     const caller =
       error instanceof api.AuthenticationError ||
@@ -90,9 +92,17 @@ async function classify(error: unknown): Promise<Outcome> {
 }
 
 async function report(label: string, error: unknown, debug: boolean): Promise<number> {
+  const { Interrupted } = await import("./commands/lifecycle.ts");
+  if (error instanceof Interrupted) {
+    // An interrupted run ends with its one line (what finished, where the reports are).
+    process.stderr.write(`${error.message}\n`);
+    return error.exitCode;
+  }
   const outcome = await classify(error);
-  let text = `${label}: ${outcome.message}\n`;
-  if (outcome.hint) text += `\n${outcome.hint.trimEnd()}\n`;
+  // Messages quote the service: its control characters are shown escaped, never obeyed.
+  const { terminalLines } = await import("./render/index.ts");
+  let text = `${label}: ${terminalLines(outcome.message)}\n`;
+  if (outcome.hint) text += `\n${terminalLines(outcome.hint.trimEnd())}\n`;
   if (outcome.bug) {
     text += debug
       ? `${error instanceof Error ? error.stack : ""}\n`
@@ -120,9 +130,11 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const label = command.withName && rest[0] && !rest[0].startsWith("-") ? `${name} ${rest[0]}` : name;
+  // Every command runs in the one lifecycle: signals, the service client, the service's errors.
+  const { runCommand } = await import("./commands/lifecycle.ts");
   try {
     const module = await command.load();
-    return await module.run(command.withName ? [name, ...rest] : rest);
+    return await runCommand(() => module.run(command.withName ? [name, ...rest] : rest));
   } catch (error) {
     return report(`agent-iac ${label}`, error, debug);
   }

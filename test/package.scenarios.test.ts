@@ -5,11 +5,23 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { declaredAgents, formatDiagnostic } from "../src/definitions/index.ts";
+import type { HeldAgent } from "../src/provider/index.ts";
 
 const write = async (file: string, text: string) => {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, text);
 };
+
+/** An agent the stack holds (the one type: src/provider/state.ts). */
+const heldAgent = (key: string, kind: "conversational" | "procedural", name: string, id = `${key}_id`): HeldAgent => ({
+  key,
+  kind,
+  id,
+  version_id: `${id}@v1`,
+  name,
+  postprocess_agents: [],
+  urn: `urn:pulumi:dev::agents::x::${key}`,
+});
 
 describe("agents declared outside agents:dir, for smoke", () => {
   let dir: string;
@@ -18,10 +30,10 @@ describe("agents declared outside agents:dir, for smoke", () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  const held = {
-    "front-desk": { kind: "conversational", name: "Front desk" },
-    "call-notes": { kind: "procedural", name: "Call notes" },
-    hotline: { kind: "conversational", name: "Hotline" },
+  const held: Record<string, HeldAgent> = {
+    "front-desk": heldAgent("front-desk", "conversational", "Front desk"),
+    "call-notes": heldAgent("call-notes", "procedural", "Call notes"),
+    hotline: heldAgent("hotline", "conversational", "Hotline"),
   };
 
   it("reads smoke/<key>.yaml for TypeScript-declared agents, and no scenarios where there is no file", async () => {
@@ -62,7 +74,7 @@ describe("agents declared outside agents:dir, for smoke", () => {
     const { agents, errors } = await declaredAgents({
       projectDir: dir,
       stack: "prod",
-      held: { hotline: held.hotline },
+      held: { hotline: held.hotline as HeldAgent },
       directories: ["team"],
       fromFiles: [],
     });

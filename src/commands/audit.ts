@@ -38,7 +38,7 @@ export async function run(argv: string[]): Promise<number> {
   const now = new Date();
   const window = resolveWindow(values, "24h", now);
   const { agents, history, connection } = await trafficStack(values.stack);
-  return withTrafficClient(connection, values.stack, async (client, resume) => {
+  return withTrafficClient(connection, values.stack, values, async (client, resume) => {
     const result = await audit({
       client,
       stack: values.stack,

@@ -5,11 +5,12 @@ import { type FailOn, readOldVersions, runCompare } from "../compare/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import { emitReport, type ReportFiles } from "../report/index.ts";
 import type { ResolvedConnection } from "../settings/index.ts";
 import type { Flag } from "./args.ts";
-import { printRetry, unknownVersionsNote } from "./connect.ts";
-import type { AgentOutput } from "./stack.ts";
+import { unknownVersionsNote } from "./connect.ts";
+import { finishedCalls, interrupted, withRetryLines } from "./lifecycle.ts";
 
 export const COMPARE_FLAGS = {
   compare: {
@@ -75,7 +76,7 @@ type Values = {
 
 type Context = {
   agents: AgentDefinition[];
-  held: { agents: Record<string, AgentOutput> };
+  held: { agents: Record<string, HeldAgent> };
   resolved: ResolvedConnection;
   concurrency: number;
   files: ReportFiles;
@@ -107,7 +108,7 @@ export async function compareSmoke(values: Values, context: Context): Promise<nu
       allowUnpinned: values["allow-unpinned"],
       live: values.live,
     },
-    connection: { ...context.resolved, onRetry: printRetry },
+    connection: withRetryLines(context.resolved),
     old,
     failOn,
     ...(alphaValue(values.alpha) !== undefined ? { alpha: alphaValue(values.alpha) as number } : {}),
@@ -118,7 +119,10 @@ export async function compareSmoke(values: Values, context: Context): Promise<nu
     judge: context.judge,
   });
   const exitCode = await emitReport(report, { files: context.files, out: process.stdout });
-  if (report.interrupted) return exitCode;
+  if (report.interrupted) {
+    const calls = report.results;
+    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: Object.values(context.files) });
+  }
   const results = scenarios.flatMap((s) => s.newResults);
   process.stderr.write(unknownVersionsNote(results, context.held.agents, values.stack));
   return exitCode;

@@ -1,17 +1,12 @@
-// What the commands that talk to the service share: a client on the resolved connection that
-// prints each retry on stderr, and the errors of a connection said in the project's words.
-import {
-  AuthenticationError,
-  type Client,
-  ConnectionError,
-  createClient,
-  NotFoundError,
-  type RetryNotice,
-} from "../api/index.ts";
-import { CliError, retryLine } from "../errors/index.ts";
-import type { Connection, ResolvedConnection } from "../settings/index.ts";
+// What the commands that talk to the service share: the connection flags, the errors of a
+// connection said in the project's words, and the access check before any call (the client itself
+// comes from the command lifecycle, ./lifecycle.ts).
+import { AuthenticationError, type Client, ConnectionError, NotFoundError } from "../api/index.ts";
+import { CliError } from "../errors/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
+import { terminalText } from "../render/index.ts";
+import type { Connection } from "../settings/index.ts";
 import { type Flag, STACK_FLAG } from "./args.ts";
-import type { AgentOutput } from "./stack.ts";
 
 export const CONNECTION_FLAGS = {
   stack: STACK_FLAG,
@@ -24,12 +19,6 @@ AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The
 exit codes: 0 done, 2 usage or configuration error (also a refused key, 400 or 404 from the
 service), 3 service unreachable, failing, or the stream failed.`;
 
-export const printRetry = (notice: RetryNotice) => process.stderr.write(`${retryLine(notice)}\n`);
-
-export function connectClient(connection: ResolvedConnection): Client {
-  return createClient({ ...connection, onRetry: printRetry });
-}
-
 /** A connection failure or a refused key, with what to do about it; anything else unchanged. */
 export function explainServiceError(error: unknown, connection: Connection): unknown {
   if (error instanceof ConnectionError && !error.requestSent && connection.loopback) {
@@ -40,7 +29,7 @@ export function explainServiceError(error: unknown, connection: Connection): unk
   }
   if (error instanceof AuthenticationError) {
     return new CliError(
-      `the service refused the API key from ${connection.keySource ?? "nowhere"}: ${error.message}`,
+      `the service refused the API key from ${connection.keySource ?? "nowhere"}: ${terminalText(error.message)}`,
       2,
       {
         cause: error,
@@ -67,7 +56,7 @@ export async function checkAccess(client: Client, connection: Connection): Promi
 /** Calls that failed because the service does not know the pinned version: by agent key, with the recovery. */
 export function unknownVersionsNote(
   results: { agent: string; versionId: string; status: string; error?: string | undefined }[],
-  agents: Record<string, AgentOutput>,
+  agents: Record<string, HeldAgent>,
   stack: string,
 ): string {
   const unknown = new Map<string, string>();

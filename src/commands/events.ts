@@ -1,10 +1,11 @@
 // `agent-iac events <conversation-id>`: follows a conversation's event stream live.
-import { createClient, displayUrl } from "../api/index.ts";
+import { displayUrl } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
-import { transcriptPrinter } from "../render/index.ts";
+import { jsonLine, transcriptPrinter } from "../render/index.ts";
 import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
 import { parseCommand } from "./args.ts";
-import { CONNECTION_FLAGS, CONNECTION_HELP, explainServiceError, printRetry } from "./connect.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP } from "./connect.ts";
+import { interruptedWhile, interruption, serviceClient, useConnection } from "./lifecycle.ts";
 import { stackConnection } from "./stack.ts";
 
 const SPEC = {
@@ -57,33 +58,40 @@ export async function followEvents(argv: string[]): Promise<number> {
   if (token && !eventsUrl && !connection.apiKey) {
     throw new CliError("AGENT_IAC_STREAM_TOKEN is used with --events-url (the stream address it belongs to)", 2);
   }
+  useConnection(connection);
   const client = useToken
-    ? createClient({ baseUrl: connection.baseUrl ?? origin ?? "", onRetry: printRetry })
-    : createClient({ ...requireConnection(connection, values.stack), onRetry: printRetry });
-  const controller = new AbortController();
-  const onSignal = () => controller.abort(new Error("interrupted"));
-  process.once("SIGINT", onSignal);
+    ? serviceClient({ baseUrl: connection.baseUrl ?? origin ?? "" })
+    : serviceClient(requireConnection(connection, values.stack));
+  // Ctrl+C (or SIGTERM) closes the stream: what arrived is printed; exit 130.
+  const stop = interruption();
   try {
     const stream = client.conversations.events(conversationId, {
       ...(useToken ? { token, eventsUrl } : eventsUrl ? { eventsUrl } : {}),
       lastEventId: values["last-event-id"],
       idleTimeoutMs,
-      signal: controller.signal,
+      signal: stop.signal,
     });
     const printer = values.json ? undefined : transcriptPrinter((text) => process.stdout.write(text));
     let ended = false;
-    for await (const envelope of stream) {
-      if (values.json) process.stdout.write(`${JSON.stringify(envelope)}\n`);
-      else printer?.(envelope);
-      if (envelope.payload.type === "conversation.ended") ended = true;
+    let events = 0;
+    try {
+      for await (const envelope of stream) {
+        events++;
+        if (values.json) process.stdout.write(`${jsonLine(envelope)}\n`);
+        else printer?.(envelope);
+        if (envelope.payload.type === "conversation.ended") ended = true;
+      }
+    } catch (error) {
+      if (!stop.signal.aborted) throw error;
+    }
+    if (stop.signal.aborted) {
+      throw interruptedWhile(
+        `the stream was closed after ${events} event${events === 1 ? "" : "s"}${ended ? " (the conversation had ended)" : ""}`,
+      );
     }
     if (!ended) throw new CliError("the stream ended before conversation.ended", 3);
     return 0;
-  } catch (error) {
-    if (controller.signal.aborted) throw new CliError("interrupted", 130);
-    throw explainServiceError(error, connection);
   } finally {
-    process.off("SIGINT", onSignal);
-    await client.close();
+    stop.release();
   }
 }

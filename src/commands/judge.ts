@@ -20,7 +20,7 @@ import { writeJsonFile } from "../report/index.ts";
 import { configMapReader, type JudgeSettings, requireJudge, resolveJudge } from "../settings/index.ts";
 import { recordingTranscript } from "../smoke/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { printRetry } from "./connect.ts";
+import { printRetry } from "./lifecycle.ts";
 import { stackConfigOrFile, stackFileConfig } from "./stack.ts";
 
 /** The flags every command that runs scenarios takes for the judge. */

@@ -5,10 +5,12 @@
 // arguments are visible to other users), a stream token only from AGENT_IAC_STREAM_TOKEN.
 import type { Client, PagedList } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
-import { type Connection, requireConnection } from "../settings/index.ts";
+import { jsonLine, terminalText } from "../render/index.ts";
+import { requireConnection } from "../settings/index.ts";
 import { type CommandSpec, type Flag, parseCommand, positiveInteger, suggestion } from "./args.ts";
-import { CONNECTION_FLAGS, CONNECTION_HELP, connectClient, explainServiceError } from "./connect.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP } from "./connect.ts";
 import { followEvents } from "./events.ts";
+import { serviceClient, useConnection } from "./lifecycle.ts";
 import { stackConnection } from "./stack.ts";
 import { TableWriter } from "./table.ts";
 
@@ -126,16 +128,11 @@ export async function run(argv: string[]): Promise<number> {
     ),
   );
   const connection = await stackConnection(String(values.stack), { baseUrl: values["base-url"] as string | undefined });
-  const client = connectClient(requireConnection(connection, String(values.stack)));
-  try {
-    const list = command.list(client, query, parsed.positionals[0] ?? "");
-    await printList(list, { json: values.json === true, limit, columns: command.columns, footer: command.footer });
-    return 0;
-  } catch (error) {
-    throw explainServiceError(error, connection satisfies Connection);
-  } finally {
-    await client.close();
-  }
+  useConnection(connection);
+  const client = serviceClient(requireConnection(connection, String(values.stack)));
+  const list = command.list(client, query, parsed.positionals[0] ?? "");
+  await printList(list, { json: values.json === true, limit, columns: command.columns, footer: command.footer });
+  return 0;
 }
 
 type PrintOptions = {
@@ -156,12 +153,12 @@ async function printList(list: PagedList<object, unknown>, options: PrintOptions
     const rows = page.items.slice(0, Math.max(0, options.limit - count)) as Record<string, unknown>[];
     count += rows.length;
     if (table) table.write(rows);
-    else for (const item of rows) out(`${JSON.stringify(item)}\n`);
+    else for (const item of rows) out(`${jsonLine(item)}\n`);
     if (count >= options.limit) break;
   }
   if (table) {
     table.end();
     out(`${count} item${count === 1 ? "" : "s"}\n`);
-    if (note) out(`${note}\n`);
+    if (note) out(`${terminalText(note)}\n`);
   }
 }

@@ -1,4 +1,5 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
+import { rm } from "node:fs/promises";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { formatDiagnostic } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
@@ -17,8 +18,17 @@ import { type ResolvedConnection, requireConnection } from "../settings/index.ts
 import type { Stack } from "../workspace/index.ts";
 import { interruptible, lockedStackError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { checkAccess, connectClient } from "./connect.ts";
+import { checkAccess } from "./connect.ts";
 import { JUDGE_FLAGS, runJudge } from "./judge.ts";
+import {
+  finishedCalls,
+  interrupted,
+  interruptedWhile,
+  interruption,
+  onInterrupt,
+  serviceClient,
+  useConnection,
+} from "./lifecycle.ts";
 import { scenarioAgents } from "./scenarios.ts";
 import { existingStack, pulumiFailure, stackAgents } from "./stack.ts";
 
@@ -77,26 +87,36 @@ export async function run(argv: string[]): Promise<number> {
     if (values[flag] && !values.behave) throw new CliError(`--${flag} needs --behave`, 2);
   }
   const recorder = planRecorder(values.stack, agents);
+  const files = planFiles(values);
   await interruptible(
     (text) => process.stderr.write(text),
     (run) => stack.preview({ onEvent: recorder.onEvent, onOutput: run.watch, signal: run.signal }),
-  ).catch((error: unknown) => {
+    onInterrupt,
+  ).catch(async (error: unknown) => {
+    if (error instanceof CliError && error.exitCode === 130) {
+      // No plan came of this run: files of an earlier one must not pass for it.
+      await Promise.all(files.map((file) => rm(file, { force: true })));
+      const removed = files.length > 0 ? `; ${files.join(", ")} removed: not this run's` : "";
+      throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
+    }
     throw (
       lockedStackError(error, values.stack, env, "the same plan command") ?? pulumiFailure("the preview failed", error)
     );
   });
   const plan = recorder.plan();
-  if (values.behave)
-    plan.behave_report = await behaviour(plan, recorder.inputs(), {
-      stack,
-      stackName: values.stack,
-      dir,
-      agents,
-      resolved,
-      connection,
-      judge,
-      flags: values,
-    });
+  const behave = values.behave
+    ? await behaviour(plan, recorder.inputs(), {
+        stack,
+        stackName: values.stack,
+        dir,
+        agents,
+        resolved,
+        connection,
+        judge,
+        flags: values,
+      })
+    : undefined;
+  if (behave) plan.behave_report = behave.report;
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
     files: {
@@ -107,6 +127,10 @@ export async function run(argv: string[]): Promise<number> {
     },
     ...(values.markdown ? {} : { out: process.stdout }),
   });
+  if (behave?.interrupted) {
+    const calls = behave.report.results;
+    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: files });
+  }
   if (values.markdown) {
     const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
     const previewed = plan.behave
@@ -147,11 +171,10 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
   // Judged scenarios without a judge stop here (exit 2), before any request to the service.
   const calls = targets.flatMap((t) => t.calls.map((c) => ({ agent: c.agent, scenario: c.scenario })));
   const judge = await runJudge(calls, context.judge, context.flags, context.stack.name);
-  const client = connectClient(context.resolved);
-  const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`interrupted by ${signal}`));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  useConnection(context.connection);
+  const client = serviceClient(context.resolved);
+  // Ctrl+C (or SIGTERM) stops the calls: the plan and its reports are still written, every call marked.
+  const stop = interruption();
   try {
     if (targets.length > 0) await checkAccess(client, context.connection);
     // Progress goes to stderr: stdout may carry the Markdown plan.
@@ -161,16 +184,21 @@ async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext)
       signal: stop.signal,
       judge,
     });
-    if (stop.signal.aborted) throw new CliError("interrupted: the behaviour preview was stopped", 130);
     attachBehaviour(plan, targets, skipped, results);
     // Progress went to stderr; the behaviour's closing count goes there too.
     const report = behaveReport(plan, targets, results);
     process.stderr.write(terminalSummary(report));
-    return report;
+    return { report, interrupted: stop.signal.aborted };
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    await client.close();
+    stop.release();
     await judge?.client.close();
   }
+}
+
+/** The files this run writes (bare names under reports/). */
+function planFiles(values: Partial<Record<"markdown" | "json" | "behave-report" | "html", string>>): string[] {
+  return (["markdown", "json", "behave-report", "html"] as const).flatMap((flag) => {
+    const file = values[flag];
+    return file ? [reportPath(file)] : [];
+  });
 }

@@ -5,14 +5,9 @@
 // agents declared in TypeScript.
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import {
-  type AgentDefinition,
-  declaredAgents,
-  formatDiagnostic,
-  type HeldAgent,
-  SCENARIO_DIR,
-} from "../definitions/index.ts";
+import { type AgentDefinition, declaredAgents, formatDiagnostic, SCENARIO_DIR } from "../definitions/index.ts";
 import { CliError, type ExitCode } from "../errors/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 
 export type ScenarioSources = {
   stackName: string;
@@ -48,12 +43,12 @@ export async function scenarioAgents(sources: ScenarioSources): Promise<AgentDef
 }
 
 /** Offline: smoke/<key>.yaml files name conversational agents declared in code. */
-async function scenarioFileAgents(projectDir: string): Promise<Record<string, HeldAgent>> {
+async function scenarioFileAgents(projectDir: string): Promise<Record<string, Pick<HeldAgent, "kind" | "name">>> {
   const names = await readdir(path.join(projectDir, SCENARIO_DIR)).catch(() => [] as string[]);
   return Object.fromEntries(
     names
       .filter((name) => name.endsWith(".yaml"))
       .map((name) => name.slice(0, -".yaml".length))
-      .map((key) => [key, { kind: "conversational", name: key }]),
+      .map((key) => [key, { kind: "conversational" as const, name: key }]),
   );
 }

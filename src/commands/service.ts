@@ -4,6 +4,7 @@
 import { CliError } from "../errors/index.ts";
 import { DEV_API_KEY, PROFILE_NAMES, type ProfileName, startSimulator } from "../simulator/index.ts";
 import { parseCommand, usageText } from "./args.ts";
+import { untilInterrupted } from "./lifecycle.ts";
 
 const SPEC = {
   name: "service",
@@ -88,10 +89,7 @@ export async function run(argv: string[]): Promise<number> {
       `API key: ${keySource}\n` +
       "press Ctrl+C to stop\n",
   );
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  const signal = await untilInterrupted();
   await simulator.close();
   const failed = simulator.persistenceError();
   if (failed) {

@@ -5,7 +5,7 @@
 // both ways out — never only `pulumi up --replace`, which would create the agents in the wrong one.
 import path from "node:path";
 import { CliError } from "../errors/index.ts";
-import type { AgentOutput } from "./stack.ts";
+import type { HeldAgent } from "../provider/index.ts";
 
 export type SimulatorIdentity = {
   service_id?: string;
@@ -54,7 +54,7 @@ const shown = (file: string) => {
 export async function unknownAgents(
   baseUrl: string,
   apiKey: string | undefined,
-  held: Record<string, AgentOutput>,
+  held: Record<string, HeldAgent>,
 ): Promise<string[]> {
   type Listed = { conversational?: { id: string }[]; procedural?: { id: string }[] };
   const listed = await adminGet<Listed>(baseUrl, apiKey, "_simulator/agents");
@@ -70,7 +70,7 @@ export function foreignSimulatorError(options: {
   baseUrl: string;
   identity: SimulatorIdentity | undefined;
   missing: string[];
-  held: Record<string, AgentOutput>;
+  held: Record<string, HeldAgent>;
   stackName: string;
 }): CliError {
   const { baseUrl, identity, missing, held, stackName } = options;

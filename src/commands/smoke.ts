@@ -19,8 +19,9 @@ import {
 } from "../smoke/index.ts";
 import { parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
 import { COMPARE_FLAGS, COMPARE_HELP, checkCompareFlags, compareSmoke } from "./compare.ts";
-import { checkAccess, connectClient, printRetry, unknownVersionsNote } from "./connect.ts";
+import { checkAccess, unknownVersionsNote } from "./connect.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeUsageLine, offlineJudgeSettings, runJudge } from "./judge.ts";
+import { finishedCalls, interrupted, interruption, serviceClient, useConnection, withRetryLines } from "./lifecycle.ts";
 import { scenarioAgents } from "./scenarios.ts";
 import { existingStack, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
 
@@ -282,35 +283,15 @@ async function placeAndReport(
   }
   if (values.live) process.stdout.write(`${estimateLine(cost)}\n`);
   const resolved = requireConnection(connection, values.stack);
-  const client = connectClient(resolved);
-  try {
-    await checkAccess(client, connection);
-  } finally {
-    await client.close();
-  }
+  useConnection(connection);
+  await checkAccess(serviceClient(resolved), connection);
   const files = reportFiles(values);
   // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
   // and the reports are still written with every planned call.
-  const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\n${signal}: stopping the calls; the reports keep what finished\n`);
-    stop.abort(new Error(`interrupted by ${signal}`));
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  const stop = interruption();
   if (comparing) {
-    return compareSmoke(values, {
-      agents: definitions,
-      held,
-      resolved,
-      concurrency,
-      files,
-      signal: stop.signal,
-      judge,
-    }).finally(() => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    });
+    const context = { agents: definitions, held, resolved, concurrency, files, signal: stop.signal, judge };
+    return compareSmoke(values, context).finally(stop.release);
   }
   const { results, report } = await runSmoke({
     definitions,
@@ -319,7 +300,7 @@ async function placeAndReport(
     plan,
     ...(values.record ? { recordDir: values.record } : {}),
     stack: values.stack,
-    connection: { ...resolved, onRetry: printRetry },
+    connection: withRetryLines(resolved),
     concurrency,
     files,
     out: process.stdout,
@@ -331,12 +312,13 @@ async function placeAndReport(
       if (error instanceof RecordingError) throw new CliError(error.message, 3, { cause: error });
       throw error;
     })
-    .finally(() => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    });
+    .finally(stop.release);
   const exitCode = await emitReport(report, { files, out: process.stdout });
   process.stdout.write(judgeUsageLine(judge));
-  if (!report.interrupted) process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
+  if (report.interrupted) {
+    const calls = report.results;
+    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: Object.values(files) });
+  }
+  process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
   return exitCode;
 }

@@ -7,9 +7,8 @@ import { parse } from "yaml";
 import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
 import { loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
-import { type StateResource, stateAgent } from "../provider/index.ts";
+import { type HeldAgent, type StateResource, stateAgents } from "../provider/index.ts";
 import { type Connection, configMapReader, resolveConnection, resolveJudge } from "../settings/index.ts";
-import type { AgentOutput as PinnedAgent } from "../smoke/index.ts";
 import { openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
 
 export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
@@ -102,9 +101,6 @@ export async function stackFileConfig(stackName: string): Promise<StackConfig> {
   );
 }
 
-/** What smoke pins (src/smoke's AgentOutput), with the resource's URN for recovery commands. */
-export type AgentOutput = PinnedAgent & { urn?: string };
-
 /**
  * The agents the stack's state holds (what the last update, even a failed or interrupted one,
  * created), and which of them the stack outputs (written by the last successful update only) pin
@@ -112,27 +108,18 @@ export type AgentOutput = PinnedAgent & { urn?: string };
  */
 export async function stackAgents(
   stack: Stack,
-): Promise<{ agents: Record<string, AgentOutput>; stale: string[]; directories: string[] }> {
+): Promise<{ agents: Record<string, HeldAgent>; stale: string[]; directories: string[] }> {
   const state = await stack.exportStack();
-  const agents: Record<string, AgentOutput> = {};
+  const agents = stateAgents(state.deployment);
   // The agent-file directories of the program's AgentDirectory components (their `dir` output).
   const directories: string[] = [];
   for (const resource of (state.deployment?.resources ?? []) as StateResource[]) {
     if (resource.type === AGENT_DIRECTORY_TYPE && typeof resource.outputs?.dir === "string") {
       directories.push(resource.outputs.dir);
     }
-    const agent = stateAgent(resource);
-    if (agent)
-      agents[agent.key] = {
-        id: agent.id,
-        version_id: agent.version_id,
-        kind: agent.kind,
-        name: agent.name,
-        urn: agent.urn,
-      };
   }
   // Agents a program declares without listing them in an `agents` output are not stale.
-  const outputs = ((await stack.outputs()).agents?.value ?? {}) as Record<string, AgentOutput | undefined>;
+  const outputs = ((await stack.outputs()).agents?.value ?? {}) as Record<string, { version_id?: string } | undefined>;
   const stale = Object.keys(agents).filter(
     (key) => outputs[key] !== undefined && outputs[key]?.version_id !== agents[key]?.version_id,
   );

@@ -11,8 +11,8 @@ import { consumeBase, recordDeployBase, runCompare } from "../compare/index.ts";
 import { type AgentDefinition, formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
-import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
-import { emitReport, type ReportFiles, writeJsonFile } from "../report/index.ts";
+import { AGENT_TYPE_PREFIX, type HeldAgent } from "../provider/index.ts";
+import { emitReport, type Report, type ReportFiles, writeJsonFile } from "../report/index.ts";
 import {
   configMapReader,
   type JudgeSettings,
@@ -29,15 +29,17 @@ import {
   lockedStackError,
   openStack,
   pulumiEnvironment,
+  pulumiLogFilter,
   type Stack,
 } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { printRetry, unknownVersionsNote } from "./connect.ts";
+import { unknownVersionsNote } from "./connect.ts";
 import { runJudge } from "./judge.ts";
+import { finishedCalls, interrupted, interruption, onInterrupt, withRetryLines } from "./lifecycle.ts";
 import { scenarioAgents } from "./scenarios.ts";
 import { describeSimulator, foreignSimulatorError, simulatorIdentity, unknownAgents } from "./simulator-identity.ts";
-import { type AgentOutput, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
-import { deployFailure } from "./start-failure.ts";
+import { pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
+import { deployFailure, errorDiagnostics } from "./start-failure.ts";
 
 const SPEC = {
   name: "start",
@@ -72,55 +74,92 @@ export async function run(argv: string[]): Promise<number> {
     });
   const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
   let simulator: Simulator | undefined;
+  // From here a signal stops this run cleanly, whatever its phase: up, smoke or compare.
+  const stop = interruption();
   try {
     const service = await serviceFor(resolveConnection(configMapReader(config)), workDir, stackName);
     simulator = service.simulator;
     // The versions before the deploy, from the up's own steps: after it, each scenario also runs on its old version.
     const before = versionsBefore(stackName);
     process.stdout.write(`pulumi up --yes (stack ${stackName})\n`);
+    const terminal = Boolean(process.stdout.isTTY);
+    const log = pulumiLogFilter((text) => process.stdout.write(text), { color: terminal });
+    const failures = errorDiagnostics();
+    if (stop.signal.aborted) {
+      // A signal before the up: nothing was deployed, and the reports still say so for this run.
+      const notStarted = new CliError("interrupted: the Pulumi run was not started", 130);
+      const context = { stack, dir, stackName, connection: service.connection };
+      throw values["no-smoke"] ? notStarted : await interruptedDuringUp(notStarted, context);
+    }
     const up = await interruptible(
-      (text) => process.stdout.write(text),
+      (text) => log.write(text),
       (run) =>
         stack.up({
           ...(service.configFile ? { configFile: service.configFile } : {}),
           onOutput: run.onOutput,
-          onEvent: before.onEvent,
+          onEvent: (event) => {
+            before.onEvent(event);
+            failures.onEvent(event);
+          },
           signal: run.signal,
-          color: process.stdout.isTTY ? "always" : "never",
+          color: terminal ? "always" : "never",
         }),
-    ).catch(async (error: unknown) => {
-      // A failed or interrupted up may have replaced agents: the base from before it stays pending.
-      await before.save().catch(() => undefined);
-      if (error instanceof CliError) throw error;
-      throw lockedStackError(error, stackName, env, "npm start") ?? (await deployFailure(error, stack, dir, stackName));
-    });
+      onInterrupt,
+    )
+      .finally(() => log.end())
+      .catch(async (error: unknown) => {
+        // A failed or interrupted up may have replaced agents: the base from before it stays pending.
+        await before.save().catch(() => undefined);
+        if (error instanceof CliError && error.exitCode === 130 && !values["no-smoke"]) {
+          throw await interruptedDuringUp(error, { stack, dir, stackName, connection: service.connection });
+        }
+        if (error instanceof CliError) throw error;
+        const diagnostics = failures.lines();
+        throw (
+          lockedStackError(error, stackName, env, "npm start") ??
+          (await deployFailure(error, { stack, dir, stackName, diagnostics }))
+        );
+      });
     const base = await before.save();
-    const outputs = (up.outputs.agents?.value ?? {}) as Record<string, AgentOutput>;
+    // What the stack holds now (its state): the table, and the versions the smoke calls pin.
+    const held = await stackAgents(stack).catch((error: unknown) => {
+      throw pulumiFailure("reading the stack's state failed", error);
+    });
     const changes = Object.entries(up.summary.resourceChanges ?? {}).filter(([op, n]) => op !== "same" && n > 0);
-    process.stdout.write(`\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(outputs)}\n`);
+    process.stdout.write(
+      `\n${changes.length === 0 ? "No changes." : "Changes applied."}\n${agentTable(held.agents)}\n`,
+    );
     if (values["no-smoke"]) return 0;
-    if (service.reused) await checkReusedSimulator(stack, service.connection, stackName);
+    if (service.reused) await checkReusedSimulator(held.agents, service.connection, stackName);
     const judgeSettings = resolveJudge(configMapReader(config));
-    const { code, conversations } = await smokeAfterUp(stack, dir, stackName, service.connection, base, judgeSettings);
+    const smoke = { held, dir, stackName, connection: service.connection, signal: stop.signal, judgeSettings };
+    const { exitCode, report, files, conversations } = await smokeAfterUp(smoke, base);
+    if (stop.signal.aborted) {
+      const calls = report.results;
+      const phase = "after `pulumi up` completed: the agents are deployed";
+      throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: files, phase });
+    }
     // Only a comparison that completed (whatever it found) consumes the base; 3 or 130 keep it.
-    if (code === 0 || code === 1) await consumeBase(path.join(workDir, ".agent-iac"), stackName);
+    if (exitCode === 0 || exitCode === 1) await consumeBase(path.join(workDir, ".agent-iac"), stackName);
     if (service.simulator || service.reused) await reportFailedDeliveries(service.connection, conversations);
-    return code;
+    return exitCode;
   } finally {
+    stop.release();
     // Last: the Pulumi run (and its provider) has stopped using it by now.
     await simulator?.close();
   }
 }
 
 /** A reused simulator must hold the agents the stack pins; otherwise say whose it probably is. */
-async function checkReusedSimulator(stack: Stack, connection: ResolvedConnection, stackName: string) {
-  const held = await stackAgents(stack).catch((error: unknown) => {
-    throw pulumiFailure("reading the stack's state failed", error);
-  });
-  const missing = await unknownAgents(connection.baseUrl, connection.apiKey, held.agents);
+async function checkReusedSimulator(
+  held: Record<string, HeldAgent>,
+  connection: ResolvedConnection,
+  stackName: string,
+) {
+  const missing = await unknownAgents(connection.baseUrl, connection.apiKey, held);
   if (missing.length === 0) return;
   const identity = await simulatorIdentity(connection.baseUrl, connection.apiKey);
-  throw foreignSimulatorError({ baseUrl: connection.baseUrl, identity, missing, held: held.agents, stackName });
+  throw foreignSimulatorError({ baseUrl: connection.baseUrl, identity, missing, held, stackName });
 }
 
 type Service = { connection: ResolvedConnection; simulator?: Simulator; reused?: boolean; configFile?: string };
@@ -256,25 +295,32 @@ function versionsBefore(stackName: string) {
   return { onEvent, save };
 }
 
-async function smokeAfterUp(
-  stack: Stack,
-  dir: string,
-  stackName: string,
-  connection: ResolvedConnection,
-  before: Record<string, string>,
-  judgeSettings: JudgeSettings,
-) {
+type SmokePhase = {
+  /** The agents the stack holds after the up. */
+  held: Awaited<ReturnType<typeof stackAgents>>;
+  dir: string;
+  stackName: string;
+  connection: ResolvedConnection;
+  /** Aborted by SIGINT/SIGTERM: the calls stop, and the reports still hold every call. */
+  signal: AbortSignal;
+  judgeSettings: JudgeSettings;
+};
+
+/** The smoke reports of `start`, always rewritten by the run (never left from an earlier one). */
+const START_REPORTS = { junit: "smoke.junit.xml", json: "smoke.json", html: "smoke.html" } as const;
+
+type SmokeOutcome = { exitCode: number; report: Report; files: string[]; conversations: Set<string> };
+
+async function smokeAfterUp(phase: SmokePhase, before: Record<string, string>): Promise<SmokeOutcome> {
+  const { held, dir, stackName } = phase;
   const { agents: fromFiles, errors } = await loadAgents(dir, { stack: stackName });
   if (errors.length > 0) throw new CliError(errors.map(formatDiagnostic).join("\n"), 1);
-  const held = await stackAgents(stack).catch((error: unknown) => {
-    throw pulumiFailure("reading the stack's state failed", error);
-  });
   const agents = await scenarioAgents({ stackName, dir, fromFiles, held });
   // Judged scenarios without a judge stop here (exit 2), before any smoke call.
   const scenarios = agents.flatMap((a) => a.smoke.map((scenario) => ({ agent: a.key, scenario })));
-  const judge = await runJudge(scenarios, judgeSettings, {}, stackName);
+  const judge = await runJudge(scenarios, phase.judgeSettings, {}, stackName);
   try {
-    return await smokeCalls(agents, held, stackName, connection, before, judge);
+    return await smokeCalls(agents, phase, before, judge);
   } finally {
     await judge?.client.close();
   }
@@ -282,60 +328,99 @@ async function smokeAfterUp(
 
 async function smokeCalls(
   agents: AgentDefinition[],
-  held: Awaited<ReturnType<typeof stackAgents>>,
-  stackName: string,
-  connection: ResolvedConnection,
+  phase: SmokePhase,
   before: Record<string, string>,
   judge: Judge | undefined,
-) {
+): Promise<SmokeOutcome> {
+  const { held, stackName, signal } = phase;
   if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
-  // Bare names: src/report writes them under reports/.
-  const reportFiles: ReportFiles = { junit: "smoke.junit.xml", json: "smoke.json", html: "smoke.html" };
+  const common = {
+    definitions: agents,
+    outputs: held.agents,
+    selection: {},
+    connection: withRetryLines(phase.connection),
+    concurrency: 4,
+    stack: stackName,
+    out: process.stdout,
+    signal,
+    judge,
+  };
+  const emit = async (report: Report, results: { conversationId?: string | null | undefined }[]) => {
+    // Bare names: src/report writes them under reports/.
+    const exitCode = await emitReport(report, { files: START_REPORTS, out: process.stdout });
+    const files = Object.values(START_REPORTS).map((file) => path.join("reports", file));
+    return { exitCode, report, files, conversations: conversationsOf(results) };
+  };
   if (Object.keys(before).length > 0) {
     process.stdout.write("\nsmoke calls against the pinned versions, compared with the versions before this deploy:\n");
-    const { scenarios, report } = await runCompare({
-      definitions: agents,
-      outputs: held.agents,
-      selection: {},
-      connection: { ...connection, onRetry: printRetry },
-      old: { versions: before, source: "outputs" },
-      failOn: "failure",
-      concurrency: 4,
-      stack: stackName,
-      out: process.stdout,
-      judge,
-    });
-    const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
-    const results = scenarios.flatMap((s) => [...s.newResults, ...(s.oldResults ?? [])]);
-    process.stderr.write(
-      unknownVersionsNote(
-        scenarios.flatMap((s) => s.newResults),
-        held.agents,
-        stackName,
-      ),
+    const compared = await runCompare({ ...common, old: { versions: before, source: "outputs" }, failOn: "failure" });
+    const newResults = compared.scenarios.flatMap((s) => s.newResults);
+    const outcome = await emit(
+      compared.report,
+      compared.scenarios.flatMap((s) => [...s.newResults, ...(s.oldResults ?? [])]),
     );
-    return { code: exitCode, conversations: conversationsOf(results) };
+    if (!signal.aborted) process.stderr.write(unknownVersionsNote(newResults, held.agents, stackName));
+    return outcome;
   }
   process.stdout.write(
     "\nsmoke calls against the pinned versions (first deploy: no versions before it to compare with, plain smoke):\n",
   );
-  const { results, report } = await runSmoke({
-    definitions: agents,
-    outputs: held.agents,
-    selection: {},
-    connection: { ...connection, onRetry: printRetry },
-    concurrency: 4,
-    files: reportFiles,
-    out: process.stdout,
-    judge,
-  });
-  const exitCode = await emitReport(report, { files: reportFiles, out: process.stdout });
-  process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
-  return { code: exitCode, conversations: conversationsOf(results) };
+  const { results, report } = await runSmoke({ ...common, files: START_REPORTS });
+  const outcome = await emit(report, results);
+  if (!signal.aborted) process.stderr.write(unknownVersionsNote(results, held.agents, stackName));
+  return outcome;
 }
 
 const conversationsOf = (results: { conversationId?: string | null | undefined }[]) =>
   new Set(results.flatMap((r) => (r.conversationId ? [r.conversationId] : [])));
+
+/**
+ * `pulumi up` was cancelled: the smoke reports of this run list every scenario the agent files
+ * declare as not run (pinned to what the stack holds, where it holds the agent), replacing an
+ * earlier run's; then the one line.
+ */
+async function interruptedDuringUp(
+  error: CliError,
+  phase: Pick<SmokePhase, "dir" | "stackName" | "connection"> & { stack: Stack },
+): Promise<CliError> {
+  const { agents, errors } = await loadAgents(phase.dir, { stack: phase.stackName });
+  const held = errors.length > 0 ? undefined : await stackAgents(phase.stack).catch(() => undefined);
+  const files = START_REPORTS;
+  const cancelled = error.message.replace(/^interrupted( \([A-Z]+\))?: /, "");
+  if (!held) return error;
+  const outputs = Object.fromEntries(
+    agents.map((a): [string, HeldAgent] => {
+      const missing = { key: a.key, id: "", version_id: "(not created)", name: a.name, urn: "" };
+      return [a.key, held.agents[a.key] ?? { ...missing, kind: a.kind, postprocess_agents: [] }];
+    }),
+  );
+  const selection = { allowUnpinned: true, live: true };
+  let report: Awaited<ReturnType<typeof runSmoke>>["report"];
+  try {
+    const stopped = AbortSignal.abort(new Error("interrupted during pulumi up"));
+    const quiet = { write: () => true };
+    ({ report } = await runSmoke({
+      definitions: agents,
+      outputs,
+      selection,
+      connection: phase.connection,
+      concurrency: 1,
+      stack: phase.stackName,
+      files,
+      out: quiet,
+      signal: stopped,
+    }));
+  } catch {
+    return error; // nothing to plan (no scenarios): the Pulumi run's own line
+  }
+  const calls = report.results;
+  return interrupted({
+    finished: finishedCalls(calls),
+    total: calls.length,
+    reports: Object.values(files).map((file) => path.join("reports", file)),
+    phase: cancelled,
+  });
+}
 
 /** A copy of the stack's config file with agents:baseUrl pointing at this run's simulator. */
 async function runConfigFile(workDir: string, stateDir: string, stackName: string, baseUrl: string): Promise<string> {
@@ -347,7 +432,7 @@ async function runConfigFile(workDir: string, stateDir: string, stackName: strin
   return target;
 }
 
-function agentTable(outputs: Record<string, AgentOutput>): string {
+function agentTable(outputs: Record<string, HeldAgent>): string {
   const rows = Object.entries(outputs).map(([key, agent]) => [key, agent.kind, agent.version_id, agent.name]);
   const header = ["agent", "kind", "version id", "name"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => String(row[i]).length)));

@@ -1,12 +1,14 @@
 // A plain-text table written page by page: the column widths are fixed by the header and the first
-// page (later cells may run wider), so a long listing is never held in memory to align it.
+// page (later cells may run wider), so a long listing is never held in memory to align it. A cell
+// is one line of plain text: the service's control characters are shown escaped (src/render).
+import { jsonLine, terminalText } from "../render/index.ts";
 
 const MAX_CELL = 48;
 
 function cell(value: unknown): string {
   if (value === undefined || value === null) return "-";
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  const flat = text.replace(/\s+/g, " ");
+  const text = typeof value === "string" ? value : jsonLine(value);
+  const flat = terminalText(text);
   return flat.length > MAX_CELL ? `${flat.slice(0, MAX_CELL - 1)}…` : flat;
 }
 

@@ -1,26 +1,26 @@
 // `agent-iac watch`: live-traffic figures of each conversational agent's current version against
 // its previous version (src/watch), with thresholds; exit 1 on a breach, naming the figure and
 // how to roll back. Also holds what `audit` shares: the stack, its agents and its history.
-import { type Client, createClient } from "../api/index.ts";
-import { CliError, retryLine } from "../errors/index.ts";
-import { emitReport } from "../report/index.ts";
+import { rm } from "node:fs/promises";
+import type { Client } from "../api/index.ts";
+import { CliError } from "../errors/index.ts";
+import { type HeldAgent, stateAgents } from "../provider/index.ts";
+import { emitReport, reportPath } from "../report/index.ts";
 import { type Connection, configMapReader, requireConnection, resolveConnection } from "../settings/index.ts";
 import { probeSimulator } from "../simulator/index.ts";
 import {
-  agentsOfDeployment,
   DEFAULT_NEGATIVE_RATINGS,
   type ResumeOptions,
   readHistory,
   readVersionsFile,
   resolveWindow,
-  type StackAgent,
   type StackHistory,
   watch,
   watchReport,
 } from "../watch/index.ts";
 import { openStack, pulumiEnvironment } from "../workspace/index.ts";
 import { type Flag, parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
-import { explainServiceError } from "./connect.ts";
+import { interruptedWhile, interruption, serviceClient, useConnection } from "./lifecycle.ts";
 import { createStackHint, pulumiFailure } from "./stack.ts";
 
 export const WINDOW_FLAGS = {
@@ -103,7 +103,7 @@ configuration error, 3 the service or the backend failed.`,
 } as const;
 
 export type TrafficStack = {
-  agents: Record<string, StackAgent>;
+  agents: Record<string, HeldAgent>;
   history: StackHistory;
   connection: Connection;
 };
@@ -114,7 +114,7 @@ export async function trafficStack(stackName: string): Promise<TrafficStack> {
   try {
     const stack = await openStack({ stackName, workDir: process.cwd(), create: false, env });
     const config = await stack.getAllConfig();
-    const agents = agentsOfDeployment((await stack.exportStack()).deployment);
+    const agents = stateAgents((await stack.exportStack()).deployment);
     const project = (await stack.workspace.projectSettings()).name;
     const history = await readHistory({
       backendUrl: env.PULUMI_BACKEND_URL,
@@ -131,38 +131,34 @@ export async function trafficStack(stackName: string): Promise<TrafficStack> {
   }
 }
 
-/** A client that says each retry on stderr. */
-export function trafficClient(connection: Connection, stackName: string): Client {
-  const resolved = requireConnection(connection, stackName);
-  return createClient({ ...resolved, onRetry: (notice) => process.stderr.write(`${retryLine(notice)}\n`) });
-}
-
 /**
  * Runs `body` with a client for the stack's service and the resume options of its paged reads;
- * Ctrl+C (or SIGTERM) stops the reads and exits 130, a service failure is explained (exit 3).
+ * Ctrl+C (or SIGTERM) stops the reads and ends the run (exit 130) without a report: the figures of
+ * a window read in part would mislead, so report files from an earlier run are removed, not kept.
+ * A service failure is explained by the command lifecycle (exit 3).
  */
 export async function withTrafficClient(
   connection: Connection,
   stackName: string,
+  files: { json?: string | undefined; markdown?: string | undefined },
   body: (client: Client, resume: ResumeOptions) => Promise<number>,
 ): Promise<number> {
-  const client = trafficClient(connection, stackName);
-  const stop = new AbortController();
-  const onSignal = () => stop.abort(new Error("interrupted"));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  useConnection(connection);
+  const client = serviceClient(requireConnection(connection, stackName));
+  const stop = interruption();
   try {
     return await body(client, {
       signal: stop.signal,
       onResume: (line: string) => process.stderr.write(`${line}\n`),
     });
   } catch (error) {
-    if (stop.signal.aborted) return 130;
-    throw explainServiceError(error, connection);
+    if (!stop.signal.aborted) throw error;
+    const stale = [files.json, files.markdown].flatMap((file) => (file ? [reportPath(file)] : []));
+    await Promise.all(stale.map((file) => rm(file, { force: true })));
+    const removed = stale.length > 0 ? `; no report written (${stale.join(", ")} removed: not this run's)` : "";
+    throw interruptedWhile(`the traffic was not read to the end${removed}`);
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    await client.close();
+    stop.release();
   }
 }
 
@@ -210,7 +206,7 @@ export async function run(argv: string[]): Promise<number> {
       2,
     );
   }
-  return withTrafficClient(connection, values.stack, async (client, resume) => {
+  return withTrafficClient(connection, values.stack, values, async (client, resume) => {
     const serviceId = await serviceIdOf(values["service-id"], connection);
     const negative = values["negative-rating"]?.length ? values["negative-rating"] : DEFAULT_NEGATIVE_RATINGS;
     const result = await watch({

@@ -6,9 +6,9 @@
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import type { Report } from "../report/index.ts";
 import {
-  type AgentOutput,
   callResult,
   type PlannedCall,
   planCalls,
@@ -25,7 +25,7 @@ type Output = { write(text: string): unknown; isTTY?: boolean; columns?: number 
 
 export type CompareOptions = {
   definitions: AgentDefinition[];
-  outputs: Record<string, AgentOutput> | undefined;
+  outputs: Record<string, HeldAgent> | undefined;
   selection: Parameters<typeof planCalls>[2];
   connection: { baseUrl: string; apiKey: string; serviceVersion?: string; onRetry?: ClientOptions["onRetry"] };
   old: OldVersions;

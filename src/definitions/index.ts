@@ -4,7 +4,7 @@ export { type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
 export { didYouMean } from "./issues.ts";
 export { type AgentDefinition, type LoadResult, loadAgents, type SmokeScenario } from "./load.ts";
 export { type PatternParts, regexParts } from "./patterns.ts";
-export { type DeclaredOptions, declaredAgents, type HeldAgent, SCENARIO_DIR } from "./scenarios.ts";
+export { type DeclaredOptions, declaredAgents, SCENARIO_DIR } from "./scenarios.ts";
 export {
   agentJsonSchema,
   DEFAULT_JUDGE_VOTES,

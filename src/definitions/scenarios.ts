@@ -15,16 +15,13 @@ export const SCENARIO_DIR = "smoke";
 
 const scenarioFile = z.strictObject({ smoke: z.array(smokeScenario).default([]) });
 
-/** An agent the stack holds, as the state says (for agents no agent file describes). */
-export type HeldAgent = { kind: string; name: string };
-
 export type DeclaredOptions = {
   /** The Pulumi project's directory. */
   projectDir: string;
   /** The stack, whose overlays apply to the directories' agent files. */
   stack: string;
-  /** The agents the stack holds, by key (resource name). */
-  held: Record<string, HeldAgent>;
+  /** The agents the stack holds, by key (resource name): their kind and name are what is read. */
+  held: Record<string, { kind: string; name: string }>;
   /** The agent-file directories the stack's AgentDirectory components deploy, relative to the project. */
   directories: readonly string[];
   /** The agents already read from the stack's agent files (agents:dir). */

@@ -8,6 +8,7 @@
 import type { Client } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import {
   type AgentPlan,
   type BehaveSummary,
@@ -18,7 +19,6 @@ import {
   type UnmetExpectation,
 } from "../report/index.ts";
 import {
-  type AgentOutput,
   callResult,
   type PlannedCall,
   planCalls,
@@ -51,7 +51,7 @@ export function behaviourTargets(
   plan: Plan,
   inputs: PlanInputs,
   definitions: AgentDefinition[],
-  held: Record<string, AgentOutput>,
+  held: Record<string, HeldAgent>,
 ): { targets: BehaviourTarget[]; skipped: Map<string, string> } {
   const targets: BehaviourTarget[] = [];
   const skipped = new Map<string, string>();
@@ -77,7 +77,7 @@ function decide(
   agent: AgentPlan,
   inputs: { before: Record<string, unknown>; after: Record<string, unknown> } | undefined,
   definitions: AgentDefinition[],
-  held: Record<string, AgentOutput>,
+  held: Record<string, HeldAgent>,
 ): string | { override: Record<string, unknown> } {
   if (agent.kind === "procedural") {
     return "procedural agent: its effect shows through the conversational agents' `procedures` expectations only after deploy";

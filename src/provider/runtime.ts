@@ -6,6 +6,7 @@
 // are loaded for a changed agent only, the service client for a create only. No top-level side
 // effects.
 import { isDeepStrictEqual } from "node:util";
+import { terminalText } from "../render/index.ts";
 import { containsUnknown, type Digests, digest, FIELDS, normalize, type Props, requestBody, UNKNOWN } from "./body.ts";
 import type { AgentKind, ConfiguredProvider } from "./index.ts";
 
@@ -127,7 +128,8 @@ export function diffAgent(kind: AgentKind, olds: Props, news: Props) {
  */
 export function explainCreateFailure(kind: AgentKind, name: string, error: unknown): Error {
   const what = `${kind} agent "${name}"`;
-  const reason = error instanceof Error ? error.message : String(error);
+  // The service's words reach a terminal through Pulumi's log: shown escaped, on one line.
+  const reason = terminalText(error instanceof Error ? error.message : String(error));
   if ((error as { requestSent?: unknown } | null)?.requestSent === true) {
     return new Error(
       `the service may have created ${what}: ${reason}. The request had been sent when the connection failed, ` +

@@ -13,8 +13,12 @@ export type StateResource = {
   outputs?: Record<string, unknown>;
 };
 
-/** An agent the state holds: its resource name (the key), ids, and what it was created with. */
-export type StateAgent = {
+/**
+ * An agent the stack holds: its resource name (the key), ids, and what it was created with. The one
+ * type for it, read from the state by `stateAgents` and used by smoke, compare, plan, watch, audit
+ * and the recovery commands.
+ */
+export type HeldAgent = {
   key: string;
   kind: AgentKind;
   id: string;
@@ -26,7 +30,7 @@ export type StateAgent = {
 };
 
 /** The agent a resource holds, or undefined for other resources, deletions and failed creates. */
-export function stateAgent(resource: StateResource): StateAgent | undefined {
+export function stateAgent(resource: StateResource): HeldAgent | undefined {
   if (!resource.type?.startsWith(AGENT_TYPE_PREFIX) || resource.delete) return undefined;
   const fields = { ...resource.inputs, ...resource.outputs };
   const { agentId, versionId, name, postprocess_agents: links } = fields;
@@ -43,10 +47,10 @@ export function stateAgent(resource: StateResource): StateAgent | undefined {
   };
 }
 
-/** Every agent a deployment holds, by key. */
-export function stateAgents(deployment: unknown): Record<string, StateAgent> {
+/** Every agent a deployment (`pulumi stack export`, a history checkpoint) holds, by key. */
+export function stateAgents(deployment: unknown): Record<string, HeldAgent> {
   const resources = (deployment as { resources?: unknown } | undefined)?.resources;
-  const agents: Record<string, StateAgent> = {};
+  const agents: Record<string, HeldAgent> = {};
   for (const resource of Array.isArray(resources) ? (resources as StateResource[]) : []) {
     const agent = stateAgent(resource);
     if (agent) agents[agent.key] = agent;

@@ -1,15 +1,54 @@
-// A transcript on a terminal: one line per entry ("agent: …", "user: …", "tool …", "error: …"), and
-// a printer that follows a live conversation (agent text as it streams, a tool call again when it
-// returns, the end). The client builds the transcript as data; this is how the commands and smoke's
-// live output and reports show it.
+// The terminal renderer. Text from the service is data, never terminal control: `terminalText`
+// (the one escaping helper for terminal output) shows every control character visibly (`\x1b`,
+// `\x07`, `\r`, `\n`, `\u202e`), so a transcript, a table cell or an error text can neither move
+// the cursor, set the window title, clear the screen nor start a line of its own. Then a transcript
+// on a terminal: one line per entry ("agent: …", "user: …", "tool …", "error: …"), and a printer
+// that follows a live conversation (agent text as it streams, a tool call again when it returns,
+// the end). The client builds the transcript as data; this is how the commands and smoke's live
+// output and reports show it.
 import type { EventEnvelope, TranscriptEntry, TranscriptToolCall } from "../api/index.ts";
 import { TranscriptBuilder } from "../api/index.ts";
 
-const json = (value: unknown) => (value === undefined ? "" : JSON.stringify(value));
+// C0 controls (line breaks and tabs too), DEL, C1 controls (0x9b is a CSI on its own), and the
+// invisible bidirectional and line/paragraph separators that reorder or break what a terminal shows.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+const escapeControl = (char: string): string => {
+  const code = char.charCodeAt(0);
+  return (
+    NAMED[char] ??
+    (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`)
+  );
+};
+
+/** Text for a terminal, every control character shown escaped: always one line, never a command. */
+export function terminalText(text: string): string {
+  return text.replace(CONTROL, escapeControl);
+}
+
+/** The same for text of several lines of our own making (an error with its hint): line breaks stay. */
+export function terminalLines(text: string): string {
+  return text.split("\n").map(terminalText).join("\n");
+}
+
+// JSON.stringify escapes C0 controls but not DEL, C1 or the bidirectional marks.
+const JSON_UNESCAPED = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** One JSON value on one line (`--json` output) with no raw control character: still valid JSON. */
+export function jsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(
+    JSON_UNESCAPED,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+const json = (value: unknown) => (value === undefined ? "" : jsonLine(value));
 
 /** A tool call as one line: `tool name({…}) → result`, or ` …` while it has not returned. */
 export function toolLine(call: TranscriptToolCall): string {
-  const head = `tool ${call.name}(${json(call.arguments ?? {})})`;
+  const head = `tool ${terminalText(call.name)}(${json(call.arguments ?? {})})`;
   if (!call.returned) return `${head} …`;
   if (call.error !== undefined && call.error !== null) return `${head} → error ${json(call.error)}`;
   return `${head} → ${call.result === undefined ? "(no result)" : json(call.result)}`;
@@ -19,9 +58,9 @@ export function toolLine(call: TranscriptToolCall): string {
 export function entryLine(entry: TranscriptEntry): string {
   switch (entry.kind) {
     case "agent":
-      return `agent: ${entry.message.text}${entry.message.complete ? "" : " …"}`;
+      return `agent: ${terminalText(entry.message.text)}${entry.message.complete ? "" : " …"}`;
     case "user":
-      return `user: ${entry.text}`;
+      return `user: ${terminalText(entry.text)}`;
     case "tool":
       return toolLine(entry.call);
     case "error":
@@ -56,7 +95,7 @@ export function transcriptPrinter(write: (text: string) => void, options: Transc
     if (entry?.kind === "agent") {
       const message = entry.message;
       if (!streamText) {
-        if (message.complete) write(`${prefix}agent: ${message.text}\n`);
+        if (message.complete) write(`${prefix}agent: ${terminalText(message.text)}\n`);
         return;
       }
       if (open?.generationId !== message.generationId) {
@@ -65,8 +104,9 @@ export function transcriptPrinter(write: (text: string) => void, options: Transc
         open = { generationId: message.generationId, printed: "" };
       }
       // The final text normally extends what was streamed; when it does not, show it whole.
-      if (message.text.startsWith(open.printed)) write(message.text.slice(open.printed.length));
-      else write(`\n${prefix}agent (final): ${message.text}`);
+      // Escaped character by character, so a delta that splits nothing changes nothing.
+      if (message.text.startsWith(open.printed)) write(terminalText(message.text.slice(open.printed.length)));
+      else write(`\n${prefix}agent (final): ${terminalText(message.text)}`);
       open.printed = message.text;
       if (message.complete) closeOpen();
       return;

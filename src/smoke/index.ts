@@ -3,10 +3,11 @@
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import { callLines, type Report, type ReportFiles, reportExitCode, writeReportFiles } from "../report/index.ts";
 import { gateOf, type PlannedCall, type Progress } from "./call.ts";
 import { scenarioKey, shardOf } from "./gates.ts";
-import { type AgentOutput, planCalls, type Selection } from "./plan.ts";
+import { planCalls, type Selection } from "./plan.ts";
 import { recordingTranscript, replayRecordings, writeRecording } from "./record.ts";
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
 import { type Output, runCalls } from "./run.ts";
@@ -17,7 +18,7 @@ export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 export type { PlannedCall, Progress } from "./call.ts";
 export { parseShard, shardOf } from "./gates.ts";
 export { mergeReports } from "./merge.ts";
-export { type AgentOutput, planCalls, UsageError } from "./plan.ts";
+export { planCalls, UsageError } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
 export { runCalls } from "./run.ts";
@@ -38,7 +39,7 @@ export type SmokePlan = { calls: PlannedCall[]; gates: Map<string, ScenarioGate>
 
 export function planSmoke(
   definitions: AgentDefinition[],
-  outputs: Record<string, AgentOutput> | undefined,
+  outputs: Record<string, HeldAgent> | undefined,
   selection: Selection,
   shard?: Shard,
 ): SmokePlan {
@@ -68,7 +69,7 @@ export function planSmoke(
 
 export type SmokeOptions = {
   definitions: AgentDefinition[];
-  outputs: Record<string, AgentOutput> | undefined;
+  outputs: Record<string, HeldAgent> | undefined;
   selection: Selection;
   /** A plan made beforehand (for the budget check and --dry-run); else planned from the above. */
   plan?: SmokePlan;

@@ -1,13 +1,12 @@
 // Which calls a smoke run places: the selected agents' scenarios × iterations, each pinned to a
 // version id. Every refusal is a UsageError (exit 2) that says what to change.
 import type { AgentDefinition } from "../definitions/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import type { PlannedCall, ProceduralTarget } from "./call.ts";
 
 export class UsageError extends Error {
   override name = "UsageError";
 }
-
-export type AgentOutput = { id: string; version_id: string; kind: string; name: string };
 
 export type Selection = {
   agents?: string[];
@@ -22,7 +21,7 @@ const PINNED = /@v[1-9][0-9]*$/;
 
 export function planCalls(
   definitions: AgentDefinition[],
-  outputs: Record<string, AgentOutput> | undefined,
+  outputs: Record<string, HeldAgent> | undefined,
   selection: Selection,
 ): PlannedCall[] {
   const conversational = definitions.filter((d) => d.kind === "conversational");
@@ -93,7 +92,7 @@ export function planCalls(
  */
 function proceduralTargets(
   definitions: AgentDefinition[],
-  outputs: Record<string, AgentOutput> | undefined,
+  outputs: Record<string, HeldAgent> | undefined,
   currentVersion: boolean,
 ): Record<string, ProceduralTarget> {
   return Object.fromEntries(

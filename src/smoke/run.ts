@@ -4,7 +4,7 @@
 // always be written. The closing count is the report's (src/report's terminal summary).
 import type { Client, EventEnvelope } from "../api/index.ts";
 import type { Judge } from "../judge/index.ts";
-import { transcriptPrinter } from "../render/index.ts";
+import { terminalText, transcriptPrinter } from "../render/index.ts";
 import { callLines } from "../report/index.ts";
 import { type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
 import { callResult, type ScenarioResult, summarize } from "./reports.ts";
@@ -102,7 +102,9 @@ function notRun(call: PlannedCall, error: string): ScenarioResult {
 export function progressText(progress: Progress): string {
   const { call } = progress;
   const left = Math.ceil(progress.remainingMs / 1000);
-  return `${call.agent}/${call.scenario.name}#${call.iteration} waits for ${progress.waitingFor}; last seen: ${progress.lastSeen}; ${left} s left`;
+  return terminalText(
+    `${call.agent}/${call.scenario.name}#${call.iteration} waits for ${progress.waitingFor}; last seen: ${progress.lastSeen}; ${left} s left`,
+  );
 }
 
 /** Writes progress to a status line: redrawn in place on a terminal, a line every `everyMs` (15 s) per call in CI. */

@@ -4,8 +4,9 @@
 // history or a shared agent id), agent ids the stack never held (created elsewhere, or orphaned
 // by an interrupted deploy), and current versions that took no calls.
 import type { Client } from "../api/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import { gatherWindow } from "./gather.ts";
-import type { StackAgent, StackHistory } from "./history.ts";
+import type { StackHistory } from "./history.ts";
 import type { ReadCount, ResumeOptions } from "./read.ts";
 import type { Window } from "./window.ts";
 
@@ -39,7 +40,7 @@ export type AuditResult = {
 export type AuditInput = {
   client: Client;
   stack: string;
-  agents: Record<string, StackAgent>;
+  agents: Record<string, HeldAgent>;
   history: StackHistory;
   window: Window;
   failOnUnknown: boolean;
@@ -52,7 +53,7 @@ const bareId = (id: string) => id.split("@")[0] ?? id;
 /** Which of the stack's agents, current or past, an agent id belongs to. */
 export function classify(
   agentId: string,
-  agents: Record<string, StackAgent>,
+  agents: Record<string, HeldAgent>,
   history: Pick<StackHistory, "past">,
 ): Pick<VersionRow, "category" | "key" | "note"> {
   const all = Object.values(agents);

@@ -13,12 +13,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
-import { type StateAgent, stateAgents } from "../provider/index.ts";
-
-export type StackAgent = Omit<StateAgent, "urn">;
+import { type HeldAgent, stateAgents } from "../provider/index.ts";
 
 /** A version the stack held in an earlier update and holds no longer. */
-export type PastVersion = StackAgent & {
+export type PastVersion = HeldAgent & {
   /** The last update that held it (counted from the stack's first, as `pulumi stack history` does), and when it ended. */
   last_update: number | null;
   last_held_at: string | null;
@@ -34,11 +32,6 @@ export type StackHistory = {
   /** Version id (and bare id) → the newest past version of that id. */
   past: Map<string, PastVersion>;
 };
-
-/** The agents in a deployment (`stack export`, or a history checkpoint's `latest`). */
-export function agentsOfDeployment(deployment: unknown): Record<string, StackAgent> {
-  return stateAgents(deployment);
-}
 
 /** At most this many of the newest updates are read (each checkpoint holds the whole state). */
 export const MAX_HISTORY_UPDATES = 200;
@@ -73,7 +66,7 @@ export async function readHistory(options: {
   backendUrl: string | undefined;
   project: string;
   stack: string;
-  current: Record<string, StackAgent>;
+  current: Record<string, HeldAgent>;
 }): Promise<StackHistory> {
   const none = (source: string): StackHistory => ({ available: false, source, updates: 0, past: new Map() });
   const url = options.backendUrl ?? "";
@@ -113,7 +106,7 @@ export async function readHistory(options: {
         : typeof endTime === "string"
           ? endTime
           : new Date(Number(stamp(name) / 1_000_000n)).toISOString();
-    for (const agent of Object.values(agentsOfDeployment(checkpoint.checkpoint?.latest))) {
+    for (const agent of Object.values(stateAgents(checkpoint.checkpoint?.latest))) {
       if (held.has(agent.version_id)) continue;
       const version: PastVersion = {
         ...agent,

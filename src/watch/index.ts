@@ -4,7 +4,7 @@
 export { type AuditResult, audit, classify } from "./audit.ts";
 export { readVersionsFile, versionsIn } from "./baseline.ts";
 export { DEFAULT_NEGATIVE_RATINGS, type Figures, figures, percentile, Tally } from "./figures.ts";
-export { agentsOfDeployment, readHistory, type StackAgent, type StackHistory } from "./history.ts";
+export { readHistory, type StackHistory } from "./history.ts";
 export { type ReadCount, type ResumeOptions, readAll, worthResuming } from "./read.ts";
 export { auditReport, watchReport } from "./render.ts";
 export { judge, type Thresholds, type WatchResult, watch } from "./watch.ts";

@@ -4,10 +4,11 @@
 // baseline is read over the window of equal length just before (or the same window, where both
 // versions take calls side by side). A figure that got worse by more than its threshold fails.
 import type { Client } from "../api/index.ts";
+import type { HeldAgent } from "../provider/index.ts";
 import { pct } from "../report/index.ts";
 import { type Figures, figures, type Share, Tally } from "./figures.ts";
 import { gatherFeedbacks, gatherProcedures, gatherWindow, type WindowTraffic } from "./gather.ts";
-import { previousVersionOf, type StackAgent, type StackHistory } from "./history.ts";
+import { previousVersionOf, type StackHistory } from "./history.ts";
 import type { ReadCount, ResumeOptions } from "./read.ts";
 import { previousWindow, type Window } from "./window.ts";
 
@@ -25,7 +26,7 @@ export type Thresholds = {
 export type WatchInput = {
   client: Client;
   stack: string;
-  agents: Record<string, StackAgent>;
+  agents: Record<string, HeldAgent>;
   /** Key → old version id from a versions file. */
   baselineFile?: Record<string, string> | undefined;
   history: StackHistory;
@@ -74,7 +75,7 @@ const versionNumber = (id: string) => Number(/@v(\d+)$/.exec(id)?.[1] ?? Number.
 const points = (fraction: number) => `${(fraction * 100).toFixed(1)} points`;
 
 /** Another version of the same agent id seen in the baseline window: the highest one below the current. */
-function baselineFromTraffic(agent: StackAgent, traffic: WindowTraffic): Baseline | undefined {
+function baselineFromTraffic(agent: HeldAgent, traffic: WindowTraffic): Baseline | undefined {
   const current = versionNumber(agent.version_id);
   const others = [...traffic.tallies.keys()].filter((id) => bareId(id) === agent.id && id !== agent.version_id);
   const below = others.filter((id) => versionNumber(id) < current).sort((a, b) => versionNumber(b) - versionNumber(a));
@@ -82,7 +83,7 @@ function baselineFromTraffic(agent: StackAgent, traffic: WindowTraffic): Baselin
   return chosen ? { version_id: chosen, source: "traffic" } : undefined;
 }
 
-function explicitBaseline(input: WatchInput, agent: StackAgent): Baseline | undefined {
+function explicitBaseline(input: WatchInput, agent: HeldAgent): Baseline | undefined {
   const fromFile = input.baselineFile?.[agent.key];
   if (fromFile && fromFile !== agent.version_id) return { version_id: fromFile, source: "versions file" };
   const past = previousVersionOf(input.history, agent.key, agent.version_id);

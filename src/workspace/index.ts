@@ -189,4 +189,5 @@ export function pulumiErrorSummary(error: unknown): string {
   return lines.join("\n").trim() || message;
 }
 
-export { type InterruptibleRun, interruptible, isLockError, lockedStackError } from "./interrupt.ts";
+export { type InterruptibleRun, type Interrupts, interruptible, isLockError, lockedStackError } from "./interrupt.ts";
+export { isRegistrationNoise, type LogFilter, pulumiLogFilter, stripEscapes } from "./output.ts";

@@ -1,4 +1,5 @@
-// Clean interruption of a Pulumi run. SIGINT/SIGTERM to agent-iac reach the Pulumi CLI through the
+// Clean interruption of a Pulumi run. SIGINT/SIGTERM to agent-iac (the command lifecycle, in
+// src/commands/lifecycle.ts, owns the process's handlers and tells `interrupts`) reach the Pulumi CLI through the
 // Automation API's `signal` (it sends the CLI one SIGINT: a graceful cancel that lets the steps in
 // flight finish, saves the state and unlocks the stack). A Ctrl+C on a terminal already reaches
 // the CLI itself (same process group), and a second SIGINT would make it stop at once, leaving the
@@ -20,6 +21,9 @@ export type InterruptibleRun = {
   interrupted(): NodeJS.Signals | undefined;
 };
 
+/** Subscribes a listener to the process's SIGINT/SIGTERM (repeat: not the first); returns the unsubscribe. */
+export type Interrupts = (listener: (signal: NodeJS.Signals, repeat: boolean) => void) => () => void;
+
 /**
  * Runs `work` with SIGINT/SIGTERM forwarded to it as an abort, waits for it to finish, and then
  * throws a CliError (exit 130) when it was interrupted. Nothing is killed here: the Pulumi CLI stops
@@ -28,6 +32,7 @@ export type InterruptibleRun = {
 export async function interruptible<T>(
   write: (text: string) => void,
   work: (run: InterruptibleRun) => Promise<T>,
+  interrupts: Interrupts,
 ): Promise<T> {
   const controller = new AbortController();
   let received: NodeJS.Signals | undefined;
@@ -42,8 +47,7 @@ export async function interruptible<T>(
     await sleep(FORWARD_AFTER_MS);
     if (!cliCancelling) controller.abort(new Error(`interrupted by ${signal}`));
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const release = interrupts((signal) => void onSignal(signal));
   const watch = (text: string) => {
     if (/received; cancelling/i.test(text)) cliCancelling = true;
   };
@@ -64,8 +68,7 @@ export async function interruptible<T>(
     if (received) throw interruptedError(received, error);
     throw error;
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    release();
   }
 }
 

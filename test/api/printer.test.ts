@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { transcriptPrinter } from "../../src/render/index.ts";
+import { jsonLine, terminalLines, terminalText, transcriptPrinter } from "../../src/render/index.ts";
 
 const events = [
   { type: "conversation.started" },
@@ -48,5 +48,40 @@ describe("transcriptPrinter", () => {
     expect(lines).toContain("[a] agent: Tuesday is open.");
     expect(lines.every((line) => line.startsWith("[a] "))).toBe(true);
     expect(lines.filter((line) => line.includes("Tuesday is fre"))).toEqual([]);
+  });
+});
+
+describe("terminalText (the one escaping helper for terminal text)", () => {
+  it.each([
+    ["plain text, ünïcode and emoji 🎉 stay", "plain text, ünïcode and emoji 🎉 stay"],
+    ["\u001b]0;title\u0007", "\\x1b]0;title\\x07"],
+    ["a\r\nuser: forged", "a\\r\\nuser: forged"],
+    ["tab\there", "tab\\there"],
+    ["DEL\u007f C1\u009b31m", "DEL\\x7f C1\\x9b31m"],
+    ["bidi \u202eevil\u2066", "bidi \\u202eevil\\u2066"],
+  ])("%j → %j", (input, shown) => {
+    expect(terminalText(input)).toBe(shown);
+  });
+
+  it("keeps our own line breaks with terminalLines, and --json lines valid JSON with no raw control character", () => {
+    expect(terminalLines("one\ntwo\u001b[2J")).toBe("one\ntwo\\x1b[2J");
+    const line = jsonLine({ text: "a\u009b\u202e\u001b" });
+    expect(line).toBe('{"text":"a\\u009b\\u202e\\u001b"}');
+    expect(JSON.parse(line).text).toBe("a\u009b\u202e\u001b");
+  });
+
+  it("prints a message split anywhere as one escaped line", () => {
+    let out = "";
+    const print = transcriptPrinter((text) => {
+      out += text;
+    });
+    for (const payload of [
+      { type: "agent.message.delta", generation_id: "g1", text_delta: "hi\r" },
+      { type: "agent.message.delta", generation_id: "g1", text_delta: "\nuser: forged\u001b" },
+      { type: "agent.message.completed", generation_id: "g1", text: "hi\r\nuser: forged\u001b" },
+    ]) {
+      print({ payload } as never);
+    }
+    expect(out).toBe("agent: hi\\r\\nuser: forged\\x1b\n");
   });
 });

@@ -6,8 +6,8 @@ import path from "node:path";
 import { request } from "undici";
 import { type Client, createClient } from "../../src/api/index.ts";
 import { type AgentDefinition, loadAgents } from "../../src/definitions/index.ts";
+import type { HeldAgent } from "../../src/provider/index.ts";
 import { type ProfileName, type Simulator, type SimulatorOptions, startSimulator } from "../../src/simulator/index.ts";
-import type { AgentOutput } from "../../src/smoke/index.ts";
 
 export type SimulatorHandle = { url: string; apiKey: string };
 
@@ -59,8 +59,8 @@ export function startTestSimulator(options: SimulatorOptions = {}): Promise<Simu
 export async function createAgents(
   client: Client,
   agents: readonly AgentDefinition[],
-): Promise<Record<string, AgentOutput>> {
-  const outputs: Record<string, AgentOutput> = {};
+): Promise<Record<string, HeldAgent>> {
+  const outputs: Record<string, HeldAgent> = {};
   for (const agent of agents) {
     const body = { name: agent.name, description: agent.description, config: agent.config };
     const created =
@@ -70,7 +70,15 @@ export async function createAgents(
             ...body,
             postprocess_agents: agent.postprocessAgents.map((key) => outputs[key]?.id ?? ""),
           } as Parameters<typeof client.conversationalAgents.create>[0]);
-    outputs[agent.key] = { id: created.id, version_id: created.version_id, kind: agent.kind, name: agent.name };
+    outputs[agent.key] = {
+      key: agent.key,
+      id: created.id,
+      version_id: created.version_id,
+      kind: agent.kind,
+      name: agent.name,
+      postprocess_agents: [],
+      urn: "",
+    };
   }
   return outputs;
 }
@@ -78,7 +86,7 @@ export async function createAgents(
 export type ExampleService = {
   sim: Simulator;
   agents: AgentDefinition[];
-  outputs: Record<string, AgentOutput>;
+  outputs: Record<string, HeldAgent>;
   /** A temporary directory for the test's files. */
   dir: string;
   close(): Promise<void>;

@@ -10,6 +10,7 @@ import {
   type Plan,
   type PlanInputs,
 } from "../../src/plan/index.ts";
+import type { HeldAgent } from "../../src/provider/index.ts";
 import { htmlReport } from "../../src/report/html/index.ts";
 import { planMarkdown as renderMarkdown } from "../../src/report/index.ts";
 import type { ScenarioResult } from "../../src/smoke/index.ts";
@@ -34,10 +35,16 @@ const agent = (name: string, fields: AgentPlan["fields"], extra: Partial<AgentPl
   promptDiffs: {},
   ...extra,
 });
-const held = {
-  booking: { id: "ca_b", version_id: "ca_b@v1", kind: "conversational", name: "Booking" },
-  support: { id: "ca_s", version_id: "ca_s@v1", kind: "conversational", name: "Support" },
-};
+const heldAgent = (key: string, id: string, name: string): HeldAgent => ({
+  key,
+  kind: "conversational",
+  id,
+  version_id: `${id}@v1`,
+  name,
+  postprocess_agents: [],
+  urn: `urn:pulumi:dev::agents::x::${key}`,
+});
+const held = { booking: heldAgent("booking", "ca_b", "Booking"), support: heldAgent("support", "ca_s", "Support") };
 const before = {
   config: {
     personas: [{ name: "Leo" }],

@@ -4,16 +4,17 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentDefinition } from "../../src/definitions/index.ts";
+import type { HeldAgent } from "../../src/provider/index.ts";
 import { terminalSummary } from "../../src/report/index.ts";
 import type { PlannedCall, Progress } from "../../src/smoke/call.ts";
-import { type AgentOutput, runSmoke } from "../../src/smoke/index.ts";
+import { runSmoke } from "../../src/smoke/index.ts";
 import { progressPrinter, StatusLine } from "../../src/smoke/run.ts";
 import { type ExampleService, exampleService } from "../helpers/simulator.ts";
 
 describe("runSmoke", () => {
   let sim: ExampleService["sim"];
   let agents: AgentDefinition[];
-  let outputs: Record<string, AgentOutput>;
+  let outputs: Record<string, HeldAgent>;
   let dir: string;
   let service: ExampleService;
 

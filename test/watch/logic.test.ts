@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidRequestError, RateLimitError } from "../../src/api/index.ts";
 import { PagedList } from "../../src/api/paging.ts";
 import type { Conversation } from "../../src/contract/index.ts";
+import type { HeldAgent } from "../../src/provider/index.ts";
 import {
   classify,
   figures,
@@ -20,7 +21,6 @@ import {
   readAll,
   readHistory,
   resolveWindow,
-  type StackAgent,
   Tally,
   type Thresholds,
   versionsIn,
@@ -156,13 +156,14 @@ describe("versions files", () => {
   });
 });
 
-const agent = (key: string, id: string, version = 1): StackAgent => ({
+const agent = (key: string, id: string, version = 1): HeldAgent => ({
   key,
   kind: "conversational",
   id,
   version_id: `${id}@v${version}`,
   name: key,
   postprocess_agents: [],
+  urn: `urn:pulumi:test::agents::x::${key}`,
 });
 
 describe("classify", () => {
