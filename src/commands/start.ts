@@ -12,7 +12,7 @@ import { type AgentDefinition, formatDiagnostic, loadAgents } from "../definitio
 import { CliError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { AGENT_TYPE_PREFIX, type HeldAgent } from "../provider/index.ts";
-import { emitReport, type Report, type ReportFiles, writeJsonFile } from "../report/index.ts";
+import { emitReport, type Report, writeJsonFile } from "../report/index.ts";
 import {
   configMapReader,
   type JudgeSettings,
