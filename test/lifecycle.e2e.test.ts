@@ -2,10 +2,11 @@
 // `plan --behave`, `watch` and `events` stopped by SIGINT or SIGTERM exit 130 with one line, and
 // the reports of the run are this run's (a green report planted from an "earlier run" is replaced
 // or removed, never left). The simulator's latency faults hold the calls open long enough.
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { reportSchema } from "../src/report/index.ts";
@@ -118,6 +119,14 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
   });
 
   it("`start` stopped by SIGTERM in its compare phase: the same ending", async () => {
+    // The run before was interrupted, so its base (a first deploy's: none) is still pending; one
+    // completed run consumes it, and the next one compares with the versions before its deploy.
+    // (Asynchronously: the simulator answers from this process.)
+    const settled = await promisify(execFile)(process.execPath, [CLI, "start", "--stack", "test"], {
+      cwd: project.dir,
+      env: env(),
+    });
+    expect(settled.stdout).toMatch(/^[1-9]\d* passed, 0 failed$/m);
     await plantEarlierReports(SMOKE_REPORTS);
     await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /conversations", latency_ms: 20_000 });
     const run = await interrupt(["start", "--stack", "test"], "SIGTERM", await arrivalOf("POST /conversations"));

@@ -1,5 +1,6 @@
-// The escaping helpers of the text formats, one set per format (HTML's is html/escape.ts, the
-// terminal's is src/render). Text from agent files and the service goes through them only.
+// The escaping helpers of the text formats, one set per format (HTML's is html/escape.ts): the
+// terminal's, JSON Lines', Markdown's and XML's. Text from agent files and the service goes through
+// them only: on a terminal it is data, never control (no cursor moves, titles or forged lines).
 
 const MAX_TEXT = 300;
 
@@ -42,4 +43,39 @@ export function xml(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing the control characters XML forbids
   const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "");
   return clean.replace(/[&<>"']/g, (c) => xmlEscapes[c] ?? c);
+}
+
+// C0 controls (line breaks and tabs too), DEL, C1 controls (0x9b is a CSI on its own), and the
+// invisible bidirectional and line/paragraph separators that reorder or break what a terminal shows.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+const escapeControl = (char: string): string => {
+  const code = char.charCodeAt(0);
+  return (
+    NAMED[char] ??
+    (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`)
+  );
+};
+
+/** Text for a terminal, every control character shown escaped: always one line, never a command. */
+export function terminalText(text: string): string {
+  return text.replace(CONTROL, escapeControl);
+}
+
+/** The same for text of several lines of our own making (an error with its hint): line breaks stay. */
+export function terminalLines(text: string): string {
+  return text.split("\n").map(terminalText).join("\n");
+}
+
+// JSON.stringify escapes C0 controls but not DEL, C1 or the bidirectional marks.
+const JSON_UNESCAPED = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** One JSON value on one line (`--json` output) with no raw control character: still valid JSON. */
+export function jsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(
+    JSON_UNESCAPED,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

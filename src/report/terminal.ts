@@ -2,6 +2,7 @@
 // nearest transcript lines), one line per scenario saying why its verdict differs from its passes,
 // the comparison of old and new versions, and the closing count in scenarios with calls second.
 // Live smoke prints the call lines as calls finish; replay and every run's closing text use these.
+import { terminalText } from "./escape.ts";
 import { countScenarios, figure, judgedCalls, tolerated, verdictReason } from "./outcome.ts";
 import { decidedText, evidenceText, passKText } from "./repeats.ts";
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary } from "./schema.ts";
@@ -10,11 +11,11 @@ const percent = (x: number) => `${Math.round(x * 100)} %`;
 
 /** Each unmet expectation with the nearest transcript lines, or why the call could not complete. */
 export function failureText(call: CallResult): string {
-  if (call.status === "error" || call.status === "not_run") return call.error ?? call.status;
+  if (call.status === "error" || call.status === "not_run") return terminalText(call.error ?? call.status);
   const lines: string[] = [];
   for (const assertion of call.assertions.filter((a) => !a.passed)) {
-    lines.push(`✗ ${assertion.description}${assertion.detail ? `: ${assertion.detail}` : ""}`);
-    for (const line of assertion.context) lines.push(`    | ${line}`);
+    lines.push(terminalText(`✗ ${assertion.description}${assertion.detail ? `: ${assertion.detail}` : ""}`));
+    for (const line of assertion.context) lines.push(`    | ${terminalText(line)}`);
   }
   if (call.assertions.length === 0) lines.push("✗ nothing was checked: the scenario evaluated no assertion");
   return lines.join("\n");
@@ -31,7 +32,7 @@ export function callLines(call: CallResult): string {
   if (call.status === "passed")
     return `✓ ${name} (${where}) ${call.assertions.length} checks, ${time}${judgedText(call)}${byName}\n`;
   if (call.status === "error" || call.status === "not_run")
-    return `! ${name} (${where}) ${call.error ?? call.status}\n`;
+    return `! ${name} (${where}) ${terminalText(call.error ?? call.status)}\n`;
   const failed = call.assertions.filter((a) => !a.passed).length;
   const head = failed > 0 ? `${failed} of ${call.assertions.length} expectations unmet` : "nothing was checked";
   const body = failureText(call)

@@ -3,9 +3,11 @@
 // created, each file replaced atomically), appends the job summary where GitHub Actions names one,
 // prints the terminal rendering, and returns the exit code by the one rule (outcome.ts). Another
 // format is one more entry in `RENDERERS`; another kind, one more row.
+
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { CliError } from "../errors/index.ts";
+import { terminalLines } from "./escape.ts";
 import { htmlReport } from "./html/index.ts";
 import { junitXml } from "./junit.ts";
 import { jobSummary } from "./markdown.ts";
@@ -118,7 +120,8 @@ export async function emitReport(value: AnyReport, options: EmitOptions = {}): P
   const summary = (renderers.summary as ((value: AnyReport) => string | undefined) | undefined)?.(value);
   if (summary !== undefined) await appendJobSummary(summary, options.env ?? process.env);
   const terminal = renderers.terminal as ((value: AnyReport) => string) | undefined;
-  if (options.out && terminal) options.out.write(terminal(value));
+  // Text the service sent is data: control characters are shown escaped, our own line breaks stay.
+  if (options.out && terminal) options.out.write(terminalLines(terminal(value)));
   return reportExitCode(value);
 }
 
