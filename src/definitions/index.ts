@@ -1,7 +1,14 @@
 // Agent files (agents/<key>.yaml, optional agents/<key>.<stack>.yaml overlays) → validated agent
 // definitions, or every problem at its file:line. The only way other folders read agent files.
 export { type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
-export { type AgentDefinition, type LoadResult, loadAgents, type SmokeScenario } from "./load.ts";
+export {
+  type AgentDefinition,
+  type FieldLocator,
+  type LoadResult,
+  loadAgents,
+  type SmokeScenario,
+} from "./load.ts";
+export type { FieldLocation } from "./locate.ts";
 export { type PatternParts, regexParts } from "./patterns.ts";
 export { type DeclaredOptions, declaredAgents, type HeldAgent, SCENARIO_DIR } from "./scenarios.ts";
 export { agentJsonSchema, type Expectations, type LatencyBounds, requiredPasses } from "./schema.ts";

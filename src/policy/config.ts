@@ -29,7 +29,8 @@ export function ruleSettings(rule: Rule, raw: unknown): Record<string, unknown> 
     unknown
   >;
   const parsed = rule.settings.strict().safeParse(rest);
-  if (!parsed.success) throw new PolicyConfigError(`${rule.name}: ${z.prettifyError(parsed.error).replace(/\n/g, " ")}`);
+  if (!parsed.success)
+    throw new PolicyConfigError(`${rule.name}: ${z.prettifyError(parsed.error).replace(/\n/g, " ")}`);
   return parsed.data as Record<string, unknown>;
 }
 
@@ -46,10 +47,12 @@ export function ruleSetups(config: unknown): RuleSetup[] {
     }
   }
   const levelOf = (key: string, value: unknown): EnforcementLevel | undefined => {
-    const raw = typeof value === "string" ? value : (value as { enforcementLevel?: unknown } | undefined)?.enforcementLevel;
+    const raw =
+      typeof value === "string" ? value : (value as { enforcementLevel?: unknown } | undefined)?.enforcementLevel;
     if (raw === undefined) return undefined;
     const parsed = level.safeParse(raw);
-    if (!parsed.success) throw new PolicyConfigError(`${key}: enforcementLevel must be advisory, mandatory or disabled`);
+    if (!parsed.success)
+      throw new PolicyConfigError(`${key}: enforcementLevel must be advisory, mandatory or disabled`);
     return effective(parsed.data);
   };
   const all = levelOf("all", entries.all);

@@ -2,6 +2,7 @@
 // (the file `--policy-pack-config` takes), and the pack that serves them to the Pulumi CLI. The
 // same rule code runs in the pack (./pack.ts, loaded only by policy/index.js) and offline in
 // `agent-iac validate --policy` (evaluateAgents).
+import type { AgentDefinition } from "../definitions/index.ts";
 import { type EnforcementLevel, type RuleSetup, ruleSetups } from "./config.ts";
 import type { Finding, PolicyAgent } from "./rules.ts";
 
@@ -40,4 +41,17 @@ export function evaluateAgents(agents: readonly PolicyAgent[], setups: RuleSetup
     }
   }
   return violations;
+}
+
+/** The agents of a directory as the rules see them: links by key, with the linked agents' names. */
+export function definitionAgents(definitions: readonly AgentDefinition[]): PolicyAgent[] {
+  const byKey = new Map(definitions.map((d) => [d.key, d]));
+  return definitions.map((d) => ({
+    key: d.key,
+    kind: d.kind,
+    config: d.config,
+    ...(d.kind === "conversational"
+      ? { linked: d.postprocessAgents.map((key) => ({ key, name: byKey.get(key)?.name })) }
+      : {}),
+  }));
 }

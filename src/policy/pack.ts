@@ -3,8 +3,8 @@
 // --policy-pack policy` runs. Agent rules are resource policies (they run on each agent's inputs
 // before anything is created); the link rule is a stack policy (it needs every agent).
 import {
-  type PolicyResource,
   PolicyPack,
+  type PolicyResource,
   type ResourceValidationPolicy,
   type StackValidationPolicy,
 } from "@pulumi/policy";

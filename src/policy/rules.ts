@@ -80,7 +80,8 @@ const configHint = (rule: string, key: string) => `add it to ${rule}.${key} in t
 
 const allowedModels: Rule = {
   name: "agent-allowed-models",
-  description: "Agents use only approved models (config `allowed`: patterns such as `openai/*`; all allowed when unset).",
+  description:
+    "Agents use only approved models (config `allowed`: patterns such as `openai/*`; all allowed when unset).",
   kinds: ["conversational", "procedural"],
   scope: "agent",
   settings: z.object({ allowed: patternList.optional() }),
@@ -197,7 +198,11 @@ const promptLength: Rule = {
     const length = [...text].length;
     const { min, max } = settings;
     const outside =
-      min !== undefined && length < min ? `shorter than ${min}` : max !== undefined && length > max ? `longer than ${max}` : "";
+      min !== undefined && length < min
+        ? `shorter than ${min}`
+        : max !== undefined && length > max
+          ? `longer than ${max}`
+          : "";
     if (!outside) return [];
     return [
       {
@@ -254,7 +259,13 @@ const postUrlHosts: Rule = {
     const value = shown(`${parsed.protocol}//${parsed.host}`);
     const findings: Finding[] = [];
     if (settings.httpsOnly && parsed.protocol !== "https:") {
-      findings.push({ rule: this.name, path, value, problem: "results must be posted over https", fix: "use an https:// URL" });
+      findings.push({
+        rule: this.name,
+        path,
+        value,
+        problem: "results must be posted over https",
+        fix: "use an https:// URL",
+      });
     }
     if (!hosts.some((pattern) => globMatches(pattern, parsed.hostname, true))) {
       findings.push({
@@ -271,7 +282,8 @@ const postUrlHosts: Rule = {
 
 const chatChannel: Rule = {
   name: "agent-chat-channel",
-  description: "Procedural agents post to approved chat channels only (config `allowed`: values; not checked when unset).",
+  description:
+    "Procedural agents post to approved chat channels only (config `allowed`: values; not checked when unset).",
   kinds: ["procedural"],
   scope: "agent",
   settings: z.object({ allowed: patternList.optional() }),
