@@ -16,7 +16,7 @@ import {
   renderMarkdown,
 } from "../plan/index.ts";
 import { appendJobSummary, writeReports } from "../report/index.ts";
-import { type ResolvedConnection, requireConnection } from "../settings/index.ts";
+import { configMapReader, policyPackOptions, type ResolvedConnection, requireConnection } from "../settings/index.ts";
 import type { Stack } from "../workspace/index.ts";
 import { interruptible, lockedStackError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
@@ -53,7 +53,8 @@ diff; every other change says why it cannot be previewed.`,
     html: { type: "string", arg: "FILE", help: "with --behave: write its calls as a self-contained HTML report" },
   },
   footer: `exit codes: 0 the preview succeeded (and, with --behave, every previewed scenario passed),
-1 the agent files are invalid (file:line errors on stderr) or a previewed scenario failed, 2 usage
+1 the agent files are invalid (file:line errors on stderr), a previewed scenario failed or the stack's
+policy pack (agents:policyPack) reported a mandatory violation (listed under its agent), 2 usage
 or configuration error (e.g. no stack, no API key for a remote service), 3 the preview failed
 (backend or toolchain unavailable, program error) or a previewed call could not complete,
 130 interrupted.`,
@@ -63,7 +64,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
   const { values } = parsed;
-  const { stack, env, agents, errors, connection } = await existingStack(values.stack, "the preview failed");
+  const { stack, env, agents, errors, connection, config } = await existingStack(values.stack, "the preview failed");
   if (errors.length > 0) {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     throw new CliError(`${errors.length} error(s) in the agent files; nothing was previewed.`, 1);
@@ -74,18 +75,27 @@ export async function run(argv: string[]): Promise<number> {
     if (values[flag] && !values.behave) throw new CliError(`--${flag} needs --behave`, 2);
   }
   const recorder = planRecorder(values.stack, agents);
+  // The stack's policy pack (agents:policyPack) runs in the preview; its violations go under their agents.
+  const policy = policyPackOptions(configMapReader(config), process.cwd());
+  let blocked = false;
   await interruptible(
     (text) => process.stderr.write(text),
-    (run) => stack.preview({ onEvent: recorder.onEvent, onOutput: run.watch, signal: run.signal }),
+    (run) => stack.preview({ ...policy, onEvent: recorder.onEvent, onOutput: run.watch, signal: run.signal }),
   ).catch((error: unknown) => {
+    // A mandatory policy violation fails the preview: the plan still shows it, and the exit code is 1.
+    if (recorder.mandatoryViolations() > 0 && !(error instanceof CliError)) {
+      blocked = true;
+      return;
+    }
     throw (
       lockedStackError(error, values.stack, env, "the same plan command") ?? pulumiFailure("the preview failed", error)
     );
   });
   const plan = recorder.plan();
-  const behave = values.behave
-    ? await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection })
-    : undefined;
+  const behave =
+    values.behave && !blocked
+      ? await behaviour(plan, recorder.inputs(), { stack, agents, resolved, connection })
+      : undefined;
   const markdown = renderMarkdown(plan);
   if (values.markdown) await write(reportPath(values.markdown), markdown);
   else process.stdout.write(markdown);
@@ -105,6 +115,10 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(
       `plan for ${values.stack}: ${changed} agent(s) change${previewed}; written to ${reportPath(values.markdown)}\n`,
     );
+  }
+  if (blocked) {
+    process.stderr.write(`plan for ${values.stack}: ${recorder.mandatoryViolations()} mandatory policy violation(s)\n`);
+    return 1;
   }
   return behave?.exitCode ?? 0;
 }

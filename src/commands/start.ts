@@ -12,7 +12,13 @@ import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 import type { ReportFiles } from "../report/index.ts";
-import { configMapReader, type ResolvedConnection, requireConnection, resolveConnection } from "../settings/index.ts";
+import {
+  configMapReader,
+  policyPackOptions,
+  type ResolvedConnection,
+  requireConnection,
+  resolveConnection,
+} from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
 import { runSmoke } from "../smoke/index.ts";
 import {
@@ -72,6 +78,7 @@ export async function run(argv: string[]): Promise<number> {
       (run) =>
         stack.up({
           ...(service.configFile ? { configFile: service.configFile } : {}),
+          ...policyPackOptions(configMapReader(config), workDir),
           onOutput: run.onOutput,
           onEvent: before.onEvent,
           signal: run.signal,

@@ -8,6 +8,7 @@ import { stringify } from "yaml";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 import type { AgentBehaviour, BehaveSummary, PlanInputs } from "./behave.ts";
+import { type PolicyViolation, policyRecorder, violationLines } from "./policy.ts";
 
 export {
   type AgentBehaviour,
@@ -20,6 +21,7 @@ export {
   type PlanInputs,
   previewBehaviour,
 } from "./behave.ts";
+export type { PolicyViolation } from "./policy.ts";
 
 export type Action = "create" | "replace" | "unchanged" | "remove";
 
@@ -48,9 +50,18 @@ export type AgentPlan = {
   overlay?: string;
   /** With `plan --behave`: the scenarios' results with the proposed config, or why it was not previewed. */
   behaviour?: AgentBehaviour;
+  /** The policy packs' violations about this agent (a stack that names a pack). */
+  violations?: PolicyViolation[];
 };
 
-export type Plan = { stack: string; agents: AgentPlan[]; overlays: string[]; behave?: BehaveSummary };
+export type Plan = {
+  stack: string;
+  agents: AgentPlan[];
+  overlays: string[];
+  behave?: BehaveSummary;
+  /** Policy violations in all, and those about no agent. */
+  policy?: { mandatory: number; advisory: number; other: PolicyViolation[] };
+};
 
 /** Pulumi's placeholder for values known only after apply (e.g. the id of a replaced agent). */
 const UNKNOWN = pulumi.runtime.unknownValue;
@@ -62,7 +73,9 @@ const INLINE_MAX = 120;
 /** Collects preview step events; call `plan()` once the preview has finished. */
 export function planRecorder(stack: string, definitions: AgentDefinition[]) {
   const steps = new Map<string, pulumi.automation.StepEventMetadata>();
+  const policy = policyRecorder();
   const onEvent = (event: pulumi.automation.EngineEvent) => {
+    policy.onEvent(event);
     const metadata = event.resourcePreEvent?.metadata;
     if (!metadata?.type.startsWith(AGENT_TYPE_PREFIX)) return;
     const name = metadata.urn.split("::").at(-1) ?? metadata.urn;
@@ -78,7 +91,24 @@ export function planRecorder(stack: string, definitions: AgentDefinition[]) {
         { before: inputsOf(step.old?.inputs), after: inputsOf(step.new?.inputs) },
       ]),
     );
-  return { onEvent, plan: () => buildPlan(stack, definitions, steps), inputs };
+  const plan = () => withViolations(buildPlan(stack, definitions, steps), policy);
+  return { onEvent, plan, inputs, mandatoryViolations: policy.mandatory };
+}
+
+function withViolations(plan: Plan, policy: ReturnType<typeof policyRecorder>): Plan {
+  let mandatory = 0;
+  let advisory = 0;
+  const count = (list: PolicyViolation[]) => {
+    for (const v of list) v.level === "mandatory" ? mandatory++ : advisory++;
+  };
+  for (const agent of plan.agents) {
+    const violations = policy.violations(agent.agent);
+    if (violations.length > 0) agent.violations = violations;
+    count(violations);
+  }
+  count(policy.other());
+  if (mandatory + advisory > 0) plan.policy = { mandatory, advisory, other: policy.other() };
+  return plan;
 }
 
 function rank(op: string): number {
@@ -223,9 +253,18 @@ export function renderMarkdown(plan: Plan): string {
   }
   if (plan.overlays.length > 0) lines.push("", `Overlays applied: ${plan.overlays.map((o) => `\`${o}\``).join(", ")}.`);
   if (plan.behave && changed.length > 0) lines.push("", ...behaveSummaryLines(plan.behave));
-  for (const agent of changed.filter((a) => a.fields.length > 0 || a.request || a.behaviour)) {
+  if (plan.policy) {
+    const { mandatory, advisory, other } = plan.policy;
+    lines.push("", `**Policy:** ${mandatory} mandatory, ${advisory} advisory violation(s).`, ...violationLines(other));
+  }
+  const shown = plan.agents.filter(
+    (a) => (a.action !== "unchanged" && (a.fields.length > 0 || a.request || a.behaviour)) || a.violations,
+  );
+  for (const agent of shown) {
     const from = agent.overlay ? `, with overlay \`${agent.overlay}\`` : "";
     lines.push("", `### \`${agent.agent}\` (${agent.action}${from})`);
+    if (agent.violations) lines.push(...violationLines(agent.violations));
+    if (agent.action === "unchanged") continue;
     if (agent.request) lines.push(...requestLines(agent.request));
     else lines.push(...changeLines(agent));
     if (agent.behaviour) lines.push("", ...behaviourLines(agent.behaviour));

@@ -1,0 +1,52 @@
+// Policy violations in a plan: the preview's policy events (agent-iac's policy pack, or any pack the
+// stack names), each listed under the agent it concerns.
+import type * as pulumi from "@pulumi/pulumi";
+import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+
+export type PolicyViolation = {
+  /** The rule (policy) name, e.g. `agent-allowed-models`. */
+  rule: string;
+  level: string;
+  /** The policy pack that reported it. */
+  pack: string;
+  message: string;
+  urn: string;
+};
+
+/** Collects policy events by resource name (the agent key); others under "". */
+export function policyRecorder() {
+  const byAgent = new Map<string, PolicyViolation[]>();
+  const onEvent = (event: pulumi.automation.EngineEvent) => {
+    const policy = event.policyEvent;
+    if (!policy) return;
+    const urn = policy.resourceUrn ?? "";
+    const type = urn.split("::").at(-2)?.split("$").at(-1) ?? "";
+    const key = type.startsWith(AGENT_TYPE_PREFIX) ? (urn.split("::").at(-1) ?? "") : "";
+    const violation: PolicyViolation = {
+      rule: policy.policyName,
+      level: policy.enforcementLevel === "mandatory" ? "mandatory" : "advisory",
+      pack: policy.policyPackName,
+      message: policy.message.trim(),
+      urn,
+    };
+    const list = byAgent.get(key) ?? [];
+    if (!list.some((v) => v.rule === violation.rule && v.message === violation.message)) list.push(violation);
+    byAgent.set(key, list);
+  };
+  return {
+    onEvent,
+    violations: (key: string) => byAgent.get(key) ?? [],
+    mandatory: () => [...byAgent.values()].flat().filter((v) => v.level === "mandatory").length,
+    other: () => byAgent.get("") ?? [],
+  };
+}
+
+export function violationLines(violations: readonly PolicyViolation[]): string[] {
+  if (violations.length === 0) return [];
+  return [
+    "",
+    "**Policy violations:**",
+    "",
+    ...violations.map((v) => `- **${v.level}** \`${v.rule}\` (${v.pack}): ${v.message.replace(/\n/g, " ")}`),
+  ];
+}
