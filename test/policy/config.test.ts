@@ -1,7 +1,10 @@
 // The policy configuration (the file `--policy-pack-config` and `validate --policy` take): each
 // key a rule or "all", each value a level or an object with enforcementLevel and the settings.
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { configSchema, PolicyConfigError, RULES, ruleSetups } from "../../src/policy/index.ts";
+import { projectRoot } from "../../src/workspace/index.ts";
 
 /** Each rule's level under `config`, by rule name. */
 const levels = (config: unknown) => Object.fromEntries(ruleSetups(config).map((s) => [s.rule.name, s.level]));
@@ -101,5 +104,14 @@ describe("the settings' JSON Schema (what Pulumi validates the config file with)
     ]);
     const models = RULES.find((r) => r.name === "agent-allowed-models");
     expect(Object.keys(configSchema(models as (typeof RULES)[number]).properties)).toEqual(["allowed"]);
+  });
+});
+
+describe("the shipped prod config", () => {
+  it("is the one the README shows", async () => {
+    const readme = await readFile(path.join(projectRoot, "README.md"), "utf8");
+    const shown = /`prod\.json`:\n\n```json\n([\s\S]*?)```/.exec(readme)?.[1];
+    const file = await readFile(path.join(projectRoot, "policy-config", "prod.json"), "utf8");
+    expect(JSON.parse(shown ?? "null")).toEqual(JSON.parse(file));
   });
 });
