@@ -35,12 +35,19 @@ function remember(urn: string, kind: AgentKind, props: Record<string, unknown>) 
   }
 }
 
-function resourcePolicy(rule: Rule): ResourceValidationPolicy {
+/** What a rule's policy says of itself: its name, description, default level and config schema. */
+function policyOf(rule: Rule) {
   return {
     name: rule.name,
     description: rule.description,
     enforcementLevel: DEFAULT_LEVEL,
     configSchema: configSchema(rule),
+  };
+}
+
+function resourcePolicy(rule: Rule): ResourceValidationPolicy {
+  return {
+    ...policyOf(rule),
     validateResource: (args, reportViolation) => {
       const kind = kindOf(args.type);
       if (!kind) return;
@@ -56,10 +63,7 @@ function resourcePolicy(rule: Rule): ResourceValidationPolicy {
 
 function stackPolicy(rule: Rule): StackValidationPolicy {
   return {
-    name: rule.name,
-    description: rule.description,
-    enforcementLevel: DEFAULT_LEVEL,
-    configSchema: configSchema(rule),
+    ...policyOf(rule),
     validateStack: (args, reportViolation) => {
       const settings = ruleSettings(rule, args.getConfig());
       for (const resource of args.resources) {

@@ -78,89 +78,96 @@ export function shown(value: unknown): string {
 const listed = (items: readonly string[]) => items.join(", ");
 const configHint = (rule: string, key: string) => `add it to ${rule}.${key} in the stack's policy config`;
 
-const allowedModels: Rule = {
+/** A value an allow-list rule checks: where it is in the config, as matched, and as shown. */
+type Listed = { path: PathSegment[]; value: string; shownAs?: string };
+
+/** A rule that accepts only values matching its config's `allowed` patterns (everything when unset). */
+function allowListRule(spec: {
+  name: string;
+  description: string;
+  kinds: readonly AgentKind[];
+  /** What a value is, in "is not an approved …". */
+  noun: string;
+  /** How to fix it, before ", or add it to … allowed". */
+  fix: string;
+  ignoreCase?: boolean;
+  values(config: unknown): Listed[];
+}): Rule {
+  return {
+    name: spec.name,
+    description: spec.description,
+    kinds: spec.kinds,
+    scope: "agent",
+    settings: z.object({ allowed: patternList.optional() }),
+    check(agent, settings: { allowed?: string[] }) {
+      const allowed = settings.allowed;
+      if (!allowed) return [];
+      return spec
+        .values(agent.config)
+        .filter(({ value }) => !allowed.some((pattern) => globMatches(pattern, value, spec.ignoreCase)))
+        .map(({ path, value, shownAs }) => ({
+          rule: spec.name,
+          path: ["config", ...path],
+          value: shownAs ?? shown(value),
+          problem: `is not an approved ${spec.noun} (allowed: ${listed(allowed)})`,
+          fix: `${spec.fix}, or ${configHint(spec.name, "allowed")}`,
+        }));
+    },
+  };
+}
+
+const allowedModels = allowListRule({
   name: "agent-allowed-models",
   description:
     "Agents use only approved models (config `allowed`: patterns such as `openai/*`; all allowed when unset).",
   kinds: ["conversational", "procedural"],
-  scope: "agent",
-  settings: z.object({ allowed: patternList.optional() }),
-  check(agent, settings: { allowed?: string[] }) {
-    const model = at(agent.config, ["runtime", "model"]);
-    if (!settings.allowed || typeof model !== "string") return [];
-    if (settings.allowed.some((pattern) => globMatches(pattern, model))) return [];
-    return [
-      {
-        rule: this.name,
-        path: ["config", "runtime", "model"],
-        value: shown(model),
-        problem: `is not an approved model (allowed: ${listed(settings.allowed)})`,
-        fix: `use a model matching one of the allowed patterns, or ${configHint(this.name, "allowed")}`,
-      },
-    ];
+  noun: "model",
+  fix: "use a model matching one of the allowed patterns",
+  values(config) {
+    const model = at(config, ["runtime", "model"]);
+    return typeof model === "string" ? [{ path: ["runtime", "model"], value: model }] : [];
   },
-};
+});
 
-const allowedTools: Rule = {
+const allowedTools = allowListRule({
   name: "agent-allowed-tools",
   description:
     "Agents call only approved tools (config `allowed`: `<ns>/<name>` patterns such as `syscall/*`; all allowed when unset).",
   kinds: ["conversational", "procedural"],
-  scope: "agent",
-  settings: z.object({ allowed: patternList.optional() }),
-  check(agent, settings: { allowed?: string[] }) {
-    const tools = at(agent.config, ["tool", "tools"]);
-    const allowed = settings.allowed;
-    if (!allowed || !Array.isArray(tools)) return [];
-    return tools.flatMap((tool, i): Finding[] => {
-      if (!isRecord(tool) || typeof tool.ns !== "string" || typeof tool.name !== "string") return [];
-      const id = `${tool.ns}/${tool.name}`;
-      if (allowed.some((pattern) => globMatches(pattern, id))) return [];
-      return [
-        {
-          rule: this.name,
-          path: ["config", "tool", "tools", i],
-          value: shown(id),
-          problem: `is not an approved tool (allowed: ${listed(allowed)})`,
-          fix: `remove the tool, or ${configHint(this.name, "allowed")}`,
-        },
-      ];
-    });
+  noun: "tool",
+  fix: "remove the tool",
+  values(config) {
+    const tools = at(config, ["tool", "tools"]);
+    return (Array.isArray(tools) ? tools : []).flatMap((tool, i): Listed[] =>
+      isRecord(tool) && typeof tool.ns === "string" && typeof tool.name === "string"
+        ? [{ path: ["tool", "tools", i], value: `${tool.ns}/${tool.name}` }]
+        : [],
+    );
   },
-};
+});
 
-const allowedLanguages: Rule = {
+const allowedLanguages = allowListRule({
   name: "agent-allowed-languages",
   description:
     "Conversational agents speak only approved languages: default and supported (config `allowed`, case-insensitive; all allowed when unset).",
   kinds: ["conversational"],
-  scope: "agent",
-  settings: z.object({ allowed: patternList.optional() }),
-  check(agent, settings: { allowed?: string[] }) {
-    const allowed = settings.allowed;
-    if (!allowed) return [];
-    const ok = (language: string) => allowed.some((pattern) => globMatches(pattern, language, true));
-    const findings: Finding[] = [];
-    const report = (path: PathSegment[], language: string) =>
-      findings.push({
-        rule: this.name,
-        path,
-        value: shown(language),
-        problem: `is not an approved language (allowed: ${listed(allowed)})`,
-        fix: `use an allowed language, or ${configHint(this.name, "allowed")}`,
-      });
-    const language = at(agent.config, ["language"]);
+  noun: "language",
+  fix: "use an allowed language",
+  ignoreCase: true,
+  values(config) {
+    const language = at(config, ["language"]);
     if (!isRecord(language)) return [];
-    if (typeof language.default_language === "string" && !ok(language.default_language)) {
-      report(["config", "language", "default_language"], language.default_language);
-    }
     const supported = Array.isArray(language.supported_languages) ? language.supported_languages : [];
-    for (const [i, item] of supported.entries()) {
-      if (typeof item === "string" && !ok(item)) report(["config", "language", "supported_languages", i], item);
-    }
-    return findings;
+    return [
+      ...(typeof language.default_language === "string"
+        ? [{ path: ["language", "default_language"], value: language.default_language }]
+        : []),
+      ...supported.flatMap((item, i): Listed[] =>
+        typeof item === "string" ? [{ path: ["language", "supported_languages", i], value: item }] : [],
+      ),
+    ];
   },
-};
+});
 
 const voicemail: Rule = {
   name: "agent-voicemail",
@@ -280,30 +287,20 @@ const postUrlHosts: Rule = {
   },
 };
 
-const chatChannel: Rule = {
+const chatChannel = allowListRule({
   name: "agent-chat-channel",
   description:
     "Procedural agents post to approved chat channels only (config `allowed`: values; not checked when unset).",
   kinds: ["procedural"],
-  scope: "agent",
-  settings: z.object({ allowed: patternList.optional() }),
-  check(agent, settings: { allowed?: string[] }) {
-    const channel = at(agent.config, ["output", "chat_channel"]);
-    const allowed = settings.allowed;
-    if (!allowed || channel === undefined || channel === null) return [];
-    const text = typeof channel === "string" ? channel : JSON.stringify(channel);
-    if (allowed.some((pattern) => globMatches(pattern, text))) return [];
-    return [
-      {
-        rule: this.name,
-        path: ["config", "output", "chat_channel"],
-        value: shown(channel),
-        problem: `is not an approved chat channel (allowed: ${listed(allowed)})`,
-        fix: `post to an allowed channel, or ${configHint(this.name, "allowed")}`,
-      },
-    ];
+  noun: "chat channel",
+  fix: "post to an allowed channel",
+  values(config) {
+    const channel = at(config, ["output", "chat_channel"]);
+    if (channel === undefined || channel === null) return [];
+    const value = typeof channel === "string" ? channel : JSON.stringify(channel);
+    return [{ path: ["output", "chat_channel"], value, shownAs: shown(channel) }];
   },
-};
+});
 
 const requiredProcedures: Rule = {
   name: "agent-required-procedures",
