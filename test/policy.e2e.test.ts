@@ -2,11 +2,12 @@
 // program on a temp file backend, with the simulator on port 0 counting what gets created — and
 // the same rules offline in `agent-iac validate --policy`, which must say the same things.
 import { execFile } from "node:child_process";
-import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Plan } from "../src/plan/index.ts";
 import { ensurePulumi, projectRoot } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
@@ -260,6 +261,57 @@ describe("the policy pack", () => {
     const strict = await runCli(["validate", agentsDir, "--policy", configs.prod as string]);
     expect(strict.code).toBe(1);
   }, 180_000);
+
+  it("agent-iac plan runs the pack the stack names and lists each violation under its agent", async () => {
+    const plan = async (stack: string, config: string) => {
+      const selected = await pulumi.automation.LocalWorkspace.selectStack(
+        { stackName: stack, workDir: project.dir },
+        { envVars: env as Record<string, string> },
+      );
+      await selected.setConfig("agents:policyPack", { value: PACK });
+      await selected.setConfig("agents:policyPackConfig", { value: config });
+      const json = path.join(project.dir, `plan-${stack}.json`);
+      const markdown = path.join(project.dir, `plan-${stack}.md`);
+      const result = await runCli(["plan", "--stack", stack, "--json", json, "--markdown", markdown], {
+        cwd: project.dir,
+        env,
+      });
+      return {
+        ...result,
+        json: JSON.parse(await readFile(json, "utf8")) as Plan,
+        markdown: await readFile(markdown, "utf8"),
+      };
+    };
+    const prod = await plan("prod", configs.prod as string);
+    expect(prod.code, prod.stderr).toBe(1);
+    expect(prod.stderr).toMatch(/plan for prod: [1-9]\d* mandatory policy violation\(s\)/);
+    const support = prod.json.agents.find((a) => a.agent === "prod-support");
+    expect(support?.violations).toContainEqual(
+      expect.objectContaining({
+        rule: "agent-allowed-models",
+        level: "mandatory",
+        pack: "agent-iac",
+        // The pack's own message, as validate --policy says it (Pulumi's description line left out).
+        message: expect.stringMatching(/^agent "prod-support": config\.runtime\.model "anthropic\/claude-sonnet-4": /),
+      }),
+    );
+    // The link rule (a stack policy) lands under its agent too.
+    const bookings = prod.json.agents.find((a) => a.agent === "tools-and-languages");
+    expect(bookings?.violations?.map((v) => v.rule)).toContain("agent-required-procedures");
+    expect(prod.json.policy?.mandatory).toBeGreaterThan(0);
+    const section = prod.markdown.split("### `prod-support`")[1]?.split("### ")[0] ?? "";
+    expect(section).toContain("**Policy violations:**");
+    expect(section).toMatch(
+      /- \*\*mandatory\*\* `agent-allowed-models` \(agent-iac\): agent "prod-support": config\.runtime\.model/,
+    );
+    // dev: the same violations, advisory: the plan passes.
+    const dev = await plan("dev", configs.dev as string);
+    expect(dev.code, dev.stderr).toBe(0);
+    expect(dev.json.policy).toMatchObject({ mandatory: 0 });
+    expect(dev.json.policy?.advisory).toBeGreaterThan(0);
+    const stored = await storedAgents(sim);
+    expect(stored.conversational.length + stored.procedural.length).toBe(0);
+  }, 300_000);
 
   it("runs with a Pulumi CLI found on PATH (language host and launcher beside it)", async () => {
     const built = await ensurePulumi();

@@ -26,7 +26,7 @@ export function policyRecorder() {
       rule: policy.policyName,
       level: policy.enforcementLevel === "mandatory" ? "mandatory" : "advisory",
       pack: policy.policyPackName,
-      message: policy.message.trim(),
+      message: violationText(policy.message),
       urn,
     };
     const list = byAgent.get(key) ?? [];
@@ -39,6 +39,16 @@ export function policyRecorder() {
     mandatory: () => [...byAgent.values()].flat().filter((v) => v.level === "mandatory").length,
     other: () => byAgent.get("") ?? [],
   };
+}
+
+/**
+ * The violation without its rule's description: @pulumi/policy sends "description\nmessage", and the
+ * plan names the rule beside it. A message alone (no description line) is kept whole.
+ */
+function violationText(message: string): string {
+  const text = message.trim();
+  const newline = text.indexOf("\n");
+  return newline === -1 ? text : text.slice(newline + 1).trim();
 }
 
 export function violationLines(violations: readonly PolicyViolation[]): string[] {
