@@ -1,7 +1,7 @@
 // The packed package, used the way a team with its own Pulumi project uses it: `npm pack` of this
 // checkout, `npm install` of the tarball into a copy of examples/typescript outside the checkout,
-// the installed package's simulator, a real `pulumi up`, `npx agent-iac smoke`, and a preview that
-// shows no changes. Nothing of the checkout's sources is reachable from that project.
+// the installed package's simulator and policy pack, a real `pulumi up`, `npx agent-iac smoke`, and
+// a preview that shows no changes. Nothing of the checkout's sources is reachable from that project.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -108,6 +108,17 @@ describe("the packed package in a project of its own", () => {
     for (const needed of ["dist/index.js", "dist/index.d.ts", "dist/provider/runtime.js", "bin/agent-iac.js"]) {
       expect(files).toContain(needed);
     }
+    // The policy pack: its entry, the compiled rules it loads, and the CLI's launcher for Node.js packs.
+    for (const needed of [
+      "policy/PulumiPolicy.yaml",
+      "policy/index.js",
+      "policy/package.json",
+      "dist/policy/pack.js",
+      "dist/policy/rules.js",
+      "scripts/pulumi-analyzer-policy",
+    ]) {
+      expect(files).toContain(needed);
+    }
     expect(files.filter((f) => /^(src|test|examples|reports|agents\/.*\.yaml|prompts)\b/.test(f))).toEqual([]);
     expect(files.filter((f) => f.startsWith("dist/program."))).toEqual([]);
   });
@@ -161,6 +172,40 @@ describe("the packed package in a project of its own", () => {
         /agents\/booking-summary\.yaml:7:\d+: config\.runtime\.model: must look like <vendor>\/<model name>/,
       );
       expect(output).not.toMatch(/^\s+at .*\.js:\d+/m);
+    } finally {
+      await writeFile(file, good);
+    }
+  }, 300_000);
+
+  it("runs the installed policy pack in preview: a disallowed model (mandatory) and a phone number in a prompt", async () => {
+    const file = path.join(project, "agents", "booking.yaml");
+    const good = await readFile(file, "utf8");
+    const config = path.join(work, "policy-prod.json");
+    await writeFile(file, good.replace("text: You are Sam.", "text: You are Sam. Escalations go to +1 415 555 0100."));
+    await writeFile(
+      config,
+      JSON.stringify({ "agent-allowed-models": { enforcementLevel: "mandatory", allowed: ["openai/gpt-4o-mini"] } }),
+    );
+    try {
+      const pack = path.join("node_modules", "agent-iac", "policy");
+      const preview = await pulumi("preview", "--policy-pack", pack, "--policy-pack-config", config);
+      const output = preview.stdout + preview.stderr;
+      expect(preview.code, output).not.toBe(0);
+      // An agent declared in TypeScript and one from the folder, each by its key and field.
+      expect(output).toMatch(
+        /\[mandatory\]\s+agent-allowed-models\s+\(pulumi-nodejs:dynamic\/agents:ConversationalAgent: front-desk\)/,
+      );
+      expect(output).toContain('agent "front-desk": config.runtime.model "openai/gpt-4o": is not an approved model');
+      expect(output).toContain('agent "booking": config.runtime.model "openai/gpt-4o"');
+      expect(output).not.toMatch(/agent-allowed-models\s+\(\S+: (call-notes|booking-summary)\)/);
+      // The default forbidden patterns, advisory: the number masked, never whole.
+      expect(output).toMatch(/\[advisory\]\s+agent-prompt-forbidden-patterns\s+\(\S+ConversationalAgent: booking\)/);
+      expect(output).toContain(
+        'agent "booking": config.runtime.prompt.text "+1•••••••••••00": the prompt contains a phone number',
+      );
+      expect(output).not.toContain("415 555 0100");
+      const stored = await simulatorCall<StoredAgents>(sim, "GET", "/_simulator/agents");
+      expect([...stored.conversational, ...stored.procedural]).toEqual([]);
     } finally {
       await writeFile(file, good);
     }

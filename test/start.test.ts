@@ -1,7 +1,7 @@
 // `npm start` (agent-iac start), the main job, end to end in a copy of the project: provisions the
 // examples against the embedded simulator, smoke-calls them, and leaks no secret anywhere.
 import { spawn } from "node:child_process";
-import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -48,6 +48,9 @@ describe("npm start", () => {
     await copyFile(path.join(projectRoot, "Pulumi.dev.yaml"), path.join(project.dir, "Pulumi.dev.yaml"));
     // Not the developer's 127.0.0.1:8787: their `npm run service` may be running.
     await moveDevAddress(project.dir);
+    // The dev stack names the policy pack and its config (agents:policyPack, agents:policyPackConfig).
+    await cp(path.join(projectRoot, "policy-config"), path.join(project.dir, "policy-config"), { recursive: true });
+    await symlink(path.join(projectRoot, "policy"), path.join(project.dir, "policy"));
   });
   afterAll(async () => {
     await project?.cleanup();
@@ -58,6 +61,9 @@ describe("npm start", () => {
     const out = await start();
     expect(out).toMatch(/local simulator: http:\/\/127\.0\.0\.1:\d+/);
     expect(out).toContain("Changes applied.");
+    // The dev stack's policy pack ran, and the example agents break none of its rules.
+    expect(out).toMatch(/Policies:\s+✅ agent-iac@v[\d.]+ \(local: \S+\/policy\)/);
+    expect(out).not.toMatch(/\[(advisory|mandatory)\]/);
     for (const key of ["support", "booking", "call-summary", "qa-scorer"]) {
       expect(out).toMatch(new RegExp(`^${key}\\s+\\w+\\s+(ca|pa)_[A-Za-z0-9_-]+@v1\\s`, "m"));
     }

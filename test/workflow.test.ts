@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { ruleSetups } from "../src/policy/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
 
 /** A GitHub Actions expression, `${{ … }}`. */
@@ -105,6 +106,56 @@ describe(".github/workflows/agents.yml", async () => {
     expect(watch?.run).toContain(`--baseline reports/old-versions-${expression("matrix.stack")}.json`);
     expect(deploy.steps.indexOf(watch as Step)).toBeGreaterThan(
       deploy.steps.findIndex((s) => /agent-iac smoke/.test(s.run ?? "")),
+    );
+  });
+
+  /** The policy pack and config a stack file names (agents:policyPack, agents:policyPackConfig). */
+  const stackPolicy = async (stack: string) => {
+    const file = parse(await readFile(path.join(projectRoot, `Pulumi.${stack}.yaml`), "utf8")) as {
+      config: Record<string, string>;
+    };
+    return { pack: file.config["agents:policyPack"], config: file.config["agents:policyPackConfig"] };
+  };
+  const policyLevels = async (file: string) =>
+    ruleSetups(JSON.parse(await readFile(path.join(projectRoot, file), "utf8"))).map((s) => [s.rule.name, s.level]);
+
+  it("runs the policy pack in the pull request's plan: each planned stack names the pack and its config", async () => {
+    const plan = workflow.jobs.plan as Job;
+    expect((workflow.on.pull_request as { paths: string[] }).paths).toEqual(
+      expect.arrayContaining(["policy/**", "policy-config/**"]),
+    );
+    expect(runs(plan)).toContain(`agent-iac plan --stack ${expression("matrix.stack")}`);
+    for (const stack of plan.strategy?.matrix?.stack ?? []) {
+      const named = await stackPolicy(stack);
+      expect(named, stack).toEqual({ pack: "policy", config: `policy-config/${stack}.json` });
+      expect((await policyLevels(named.config as string)).length, stack).toBeGreaterThan(0);
+    }
+  });
+
+  it("deploys with the pack at the stack's levels, prod's rules all mandatory, after checking them offline", async () => {
+    const deploy = workflow.jobs.deploy as Job;
+    const steps = deploy.steps.map((s) => s.run ?? "");
+    const config = `policy-config/${expression("matrix.stack")}.json`;
+    const up = steps.findIndex((r) => /pulumi up --yes/.test(r));
+    expect(steps[up]).toContain(`--policy-pack policy --policy-pack-config ${config}`);
+    const validate = steps.findIndex((r) => /agent-iac validate/.test(r));
+    expect(steps[validate]).toContain(`--policy ${config}`);
+    expect(validate).toBeLessThan(up);
+    for (const stack of deploy.strategy?.matrix?.stack ?? []) {
+      expect(await stackPolicy(stack), stack).toEqual({ pack: "policy", config: `policy-config/${stack}.json` });
+    }
+    const prod = await policyLevels("policy-config/prod.json");
+    expect(prod.filter(([, level]) => level !== "disabled").every(([, level]) => level === "mandatory")).toBe(true);
+    expect(prod).toEqual(
+      expect.arrayContaining([
+        ["agent-allowed-models", "mandatory"],
+        ["agent-prompt-forbidden-patterns", "mandatory"],
+        ["procedure-post-url-hosts", "mandatory"],
+      ]),
+    );
+    // dev (npm start) only warns.
+    expect(new Set((await policyLevels("policy-config/dev.json")).map(([, level]) => level))).toEqual(
+      new Set(["advisory", "disabled"]),
     );
   });
 

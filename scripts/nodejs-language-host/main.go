@@ -7,8 +7,10 @@
 // LanguageRuntime protocol that `pulumi preview/up/destroy/refresh` needs for a Node.js program:
 // it launches @pulumi/pulumi's own program runner (`@pulumi/pulumi/cmd/run`) with the arguments and
 // environment the engine expects, and reports the outcome. Everything else (code generation,
-// packing, plugin running, dependency installation) answers Unimplemented, which the engine
-// handles. scripts/ensure-pulumi builds it from sdk/v3 at the same release as the CLI.
+// packing, dependency installation) answers Unimplemented, which the engine handles. Plugins
+// (`pulumi preview --policy-pack DIR` runs a Node.js policy pack as one) are run the way Pulumi's
+// distribution runs them: through the `pulumi-analyzer-policy` launcher beside this host (or on
+// PATH), which starts @pulumi/pulumi's policy-pack runner with the project's node. scripts/ensure-pulumi builds it from sdk/v3 at the same release as the CLI.
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/config"
@@ -241,4 +244,68 @@ func programEnvironment(req *pulumirpc.RunRequest) ([]string, error) {
 		env = append(env, "PULUMI_NODEJS_TYPESCRIPT=true")
 	}
 	return env, nil
+}
+
+// RunPlugin runs a Node.js plugin: the engine asks for it to start a policy pack (kind "analyzer")
+// from its directory. It runs `pulumi-analyzer-policy <args> .` (the launcher Pulumi's distribution
+// ships for Node.js packs: it starts @pulumi/pulumi/cmd/run-policy-pack) in the pack's directory and
+// streams its output back; the engine reads the pack's port from the first line of stdout.
+func (h *host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.LanguageRuntime_RunPluginServer) error {
+	launcher, err := analyzerLauncher()
+	if err != nil {
+		return err
+	}
+	dir := req.GetInfo().GetProgramDirectory()
+	if dir == "" {
+		dir = req.GetPwd()
+	}
+	args := append(append([]string{}, req.GetArgs()...), ".")
+	cmd := exec.CommandContext(server.Context(), launcher, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), req.GetEnv()...)
+	var mu sync.Mutex
+	send := func(response *pulumirpc.RunPluginResponse) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = server.Send(response)
+	}
+	cmd.Stdout = writerFunc(func(p []byte) {
+		send(&pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stdout{Stdout: append([]byte{}, p...)}})
+	})
+	cmd.Stderr = writerFunc(func(p []byte) {
+		send(&pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stderr{Stderr: append([]byte{}, p...)}})
+	})
+	code := int32(0)
+	if err := cmd.Run(); err != nil {
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) {
+			return fmt.Errorf("could not run %s: %w", launcher, err)
+		}
+		code = int32(exitErr.ExitCode())
+	}
+	send(&pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Exitcode{Exitcode: code}})
+	return nil
+}
+
+// analyzerLauncher is `pulumi-analyzer-policy` beside this executable (where scripts/ensure-pulumi
+// puts both), else on PATH.
+func analyzerLauncher() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), "pulumi-analyzer-policy")
+		if info, err := os.Stat(beside); err == nil && !info.IsDir() {
+			return beside, nil
+		}
+	}
+	path, err := exec.LookPath("pulumi-analyzer-policy")
+	if err != nil {
+		return "", fmt.Errorf("pulumi-analyzer-policy is not beside the language host nor on PATH (run scripts/ensure-pulumi): %w", err)
+	}
+	return path, nil
+}
+
+type writerFunc func(p []byte)
+
+func (w writerFunc) Write(p []byte) (int, error) {
+	w(p)
+	return len(p), nil
 }

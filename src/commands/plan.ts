@@ -13,8 +13,13 @@ import {
   previewBehaviour,
 } from "../plan/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
-import type { JudgeSettings } from "../settings/index.ts";
-import { type ResolvedConnection, requireConnection } from "../settings/index.ts";
+import {
+  configMapReader,
+  type JudgeSettings,
+  policyPackOptions,
+  type ResolvedConnection,
+  requireConnection,
+} from "../settings/index.ts";
 import type { Stack } from "../workspace/index.ts";
 import { interruptible, lockedStackError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
@@ -63,7 +68,8 @@ diff; every other change says why it cannot be previewed.`,
     ...JUDGE_FLAGS,
   },
   footer: `exit codes: 0 the preview succeeded (and, with --behave, every previewed scenario passed),
-1 the agent files are invalid (file:line errors on stderr) or a previewed scenario failed, 2 usage
+1 the agent files are invalid (file:line errors on stderr), a previewed scenario failed or the stack's
+policy pack (agents:policyPack) reported a mandatory violation (listed under its agent), 2 usage
 or configuration error (e.g. no stack, no API key for a remote service), 3 the preview failed
 (backend or toolchain unavailable, program error) or a previewed call could not complete,
 130 interrupted.`,
@@ -73,7 +79,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
   const { values } = parsed;
-  const { stack, env, dir, agents, errors, connection, judge } = await existingStack(
+  const { stack, env, dir, agents, errors, connection, judge, config } = await existingStack(
     values.stack,
     "the preview failed",
   );
@@ -88,9 +94,12 @@ export async function run(argv: string[]): Promise<number> {
   }
   const recorder = planRecorder(values.stack, agents);
   const files = planFiles(values);
+  // The stack's policy pack (agents:policyPack) runs in the preview; its violations go under their agents.
+  const policy = policyPackOptions(configMapReader(config), process.cwd());
+  let blocked = false;
   await interruptible(
     (text) => process.stderr.write(text),
-    (run) => stack.preview({ onEvent: recorder.onEvent, onOutput: run.watch, signal: run.signal }),
+    (run) => stack.preview({ ...policy, onEvent: recorder.onEvent, onOutput: run.watch, signal: run.signal }),
     onInterrupt,
   ).catch(async (error: unknown) => {
     if (error instanceof CliError && error.exitCode === 130) {
@@ -99,23 +108,29 @@ export async function run(argv: string[]): Promise<number> {
       const removed = files.length > 0 ? `; ${files.join(", ")} removed: not this run's` : "";
       throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
     }
+    // A mandatory policy violation fails the preview: the plan still shows it, and the exit code is 1.
+    if (recorder.mandatoryViolations() > 0 && !(error instanceof CliError)) {
+      blocked = true;
+      return;
+    }
     throw (
       lockedStackError(error, values.stack, env, "the same plan command") ?? pulumiFailure("the preview failed", error)
     );
   });
   const plan = recorder.plan();
-  const behave = values.behave
-    ? await behaviour(plan, recorder.inputs(), {
-        stack,
-        stackName: values.stack,
-        dir,
-        agents,
-        resolved,
-        connection,
-        judge,
-        flags: values,
-      })
-    : undefined;
+  const behave =
+    values.behave && !blocked
+      ? await behaviour(plan, recorder.inputs(), {
+          stack,
+          stackName: values.stack,
+          dir,
+          agents,
+          resolved,
+          connection,
+          judge,
+          flags: values,
+        })
+      : undefined;
   if (behave) plan.behave_report = behave.report;
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
@@ -139,6 +154,10 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(
       `plan for ${values.stack}: ${changed} agent(s) change${previewed}; written to ${reportPath(values.markdown)}\n`,
     );
+  }
+  if (blocked) {
+    process.stderr.write(`plan for ${values.stack}: ${recorder.mandatoryViolations()} mandatory policy violation(s)\n`);
+    return 1;
   }
   return exitCode;
 }

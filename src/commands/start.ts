@@ -16,6 +16,7 @@ import { emitReport, type Report, writeJsonFile } from "../report/index.ts";
 import {
   configMapReader,
   type JudgeSettings,
+  policyPackOptions,
   type ResolvedConnection,
   requireConnection,
   resolveConnection,
@@ -96,6 +97,7 @@ export async function run(argv: string[]): Promise<number> {
       (run) =>
         stack.up({
           ...(service.configFile ? { configFile: service.configFile } : {}),
+          ...policyPackOptions(configMapReader(config), workDir),
           onOutput: run.onOutput,
           onEvent: (event) => {
             before.onEvent(event);

@@ -1,18 +1,39 @@
-// `agent-iac validate [dir] [--stack NAME]`: checks agent files offline, every error as file:line.
-import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
+// `agent-iac validate [dir] [--stack NAME] [--policy FILE]`: checks agent files offline, every error
+// as file:line; with --policy, also the org rules (src/policy: the same code as the policy pack).
+import { readFile } from "node:fs/promises";
+import { type Diagnostic, formatDiagnostic, type LoadResult, loadAgents } from "../definitions/index.ts";
+import { CliError } from "../errors/index.ts";
+import {
+  type AgentViolation,
+  definitionAgents,
+  evaluateAgents,
+  fieldPath,
+  PolicyConfigError,
+  ruleSetups,
+  violationMessage,
+} from "../policy/index.ts";
 import { parseCommand } from "./args.ts";
 
 const SPEC = {
   name: "validate",
-  synopsis: "[dir] [--stack NAME]",
+  synopsis: "[dir] [--stack NAME] [--policy FILE]",
   about: `Checks the agent files in dir (default: agents) without any network access: YAML syntax, fields
 and types, references between agents, prompt files and smoke scenarios. Each problem is printed
 to stderr as file:line:column: field: reason.
 
 With --stack NAME, agents/<key>.NAME.yaml overlays are merged over their base files (as a
-deploy of that stack would); without it, every overlay is checked against its base file.`,
-  flags: { stack: { type: "string", arg: "NAME", help: "merge this stack's overlays" } },
-  footer: "exit codes: 0 the files are valid, 1 they are not, 2 usage error.",
+deploy of that stack would); without it, every overlay is checked against its base file.
+
+With --policy FILE, the org rules of agent-iac's policy pack run on the valid agents, offline:
+FILE is the policy config JSON that \`pulumi preview --policy-pack policy --policy-pack-config FILE\`
+takes ({} for the defaults). Each violation is printed as file:line:column: field: [level] rule:
+the pack's message. Mandatory violations fail; advisory ones are warnings.`,
+  flags: {
+    stack: { type: "string", arg: "NAME", help: "merge this stack's overlays" },
+    policy: { type: "string", arg: "FILE", help: "check the org rules with this policy config JSON" },
+  },
+  footer:
+    "exit codes: 0 the files are valid (advisory violations only), 1 they are not or a mandatory rule is\nviolated, 2 usage error or an unreadable policy config.",
   positionals: { max: 1, what: "a directory" },
 } as const;
 
@@ -20,8 +41,10 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
   const dir = parsed.positionals[0] ?? "agents";
-  const stack = parsed.values.stack;
-  const { agents, errors } = await loadAgents(dir, stack === undefined ? {} : { stack });
+  const { stack, policy } = parsed.values;
+  const setups = policy === undefined ? undefined : await policySetups(policy);
+  const loaded = await loadAgents(dir, stack === undefined ? {} : { stack });
+  const { agents, errors } = loaded;
   if (errors.length > 0) {
     for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
     process.stderr.write(`${errors.length} error${errors.length === 1 ? "" : "s"} in ${dir}\n`);
@@ -29,6 +52,50 @@ export async function run(argv: string[]): Promise<number> {
   }
   const overlays = agents.flatMap((a) => (a.overlay ? [a.overlay] : []));
   const applied = overlays.length > 0 ? ` (overlays for stack ${stack}: ${overlays.join(", ")})` : "";
-  process.stdout.write(`${agents.length} agent${agents.length === 1 ? "" : "s"} OK${applied}\n`);
+  if (!setups) {
+    process.stdout.write(`${agents.length} agent${agents.length === 1 ? "" : "s"} OK${applied}\n`);
+    return 0;
+  }
+  const violations = evaluateAgents(definitionAgents(agents), setups);
+  for (const violation of violations)
+    process.stderr.write(`${formatDiagnostic(policyDiagnostic(loaded, violation))}\n`);
+  const mandatory = violations.filter((v) => v.level === "mandatory").length;
+  const advisory = violations.length - mandatory;
+  const rules = setups.filter((s) => s.level !== "disabled").length;
+  const summary = `${agents.length} agent${agents.length === 1 ? "" : "s"}, ${rules} rule(s) from ${policy}: ${mandatory} mandatory, ${advisory} advisory violation(s)${applied}\n`;
+  if (mandatory > 0) {
+    process.stderr.write(summary);
+    return 1;
+  }
+  process.stdout.write(
+    mandatory + advisory === 0 ? `${summary.replace(/: 0 mandatory.*violation\(s\)/, ": OK")}` : summary,
+  );
   return 0;
+}
+
+async function policySetups(file: string) {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new CliError(`cannot read the policy config ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`, 2);
+  }
+  try {
+    return ruleSetups(JSON.parse(text));
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new CliError(`${file}: not JSON: ${error.message}`, 2);
+    if (error instanceof PolicyConfigError) throw new CliError(`${file}: ${error.message}`, 2);
+    throw error;
+  }
+}
+
+function policyDiagnostic(loaded: LoadResult, { agent, level, finding }: AgentViolation): Diagnostic {
+  const where = loaded.locate?.(agent, finding.path, finding.offset);
+  return {
+    file: where?.file ?? "(unknown)",
+    line: where?.line ?? 1,
+    column: where?.column ?? 1,
+    field: fieldPath(finding.path),
+    message: `[${level}] ${finding.rule}: ${violationMessage(agent, finding)}`,
+  };
 }

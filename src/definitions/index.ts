@@ -2,7 +2,14 @@
 // definitions, or every problem at its file:line. The only way other folders read agent files.
 export { type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
 export { didYouMean } from "./issues.ts";
-export { type AgentDefinition, type LoadResult, loadAgents, type SmokeScenario } from "./load.ts";
+export {
+  type AgentDefinition,
+  type FieldLocator,
+  type LoadResult,
+  loadAgents,
+  type SmokeScenario,
+} from "./load.ts";
+export type { FieldLocation } from "./locate.ts";
 export { type PatternParts, regexParts } from "./patterns.ts";
 export { type DeclaredOptions, declaredAgents, SCENARIO_DIR } from "./scenarios.ts";
 export {

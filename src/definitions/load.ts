@@ -12,6 +12,7 @@ import {
 } from "../contract/index.ts";
 import { compareDiagnostics, type Diagnostic, formatDiagnostic, moreErrors } from "./diagnostic.ts";
 import { diagnosticAt, didYouMean, issuesToDiagnostics, MAX_ERRORS_PER_FILE, position } from "./issues.ts";
+import { type FieldLocation, fieldLocation } from "./locate.ts";
 import { conversationalFile, KEY_PATTERN, proceduralFile, type SmokeScenarioFile } from "./schema.ts";
 import {
   clip,
@@ -46,7 +47,15 @@ export type AgentDefinition = {
   smoke: SmokeScenario[];
 };
 
-export type LoadResult = { agents: AgentDefinition[]; errors: Diagnostic[] };
+/** Where a field of a loaded agent is written; `offset` is a position inside a text field's value. */
+export type FieldLocator = (key: string, path: readonly PathSegment[], offset?: number) => FieldLocation;
+
+export type LoadResult = {
+  agents: AgentDefinition[];
+  errors: Diagnostic[];
+  /** Where each agent's fields are written (for findings about valid agents, e.g. `validate --policy`). */
+  locate?: FieldLocator;
+};
 
 const MAX_FILES = 1000;
 const EXTENSIONS = [".yaml", ".yml"];
@@ -58,6 +67,8 @@ type Evaluated = {
   sources: Source[];
   /** The merged raw value, when it is a mapping (for reference checks despite other errors). */
   raw?: Record<string, unknown>;
+  /** Prompt files read, by the JSON of their owner's path (`["config"]`). */
+  promptFiles?: Map<string, string>;
   definition?: AgentDefinition;
   errors: Diagnostic[];
 };
@@ -140,7 +151,13 @@ async function load(dir: string, stack: string | undefined): Promise<LoadResult>
     .sort((a, b) =>
       a.kind === b.kind ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.kind === "procedural" ? -1 : 1,
     );
-  return { agents, errors: capPerFile(dedupe(errors)).sort(compareDiagnostics) };
+  const byKey = new Map(evaluated.map((e) => [e.key, e]));
+  const locate: FieldLocator = (key, p, offset) => {
+    const agent = byKey.get(key);
+    const text = agent?.definition ? getIn(agent.definition, p) : undefined;
+    return fieldLocation(agent?.sources ?? [], agent?.promptFiles ?? new Map(), p, text, offset);
+  };
+  return { agents, errors: capPerFile(dedupe(errors)).sort(compareDiagnostics), locate };
 }
 
 /** File names → base files and overlays by key; bad names, twins, orphans and escapes become errors. */
@@ -257,6 +274,7 @@ async function evaluate(key: string, base: Loaded, overlay: Loaded | undefined, 
     };
   }
   if (prompts.errors.length > 0) return { key, sources, raw, errors: prompts.errors };
+  const promptFiles = prompts.files;
 
   const value = parsed.data;
   const config = withPromptText(value.config, ["config"], prompts.texts);
@@ -292,7 +310,7 @@ async function evaluate(key: string, base: Loaded, overlay: Loaded | undefined, 
     protect: value.protect,
     smoke,
   };
-  return { key, sources, raw, definition, errors: [] };
+  return { key, sources, raw, definition, promptFiles, errors: [] };
 }
 
 type PromptHolder = { runtime?: { prompt?: { type: string; text?: string; file?: string } } };
@@ -325,6 +343,7 @@ function getIn(value: unknown, p: readonly PathSegment[]): unknown {
  */
 async function readPromptFiles(raw: Record<string, unknown>, sources: readonly Source[], root: string) {
   const texts = new Map<string, string>();
+  const files = new Map<string, string>();
   const errors: Diagnostic[] = [];
   for (const owner of promptOwners(raw)) {
     const prompt = getIn(raw, [...owner, "runtime", "prompt"]);
@@ -341,9 +360,10 @@ async function readPromptFiles(raw: Record<string, unknown>, sources: readonly S
       errors.push(diagnosticAt(sources, fieldPath, `the prompt is empty: ${displayPath(absolute)} has no text`));
     } else {
       texts.set(JSON.stringify(owner), read.text);
+      files.set(JSON.stringify(owner), displayPath(absolute));
     }
   }
-  return { texts, errors };
+  return { texts, files, errors };
 }
 
 /**

@@ -13,11 +13,13 @@ import {
   type FieldChange,
   type Plan,
   type PlannedRequest,
+  type PolicyViolation,
   UNKNOWN_TEXT,
 } from "../report/index.ts";
 import type { PlanInputs } from "./behave.ts";
+import { policyRecorder } from "./policy.ts";
 
-export type { Action, AgentPlan, FieldChange, Plan, PlannedRequest } from "../report/index.ts";
+export type { Action, AgentPlan, FieldChange, Plan, PlannedRequest, PolicyViolation } from "../report/index.ts";
 export {
   type AgentBehaviour,
   attachBehaviour,
@@ -37,7 +39,9 @@ const IGNORED_INPUTS = new Set(["__provider", "agentId", "versionId"]);
 /** Collects preview step events; call `plan()` once the preview has finished. */
 export function planRecorder(stack: string, definitions: AgentDefinition[]) {
   const steps = new Map<string, pulumi.automation.StepEventMetadata>();
+  const policy = policyRecorder();
   const onEvent = (event: pulumi.automation.EngineEvent) => {
+    policy.onEvent(event);
     const metadata = event.resourcePreEvent?.metadata;
     if (!metadata?.type.startsWith(AGENT_TYPE_PREFIX)) return;
     const name = metadata.urn.split("::").at(-1) ?? metadata.urn;
@@ -53,7 +57,24 @@ export function planRecorder(stack: string, definitions: AgentDefinition[]) {
         { before: inputsOf(step.old?.inputs), after: inputsOf(step.new?.inputs) },
       ]),
     );
-  return { onEvent, plan: () => buildPlan(stack, definitions, steps), inputs };
+  const plan = () => withViolations(buildPlan(stack, definitions, steps), policy);
+  return { onEvent, plan, inputs, mandatoryViolations: policy.mandatory };
+}
+
+function withViolations(plan: Plan, policy: ReturnType<typeof policyRecorder>): Plan {
+  let mandatory = 0;
+  let advisory = 0;
+  const count = (list: PolicyViolation[]) => {
+    for (const v of list) v.level === "mandatory" ? mandatory++ : advisory++;
+  };
+  for (const agent of plan.agents) {
+    const violations = policy.violations(agent.agent);
+    if (violations.length > 0) agent.violations = violations;
+    count(violations);
+  }
+  count(policy.other());
+  if (mandatory + advisory > 0) plan.policy = { mandatory, advisory, other: policy.other() };
+  return plan;
 }
 
 function rank(op: string): number {

@@ -4,7 +4,7 @@
 // scenario's result under its agent. The plan's own text (paths, reasons) is written by this tool;
 // values from agent files go into code spans and fenced blocks (escape.ts).
 import { stringify } from "yaml";
-import { codeSpan, fenced, tableCell } from "./escape.ts";
+import { codeSpan, fenced, markdownText, tableCell } from "./escape.ts";
 import {
   type Action,
   type AgentBehaviour,
@@ -13,6 +13,7 @@ import {
   type FieldChange,
   type Plan,
   type PlannedRequest,
+  type PolicyViolation,
   UNKNOWN_TEXT,
 } from "./plan.ts";
 
@@ -37,9 +38,18 @@ export function planMarkdown(plan: Plan): string {
   }
   if (plan.overlays.length > 0) lines.push("", `Overlays applied: ${plan.overlays.map((o) => `\`${o}\``).join(", ")}.`);
   if (plan.behave && changed.length > 0) lines.push("", ...behaveSummaryLines(plan.behave));
-  for (const agent of changed.filter((a) => a.fields.length > 0 || a.request || a.behaviour)) {
+  if (plan.policy) {
+    const { mandatory, advisory, other } = plan.policy;
+    lines.push("", `**Policy:** ${mandatory} mandatory, ${advisory} advisory violation(s).`, ...violationLines(other));
+  }
+  const shown = plan.agents.filter(
+    (a) => (a.action !== "unchanged" && (a.fields.length > 0 || a.request || a.behaviour)) || a.violations?.length,
+  );
+  for (const agent of shown) {
     const from = agent.overlay ? `, with overlay \`${agent.overlay}\`` : "";
     lines.push("", `### \`${agent.agent}\` (${agent.action}${from})`);
+    if (agent.violations) lines.push(...violationLines(agent.violations));
+    if (agent.action === "unchanged") continue;
     if (agent.request) lines.push(...requestLines(agent.request));
     else lines.push(...changeLines(agent));
     if (agent.behaviour) lines.push("", ...behaviourLines(agent.behaviour));
@@ -202,4 +212,17 @@ function inline(value: unknown): string | undefined {
 export function planJson(plan: Plan): string {
   const { behave_report: _calls, ...rest } = plan;
   return `${JSON.stringify(rest, null, 2)}\n`;
+}
+
+/** A plan's policy violations, each with its level, rule and pack. */
+function violationLines(violations: readonly PolicyViolation[]): string[] {
+  if (violations.length === 0) return [];
+  return [
+    "",
+    "**Policy violations:**",
+    "",
+    ...violations.map(
+      (v) => `- **${markdownText(v.level)}** ${codeSpan(v.rule)} (${markdownText(v.pack)}): ${markdownText(v.message)}`,
+    ),
+  ];
 }

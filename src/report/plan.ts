@@ -63,6 +63,17 @@ export const behaveSummarySchema = z.looseObject({
   errors: z.int().min(0),
 });
 
+/** A policy pack's violation in a plan (agent-iac's pack, or any pack the stack names). */
+export const policyViolationSchema = z.looseObject({
+  /** The rule (policy) name, e.g. `agent-allowed-models`. */
+  rule: z.string(),
+  level: z.string(),
+  /** The policy pack that reported it. */
+  pack: z.string(),
+  message: z.string(),
+  urn: z.string(),
+});
+
 export const agentPlanSchema = z.looseObject({
   agent: z.string(),
   kind: z.enum(["conversational", "procedural"]),
@@ -76,6 +87,8 @@ export const agentPlanSchema = z.looseObject({
   overlay: z.string().optional(),
   /** With `plan --behave`: the scenarios' results with the proposed config, or why it was not previewed. */
   behaviour: agentBehaviourSchema.optional(),
+  /** The policy packs' violations about this agent (a stack that names a pack). */
+  violations: z.array(policyViolationSchema).optional(),
 });
 
 export const planSchema = z.looseObject({
@@ -84,11 +97,16 @@ export const planSchema = z.looseObject({
   agents: z.array(agentPlanSchema),
   overlays: z.array(z.string()),
   behave: behaveSummarySchema.optional(),
+  /** Policy violations in all, and those about no agent. */
+  policy: z
+    .looseObject({ mandatory: z.int().min(0), advisory: z.int().min(0), other: z.array(policyViolationSchema) })
+    .optional(),
   /** With `plan --behave`: its calls as a run report (kind "behave"); written to its own files, not into the plan's JSON. */
   behave_report: reportSchema.optional(),
 });
 
 export type Action = z.output<typeof actionSchema>;
+export type PolicyViolation = z.output<typeof policyViolationSchema>;
 export type FieldChange = { path: string; before?: unknown; after?: unknown };
 export type PlannedRequest = {
   name: unknown;
@@ -134,6 +152,7 @@ export type AgentPlan = {
   request?: PlannedRequest;
   overlay?: string;
   behaviour?: AgentBehaviour;
+  violations?: PolicyViolation[];
 };
 /** The plan's value (what `planSchema` reads back). */
 export type Plan = {
@@ -142,5 +161,6 @@ export type Plan = {
   agents: AgentPlan[];
   overlays: string[];
   behave?: BehaveSummary;
+  policy?: { mandatory: number; advisory: number; other: PolicyViolation[] };
   behave_report?: Report;
 };

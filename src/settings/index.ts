@@ -162,3 +162,28 @@ export function requireJudge(judge: JudgeSettings, why: string, stack?: string):
 export function streamToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
   return set(env.AGENT_IAC_STREAM_TOKEN);
 }
+
+/** The stack config keys naming the stack's policy pack and its config file (paths relative to the project). */
+export const POLICY_KEYS = { pack: "agents:policyPack", config: "agents:policyPackConfig" } as const;
+
+/**
+ * The policy pack options of a stack's preview and up (the Automation API's `policyPacks` and
+ * `policyPackConfigs`): empty when the stack names no pack. A config file without a pack is a
+ * configuration error.
+ */
+export function policyPackOptions(
+  config: ConfigReader,
+  projectDir: string,
+): { policyPacks?: string[]; policyPackConfigs?: string[] } {
+  const pack = set(config(POLICY_KEYS.pack));
+  const packConfig = set(config(POLICY_KEYS.config));
+  if (!pack) {
+    if (packConfig) throw new CliError(`${POLICY_KEYS.config} is set but ${POLICY_KEYS.pack} is not`, 2);
+    return {};
+  }
+  const resolve = (file: string) => (file.startsWith("/") ? file : `${projectDir.replace(/\/$/, "")}/${file}`);
+  return {
+    policyPacks: [resolve(pack)],
+    ...(packConfig ? { policyPackConfigs: [resolve(packConfig)] } : {}),
+  };
+}
