@@ -13,6 +13,7 @@ import {
   round4,
   type SequentialRule,
   sequentialDecision,
+  wilsonInterval,
 } from "../stats/index.ts";
 
 /**
@@ -70,16 +71,10 @@ export function decidedAfter(calls: readonly CallResult[], gate: Gate): number |
   return null;
 }
 
-/** The Wilson score interval (95 %) of `passes` out of `n`; null for no trials. */
+/** The Wilson score interval (95 %) of `passes` out of `n`, with the rate, rounded; null for no trials. */
 export function wilson(passes: number, n: number, z = 1.959964): { value: number; low: number; high: number } | null {
-  if (n <= 0) return null;
-  const p = passes / n;
-  const z2 = z * z;
-  const denominator = 1 + z2 / n;
-  const center = (p + z2 / (2 * n)) / denominator;
-  const half = (z / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
-  const round = (x: number) => Math.round(x * 10_000) / 10_000;
-  return { value: round(p), low: round(Math.max(0, center - half)), high: round(Math.min(1, center + half)) };
+  const interval = wilsonInterval(passes, n, z);
+  return interval && { value: round4(passes / n), low: round4(interval.low), high: round4(interval.high) };
 }
 
 /** The nearest-rank percentile (the smallest value with at least p % of values at or below it). */
