@@ -429,7 +429,7 @@ describe("feedbacks", () => {
     const ca = await createConversational(sim);
     const conversation = await createConversation(sim, ca.id);
     const info = await ok(sim, "GET", "/_simulator/info");
-    expect(info).toEqual({ service_id: sim.serviceId });
+    expect(info).toMatchObject({ service_id: sim.serviceId, pid: process.pid });
     const made = await ok(sim, "POST", "/_simulator/feedbacks", {
       conversation_id: conversation.id,
       rating: "bad",
@@ -510,7 +510,7 @@ describe("simulator routes and request ids", () => {
     expect(await ok(sim, "GET", "/_simulator/agents")).toEqual({ conversational: [], procedural: [] });
     expect((await ok(sim, "GET", "/conversations")).data).toEqual([]);
     expect((await ok(sim, "GET", "/procedures")).page).toEqual([]);
-    expect(await ok(sim, "GET", "/_simulator/info")).toEqual({ service_id: sim.serviceId });
+    expect(await ok(sim, "GET", "/_simulator/info")).toMatchObject({ service_id: sim.serviceId });
     expect(await ok(sim, "GET", "/_simulator/requests")).toEqual({
       count: 2,
       by_route: { "GET /conversations": 1, "GET /procedures": 1 },
