@@ -18,13 +18,16 @@ export type LoadSample = {
   load1: number;
   /** Share (0–1) of the machine's CPU used by other processes since the previous sample; null when not measured. */
   othersCpu: number | null;
+  /** The interval the share covers, in ms (the mean is weighted by it; 1 when absent). */
+  ms?: number;
 };
 
 export type LoadVerdict = {
   quiet: boolean;
   /** Highest 1-minute load average sampled in the window (the one before the run for the run's verdict). */
   load1: number;
-  /** Mean share of the machine's CPU used by other processes over the window; null when not measured. */
+  /** Mean share of the machine's CPU used by other processes over the window (weighted by each
+   * sample's interval); null when not measured. */
   othersCpu: number | null;
   samples: number;
   /** Why the window counts as busy (empty when quiet). */
@@ -44,8 +47,9 @@ export function judgeLoad(samples: LoadSample[], cores: number, loadBefore?: num
   const loadLimit = LIMITS.loadPerCore * cores;
   if (loadBefore !== undefined && loadBefore > loadLimit)
     reasons.push(`load average ${loadBefore.toFixed(2)} before the run, above ${loadLimit} (${cores} cores)`);
-  const measured = samples.flatMap((s) => (s.othersCpu === null ? [] : [s.othersCpu]));
-  const othersCpu = measured.length > 0 ? measured.reduce((a, b) => a + b, 0) / measured.length : null;
+  const measured = samples.flatMap((s) => (s.othersCpu === null ? [] : [[s.othersCpu, s.ms ?? 1] as const]));
+  const weight = measured.reduce((sum, [, ms]) => sum + ms, 0);
+  const othersCpu = weight > 0 ? measured.reduce((sum, [share, ms]) => sum + share * ms, 0) / weight : null;
   if (othersCpu !== null && othersCpu > LIMITS.othersCpu)
     reasons.push(
       `other processes used ${(othersCpu * 100).toFixed(0)} % of the CPU, above ${LIMITS.othersCpu * 100} %`,
@@ -111,7 +115,7 @@ export class LoadMonitor {
   readonly before = os.loadavg().map((v) => round(v, 2));
   readonly measured = process.platform === "linux";
   private readonly samples: LoadSample[] = [];
-  private previous: CpuTimes | undefined;
+  private previous: (CpuTimes & { at: number }) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private pending: Promise<void> = Promise.resolve();
 
@@ -146,17 +150,20 @@ export class LoadMonitor {
     // One at a time: each CPU share is the difference from the sample before.
     this.pending = this.pending.then(async () => {
       const load1 = os.loadavg()[0] ?? 0;
+      const at = performance.now();
       let othersCpu: number | null = null;
+      let ms: number | undefined;
       if (this.measured) {
         const now = await cpuTimes().catch(() => undefined);
         const prev = this.previous;
         if (now && prev && now.total > prev.total) {
           const others = now.busy - prev.busy - Math.max(0, now.tree - prev.tree);
-          othersCpu = Math.min(1, Math.max(0, others / (now.total - prev.total)));
+          othersCpu = round(Math.min(1, Math.max(0, others / (now.total - prev.total))), 3);
+          ms = Math.round(at - prev.at);
         }
-        this.previous = now;
+        this.previous = now && { ...now, at };
       }
-      const sample = { at: performance.now(), load1: round(load1, 2), othersCpu };
+      const sample = { at, load1: round(load1, 2), othersCpu, ms };
       if (othersCpu !== null || !this.measured) this.samples.push(sample);
     });
     return this.pending;

@@ -33,6 +33,18 @@ describe("judgeLoad", () => {
     expect(judgeLoad(samples(1, [0.3, 0, 0, 0]), 2).quiet).toBe(true);
   });
 
+  it("weights each sample's share by the interval it covers", () => {
+    const verdict = judgeLoad(
+      [
+        { at: 1000, load1: 1, othersCpu: 0.5, ms: 100 },
+        { at: 2000, load1: 1, othersCpu: 0.02, ms: 900 },
+      ],
+      2,
+    );
+    expect(verdict.othersCpu).toBe(0.068);
+    expect(verdict.quiet).toBe(true);
+  });
+
   it("says when the other processes' CPU was not measured (not Linux)", () => {
     const verdict = judgeLoad(samples(0.3, [null, null]), 2, 0.2);
     expect(verdict.othersCpu).toBeNull();
