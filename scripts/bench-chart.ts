@@ -1,6 +1,6 @@
 // The fleet curve as an SVG chart (no dependencies): `up` from empty and the no-op preview in
 // seconds, and state per agent, against the number of agents (log scale), for agent-iac (solid)
-// and the engine's control (dashed) on each backend.
+// and the engine's control (dashed) on each backend. A point measured on a busy machine is hollow.
 import type { CurvePoint, FleetResult, Measures } from "./bench-fleet.ts";
 
 const WIDTH = 300;
@@ -61,7 +61,9 @@ function panel(p: Panel, points: CurvePoint[], x0: number): string {
         `<polyline points="${path}" fill="none" stroke="${COLORS[backend] ?? "#555"}" stroke-width="2"${dash}/>`,
       );
       for (const q of series)
-        parts.push(`<circle cx="${px(q.agents)}" cy="${py(p.value(q[side]))}" r="2.5" fill="${COLORS[backend]}"/>`);
+        parts.push(
+          `<circle cx="${px(q.agents)}" cy="${py(p.value(q[side]))}" r="2.5" fill="${q.load?.quiet === false ? "#fff" : COLORS[backend]}" stroke="${COLORS[backend]}"/>`,
+        );
     }
   }
   return parts.join("\n");
@@ -85,7 +87,7 @@ export function fleetChart(result: FleetResult, caption: string): string {
     `<rect width="100%" height="100%" fill="#fff"/>`,
     ...PANELS.map((p, i) => panel(p, result.points, i * WIDTH)),
     ...legend,
-    `<text x="${width - 8}" y="${HEIGHT + 36}" text-anchor="end" fill="#666">${caption}</text>`,
+    `<text x="${width - 8}" y="${HEIGHT + 36}" text-anchor="end" fill="#666">${caption}${result.points.some((q) => q.load?.quiet === false) ? "; hollow points: busy machine" : ""}</text>`,
     "</svg>",
     "",
   ].join("\n");

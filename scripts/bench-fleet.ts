@@ -10,6 +10,7 @@ import { loadAgents } from "../src/definitions/index.ts";
 import { openStack, projectRoot, type Stack } from "../src/workspace/index.ts";
 import { type Backend, pulumiSandbox } from "../test/helpers/pulumi.ts";
 import { changeOneAgent, conversationalKey, proceduralKey, writeFleet } from "./bench-agents.ts";
+import { describeLoad, type LoadMonitor, type LoadVerdict } from "./bench-load.ts";
 import { withPeakMemory } from "./bench-memory.ts";
 
 export type Measures = {
@@ -21,7 +22,16 @@ export type Measures = {
   peakProgramBytes: number;
   peakProviderBytes: number;
 };
-export type CurvePoint = { backend: Backend; agents: number; ours: Measures; control: Measures };
+export type CurvePoint = {
+  backend: Backend;
+  agents: number;
+  ours: Measures;
+  control: Measures;
+  /** The machine while the point was measured (absent in results recorded before load was tracked). */
+  load?: LoadVerdict;
+  /** The same, step by step ("up ours", "up control", …). */
+  stepLoads?: Record<string, LoadVerdict>;
+};
 export type Target = { id: string; backend: Backend; what: string; value: number; target: string; met: boolean };
 export type FleetResult = {
   points: CurvePoint[];
@@ -36,6 +46,8 @@ export type FleetOptions = {
   sim: { url: string; apiKey: string };
   work: string;
   parallel: number;
+  /** Samples the machine's load; each point and step records the load it ran under. */
+  load: LoadMonitor;
   log(line: string): void;
 };
 
@@ -134,23 +146,31 @@ export async function fleetCurve(options: FleetOptions): Promise<FleetResult> {
         // The two sides alternate step by step, so a burst of load on this shared machine hits both.
         const m = { ours: {} as Partial<Measures>, control: {} as Partial<Measures> };
         const peaks = { ours: { program: 0, provider: 0 }, control: { program: 0, provider: 0 } };
-        const step = async (side: "ours" | "control", work: (stack: Stack) => Promise<unknown>) => {
+        const pointStarted = performance.now();
+        const stepLoads: Record<string, LoadVerdict> = {};
+        const step = async (side: "ours" | "control", work: (stack: Stack) => Promise<unknown>, name: string) => {
+          const started = performance.now();
           const [[seconds], peak] = await withPeakMemory(() => timed(() => work(sides[side].stack)));
+          stepLoads[`${name} ${side}`] = await options.load.window(started);
           peaks[side].program = Math.max(peaks[side].program, peak.program);
           peaks[side].provider = Math.max(peaks[side].provider, peak.provider);
           return seconds;
         };
-        for (const side of ["ours", "control"] as const) m[side].upS = await step(side, (s) => s.up(run));
+        for (const side of ["ours", "control"] as const) m[side].upS = await step(side, (s) => s.up(run), "up");
         for (const side of ["ours", "control"] as const)
-          m[side].noopPreviewS = await step(side, (s) => s.preview({ ...run, expectNoChanges: true }));
+          m[side].noopPreviewS = await step(side, (s) => s.preview({ ...run, expectNoChanges: true }), "no-op preview");
         for (const side of ["ours", "control"] as const) {
           await sides[side].change();
-          m[side].changePreviewS = await step(side, (s) => s.preview(run));
-          m[side].changeUpS = await step(side, async (s) => {
-            const up = await s.up(run);
-            if ((up.summary.resourceChanges?.replace ?? 0) !== 1)
-              throw new Error(`${side}: the one-agent change replaced ${JSON.stringify(up.summary.resourceChanges)}`);
-          });
+          m[side].changePreviewS = await step(side, (s) => s.preview(run), "change preview");
+          m[side].changeUpS = await step(
+            side,
+            async (s) => {
+              const up = await s.up(run);
+              if ((up.summary.resourceChanges?.replace ?? 0) !== 1)
+                throw new Error(`${side}: the one-agent change replaced ${JSON.stringify(up.summary.resourceChanges)}`);
+            },
+            "change up",
+          );
           m[side].stateBytesPerAgent = (await stateBytes(sides[side].stack)) / agents;
           measured[side] = {
             ...(m[side] as Measures),
@@ -158,8 +178,10 @@ export async function fleetCurve(options: FleetOptions): Promise<FleetResult> {
             peakProviderBytes: peaks[side].provider,
           };
         }
-        const point = { backend, agents, ours: measured.ours as Measures, control: measured.control as Measures };
-        points.push(point);
+        const load = await options.load.window(pointStarted);
+        const point = { backend, agents, ours: measured.ours as Measures, control: measured.control as Measures, load };
+        points.push({ ...point, stepLoads });
+        if (!load.quiet) options.log(`${backend}, ${agents} agents: the machine was BUSY — ${load.reasons.join("; ")}`);
         // Each point as soon as it is measured: a long run that fails later keeps what it measured.
         options.log(`measured ${JSON.stringify(point)}`);
       }
@@ -215,17 +237,21 @@ export function targets(points: CurvePoint[], references: FleetResult["reference
 const mb = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MB`;
 const s = (seconds: number) => `${seconds.toFixed(1)} s`;
 
+/** How the machine was while a point was measured: "quiet (…)", "busy (load x.y, …)" or not measured. */
+export const machine = (p: CurvePoint) =>
+  p.load ? describeLoad(p.load) : "not measured (recorded before load was tracked)";
+
 /** The curve as a Markdown table: each measure of ours, the control's, and their ratio. */
 export function curveTable(result: FleetResult): string {
   const lines = [
-    "| backend | agents | `up` from empty | no-op preview | one-agent change: preview / `up` | state per agent | peak RSS program / provider |",
-    "|---|---|---|---|---|---|---|",
+    "| backend | agents | `up` from empty | no-op preview | one-agent change: preview / `up` | state per agent | peak RSS program / provider | machine |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const p of result.points) {
     const r = (key: keyof Measures) => `${ratio(p, key).toFixed(2)}×`;
     const kb = (m: Measures) => `${(m.stateBytesPerAgent / 1024).toFixed(2)} KB`;
     lines.push(
-      `| ${p.backend} | ${p.agents.toLocaleString("en-US")} | ${s(p.ours.upS)} vs ${s(p.control.upS)} (${r("upS")}) | ${s(p.ours.noopPreviewS)} vs ${s(p.control.noopPreviewS)} (${r("noopPreviewS")}) | ${s(p.ours.changePreviewS)} / ${s(p.ours.changeUpS)} vs ${s(p.control.changePreviewS)} / ${s(p.control.changeUpS)} (${r("changePreviewS")} / ${r("changeUpS")}) | ${kb(p.ours)} vs ${kb(p.control)} (${r("stateBytesPerAgent")}) | ${mb(p.ours.peakProgramBytes)} / ${mb(p.ours.peakProviderBytes)} vs ${mb(p.control.peakProgramBytes)} / ${mb(p.control.peakProviderBytes)} |`,
+      `| ${p.backend} | ${p.agents.toLocaleString("en-US")} | ${s(p.ours.upS)} vs ${s(p.control.upS)} (${r("upS")}) | ${s(p.ours.noopPreviewS)} vs ${s(p.control.noopPreviewS)} (${r("noopPreviewS")}) | ${s(p.ours.changePreviewS)} / ${s(p.ours.changeUpS)} vs ${s(p.control.changePreviewS)} / ${s(p.control.changeUpS)} (${r("changePreviewS")} / ${r("changeUpS")}) | ${kb(p.ours)} vs ${kb(p.control)} (${r("stateBytesPerAgent")}) | ${mb(p.ours.peakProgramBytes)} / ${mb(p.ours.peakProviderBytes)} vs ${mb(p.control.peakProgramBytes)} / ${mb(p.control.peakProviderBytes)} | ${machine(p)} |`,
     );
   }
   return lines.join("\n");

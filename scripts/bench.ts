@@ -3,7 +3,8 @@
 // First the fleet curve (scripts/bench-fleet.ts: 10, 100 and 1,000 agents beside the engine's
 // control, on the file and Postgres backends; one run), then the figures B1–B5 (median and spread
 // of 3 runs). Writes bench-results.json (gitignored), prints both tables, and draws the curve
-// (docs/fleet-curve.svg for a full run, .agent-iac/fleet-curve.svg otherwise).
+// (docs/fleet-curve.svg for a full run, .agent-iac/fleet-curve.svg otherwise). It records the load
+// it ran under (scripts/bench-load.ts), per fleet point and step, and warns when the machine was busy.
 //
 //   npm run bench                         the whole benchmark (about 20 minutes on 2 cores)
 //   npm run bench -- --quick              10 and 100 agents, file backend, no figures (BENCH_QUICK=1 too)
@@ -29,6 +30,7 @@ import { requestCounts } from "../test/helpers/simulator.ts";
 import { fleetChart } from "./bench-chart.ts";
 import { decisionBench, decisionTables } from "./bench-decisions.ts";
 import { curveTable, type FleetResult, fleetCurve, targetTable } from "./bench-fleet.ts";
+import { busyWarning, describeLoad, LIMITS, LoadMonitor, type LoadVerdict } from "./bench-load.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -66,6 +68,13 @@ async function timed<T>(work: () => Promise<T>): Promise<[number, T]> {
 
 async function main() {
   const benchStarted = performance.now();
+  const load = new LoadMonitor().start();
+  process.stdout.write(
+    `load average before the run: ${load.before.join(" / ")} (1 / 5 / 15 min) on ${load.cores} cores; other processes' CPU ${load.measured ? "sampled every second" : "not measured (Linux only)"}\n`,
+  );
+  const before = busyWarning(load.verdict(), "the minute before the run");
+  if (before) process.stderr.write(`${before}\n`);
+  const figureLoads: LoadVerdict[] = [];
   const sandbox = await pulumiSandbox();
   // The service runs in its own process, as a real one would: the Automation API's event handling
   // in this process must not slow its answers down.
@@ -142,12 +151,14 @@ async function main() {
       sim,
       work,
       parallel: PARALLEL,
+      load,
       log: (line) => process.stderr.write(`fleet curve: ${line}\n`),
     });
     process.stdout.write(`\nfleet curve (--parallel ${PARALLEL}; ours vs the engine's control, ratio in brackets)\n\n`);
     process.stdout.write(`${curveTable(curve)}\n\n${targetTable(curve)}\n`);
     await mkdir(path.dirname(CHART), { recursive: true });
-    await writeFile(CHART, fleetChart(curve, `agent-iac bench, ${new Date().toISOString().slice(0, 10)}`));
+    const caption = `agent-iac bench, ${new Date().toISOString().slice(0, 10)}, ${describeLoad(load.verdict())}`;
+    await writeFile(CHART, fleetChart(curve, caption));
     process.stdout.write(`\nchart: ${path.relative(projectRoot, CHART)}\n`);
 
     if (FIGURES) await measureFigures();
@@ -171,6 +182,7 @@ async function main() {
 
     for (let run = 1; run <= RUNS; run++) {
       process.stderr.write(`run ${run}/${RUNS}\n`);
+      const runStarted = performance.now();
       const project = async (name: string, agentsDir: string) => {
         const dir = path.join(work, `${name}-${run}`);
         await cp(path.join(projectRoot, "test", "fixtures", "agents-project"), dir, { recursive: true });
@@ -253,6 +265,7 @@ async function main() {
       record("SSE events/s (parser + transcript)", parsed);
       record("SSE events/s (plain read)", plain);
       figures.B5?.values.push(parsed / plain);
+      figureLoads.push(await load.window(runStarted));
     }
   }
 
@@ -270,6 +283,7 @@ async function main() {
     process.stdout.write("| figure | what | median | spread | target | |\n|---|---|---|---|---|---|\n");
     for (const r of rows)
       process.stdout.write(`| ${r.id} | ${r.what} | ${r.median} | ${r.spread} | ${r.target} | ${r.verdict} |\n`);
+    process.stdout.write(`\nmachine during the runs: ${figureLoads.map(describeLoad).join(", ")}\n`);
     process.stdout.write("\nraw measurements (median of runs):\n");
     for (const [name, values] of Object.entries(raw)) process.stdout.write(`  ${name}: ${median(values).toFixed(3)}\n`);
   }
@@ -277,9 +291,14 @@ async function main() {
   process.stdout.write(`\n${decisionTables(decisions)}`);
   const totalS = seconds(performance.now() - benchStarted);
   process.stdout.write(`\nbenchmark took ${totalS.toFixed(0)} s\n`);
+  const verdict = await load.stop();
+  process.stdout.write(`machine during the benchmark: ${describeLoad(verdict)}\n`);
+  const warning = busyWarning(verdict, "this benchmark");
+  if (warning) process.stdout.write(`\n${warning}\n`);
+  const loadRecord = { before: load.before, cores: load.cores, limits: LIMITS, ...verdict };
   await writeFile(
     path.join(projectRoot, "bench-results.json"),
-    `${JSON.stringify({ date: new Date().toISOString(), machine, curve, runs: RUNS, figures: FIGURES ? rows : [], raw, decisions, seconds: totalS }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), machine, load: loadRecord, curve, runs: RUNS, figures: FIGURES ? rows : [], figureLoads, raw, decisions, seconds: totalS }, null, 2)}\n`,
   );
 }
 
