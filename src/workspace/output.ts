@@ -1,7 +1,7 @@
 // The Pulumi CLI's output as agent-iac shows it. Off a terminal: no escape sequences (the program's
 // Node colours inspected errors when FORCE_COLOR is set, whatever `--color never` says). Anywhere:
 // not the noise a failed resource leaves in the program's log (Node's "rejection handled
-// asynchronously" warnings, and the program's "unhandled exception" that only inspects the
+// asynchronously" warnings, the heartbeat's repeats, and the program's "unhandled exception" that only inspects the
 // registration error — `<ref *1> Error: resource x failed to register … promise: Promise {…}` —
 // whose cause, the resource's own error, Pulumi shows anyway).
 
@@ -15,7 +15,11 @@ export function stripEscapes(text: string): string {
 
 const WARNING = /\(node:\d+\) PromiseRejectionHandledWarning: |\(Use `node --trace-warnings \.\.\.` to show where/;
 const UNHANDLED = /failed with an unhandled exception:\s*$/;
-const REGISTRATION = /Error: resource .+ failed to register\s*$/;
+// Either a resource's own registration, or a property of one that depends on it (a conversational
+// agent's postprocess_agents when a linked procedural agent failed): the same failure, seen twice.
+const REGISTRATION = /Error: (?:error serializing property "[^"]*": )?resource .+ failed to register\s*$/;
+/** Pulumi's heartbeat off a terminal (`@ updating....`): said once, its repeats add nothing. */
+const HEARTBEAT = /^@ [a-z]+\.*\s*$/;
 /** A progress line of the Stack resource (its diagnostics say the same in full below). */
 const STACK_PROGRESS = /^\s*\S+\s+pulumi:pulumi:Stack \S+ /;
 /** The head of a resource's block under "Diagnostics:" (`  pulumi:pulumi:Stack (agents-dev):`). */
@@ -32,6 +36,7 @@ export function pulumiLogFilter(write: (text: string) => void, options: { color:
   let held: string | undefined; // an "unhandled exception:" line, until the next one says why
   let skipping = false; // inside an inspected registration error, up to its blank line
   let section: string[] = []; // a Diagnostics section's head and blank lines, until it shows content
+  const heartbeats = new Set<string>();
   const emit = (text: string) => {
     if (SECTION.test(stripEscapes(text))) {
       section = [text];
@@ -66,6 +71,10 @@ export function pulumiLogFilter(write: (text: string) => void, options: { color:
       emit(unhandled);
     }
     if (WARNING.test(plain)) return;
+    if (HEARTBEAT.test(plain)) {
+      if (heartbeats.has(plain.trim())) return;
+      heartbeats.add(plain.trim());
+    }
     if (UNHANDLED.test(plain)) {
       if (!STACK_PROGRESS.test(plain)) held = text;
       return;

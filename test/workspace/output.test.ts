@@ -53,6 +53,24 @@ describe("pulumiLogFilter", () => {
     expect(out).toContain("**creating failed (3s)**");
   });
 
+  it("drops the same noise when it is a linking agent's property that failed to register", () => {
+    const linked = FAILED_UP.replace(
+      "Error: resource qa-scorer [pulumi-nodejs:dynamic/agents:ProceduralAgent] failed to register",
+      'Error: error serializing property "postprocess_agents": resource qa-scorer [pulumi-nodejs:dynamic/agents:ProceduralAgent] failed to register',
+    );
+    expect(linked).not.toBe(FAILED_UP);
+    const out = filtered(linked);
+    expect(out).not.toContain("<ref *");
+    expect(out).not.toContain("Promise {");
+    expect(out).not.toContain("error serializing property");
+    expect(out).toContain('error: could not create procedural agent "QA scorer"');
+  });
+
+  it("says Pulumi's heartbeat once", () => {
+    const out = filtered("@ updating....\n + a created\n@ updating....\n@ updating....\n");
+    expect(out).toBe("@ updating....\n + a created\n");
+  });
+
   it("keeps a genuine program error whole, and colour on a terminal", () => {
     const bug = [
       "  pulumi:pulumi:Stack (agents-dev):",
