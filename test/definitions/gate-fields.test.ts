@@ -1,25 +1,13 @@
 // The gate fields of smoke scenarios: min_pass / pass_rate and expect.latency, each error at its file:line.
 import { afterEach, describe, expect, it } from "vitest";
 import { loadAgents } from "../../src/definitions/index.ts";
-import { type TempProject, tempProject, where } from "./helpers.ts";
+import { scenarioAgent as agent, type TempProject, tempProject, where } from "./helpers.ts";
 
 let project: TempProject | undefined;
 afterEach(async () => {
   await project?.cleanup();
   project = undefined;
 });
-
-const agent = (scenario: string[]) =>
-  [
-    "kind: conversational",
-    "name: Desk",
-    "description: d",
-    "config: {}",
-    "smoke:",
-    "  - name: s",
-    '    channel: { callee_no: "+15550100100" }',
-    ...scenario.map((line) => `    ${line}`),
-  ].join("\n");
 
 describe("gate fields of a smoke scenario", () => {
   it("accepts min_pass, pass_rate and latency bounds", async () => {

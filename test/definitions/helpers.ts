@@ -47,3 +47,16 @@ export function wellFormed(d: Diagnostic): boolean {
 }
 
 export const SUMMARY = "kind: procedural\nname: Summary\ndescription: Summarizes calls.\nconfig: {}\n";
+
+/** An agent file with one smoke scenario `s`, its extra lines (indented under the scenario) given. */
+export const scenarioAgent = (scenario: string[]) =>
+  [
+    "kind: conversational",
+    "name: Desk",
+    "description: d",
+    "config: {}",
+    "smoke:",
+    "  - name: s",
+    '    channel: { callee_no: "+15550100100" }',
+    ...scenario.map((line) => `    ${line}`),
+  ].join("\n");

