@@ -17,7 +17,8 @@ const WARNING = /\(node:\d+\) PromiseRejectionHandledWarning: |\(Use `node --tra
 const UNHANDLED = /failed with an unhandled exception:\s*$/;
 // Either a resource's own registration, or a property of one that depends on it (a conversational
 // agent's postprocess_agents when a linked procedural agent failed): the same failure, seen twice.
-const REGISTRATION = /Error: (?:error serializing property "[^"]*": )?resource .+ failed to register\s*$/;
+// Inspected with its stack (`Error: …`), or without one (`[Error: …] {`: the program captures none).
+const REGISTRATION = /Error: (?:error serializing property "[^"]*": )?resource .+ failed to register(?:\] \{)?\s*$/;
 /** Pulumi's heartbeat off a terminal (`@ updating....`): said once, its repeats add nothing. */
 const HEARTBEAT = /^@ [a-z]+\.*\s*$/;
 /** A progress line of the Stack resource (its diagnostics say the same in full below). */

@@ -66,6 +66,24 @@ describe("pulumiLogFilter", () => {
     expect(out).toContain('error: could not create procedural agent "QA scorer"');
   });
 
+  it("drops it too when the error was inspected without a stack (`[Error: …] {`)", () => {
+    const bare = [
+      "  pulumi:pulumi:Stack (agents-dev):",
+      "    error: Running program '/p/index.ts' failed with an unhandled exception:",
+      "    <ref *1> [Error: resource qa-scorer [pulumi-nodejs:dynamic/agents:ProceduralAgent] failed to register] {",
+      "      promise: Promise { <rejected> [Circular *1] }",
+      "    }",
+      "",
+      "  pulumi-nodejs:dynamic/agents:ProceduralAgent (qa-scorer):",
+      '    error: could not create procedural agent "QA scorer": POST /procedural_agents → 400 (request id req_1)',
+      "",
+    ].join("\n");
+    const out = filtered(bare);
+    expect(out).not.toContain("Promise {");
+    expect(out).not.toContain("pulumi:pulumi:Stack (agents-dev):");
+    expect(out).toContain('error: could not create procedural agent "QA scorer"');
+  });
+
   it("says Pulumi's heartbeat once", () => {
     const out = filtered("@ updating....\n + a created\n@ updating....\n@ updating....\n");
     expect(out).toBe("@ updating....\n + a created\n");
