@@ -116,6 +116,8 @@ async function report(label: string, error: unknown, debug: boolean): Promise<nu
 
 async function main(argv: string[]): Promise<number> {
   const debug = argv.includes("--debug") || process.env.AGENT_IAC_DEBUG === "1";
+  // The Pulumi program run by start and plan reads it too: with it, it keeps stack traces.
+  if (debug) process.env.AGENT_IAC_DEBUG = "1";
   const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
   if (!name || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(usage());
