@@ -2,7 +2,7 @@
 // interrupted smoke, a failed up), and a reused simulator that does not know the stack's agents is
 // named, with both ways out. Each stack here points at its own simulator on a loopback address.
 import { type ChildProcess, spawn } from "node:child_process";
-import { appendFile, copyFile, cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +10,7 @@ import { parseDocument } from "yaml";
 import { startSimulator } from "../src/simulator/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
 import { CLI, runCli } from "./helpers/cli.ts";
-import { moveDevAddress } from "./helpers/dev-address.ts";
+import { copyDevStack } from "./helpers/dev-address.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall } from "./helpers/simulator.ts";
 
@@ -45,10 +45,7 @@ describe("npm start: the comparison base and the simulator it uses", () => {
   beforeAll(async () => {
     sandbox = await pulumiSandbox();
     project = await projectCopy(path.join(projectRoot, "test", "fixtures", "agents-project"));
-    await cp(path.join(projectRoot, "agents"), path.join(project.dir, "agents"), { recursive: true });
-    await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
-    await copyFile(path.join(projectRoot, "Pulumi.dev.yaml"), path.join(project.dir, "Pulumi.dev.yaml"));
-    await moveDevAddress(project.dir);
+    await copyDevStack(project.dir, projectRoot);
   });
   afterAll(async () => {
     await project?.cleanup();

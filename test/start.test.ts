@@ -1,7 +1,7 @@
 // `npm start` (agent-iac start), the main job, end to end in a copy of the project: provisions the
 // examples against the embedded simulator, smoke-calls them, and leaks no secret anywhere.
 import { spawn } from "node:child_process";
-import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator } from "../src/simulator/index.ts";
 import { LOCAL_PASSPHRASE, projectRoot } from "../src/workspace/index.ts";
 import { CLI, runCli } from "./helpers/cli.ts";
-import { moveDevAddress } from "./helpers/dev-address.ts";
+import { copyDevStack } from "./helpers/dev-address.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
 
@@ -43,14 +43,7 @@ describe("npm start", () => {
   beforeAll(async () => {
     sandbox = await pulumiSandbox();
     project = await projectCopy(path.join(projectRoot, "test", "fixtures", "agents-project"));
-    await cp(path.join(projectRoot, "agents"), path.join(project.dir, "agents"), { recursive: true });
-    await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
-    await copyFile(path.join(projectRoot, "Pulumi.dev.yaml"), path.join(project.dir, "Pulumi.dev.yaml"));
-    // Not the developer's 127.0.0.1:8787: their `npm run service` may be running.
-    await moveDevAddress(project.dir);
-    // The dev stack names the policy pack and its config (agents:policyPack, agents:policyPackConfig).
-    await cp(path.join(projectRoot, "policy-config"), path.join(project.dir, "policy-config"), { recursive: true });
-    await symlink(path.join(projectRoot, "policy"), path.join(project.dir, "policy"));
+    await copyDevStack(project.dir, projectRoot);
   });
   afterAll(async () => {
     await project?.cleanup();

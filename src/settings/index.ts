@@ -3,6 +3,7 @@
 // (agents:baseUrl, agents:apiKey, agents:serviceVersion), then the environment (AGENT_IAC_BASE_URL,
 // AGENT_IAC_API_KEY), then — for the key only, and only when the address is loopback — the local
 // simulator's public dev key. An empty value counts as unset everywhere.
+import { existsSync } from "node:fs";
 import { isLoopbackHost } from "../contract/index.ts";
 import { CliError } from "../errors/index.ts";
 
@@ -182,6 +183,15 @@ export function policyPackOptions(
     return {};
   }
   const resolve = (file: string) => (file.startsWith("/") ? file : `${projectDir.replace(/\/$/, "")}/${file}`);
+  // A pack the stack names but that is not there is a configuration error, never a run without it.
+  for (const [key, file] of [
+    [POLICY_KEYS.pack, pack],
+    [POLICY_KEYS.config, packConfig],
+  ] as const) {
+    if (file && !existsSync(resolve(file))) {
+      throw new CliError(`${key} names ${file}, which does not exist (relative to ${projectDir})`, 2);
+    }
+  }
   return {
     policyPacks: [resolve(pack)],
     ...(packConfig ? { policyPackConfigs: [resolve(packConfig)] } : {}),

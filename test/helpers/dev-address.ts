@@ -2,7 +2,7 @@
 // checkout may serve it while `npm test` runs (the README suggests exactly that). Tests that run
 // `npm start` or the README's recipes in a copy or clone move that copy's dev address to a free
 // loopback port first, so they neither reuse nor collide with the developer's simulator.
-import { readFile, writeFile } from "node:fs/promises";
+import { copyFile, cp, readFile, symlink, writeFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 
@@ -35,4 +35,18 @@ export function onDevPort(script: string, port: number): string {
   return script
     .replaceAll(DEV_ADDRESS, `127.0.0.1:${port}`)
     .replace(/npm run service( --)?/g, `npm run service -- --port ${port}`);
+}
+
+/**
+ * The checkout's dev stack as a newcomer has it (agents, prompts, Pulumi.dev.yaml with its policy
+ * pack and config), copied into `projectDir`, on a free port instead of 127.0.0.1:8787: the
+ * developer's own `npm run service` may be running.
+ */
+export async function copyDevStack(projectDir: string, checkout: string): Promise<number> {
+  for (const dir of ["agents", "prompts", "policy-config"]) {
+    await cp(path.join(checkout, dir), path.join(projectDir, dir), { recursive: true });
+  }
+  await symlink(path.join(checkout, "policy"), path.join(projectDir, "policy"));
+  await copyFile(path.join(checkout, "Pulumi.dev.yaml"), path.join(projectDir, "Pulumi.dev.yaml"));
+  return moveDevAddress(projectDir);
 }
