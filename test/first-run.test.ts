@@ -55,7 +55,10 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-describe("scripts/ensure-pulumi on an empty cache", () => {
+// Each case builds the CLI from Go modules (twice for the interrupted one): seconds with Go's caches
+// warm, but over 120 s once in a full CI run (a Go cache trim or a partly cold cache), so the bound
+// is a build's, not a unit test's.
+describe("scripts/ensure-pulumi on an empty cache", { timeout: 600_000 }, () => {
   const dirs: string[] = [];
   const emptyCache = async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-cold-cache-"));
