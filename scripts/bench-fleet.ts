@@ -63,7 +63,7 @@ async function stateBytes(stack: Stack): Promise<number> {
 }
 
 /** The request bodies of a generated fleet, in pairs, for the control (links are the control's own). */
-async function writeBodies(agentsDir: string, file: string): Promise<void> {
+export async function writeBodies(agentsDir: string, file: string): Promise<void> {
   const { agents, errors } = await loadAgents(agentsDir);
   if (errors.length > 0) throw new Error(`generated agents do not load: ${errors.length} error(s)`);
   const byKey = new Map(agents.map((a) => [a.key, { name: a.name, description: a.description, config: a.config }]));

@@ -10,8 +10,9 @@
 //   npm run bench -- --quick              10 and 100 agents, file backend, no figures (BENCH_QUICK=1 too)
 //   npm run bench -- --agents 10,100 --backends postgres --skip-figures
 //   npm run bench -- --decisions          only the decision rules (scripts/bench-decisions.ts, seconds)
+//   npm run bench -- --profile [--agents 1000]   CPU profiles of every process, ours vs the control
+//                                         (scripts/bench-profile.ts, file backend, a few minutes)
 
-import { spawn } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import os from "node:os";
@@ -31,6 +32,8 @@ import { fleetChart } from "./bench-chart.ts";
 import { decisionBench, decisionTables } from "./bench-decisions.ts";
 import { curveTable, type FleetResult, fleetCurve, targetTable } from "./bench-fleet.ts";
 import { busyWarning, describeLoad, LIMITS, LoadMonitor, type LoadVerdict } from "./bench-load.ts";
+import { profileFleet } from "./bench-profile.ts";
+import { simulatorProcess } from "./bench-simulator.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -40,6 +43,7 @@ const { values: flags } = parseArgs({
     "skip-figures": { type: "boolean" },
     chart: { type: "string" },
     decisions: { type: "boolean" },
+    profile: { type: "boolean" },
   },
 });
 const QUICK = flags.quick === true || process.env.BENCH_QUICK === "1";
@@ -76,9 +80,7 @@ async function main() {
   if (before) process.stderr.write(`${before}\n`);
   const figureLoads: LoadVerdict[] = [];
   const sandbox = await pulumiSandbox();
-  // The service runs in its own process, as a real one would: the Automation API's event handling
-  // in this process must not slow its answers down.
-  const sim = await simulatorProcess();
+  const sim = await simulatorProcess(LATENCY_MS);
   const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
   const work = await mkdtemp(path.join(projectRoot, ".agent-iac", "bench-"));
   const figures: Record<string, Figure> = {
@@ -318,34 +320,6 @@ async function decisionsOnly() {
   process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (decisions)\n`);
 }
 
-async function simulatorProcess(): Promise<{ url: string; apiKey: string; close(): void }> {
-  const apiKey = `sk-bench-${Math.random().toString(36).slice(2)}`;
-  const child = spawn(
-    process.execPath,
-    [
-      path.join(projectRoot, "src", "cli.ts"),
-      "service",
-      "--port",
-      "0",
-      "--latency-ms",
-      String(LATENCY_MS),
-      "--event-delay-ms",
-      "20",
-    ],
-    { env: { ...process.env, AGENT_IAC_API_KEY: apiKey }, stdio: ["ignore", "pipe", "ignore"] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(seen);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once("exit", (code) => reject(new Error(`the simulator exited (${code}) before listening`)));
-  });
-  return { url, apiKey, close: () => child.kill("SIGTERM") };
-}
-
 /** The same 100 creations the provider makes, straight through the client at the same concurrency. */
 async function directCreations(
   client: ReturnType<typeof createClient>,
@@ -428,4 +402,9 @@ async function streamThroughput(): Promise<[number, number]> {
   }
 }
 
-await (flags.decisions ? decisionsOnly() : main());
+if (flags.profile)
+  await profileFleet({
+    agents: Number(flags.agents ?? "1000"),
+    log: (line) => process.stderr.write(`profile: ${line}\n`),
+  });
+else await (flags.decisions ? decisionsOnly() : main());
