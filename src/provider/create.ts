@@ -6,7 +6,6 @@ import { retryLine } from "../errors/index.ts";
 import { requireConnection, resolveConnection } from "../settings/index.ts";
 import { bodyDigests, type Props, requestBody } from "./body.ts";
 import type { AgentKind, ConfiguredProvider } from "./index.ts";
-import { explainCreateFailure } from "./runtime.ts";
 
 const clients = new Map<string, ReturnType<typeof createClient>>();
 
@@ -43,6 +42,28 @@ export async function createAgent(kind: AgentKind, provider: ConfiguredProvider,
       outs: { agentId: created.id, versionId: created.version_id, digests: bodyDigests(kind, body) },
     };
   } catch (error) {
-    throw explainCreateFailure(kind, String(body.name), error);
+    throw await explainCreateFailure(kind, String(body.name), error);
   }
+}
+
+/**
+ * Turns a failed create into a message that says what state the service may be in. The typed API
+ * error stays as `cause` (status, request id, attempts, body) for whoever handles it. Only the
+ * client's connection and timeout errors carry `requestSent`.
+ */
+export async function explainCreateFailure(kind: AgentKind, name: string, error: unknown): Promise<Error> {
+  const what = `${kind} agent "${name}"`;
+  // The service's words reach a terminal through Pulumi's log: shown escaped, on one line. The
+  // escaper's module is loaded on a failure only: a provider process loads no report code.
+  const { terminalText } = await import("../report/index.ts");
+  const reason = terminalText(error instanceof Error ? error.message : String(error));
+  if ((error as { requestSent?: unknown } | null)?.requestSent === true) {
+    return new Error(
+      `the service may have created ${what}: ${reason}. The request had been sent when the connection failed, ` +
+        "so it was not retried (a retry could create a duplicate). If an agent with that name exists on the " +
+        'service, it is not tracked by this stack; see README "Failures and recovery".',
+      { cause: error },
+    );
+  }
+  return new Error(`could not create ${what}: ${reason}`, { cause: error });
 }

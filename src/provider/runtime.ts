@@ -6,7 +6,6 @@
 // are loaded for a changed agent only, the service client for a create only. No top-level side
 // effects.
 import { isDeepStrictEqual } from "node:util";
-import { terminalText } from "../render/index.ts";
 import { containsUnknown, type Digests, digest, FIELDS, normalize, type Props, requestBody, UNKNOWN } from "./body.ts";
 import type { AgentKind, ConfiguredProvider } from "./index.ts";
 
@@ -119,24 +118,4 @@ export function diffAgent(kind: AgentKind, olds: Props, news: Props) {
   };
   const replaces = FIELDS[kind].filter(changed);
   return { changes: replaces.length > 0, replaces, deleteBeforeReplace: false };
-}
-
-/**
- * Turns a failed create into a message that says what state the service may be in. The typed API
- * error stays as `cause` (status, request id, attempts, body) for whoever handles it. Only the
- * client's connection and timeout errors carry `requestSent`.
- */
-export function explainCreateFailure(kind: AgentKind, name: string, error: unknown): Error {
-  const what = `${kind} agent "${name}"`;
-  // The service's words reach a terminal through Pulumi's log: shown escaped, on one line.
-  const reason = terminalText(error instanceof Error ? error.message : String(error));
-  if ((error as { requestSent?: unknown } | null)?.requestSent === true) {
-    return new Error(
-      `the service may have created ${what}: ${reason}. The request had been sent when the connection failed, ` +
-        "so it was not retried (a retry could create a duplicate). If an agent with that name exists on the " +
-        'service, it is not tracked by this stack; see README "Failures and recovery".',
-      { cause: error },
-    );
-  }
-  return new Error(`could not create ${what}: ${reason}`, { cause: error });
 }

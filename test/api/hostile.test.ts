@@ -13,7 +13,7 @@ import {
   InvalidResponseError,
   TimeoutError,
 } from "../../src/api/index.ts";
-import { explainCreateFailure } from "../../src/provider/runtime.ts";
+import { explainCreateFailure } from "../../src/provider/create.ts";
 import { type ScriptedServer, scriptedServer } from "./scripted-server.ts";
 
 const KEY = "sk_test_hostile";
@@ -224,7 +224,7 @@ describe("requests: a whole-response deadline apart from the per-chunk timeout",
     const { error } = await failure(() => client(s.url).conversationalAgents.create(agentBody));
     expect(error).toBeInstanceOf(ConnectionError);
     expect((error as ConnectionError).requestSent).toBe(true);
-    const explained = explainCreateFailure("conversational", "greeter", error);
+    const explained = await explainCreateFailure("conversational", "greeter", error);
     expect(explained.message).toMatch(/^the service may have created conversational agent "greeter"/);
     expect(s.requests).toHaveLength(1);
   });

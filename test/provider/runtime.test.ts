@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { ApiError, ConnectionError, TimeoutError } from "../../src/api/index.ts";
 import { bodyDigests } from "../../src/provider/body.ts";
-import { resolveSettings } from "../../src/provider/create.ts";
-import { checkAgent, diffAgent, explainCreateFailure, handle } from "../../src/provider/runtime.ts";
+import { explainCreateFailure, resolveSettings } from "../../src/provider/create.ts";
+import { checkAgent, diffAgent, handle } from "../../src/provider/runtime.ts";
 
 const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const body = {
@@ -84,7 +84,7 @@ describe("checkAgent", () => {
 });
 
 describe("explainCreateFailure", () => {
-  it("says the agent may exist when the request was sent and the answer lost", () => {
+  it("says the agent may exist when the request was sent and the answer lost", async () => {
     const lost = new ConnectionError({
       message: "socket hang up",
       method: "POST",
@@ -92,7 +92,7 @@ describe("explainCreateFailure", () => {
       requestSent: true,
       attempts: 1,
     });
-    expect(explainCreateFailure("procedural", "Call summary", lost).message).toMatch(
+    expect((await explainCreateFailure("procedural", "Call summary", lost)).message).toMatch(
       /^the service may have created procedural agent "Call summary": socket hang up\. .*not retried/,
     );
     const timeout = new TimeoutError({
@@ -102,13 +102,13 @@ describe("explainCreateFailure", () => {
       requestSent: true,
       attempts: 1,
     });
-    const explained = explainCreateFailure("procedural", "Call summary", timeout);
+    const explained = await explainCreateFailure("procedural", "Call summary", timeout);
     expect(explained.message).toContain("may have created");
     expect(explained.cause).toBe(timeout);
     expect(explained.cause).toMatchObject({ requestSent: true, attempts: 1, path: "/procedural_agents" });
   });
 
-  it("names the agent and keeps the service's status and reason otherwise, with the typed error as cause", () => {
+  it("names the agent and keeps the service's status and reason otherwise, with the typed error as cause", async () => {
     const refused = new ApiError({
       message: "POST /conversational_agents → 400: config.runtime.model",
       method: "POST",
@@ -117,7 +117,7 @@ describe("explainCreateFailure", () => {
       requestId: "req_42",
       attempts: 3,
     });
-    const failure = explainCreateFailure("conversational", "Support line", refused);
+    const failure = await explainCreateFailure("conversational", "Support line", refused);
     expect(failure.message).toBe(
       'could not create conversational agent "Support line": POST /conversational_agents → 400: config.runtime.model',
     );
