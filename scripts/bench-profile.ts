@@ -39,8 +39,8 @@ export type ProcessSummary = {
 export function roleOf(profile: CpuProfile): Role {
   const urls = profile.nodes.map((n) => n.callFrame.url);
   if (urls.some((u) => u.includes("cmd/dynamic-provider"))) return "provider";
-  if (urls.some((u) => u.includes("@pulumi/policy") || u.includes("/policy/index"))) return "policy pack";
-  if (urls.some((u) => u.includes("cmd/run"))) return "program";
+  if (urls.some((u) => u.includes("cmd/run-policy-pack/"))) return "policy pack";
+  if (urls.some((u) => u.includes("cmd/run/"))) return "program";
   return "other";
 }
 

@@ -73,9 +73,10 @@ describe("summarizeProfile", () => {
     // Sample 0 (SDK) lasts 1 ms, sample 1 (idle) 500 ms, sample 2 (ours) 250 ms, the last one 0.
     expect(summary.categories).toEqual({ "Pulumi SDK": 0.001, "agent-iac": 0.25 });
     expect(summary.busyS).toBeCloseTo(0.251, 6);
-    expect(
-      roleOf({ ...profile, nodes: [{ id: 1, callFrame: frame("file:///x/@pulumi/pulumi/cmd/run/index.js") }] }),
-    ).toBe("program");
+    const only = (url: string) => ({ ...profile, nodes: [{ id: 1, callFrame: frame(url) }] });
+    expect(roleOf(only("file:///x/node_modules/@pulumi/pulumi/cmd/run/index.js"))).toBe("program");
+    expect(roleOf(only("file:///x/node_modules/@pulumi/pulumi/cmd/run-policy-pack/run.js"))).toBe("policy pack");
+    expect(roleOf(only("node:internal/main/eval_string"))).toBe("other");
   });
 });
 
