@@ -16,7 +16,7 @@ import {
   readLabelledFile,
   VoteCache,
 } from "../judge/index.ts";
-import { writeJsonFile } from "../report/index.ts";
+import { terminalText, writeJsonFile } from "../report/index.ts";
 import { configMapReader, type JudgeSettings, requireJudge, resolveJudge } from "../settings/index.ts";
 import { recordingTranscript } from "../smoke/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
@@ -162,7 +162,10 @@ export async function run(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** The results as a reader sees them: one block per rubric, then the whole file. */
+/**
+ * The results as a reader sees them: one block per rubric, then the whole file. Every line holds
+ * the judge's words or the labelled file's, so every line is escaped for the terminal.
+ */
 export function checkText(result: CheckResult): string {
   const lines = [`judge ${result.model}: ${result.items.length} labelled transcript(s)`];
   for (const { item, judgement } of result.items) {
@@ -184,5 +187,5 @@ export function checkText(result: CheckResult): string {
       `  confusion (human × judge): pass×pass ${c.human_pass_judge_pass}, pass×fail ${c.human_pass_judge_fail}, fail×pass ${c.human_fail_judge_pass}, fail×fail ${c.human_fail_judge_fail}`,
     );
   }
-  return `${lines.join("\n")}\n`;
+  return `${lines.map(terminalText).join("\n")}\n`;
 }
