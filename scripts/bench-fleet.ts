@@ -10,7 +10,7 @@ import { loadAgents } from "../src/definitions/index.ts";
 import { openStack, projectRoot, type Stack } from "../src/workspace/index.ts";
 import { type Backend, pulumiSandbox } from "../test/helpers/pulumi.ts";
 import { changeOneAgent, conversationalKey, proceduralKey, writeFleet } from "./bench-agents.ts";
-import { describeLoad, type LoadMonitor, type LoadVerdict } from "./bench-load.ts";
+import { describeLoad, type LoadMonitor, type LoadVerdict, targetVerdict } from "./bench-load.ts";
 import { withPeakMemory } from "./bench-memory.ts";
 
 export type Measures = {
@@ -32,7 +32,16 @@ export type CurvePoint = {
   /** The same, step by step ("up ours", "up control", …). */
   stepLoads?: Record<string, LoadVerdict>;
 };
-export type Target = { id: string; backend: Backend; what: string; value: number; target: string; met: boolean };
+export type Target = {
+  id: string;
+  backend: Backend;
+  what: string;
+  value: number;
+  target: string;
+  met: boolean;
+  /** Measured while the machine was busy: the figure stands, but it checks nothing. */
+  busy: boolean;
+};
 export type FleetResult = {
   points: CurvePoint[];
   /** Per backend: `up` of the program with no agents, and a no-op preview of a 1-agent stack. */
@@ -193,6 +202,7 @@ export async function fleetCurve(options: FleetOptions): Promise<FleetResult> {
 }
 
 const ratio = (point: CurvePoint, key: keyof Measures) => point.ours[key] / point.control[key];
+const isBusy = (point: CurvePoint) => point.load !== undefined && !point.load.quiet;
 
 /** The targets, each a ratio to the control measured in the same run. */
 export function targets(points: CurvePoint[], references: FleetResult["references"]): Target[] {
@@ -203,7 +213,15 @@ export function targets(points: CurvePoint[], references: FleetResult["reference
     if (largest) {
       const n = largest.agents.toLocaleString("en-US");
       const add = (id: string, what: string, value: number, limit: number) =>
-        list.push({ id, backend: backend as Backend, what, value, target: `≤ ${limit}`, met: value <= limit });
+        list.push({
+          id,
+          backend: backend as Backend,
+          what,
+          value,
+          target: `≤ ${limit}`,
+          met: value <= limit,
+          busy: isBusy(largest),
+        });
       add("up", `\`up\` from empty at ${n} agents ÷ control`, ratio(largest, "upS"), 1.3);
       add("change preview", `one-agent change, preview, at ${n} ÷ control's`, ratio(largest, "changePreviewS"), 1.3);
       add("change up", `one-agent change, \`up\`, at ${n} ÷ control's`, ratio(largest, "changeUpS"), 1.3);
@@ -219,6 +237,7 @@ export function targets(points: CurvePoint[], references: FleetResult["reference
         value: b1b,
         target: "≤ 1.2",
         met: b1b <= 1.2,
+        busy: isBusy(hundred),
       });
       const b2 = hundred.ours.noopPreviewS / reference.noopPreviewOneS;
       list.push({
@@ -228,6 +247,7 @@ export function targets(points: CurvePoint[], references: FleetResult["reference
         value: b2,
         target: "≤ 1.5",
         met: b2 <= 1.5,
+        busy: isBusy(hundred),
       });
     }
   }
@@ -261,7 +281,7 @@ export function targetTable(result: FleetResult): string {
   const lines = ["| target | backend | what | ratio | target | |", "|---|---|---|---|---|---|"];
   for (const t of result.targets)
     lines.push(
-      `| ${t.id} | ${t.backend} | ${t.what} | ${t.value.toFixed(2)} | ${t.target} | ${t.met ? "met" : "MISSED"} |`,
+      `| ${t.id} | ${t.backend} | ${t.what} | ${t.value.toFixed(2)} | ${t.target} | ${targetVerdict(t.met, t.busy)} |`,
     );
   return lines.join("\n");
 }

@@ -169,3 +169,9 @@ export class LoadMonitor {
     return this.pending;
   }
 }
+
+/** A target measured on a busy machine checks nothing: its verdict says so, whichever way it went. */
+export function targetVerdict(met: boolean, busy: boolean): string {
+  if (busy) return `${met ? "met" : "missed"} on a BUSY machine: not checked`;
+  return met ? "met" : "MISSED";
+}

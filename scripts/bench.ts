@@ -31,7 +31,7 @@ import { requestCounts } from "../test/helpers/simulator.ts";
 import { fleetChart } from "./bench-chart.ts";
 import { decisionBench, decisionTables } from "./bench-decisions.ts";
 import { curveTable, type FleetResult, fleetCurve, targetTable } from "./bench-fleet.ts";
-import { busyWarning, describeLoad, LIMITS, LoadMonitor, type LoadVerdict } from "./bench-load.ts";
+import { busyWarning, describeLoad, LIMITS, LoadMonitor, type LoadVerdict, targetVerdict } from "./bench-load.ts";
 import { profileFleet } from "./bench-profile.ts";
 import { simulatorProcess } from "./bench-simulator.ts";
 
@@ -275,7 +275,12 @@ async function main() {
   const rows = Object.values(figures).map((f) => {
     const m = median(f.values);
     const spread = `${Math.min(...f.values).toFixed(2)}–${Math.max(...f.values).toFixed(2)}`;
-    const verdict = f.ok ? (f.ok(m) ? "met" : "MISSED") : "—";
+    const verdict = f.ok
+      ? targetVerdict(
+          f.ok(m),
+          figureLoads.some((l) => !l.quiet),
+        )
+      : "—";
     return { id: f.id, what: f.what, median: Number(m.toFixed(3)), spread, target: f.target, verdict };
   });
   if (FIGURES) {
