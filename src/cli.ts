@@ -67,11 +67,23 @@ function usage(): string {
   );
 }
 
-type Outcome = { exitCode: number; message: string; hint?: string | undefined; bug?: boolean };
+type Outcome = {
+  exitCode: number;
+  message: string;
+  hint?: string | undefined;
+  /** Printed before the labelled message (e.g. each invalid file's file:line). */
+  details?: string | undefined;
+  bug?: boolean;
+};
 
 /** The one place that turns an error into an exit code and a message. */
 async function classify(error: unknown): Promise<Outcome> {
-  if (error instanceof CliError) return { exitCode: error.exitCode, message: error.message, hint: error.hint };
+  if (error instanceof CliError) {
+    return { exitCode: error.exitCode, message: error.message, hint: error.hint, details: error.details };
+  }
+  const { useCaseError } = await import("./commands/use-case-errors.ts");
+  const said = useCaseError(error);
+  if (said) return { exitCode: said.exitCode, message: said.message, hint: said.hint, details: said.details };
   // src/smoke's selection errors predate CliError; they are the caller's to fix.
   if (error instanceof Error && error.name === "UsageError") return { exitCode: 2, message: error.message };
   const api = await import("./api/index.ts");
@@ -93,6 +105,9 @@ async function classify(error: unknown): Promise<Outcome> {
 
 async function report(label: string, error: unknown, debug: boolean): Promise<number> {
   const { Interrupted } = await import("./commands/lifecycle.ts");
+  const { useCaseError } = await import("./commands/use-case-errors.ts");
+  const said = useCaseError(error);
+  if (said instanceof Interrupted) error = said;
   if (error instanceof Interrupted) {
     // An interrupted run ends with its one line (what finished, where the reports are).
     process.stderr.write(`${error.message}\n`);
@@ -101,7 +116,8 @@ async function report(label: string, error: unknown, debug: boolean): Promise<nu
   const outcome = await classify(error);
   // Messages quote the service: its control characters are shown escaped, never obeyed.
   const { terminalLines } = await import("./render/index.ts");
-  let text = `${label}: ${terminalLines(outcome.message)}\n`;
+  let text = outcome.details ? `${terminalLines(outcome.details)}\n` : "";
+  text += `${label}: ${terminalLines(outcome.message)}\n`;
   if (outcome.hint) text += `\n${terminalLines(outcome.hint.trimEnd())}\n`;
   if (outcome.bug) {
     text += debug

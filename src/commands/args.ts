@@ -5,11 +5,52 @@ import { type ParseArgsOptionDescriptor, parseArgs } from "node:util";
 import { didYouMean } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 
+/** A string flag's value turned into what the request needs; `expected` ends "--flag must be …". */
+export type Conversion<T> = { expected: string; convert(text: string): T | undefined };
+
 export type Flag = ParseArgsOptionDescriptor & {
   help: string;
   /** The value's name in the usage (`--stack NAME`); string flags only. */
   arg?: string;
+  /** Converts the value where the flag is declared (a usage error names the flag and what it must be). */
+  value?: Conversion<unknown>;
 };
+
+/** The converted values of the flags that declare a conversion (a default is converted too). */
+export type Converted<F extends Record<string, Flag>> = {
+  [K in keyof F as F[K] extends { value: Conversion<unknown> } ? K : never]: F[K] extends {
+    value: Conversion<infer T>;
+  }
+    ? F[K] extends { default: string }
+      ? T
+      : T | undefined
+    : never;
+};
+
+/** A whole number ≥ `min` (and ≤ `max`). */
+export const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER): Conversion<number> => ({
+  expected:
+    min === 1 && max === Number.MAX_SAFE_INTEGER ? "a positive whole number" : `a whole number from ${min} to ${max}`,
+  convert: (text) => {
+    const n = Number(text);
+    return text.trim() !== "" && Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+  },
+});
+
+/** A number above 0 (and at most `max`), described as `expected`. */
+export const positiveNumber = (expected: string, max = Number.POSITIVE_INFINITY): Conversion<number> => ({
+  expected,
+  convert: (text) => {
+    const n = Number(text);
+    return text.trim() !== "" && Number.isFinite(n) && n > 0 && n <= max ? n : undefined;
+  },
+});
+
+/** One of a fixed set of words. */
+export const oneOf = <const W extends string>(words: readonly W[]): Conversion<W> => ({
+  expected: words.length === 2 ? `${words[0]} or ${words[1]}` : `one of ${words.join(", ")}`,
+  convert: (text) => ((words as readonly string[]).includes(text) ? (text as W) : undefined),
+});
 
 export type CommandSpec<F extends Record<string, Flag>> = {
   /** As typed after `agent-iac`, e.g. "smoke" or "conversations list". */
@@ -49,9 +90,15 @@ export function usageText(spec: CommandSpec<Record<string, Flag>>): string {
 /** Parsed flags and positionals, or undefined when the usage was printed for --help. */
 export function parseCommand<const F extends Record<string, Flag>>(spec: CommandSpec<F>, argv: string[]) {
   const options = Object.fromEntries(
-    Object.entries<Flag>({ ...spec.flags, ...HELP_FLAG }).map(([name, { help: _, arg: __, ...option }]) => [
+    // Only what node:util's parseArgs knows of each flag.
+    Object.entries<Flag>({ ...spec.flags, ...HELP_FLAG }).map(([name, { type, short, multiple, default: given }]) => [
       name,
-      option,
+      {
+        type,
+        ...(short ? { short } : {}),
+        ...(multiple ? { multiple } : {}),
+        ...(given === undefined ? {} : { default: given }),
+      },
     ]),
   ) as F & typeof HELP_FLAG;
   let parsed: ReturnType<typeof parseArgs<{ options: F & typeof HELP_FLAG; allowPositionals: true }>>;
@@ -70,7 +117,19 @@ export function parseCommand<const F extends Record<string, Flag>>(spec: Command
     throw new CliError(`unexpected argument ${JSON.stringify(parsed.positionals[max])}`, 2, { hint: usageText(spec) });
   }
   if (count < min) throw new CliError(`${what} is needed`, 2, { hint: usageText(spec) });
-  return parsed;
+  return { ...parsed, typed: convertFlags(spec.flags, parsed.values as Record<string, unknown>) };
+}
+
+function convertFlags<F extends Record<string, Flag>>(flags: F, values: Record<string, unknown>): Converted<F> {
+  const typed: Record<string, unknown> = {};
+  for (const [name, flag] of Object.entries<Flag>(flags)) {
+    const text = values[name];
+    if (!flag.value || typeof text !== "string") continue;
+    const converted = flag.value.convert(text);
+    if (converted === undefined) throw new CliError(`--${name} must be ${flag.value.expected}, not "${text}"`, 2);
+    typed[name] = converted;
+  }
+  return typed as Converted<F>;
 }
 
 /** Node's parser error in our words; an unknown flag gets the nearest known one. */
@@ -87,12 +146,4 @@ function parseErrorMessage(error: unknown, flags: string[]): string {
 export function suggestion(word: string, names: readonly string[]): string {
   const near = didYouMean(word, names);
   return near ? `: did you mean "${near}"?` : "";
-}
-
-/** A positive whole number from a flag, or a usage error naming the flag. */
-export function positiveInteger(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new CliError(`--${flag} must be a positive whole number, not "${value}"`, 2);
-  return n;
 }

@@ -1,9 +1,11 @@
 // `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/watch).
 import { CliError } from "../errors/index.ts";
 import { emitReport } from "../report/index.ts";
+import { trafficStack } from "../usecases/index.ts";
 import { audit, auditReport, resolveWindow } from "../watch/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { REPORT_FLAGS, trafficFiles, trafficStack, WINDOW_FLAGS, withTrafficClient } from "./watch.ts";
+import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
+import { withTrafficClient } from "./traffic.ts";
 
 const SPEC = {
   name: "audit",
@@ -20,7 +22,7 @@ versions with no calls. Test calls are counted apart. A bare report file name is
       default: false,
       help: "exit 1 when an agent id this stack never held took calls",
     },
-    ...REPORT_FLAGS,
+    ...TRAFFIC_REPORT_FLAGS,
   },
   footer: `connection: the stack's agents:baseUrl and agents:apiKey, else AGENT_IAC_BASE_URL and
 AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The stack's update
@@ -51,7 +53,7 @@ export async function run(argv: string[]): Promise<number> {
     });
     const versions = Object.fromEntries(Object.values(agents).map((a) => [a.key, a.version_id]));
     const report = auditReport(result, now, versions, { failOnUnknown: values["fail-on-unknown"] });
-    if ((await emitReport(report, { files: trafficFiles(values), out: process.stdout })) === 1) {
+    if ((await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: process.stdout })) === 1) {
       const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");
       throw new CliError(`agent ids this stack never held took calls: ${ids}`, 1);
     }

@@ -1,23 +1,11 @@
-// What the commands that talk to the service share: the connection flags, the errors of a
-// connection said in the project's words, and the access check before any call (the client itself
+// What the commands that talk to the service share: the errors of a connection said in the
+// project's words, and what to do about versions the service does not know (the client itself
 // comes from the command lifecycle, ./lifecycle.ts).
-import { AuthenticationError, type Client, ConnectionError, NotFoundError } from "../api/index.ts";
+import { AuthenticationError, ConnectionError } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { terminalText } from "../render/index.ts";
 import type { Connection } from "../settings/index.ts";
-import { type Flag, STACK_FLAG } from "./args.ts";
-
-export const CONNECTION_FLAGS = {
-  stack: STACK_FLAG,
-  "base-url": { type: "string", arg: "URL", help: "the service address, instead of the stack's" },
-} as const satisfies Record<string, Flag>;
-
-export const CONNECTION_HELP = `connection: the stack's agents:baseUrl and agents:apiKey, else AGENT_IAC_BASE_URL and
-AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The key is never a flag.
-
-exit codes: 0 done, 2 usage or configuration error (also a refused key, 400 or 404 from the
-service), 3 service unreachable, failing, or the stream failed.`;
 
 /** A connection failure or a refused key, with what to do about it; anything else unchanged. */
 export function explainServiceError(error: unknown, connection: Connection): unknown {
@@ -38,19 +26,6 @@ export function explainServiceError(error: unknown, connection: Connection): unk
     );
   }
   return error;
-}
-
-/**
- * Fails early, before any call is placed, when the service cannot be reached or refuses the key:
- * the same exit code (2 for a refused key, 3 for an unreachable service) as the list commands.
- */
-export async function checkAccess(client: Client, connection: Connection): Promise<void> {
-  try {
-    for await (const _ of client.conversations.list().pages()) break;
-  } catch (error) {
-    if (error instanceof NotFoundError) return; // a service without the list: the calls will tell
-    throw explainServiceError(error, connection);
-  }
 }
 
 /** Calls that failed because the service does not know the pinned version: by agent key, with the recovery. */

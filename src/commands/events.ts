@@ -4,9 +4,9 @@ import { CliError } from "../errors/index.ts";
 import { jsonLine, transcriptPrinter } from "../render/index.ts";
 import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
 import { parseCommand } from "./args.ts";
-import { CONNECTION_FLAGS, CONNECTION_HELP } from "./connect.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
 import { interruptedWhile, interruption, serviceClient, useConnection } from "./lifecycle.ts";
-import { stackConnection } from "./stack.ts";
+import { stackConnection } from "../usecases/index.ts";
 
 const SPEC = {
   name: "events",

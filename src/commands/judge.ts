@@ -1,8 +1,5 @@
-// Judged expectations in the commands: the judge a run needs (exit 2 before any call when a judged
-// scenario has no judge configured, or a rubric's measured agreement is below its scenario's
-// judge_min_agreement), and `agent-iac judge check FILE`, which measures the configured judge
-// against transcripts a person labelled.
-import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
+// `agent-iac judge check FILE`: measures the configured judge against transcripts a person
+// labelled. (The judge a run needs is set up by the smoke job: src/usecases/judge.ts.)
 import { CliError } from "../errors/index.ts";
 import {
   agreementLine,
@@ -17,92 +14,14 @@ import {
   VoteCache,
 } from "../judge/index.ts";
 import { terminalText, writeJsonFile } from "../report/index.ts";
-import { configMapReader, type JudgeSettings, requireJudge, resolveJudge } from "../settings/index.ts";
+import { configMapReader, requireJudge, resolveJudge } from "../settings/index.ts";
 import { recordingTranscript } from "../smoke/index.ts";
+import { stackConfigOrFile } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
+import { JUDGE_FLAGS, JUDGE_HELP } from "./flags.ts";
 import { printRetry } from "./lifecycle.ts";
-import { stackConfigOrFile, stackFileConfig } from "./stack.ts";
-
-/** The flags every command that runs scenarios takes for the judge. */
-export const JUDGE_FLAGS = {
-  "no-judge-cache": {
-    type: "boolean",
-    default: false,
-    help: "ask the judge again for every vote (the cache is not read; new answers are still stored)",
-  },
-  "judge-cache": {
-    type: "string",
-    arg: "DIR",
-    help: `where judge votes and the last \`judge check\` results are kept (default: ${DEFAULT_CACHE_DIR})`,
-  },
-} as const;
-
-export const JUDGE_HELP = `judge: scenarios with expect.judge send each call's transcript to the judge endpoint the stack
-names (agents:judgeBaseUrl, agents:judgeModel, the secret agents:judgeApiKey; else
-AGENT_IAC_JUDGE_BASE_URL, AGENT_IAC_JUDGE_MODEL, AGENT_IAC_JUDGE_API_KEY) — nothing judges by default.`;
-
-type JudgeFlags = { "no-judge-cache"?: boolean | undefined; "judge-cache"?: string | undefined };
-
-/** The judge settings of a stack read offline (Pulumi.<stack>.yaml's plain values, then the environment). */
-export async function offlineJudgeSettings(stack: string): Promise<JudgeSettings> {
-  const config = await stackFileConfig(stack).catch(() => ({}));
-  return resolveJudge(configMapReader(config));
-}
-
-/**
- * The judge of a run, or undefined when no scenario has judged expectations. Refuses (exit 2,
- * before any request) a judged run with no judge configured, and a scenario whose rubrics' last
- * measured agreement (`judge check`) is missing or below its judge_min_agreement.
- */
-export async function runJudge(
-  scenarios: readonly { agent: string; scenario: SmokeScenario }[],
-  settings: JudgeSettings,
-  flags: JudgeFlags,
-  stack?: string,
-): Promise<Judge | undefined> {
-  const judged = scenarios.filter((s) => judgeRubrics(s.scenario.expect).length > 0);
-  if (judged.length === 0) return undefined;
-  const names = [...new Set(judged.map((s) => `${s.agent}/${s.scenario.name}`))];
-  const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
-  const endpoint = requireJudge(settings, `scenario(s) ${shown} have judged expectations (expect.judge)`, stack);
-  const cache = new VoteCache(flags["judge-cache"] ?? DEFAULT_CACHE_DIR, { read: !flags["no-judge-cache"] });
-  const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: printRetry }), cache);
-  await requireAgreement(judged, judge);
-  return judge;
-}
-
-async function requireAgreement(scenarios: readonly { agent: string; scenario: SmokeScenario }[], judge: Judge) {
-  const measured = await judge.calibrations();
-  const problems: string[] = [];
-  for (const { agent, scenario } of scenarios) {
-    const min = scenario.judge_min_agreement;
-    if (min === undefined) continue;
-    for (const { rubric } of judgeRubrics(scenario.expect)) {
-      const last = measured[rubric];
-      if (!last)
-        problems.push(`${agent}/${scenario.name}: ${JSON.stringify(rubric)} was never measured with ${judge.model}`);
-      else if (last.agreement < min)
-        problems.push(
-          `${agent}/${scenario.name}: ${JSON.stringify(rubric)} agreed with its human labels ${round(last.agreement)} of the time (${last.checked_at}), below judge_min_agreement ${min}`,
-        );
-    }
-  }
-  if (problems.length > 0) {
-    await judge.client.close();
-    throw new CliError(`the judge is not trusted for these rubrics:\n  ${problems.join("\n  ")}`, 2, {
-      hint: "label transcripts of these rubrics and run `agent-iac judge check FILE` (see the README's judged expectations)",
-    });
-  }
-}
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
-
-/** `judge test-model: 3 request(s), 6 vote(s) from the cache` — what judging a run cost. */
-export function judgeUsageLine(judge: Judge | undefined): string {
-  if (!judge || judge.stats.requests + judge.stats.cached === 0) return "";
-  const cache = judge.cache?.read === false ? " (--no-judge-cache)" : "";
-  return `judge ${judge.model}: ${judge.stats.requests} request(s), ${judge.stats.cached} vote(s) from the cache${cache}\n`;
-}
 
 const CHECK_SPEC = {
   name: "judge check",

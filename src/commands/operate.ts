@@ -7,11 +7,11 @@ import type { Client, PagedList } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { jsonLine, terminalText } from "../render/index.ts";
 import { requireConnection } from "../settings/index.ts";
-import { type CommandSpec, type Flag, parseCommand, positiveInteger, suggestion } from "./args.ts";
-import { CONNECTION_FLAGS, CONNECTION_HELP } from "./connect.ts";
+import { type CommandSpec, type Flag, parseCommand, suggestion, wholeNumber } from "./args.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
 import { followEvents } from "./events.ts";
 import { serviceClient, useConnection } from "./lifecycle.ts";
-import { stackConnection } from "./stack.ts";
+import { stackConnection } from "../usecases/index.ts";
 import { TableWriter } from "./table.ts";
 
 const date = (help: string): Flag => ({ type: "string", arg: "T", help: `${help} (ISO 8601 date-time)` });
@@ -79,7 +79,7 @@ const LISTS: Record<string, ListCommand> = {
 
 const LIST_FLAGS = {
   json: { type: "boolean", help: "one JSON object per line (NDJSON) instead of a table" },
-  limit: { type: "string", arg: "N", help: "stop after N items (default: every page)" },
+  limit: { type: "string", arg: "N", help: "stop after N items (default: every page)", value: wholeNumber(1) },
   cursor: { type: "string", arg: "CURSOR", help: "start from this page cursor", query: true },
 } as const satisfies Record<string, ListFlag>;
 
@@ -121,7 +121,7 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(spec, rest);
   if (!parsed) return 0;
   const values = parsed.values as Record<string, string | boolean | undefined>;
-  const limit = positiveInteger("limit", values.limit as string | undefined) ?? Number.POSITIVE_INFINITY;
+  const limit = (parsed.typed as { limit?: number }).limit ?? Number.POSITIVE_INFINITY;
   const query = Object.fromEntries(
     Object.entries(spec.flags).flatMap(([flag, def]) =>
       def.query && typeof values[flag] === "string" ? [[flag.replaceAll("-", "_"), values[flag] as string]] : [],

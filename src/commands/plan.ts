@@ -1,41 +1,21 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
+// Flags → one typed request → the preview (and behaviour preview) use cases → emitReport.
 import { rm } from "node:fs/promises";
-import type { AgentDefinition } from "../definitions/index.ts";
-import { formatDiagnostic } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
-import {
-  attachBehaviour,
-  behaveReport,
-  behaviourTargets,
-  type Plan,
-  type PlanInputs,
-  planRecorder,
-  previewBehaviour,
-} from "../plan/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
-import {
-  configMapReader,
-  type JudgeSettings,
-  policyPackOptions,
-  type ResolvedConnection,
-  requireConnection,
-} from "../settings/index.ts";
-import type { Stack } from "../workspace/index.ts";
-import { interruptible, lockedStackError } from "../workspace/index.ts";
+import { requireConnection } from "../settings/index.ts";
+import { openSession, PreviewInterrupted, previewBehaviour, previewStack } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { checkAccess } from "./connect.ts";
-import { JUDGE_FLAGS, runJudge } from "./judge.ts";
+import { JUDGE_FLAGS, judgeCache, PLAN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import {
   finishedCalls,
   interrupted,
   interruptedWhile,
   interruption,
   onInterrupt,
-  serviceClient,
+  printRetry,
   useConnection,
 } from "./lifecycle.ts";
-import { scenarioAgents } from "./scenarios.ts";
-import { existingStack, pulumiFailure, stackAgents } from "./stack.ts";
 
 const SPEC = {
   name: "plan",
@@ -52,172 +32,93 @@ as override_config (test calls, livemode false; nothing is created), and the res
 diff; every other change says why it cannot be previewed.`,
   flags: {
     stack: STACK_FLAG,
-    markdown: { type: "string", arg: "FILE", help: "write the Markdown plan to FILE" },
-    json: { type: "string", arg: "FILE", help: "write the JSON plan to FILE" },
+    ...PLAN_REPORT_FLAGS,
     behave: {
       type: "boolean",
       default: false,
       help: "play the changed agents' smoke scenarios with the proposed config (test calls)",
     },
-    "behave-report": {
-      type: "string",
-      arg: "FILE",
-      help: "with --behave: write its calls as a JSON report (kind behave)",
-    },
-    html: { type: "string", arg: "FILE", help: "with --behave: write its calls as a self-contained HTML report" },
     ...JUDGE_FLAGS,
   },
   footer: `exit codes: 0 the preview succeeded (and, with --behave, every previewed scenario passed),
 1 the agent files are invalid (file:line errors on stderr), a previewed scenario failed or the stack's
-policy pack (agents:policyPack) reported a mandatory violation (listed under its agent), 2 usage
+policy pack (agents:policyPack) reported a mandatory violation (listed under its agent; the
+behaviour preview then places no call and its reports list every call as not run), 2 usage
 or configuration error (e.g. no stack, no API key for a remote service), 3 the preview failed
 (backend or toolchain unavailable, program error) or a previewed call could not complete,
 130 interrupted.`,
 } as const;
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
-  if (!parsed) return 0;
-  const { values } = parsed;
-  const { stack, env, dir, agents, errors, connection, judge, config } = await existingStack(
-    values.stack,
-    "the preview failed",
-  );
-  if (errors.length > 0) {
-    for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
-    throw new CliError(`${errors.length} error(s) in the agent files; nothing was previewed.`, 1);
-  }
-  // The program refuses to run without a key; say so as a configuration error, before a preview.
-  const resolved = requireConnection(connection, values.stack);
+type Parsed = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>;
+
+function planRequest({ values }: Parsed) {
   for (const flag of ["behave-report", "html"] as const) {
     if (values[flag] && !values.behave) throw new CliError(`--${flag} needs --behave`, 2);
   }
-  const recorder = planRecorder(values.stack, agents);
-  const files = planFiles(values);
-  // The stack's policy pack (agents:policyPack) runs in the preview; its violations go under their agents.
-  const policy = policyPackOptions(configMapReader(config), process.cwd());
-  let blocked = false;
-  await interruptible(
-    (text) => process.stderr.write(text),
-    (run) => stack.preview({ ...policy, onEvent: recorder.onEvent, onOutput: run.watch, signal: run.signal }),
-    onInterrupt,
-  ).catch(async (error: unknown) => {
-    if (error instanceof CliError && error.exitCode === 130) {
-      // No plan came of this run: files of an earlier one must not pass for it.
-      await Promise.all(files.map((file) => rm(file, { force: true })));
-      const removed = files.length > 0 ? `; ${files.join(", ")} removed: not this run's` : "";
-      throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
-    }
-    // A mandatory policy violation fails the preview: the plan still shows it, and the exit code is 1.
-    if (recorder.mandatoryViolations() > 0 && !(error instanceof CliError)) {
-      blocked = true;
-      return;
-    }
-    throw (
-      lockedStackError(error, values.stack, env, "the same plan command") ?? pulumiFailure("the preview failed", error)
-    );
+  return {
+    stack: values.stack,
+    behave: values.behave,
+    judgeCache: judgeCache(values),
+    files: reportFiles(PLAN_REPORT_FLAGS, values),
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const parsed = parseCommand(SPEC, argv);
+  if (!parsed) return 0;
+  const request = planRequest(parsed);
+  const session = await openSession(request.stack, { what: "the preview failed" });
+  await session.validFiles("; nothing was previewed");
+  // The program refuses to run without a key; say so as a configuration error, before a preview.
+  const resolved = requireConnection(session.connection, request.stack);
+  const written = Object.values(request.files).map(reportPath);
+  const previewed = await previewStack(session, {
+    log: (text) => process.stderr.write(text),
+    interrupts: onInterrupt,
+  }).catch(async (error: unknown) => {
+    if (!(error instanceof PreviewInterrupted)) throw error;
+    // No plan came of this run: files of an earlier one must not pass for it.
+    await Promise.all(written.map((file) => rm(file, { force: true })));
+    const removed = written.length > 0 ? `; ${written.join(", ")} removed: not this run's` : "";
+    throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
   });
-  const plan = recorder.plan();
-  const behave =
-    values.behave && !blocked
-      ? await behaviour(plan, recorder.inputs(), {
-          stack,
-          stackName: values.stack,
-          dir,
-          agents,
-          resolved,
-          connection,
-          judge,
-          flags: values,
-        })
-      : undefined;
-  if (behave) plan.behave_report = behave.report;
+  const { plan } = previewed;
+  let stopped = false;
+  if (request.behave) {
+    useConnection(session.connection);
+    // Ctrl+C (or SIGTERM) stops the calls: the plan and its reports are still written, every call marked.
+    const stop = interruption();
+    // Progress goes to stderr: stdout may carry the Markdown plan.
+    const behaviour = { concurrency: 4, judgeCache: request.judgeCache, connection: () => resolved };
+    plan.behave_report = await previewBehaviour(session, previewed, behaviour, {
+      out: process.stderr,
+      signal: stop.signal,
+      onRetry: printRetry,
+    }).finally(stop.release);
+    process.stderr.write(terminalSummary(plan.behave_report));
+    stopped = stop.signal.aborted;
+  }
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
-    files: {
-      ...(values.markdown ? { markdown: values.markdown } : {}),
-      ...(values.json ? { json: values.json } : {}),
-      ...(values["behave-report"] ? { behave_json: values["behave-report"] } : {}),
-      ...(values.html ? { html: values.html } : {}),
-    },
-    ...(values.markdown ? {} : { out: process.stdout }),
+    files: request.files,
+    ...(request.files.markdown ? {} : { out: process.stdout }),
   });
-  if (behave?.interrupted) {
-    const calls = behave.report.results;
-    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: files });
+  if (stopped && plan.behave_report) {
+    const calls = plan.behave_report.results;
+    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: written });
   }
-  if (values.markdown) {
+  if (request.files.markdown) {
     const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
-    const previewed = plan.behave
+    const previewedText = plan.behave
       ? `; behaviour preview: ${plan.behave.passed} passed, ${plan.behave.failed + plan.behave.errors} failed, ${plan.behave.not_previewed.length} agent(s) not previewed`
       : "";
     process.stdout.write(
-      `plan for ${values.stack}: ${changed} agent(s) change${previewed}; written to ${reportPath(values.markdown)}\n`,
+      `plan for ${request.stack}: ${changed} agent(s) change${previewedText}; written to ${reportPath(request.files.markdown)}\n`,
     );
   }
-  if (blocked) {
-    process.stderr.write(`plan for ${values.stack}: ${recorder.mandatoryViolations()} mandatory policy violation(s)\n`);
+  if (previewed.blocked > 0) {
+    process.stderr.write(`plan for ${request.stack}: ${previewed.blocked} mandatory policy violation(s)\n`);
     return 1;
   }
   return exitCode;
-}
-
-type BehaveContext = {
-  stack: Stack;
-  stackName: string;
-  dir: string;
-  agents: AgentDefinition[];
-  resolved: ResolvedConnection;
-  connection: Parameters<typeof checkAccess>[1];
-  judge: JudgeSettings;
-  flags: Parameters<typeof runJudge>[2];
-};
-
-/** Plays the previewable agents' scenarios, puts the results into the plan and returns their report (kind behave). */
-async function behaviour(plan: Plan, inputs: PlanInputs, context: BehaveContext) {
-  const held = await stackAgents(context.stack).catch((error: unknown) => {
-    throw pulumiFailure("reading the stack's state failed", error);
-  });
-  // The scenarios smoke would play: agent files, AgentDirectory folders and smoke/<key>.yaml.
-  const definitions = await scenarioAgents({
-    stackName: context.stackName,
-    dir: context.dir,
-    fromFiles: context.agents,
-    held,
-    exitCode: 1,
-  });
-  const { targets, skipped } = behaviourTargets(plan, inputs, definitions, held.agents);
-  // Judged scenarios without a judge stop here (exit 2), before any request to the service.
-  const calls = targets.flatMap((t) => t.calls.map((c) => ({ agent: c.agent, scenario: c.scenario })));
-  const judge = await runJudge(calls, context.judge, context.flags, context.stack.name);
-  useConnection(context.connection);
-  const client = serviceClient(context.resolved);
-  // Ctrl+C (or SIGTERM) stops the calls: the plan and its reports are still written, every call marked.
-  const stop = interruption();
-  try {
-    if (targets.length > 0) await checkAccess(client, context.connection);
-    // Progress goes to stderr: stdout may carry the Markdown plan.
-    const results = await previewBehaviour(client, targets, {
-      concurrency: 4,
-      out: process.stderr,
-      signal: stop.signal,
-      judge,
-    });
-    attachBehaviour(plan, targets, skipped, results);
-    // Progress went to stderr; the behaviour's closing count goes there too.
-    const report = behaveReport(plan, targets, results);
-    process.stderr.write(terminalSummary(report));
-    return { report, interrupted: stop.signal.aborted };
-  } finally {
-    stop.release();
-    await judge?.client.close();
-  }
-}
-
-/** The files this run writes (bare names under reports/). */
-function planFiles(values: Partial<Record<"markdown" | "json" | "behave-report" | "html", string>>): string[] {
-  return (["markdown", "json", "behave-report", "html"] as const).flatMap((flag) => {
-    const file = values[flag];
-    return file ? [reportPath(file)] : [];
-  });
 }

@@ -1,29 +1,21 @@
-// `agent-iac smoke`: smoke test calls against the version ids the stack holds.
-import { mkdir, readFile } from "node:fs/promises";
-import path from "node:path";
-import { parse } from "yaml";
-import { formatDiagnostic, loadAgents } from "../definitions/index.ts";
+// `agent-iac smoke`: smoke test calls against the version ids the stack holds. Flags → one typed
+// request → the smoke job (src/usecases) → emitReport.
+import { readOldVersions } from "../compare/index.ts";
 import { CliError } from "../errors/index.ts";
-import { emitReport, type ReportFiles } from "../report/index.ts";
+import type { Judge } from "../judge/index.ts";
+import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
-import {
-  dryRunText,
-  estimate,
-  estimateLine,
-  parseShard,
-  planSmoke,
-  RecordingError,
-  replaySmoke,
-  runSmoke,
-  type Shard,
-} from "../smoke/index.ts";
-import { parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
-import { COMPARE_FLAGS, COMPARE_HELP, checkCompareFlags, compareSmoke } from "./compare.ts";
-import { checkAccess, unknownVersionsNote } from "./connect.ts";
-import { JUDGE_FLAGS, JUDGE_HELP, judgeUsageLine, offlineJudgeSettings, runJudge } from "./judge.ts";
-import { finishedCalls, interrupted, interruption, serviceClient, useConnection, withRetryLines } from "./lifecycle.ts";
-import { scenarioAgents } from "./scenarios.ts";
-import { existingStack, pulumiFailure, stackAgents, staleOutputsNote } from "./stack.ts";
+import { parseShard, planSmoke, replaySmoke } from "../smoke/index.ts";
+import { offlineProject, openSession, runSmokeJob, setupJudge, staleOutputsNote } from "../usecases/index.ts";
+import { type Conversion, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
+import { unknownVersionsNote } from "./connect.ts";
+import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
+import { finishedCalls, interrupted, interruption, printRetry, useConnection } from "./lifecycle.ts";
+
+const shard: Conversion<{ index: number; count: number }> = {
+  expected: "I/N with 1 ≤ I ≤ N (e.g. 2/3)",
+  convert: parseShard,
+};
 
 const SPEC = {
   name: "smoke",
@@ -40,10 +32,14 @@ events and --replay re-evaluates the current expectations against them offline.`
     agent: { type: "string", multiple: true, arg: "KEY", help: "only this agent" },
     scenario: { type: "string", multiple: true, arg: "NAME", help: "only this scenario" },
     "version-id": { type: "string", arg: "ID", help: "call this version instead of the stack's (with one --agent)" },
-    concurrency: { type: "string", default: "4", arg: "N", help: "calls at a time (default: 4)" },
-    junit: { type: "string", arg: "FILE", help: "write a JUnit XML report" },
-    json: { type: "string", arg: "FILE", help: "write a JSON report (transcripts, tool calls, procedures, timings)" },
-    html: { type: "string", arg: "FILE", help: "write a self-contained HTML report (open it in a browser)" },
+    concurrency: {
+      type: "string",
+      default: "4",
+      arg: "N",
+      value: wholeNumber(1),
+      help: "calls at a time (default: 4)",
+    },
+    ...RUN_REPORT_FLAGS,
     live: {
       type: "boolean",
       default: false,
@@ -53,26 +49,44 @@ events and --replay re-evaluates the current expectations against them offline.`
     "dry-run": {
       type: "boolean",
       default: false,
-      help: "print the calls that would be placed and their worst-case call minutes; place none (with --max-call-minutes: exit 2 when over)",
+      help: "print the calls that would be placed (both sides with --compare) and their worst-case call minutes; place none (with --max-call-minutes: exit 2 when over)",
     },
     "max-call-minutes": {
       type: "string",
       arg: "M",
-      help: "refuse (exit 2, before any call) a run whose worst case (Σ iterations × timeout) exceeds M minutes",
+      value: positiveNumber("a positive number of minutes"),
+      help: "refuse (exit 2, before any call) a run whose worst case (Σ iterations × timeout, both sides with --compare) exceeds M minutes",
     },
     shard: {
       type: "string",
       arg: "I/N",
+      value: shard,
       help: "place only shard I of N (a stable hash of agent/scenario/iteration); merge with `report merge`",
     },
-    record: { type: "string", arg: "DIR", help: "write each call's events and scenario to DIR (JSON Lines)" },
+    record: {
+      type: "string",
+      arg: "DIR",
+      help: "write each call's events and scenario to DIR (JSON Lines; with --compare, the new versions' calls)",
+    },
     replay: {
       type: "string",
       arg: "DIR",
       help: "place no call: evaluate the scenarios' current expectations against DIR's recordings",
     },
     ...JUDGE_FLAGS,
-    ...COMPARE_FLAGS,
+    compare: { type: "string", arg: "OLD", help: "also call the old versions in OLD and compare (see below)" },
+    "fail-on": {
+      type: "string",
+      arg: "WHAT",
+      value: oneOf(["failure", "regression"]),
+      help: "with --compare: failure (default) or regression (see below)",
+    },
+    alpha: {
+      type: "string",
+      arg: "A",
+      value: positiveNumber("a significance level between 0 and 0.5 (e.g. 0.05)", 0.5),
+      help: "with --compare: the significance level of the regression tests, Holm-corrected across scenarios (default 0.05)",
+    },
   },
   footer: `connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from the stack's
 secret agents:apiKey (else AGENT_IAC_API_KEY; on a loopback address, the local dev key).
@@ -80,245 +94,156 @@ Each retried request is said on stderr.
 
 ${JUDGE_HELP}
 
-${COMPARE_HELP}
+--compare OLD: OLD is \`pulumi stack output versions --json\` saved before the deploy, or a
+previous smoke --json report. Each scenario runs on the new and the old version (same inputs, both
+pinned, the same shard); the result per scenario and expectation is regression, fixed, still failing
+or unchanged, with the transcript diff, duration and latency deltas and procedure differences. An
+agent with no old version runs as plain smoke and says so. --fail-on failure (default) exits 1 on
+any scenario failing on the new version; --fail-on regression only on a regression. With two or
+more calls of a scenario on each side, a regression is a pass rate significantly lower on the new
+version (one-sided Fisher exact test, Holm-corrected across the run's scenarios at --alpha); a
+verdict that flipped without that evidence is "not significant". Response latency is tested the
+same way (Mann–Whitney U on per-turn latencies) and reported as a shift in ms. Single calls
+compare as flips. A regression fails the run under either --fail-on.
 
 exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed its expectations, threshold,
-sequential test, pass^k or latency bounds (or its sequential test was inconclusive), 2 usage or
-configuration error (unknown agent or scenario, nothing deployed, invalid agent files, a refused API
-key, a worst case over --max-call-minutes, judged scenarios and no judge configured), 3 a call could
-not complete (service unreachable, stream failed after its retries, timeout) or a judged expectation
-could not be judged, 130 interrupted
+sequential test, pass^k or latency bounds (or its sequential test was inconclusive), or the agent or
+scenario files are invalid, 2 usage or configuration error (unknown agent or scenario, nothing
+deployed, a refused API key, a worst case over --max-call-minutes, judged scenarios and no judge
+configured), 3 a call could not complete (service unreachable, stream failed after its retries,
+timeout) or a judged expectation could not be judged, 130 interrupted
 (the reports still list every planned call).`,
 } as const;
 
-function budget(values: { "max-call-minutes"?: string | undefined }): number | undefined {
-  const text = values["max-call-minutes"];
-  if (text === undefined) return undefined;
-  const minutes = Number(text);
-  if (!Number.isFinite(minutes) || minutes <= 0) {
-    throw new CliError(`--max-call-minutes must be a positive number of minutes, not "${text}"`, 2);
+type Parsed = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>;
+
+/** The one typed request of a smoke run. */
+function smokeRequest({ values, typed }: Parsed) {
+  const comparing = values.compare !== undefined;
+  if (!comparing && (values["fail-on"] !== undefined || values.alpha !== undefined)) {
+    throw new CliError(`${values.alpha !== undefined ? "--alpha" : "--fail-on"} needs --compare OLD`, 2);
   }
-  return minutes;
-}
-
-function shardFlag(text: string | undefined): Shard | undefined {
-  if (text === undefined) return undefined;
-  const shard = parseShard(text);
-  if (!shard) throw new CliError(`--shard must be I/N with 1 ≤ I ≤ N (e.g. 2/3), not "${text}"`, 2);
-  return shard;
-}
-
-/** The report files asked for (src/report puts bare names under reports/). */
-function reportFiles(values: { junit?: string | undefined; json?: string | undefined; html?: string | undefined }) {
-  const files: ReportFiles = {};
-  if (values.junit) files.junit = values.junit;
-  if (values.json) files.json = values.json;
-  if (values.html) files.html = values.html;
-  return files;
-}
-
-/** Prints a dry run's calls; refuses (exit 2, before any request) a worst case over the budget. */
-function settleBudget(calls: Parameters<typeof estimate>[0], dryRun: boolean, maxMinutes: number | undefined) {
-  const cost = estimate(calls);
-  if (dryRun) process.stdout.write(dryRunText(calls));
-  if (maxMinutes !== undefined && cost.worstCaseMinutes > maxMinutes) {
-    throw new CliError(
-      `the run's worst case is ${cost.worstCaseMinutes} call minutes${cost.judgeRequests > 0 ? ` and ${cost.judgeRequests} judge request(s)` : ""}, over --max-call-minutes ${maxMinutes}: no call was placed`,
-      2,
-      {
-        hint: "select fewer scenarios (--agent, --scenario), shard the run (--shard I/N), or lower iterations/timeout",
-      },
-    );
+  if (comparing && values["version-id"] !== undefined) {
+    throw new CliError("--compare calls the stack's versions: drop --version-id", 2);
   }
-  return cost;
-}
-
-/** The stack's agents:dir from its Pulumi.<stack>.yaml (a plain value), else agents/: read without Pulumi. */
-async function offlineAgentsDir(stackName: string): Promise<string> {
-  const text = await readFile(`Pulumi.${stackName}.yaml`, "utf8").catch(() => "");
-  let config: Record<string, unknown> | undefined;
-  try {
-    config = (parse(text) as { config?: Record<string, unknown> } | null)?.config;
-  } catch (error) {
-    throw new CliError(`Pulumi.${stackName}.yaml: ${(error as Error).message}`, 2);
+  if (values.replay !== undefined && (values.record !== undefined || values["dry-run"] || typed.shard || comparing)) {
+    throw new CliError("--replay places no call: it takes no --record, --dry-run, --shard or --compare", 2);
   }
-  const dir = config?.["agents:dir"];
-  return path.resolve(typeof dir === "string" ? dir : "agents");
-}
-
-/** `--replay DIR`: the stack's agent files, no stack state and no network. */
-async function replay(values: {
-  stack: string;
-  replay: string;
-  "no-judge-cache"?: boolean | undefined;
-  "judge-cache"?: string | undefined;
-  agent?: string[] | undefined;
-  scenario?: string[] | undefined;
-  junit?: string | undefined;
-  json?: string | undefined;
-  html?: string | undefined;
-}): Promise<number> {
-  const dir = await offlineAgentsDir(values.stack);
-  const { agents, errors } = await loadAgents(dir, { stack: values.stack });
-  if (errors.length > 0) {
-    for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
-    throw new CliError(`${errors.length} error(s) in the agent files`, 2);
-  }
-  // No state offline: smoke/<key>.yaml stands for the agents declared in code.
-  const definitions = await scenarioAgents({ stackName: values.stack, dir, fromFiles: agents });
-  const scenarios = definitions
-    .filter((a) => !values.agent?.length || values.agent.includes(a.key))
-    .flatMap((a) => a.smoke.map((scenario) => ({ agent: a.key, scenario })))
-    .filter((s) => !values.scenario?.length || values.scenario.includes(s.scenario.name));
-  const judge = await runJudge(scenarios, await offlineJudgeSettings(values.stack), values, values.stack);
-  try {
-    const { report } = await replaySmoke({
-      definitions,
-      dir: values.replay,
+  return {
+    stack: values.stack,
+    selection: {
       agents: values.agent,
       scenarios: values.scenario,
-      stack: values.stack,
-      out: process.stdout,
-      judge,
-    });
-    return await emitReport(report, { files: reportFiles(values), out: process.stdout });
-  } finally {
-    await judge?.client.close();
-  }
+      versionId: values["version-id"],
+      allowUnpinned: values["allow-unpinned"],
+      live: values.live,
+    },
+    shard: typed.shard,
+    concurrency: typed.concurrency,
+    maxCallMinutes: typed["max-call-minutes"],
+    dryRun: values["dry-run"],
+    record: values.record,
+    replay: values.replay,
+    compare: comparing
+      ? { file: values.compare as string, failOn: typed["fail-on"] ?? "failure", alpha: typed.alpha }
+      : undefined,
+    judgeCache: judgeCache(values),
+    files: reportFiles(RUN_REPORT_FLAGS, values),
+  };
 }
 
-/**
- * The agents smoke can call: the agent files', those of other AgentDirectory folders and those
- * declared in TypeScript (scenarios in smoke/<key>.yaml), with what the stack holds of each.
- */
-async function smokeAgents(stackName: string, versionId: string | undefined) {
-  const { stack, dir, agents, errors, connection, judge } = await existingStack(stackName, "reading the stack failed");
-  if (errors.length > 0) {
-    for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
-    throw new CliError(`${errors.length} error(s) in the agent files`, 2);
-  }
-  const held = await stackAgents(stack).catch((error: unknown) => {
-    throw pulumiFailure("reading the stack's state failed", error);
-  });
-  if (Object.keys(held.agents).length === 0 && versionId === undefined) {
-    throw new CliError(`stack "${stackName}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
-  }
-  if (held.stale.length > 0) process.stderr.write(staleOutputsNote(stackName, held.stale));
-  const definitions = await scenarioAgents({ stackName, dir, fromFiles: agents, held });
-  return { definitions, held, connection, judge };
-}
+type SmokeRequest = ReturnType<typeof smokeRequest>;
 
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommand(SPEC, argv);
   if (!parsed) return 0;
-  const { values } = parsed;
-  const concurrency = positiveInteger("concurrency", values.concurrency) ?? 4;
-  const comparing = values.compare !== undefined || values["fail-on"] !== undefined || values.alpha !== undefined;
-  if (comparing) checkCompareFlags(values);
-  const maxMinutes = budget(values);
-  const shard = shardFlag(values.shard);
-  if (values.replay !== undefined) {
-    if (values.record !== undefined || values["dry-run"] || shard) {
-      throw new CliError("--replay places no call: it takes no --record, --dry-run or --shard", 2);
-    }
-    return replay({ ...values, replay: values.replay });
+  const request = smokeRequest(parsed);
+  return request.replay === undefined ? smoke(request) : replay({ ...request, replay: request.replay });
+}
+
+async function smoke(request: SmokeRequest): Promise<number> {
+  const session = await openSession(request.stack, { what: "reading the stack failed" });
+  await session.validFiles();
+  const held = await session.held();
+  if (Object.keys(held.agents).length === 0 && request.selection.versionId === undefined) {
+    throw new CliError(`stack "${request.stack}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
   }
-  const { definitions, held, connection, judge: judgeSettings } = await smokeAgents(values.stack, values["version-id"]);
-  const selection = {
-    agents: values.agent,
-    scenarios: values.scenario,
-    versionId: values["version-id"],
-    allowUnpinned: values["allow-unpinned"],
-    live: values.live,
+  if (held.stale.length > 0) process.stderr.write(staleOutputsNote(request.stack, held.stale));
+  const definitions = await session.scenarioAgents(held);
+  const plan = planSmoke(definitions, held.agents, request.selection, request.shard);
+  const placement = request.compare
+    ? { kind: "compare" as const, old: await readOldVersions(request.compare.file), ...request.compare }
+    : { kind: "smoke" as const };
+  useConnection(session.connection);
+  // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
+  // and the reports are still written with every planned call.
+  const stop = interruption();
+  const job = {
+    stack: request.stack,
+    plan,
+    placement,
+    concurrency: request.concurrency,
+    maxCallMinutes: request.maxCallMinutes,
+    dryRun: request.dryRun,
+    announceCost: request.selection.live,
+    recordDir: request.record,
+    judge: { settings: session.judge, cache: request.judgeCache },
+    // Asked for only when calls are placed: a dry run contacts nobody and needs no key.
+    connection: () => requireConnection(session.connection, request.stack),
   };
-  // The budget is settled before any request: a dry run and a refused run contact nobody.
-  const plan = planSmoke(definitions, held.agents, selection, shard);
-  const cost = settleBudget(plan.calls, values["dry-run"], maxMinutes);
-  if (values["dry-run"]) return 0;
-  // A judged run without a judge (or with an untrusted one) stops here, before any request.
-  const judge = await runJudge(
-    plan.calls.map((c) => ({ agent: c.agent, scenario: c.scenario })),
-    judgeSettings,
-    values,
-    values.stack,
-  );
+  const result = await runSmokeJob(job, {
+    out: process.stdout,
+    signal: stop.signal,
+    onRetry: printRetry,
+    onReport: (report) => writeProgress(report, request.files),
+  }).finally(stop.release);
+  if (result.kind === "dry-run") return 0;
+  const exitCode = await emitReport(result.report, { files: request.files, out: process.stdout });
+  process.stdout.write(judgeUsageLine(result.judge, request.judgeCache));
+  if (result.report.interrupted) {
+    const calls = result.report.results;
+    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: Object.values(request.files) });
+  }
+  process.stderr.write(unknownVersionsNote(result.results, held.agents, request.stack));
+  return exitCode;
+}
+
+/** `--replay DIR`: the stack's agent files, no stack state and no network. */
+async function replay(request: SmokeRequest & { replay: string }): Promise<number> {
+  const { definitions, judge: settings } = await offlineProject(request.stack);
+  const scenarios = definitions
+    .filter((a) => !request.selection.agents?.length || request.selection.agents.includes(a.key))
+    .flatMap((a) => a.smoke.map((scenario) => ({ agent: a.key, scenario })))
+    .filter((s) => !request.selection.scenarios?.length || request.selection.scenarios.includes(s.scenario.name));
+  const judge = await setupJudge(scenarios, settings, {
+    cache: request.judgeCache,
+    stack: request.stack,
+    onRetry: printRetry,
+  });
   try {
-    return await placeAndReport(values, {
+    const { report } = await replaySmoke({
       definitions,
-      held,
-      connection,
-      selection,
-      plan,
-      cost,
+      dir: request.replay,
+      agents: request.selection.agents,
+      scenarios: request.selection.scenarios,
+      stack: request.stack,
+      out: process.stdout,
       judge,
-      concurrency,
-      comparing,
     });
+    return await emitReport(report, { files: request.files, out: process.stdout });
   } finally {
     await judge?.client.close();
   }
 }
 
-type Values = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>["values"];
+/** The reports so far, rewritten after every finished call: a run killed part-way leaves what it had. */
+function writeProgress(report: Report, files: ReportFiles): Promise<unknown> {
+  return writeReportFiles(report, files).catch(() => undefined);
+}
 
-async function placeAndReport(
-  values: Values,
-  context: {
-    definitions: Awaited<ReturnType<typeof smokeAgents>>["definitions"];
-    held: Awaited<ReturnType<typeof smokeAgents>>["held"];
-    connection: Awaited<ReturnType<typeof smokeAgents>>["connection"];
-    selection: Parameters<typeof planSmoke>[2];
-    plan: ReturnType<typeof planSmoke>;
-    cost: ReturnType<typeof estimate>;
-    judge: Awaited<ReturnType<typeof runJudge>>;
-    concurrency: number;
-    comparing: boolean;
-  },
-): Promise<number> {
-  const { definitions, held, connection, selection, plan, cost, judge, concurrency, comparing } = context;
-  if (values.record !== undefined) {
-    await mkdir(values.record, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-      throw new CliError(`--record ${values.record}: cannot create the directory (${error.code ?? error.message})`, 2);
-    });
-  }
-  if (values.live) process.stdout.write(`${estimateLine(cost)}\n`);
-  const resolved = requireConnection(connection, values.stack);
-  useConnection(connection);
-  await checkAccess(serviceClient(resolved), connection);
-  const files = reportFiles(values);
-  // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
-  // and the reports are still written with every planned call.
-  const stop = interruption();
-  if (comparing) {
-    const context = { agents: definitions, held, resolved, concurrency, files, signal: stop.signal, judge };
-    return compareSmoke(values, context).finally(stop.release);
-  }
-  const { results, report } = await runSmoke({
-    definitions,
-    outputs: held.agents,
-    selection,
-    plan,
-    ...(values.record ? { recordDir: values.record } : {}),
-    stack: values.stack,
-    connection: withRetryLines(resolved),
-    concurrency,
-    files,
-    out: process.stdout,
-    signal: stop.signal,
-    judge,
-  })
-    .catch((error: unknown) => {
-      // The calls are done and the reports written; the recordings directory is the problem.
-      if (error instanceof RecordingError) throw new CliError(error.message, 3, { cause: error });
-      throw error;
-    })
-    .finally(stop.release);
-  const exitCode = await emitReport(report, { files, out: process.stdout });
-  process.stdout.write(judgeUsageLine(judge));
-  if (report.interrupted) {
-    const calls = report.results;
-    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: Object.values(files) });
-  }
-  process.stderr.write(unknownVersionsNote(results, held.agents, values.stack));
-  return exitCode;
+/** `judge test-model: 3 request(s), 6 vote(s) from the cache` — what judging a run cost. */
+function judgeUsageLine(judge: Judge | undefined, cache: { read: boolean }): string {
+  if (!judge || judge.stats.requests + judge.stats.cached === 0) return "";
+  const note = cache.read ? "" : " (--no-judge-cache)";
+  return `judge ${judge.model}: ${judge.stats.requests} request(s), ${judge.stats.cached} vote(s) from the cache${note}\n`;
 }

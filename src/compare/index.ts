@@ -20,5 +20,5 @@ export {
   recordDeployBase,
 } from "./old-versions.ts";
 export { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
-export { type CompareOptions, runCompare } from "./run.ts";
+export { compareSides, oldSide } from "./run.ts";
 export { DEFAULT_ALPHA, type Evidence, evidenceLines, judgeScenarios } from "./significance.ts";

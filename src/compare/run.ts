@@ -1,44 +1,14 @@
-// `smoke --compare`: every planned call is placed on the new version and, with the same inputs, on
-// the old one (both pinned); the same scenario's two sides are then compared. An agent without an
+// Old versus new: every planned call is placed on the new version and, with the same inputs, on
+// the old one (both pinned; the smoke job places them); the same scenario's two sides are then compared. An agent without an
 // old version (a first deploy, a new agent) runs as plain smoke and the run says so; an agent whose
 // version did not change is called once and serves both sides.
 
-import { type ClientOptions, createClient } from "../api/index.ts";
-import type { AgentDefinition } from "../definitions/index.ts";
-import type { Judge } from "../judge/index.ts";
-import type { HeldAgent } from "../provider/index.ts";
 import type { Report } from "../report/index.ts";
-import {
-  callResult,
-  type PlannedCall,
-  planCalls,
-  runCalls,
-  type ScenarioResult,
-  scenarioSummaries,
-} from "../smoke/index.ts";
+import { callResult, type PlannedCall, type ScenarioResult, scenarioSummaries } from "../smoke/index.ts";
 import { compareScenario } from "./compare.ts";
 import type { OldVersions } from "./old-versions.ts";
 import { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
 import { DEFAULT_ALPHA, judgeScenarios } from "./significance.ts";
-
-type Output = { write(text: string): unknown; isTTY?: boolean; columns?: number };
-
-export type CompareOptions = {
-  definitions: AgentDefinition[];
-  outputs: Record<string, HeldAgent> | undefined;
-  selection: Parameters<typeof planCalls>[2];
-  connection: { baseUrl: string; apiKey: string; serviceVersion?: string; onRetry?: ClientOptions["onRetry"] };
-  old: OldVersions;
-  failOn: FailOn;
-  /** The family-wise error rate of the run's regression tests (default 0.05). */
-  alpha?: number;
-  concurrency: number;
-  stack?: string;
-  out: Output;
-  signal?: AbortSignal;
-  /** Judges `expect.judge` rubrics on both sides (the same cache: an unchanged transcript is not asked twice). */
-  judge?: Judge | undefined;
-};
 
 /** The old side's call: the same scenario and inputs on the old version; procedures found by name (it links older procedural agents). */
 function oldCall(call: PlannedCall, versionId: string): PlannedCall {
@@ -48,11 +18,12 @@ function oldCall(call: PlannedCall, versionId: string): PlannedCall {
   return { ...call, versionId, procedural };
 }
 
-export async function runCompare(
-  options: CompareOptions,
-): Promise<{ scenarios: ComparedScenario[]; notes: string[]; report: Report }> {
-  const newCalls = planCalls(options.definitions, options.outputs, options.selection);
-  const oldVersions = options.old.versions;
+/**
+ * The old side of planned calls: each call again on its agent's old version (the same plan, so the
+ * same shard), none where the version did not change; and the notes on agents with no old version.
+ */
+export function oldSide(newCalls: readonly PlannedCall[], old: OldVersions): { calls: PlannedCall[]; notes: string[] } {
+  const oldVersions = old.versions;
   const notes: string[] = [];
   const agents = [...new Set(newCalls.map((c) => c.agent))];
   const missing = agents.filter((a) => !oldVersions[a]);
@@ -61,44 +32,39 @@ export async function runCompare(
   } else if (missing.length > 0) {
     notes.push(`no old version of ${missing.join(", ")} (new agent${missing.length > 1 ? "s" : ""}): plain smoke`);
   }
-  for (const note of notes) options.out.write(`note: ${note}\n`);
-  const oldCalls = newCalls.flatMap((call) => {
-    const old = oldVersions[call.agent];
-    return old && old !== call.versionId ? [oldCall(call, old)] : [];
+  const calls = newCalls.flatMap((call) => {
+    const version = oldVersions[call.agent];
+    return version && version !== call.versionId ? [oldCall(call, version)] : [];
   });
+  return { calls, notes };
+}
 
-  const client = createClient(options.connection);
-  let newResults: ScenarioResult[] = [];
-  let oldResults: ScenarioResult[] = [];
-  try {
-    const run = (calls: PlannedCall[]) =>
-      runCalls(client, calls, {
-        concurrency: options.concurrency,
-        out: options.out,
-        // The test of old against new needs every planned call of fixed repeats on both sides.
-        earlyDecisions: false,
-        judge: options.judge,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-    if (oldCalls.length > 0) {
-      options.out.write(`old versions (before the deploy), for comparison:\n`);
-      oldResults = await run(oldCalls);
-      options.out.write(`new versions:\n`);
-    }
-    newResults = await run(newCalls);
-  } finally {
-    await client.close();
-  }
-
-  const scenarios = compared(newResults, oldResults, oldVersions, options.alpha ?? DEFAULT_ALPHA);
+/** Both sides' results compared per scenario, and the report value of the comparison. */
+export function compareSides(
+  sides: { newResults: ScenarioResult[]; oldResults: ScenarioResult[]; notes: string[] },
+  options: {
+    old: OldVersions;
+    failOn: FailOn;
+    alpha?: number | undefined;
+    stack?: string;
+    interrupted: boolean;
+    /** The calls are one shard's: each side's thresholds are judged only where already missed. */
+    partial?: boolean;
+  },
+): { scenarios: ComparedScenario[]; report: Report } {
+  const oldVersions = options.old.versions;
+  const scenarios = compared(sides.newResults, sides.oldResults, oldVersions, {
+    alpha: options.alpha ?? DEFAULT_ALPHA,
+    partial: options.partial ?? false,
+  });
   const report = compareReport(scenarios, {
     ...(options.stack ? { stack: options.stack } : {}),
     oldVersions,
-    notes,
+    notes: sides.notes,
     failOn: options.failOn,
-    interrupted: options.signal?.aborted ?? false,
+    interrupted: options.interrupted,
   });
-  return { scenarios, notes, report };
+  return { scenarios, report };
 }
 
 /** Groups both sides by scenario (planned order) and compares those that have an old side. */
@@ -106,12 +72,12 @@ function compared(
   newResults: ScenarioResult[],
   oldResults: ScenarioResult[],
   oldVersions: Record<string, string>,
-  alpha: number,
+  { alpha, partial }: { alpha: number; partial: boolean },
 ): ComparedScenario[] {
   const key = (agent: string, scenario: string) => `${agent}\u0000${scenario}`;
   // Each side's verdicts under the scenarios' thresholds, as plain smoke judges them.
   const verdicts = (results: ScenarioResult[]) =>
-    new Map(scenarioSummaries(results).map((s) => [key(s.agent, s.scenario), s.verdict]));
+    new Map(scenarioSummaries(results, { partial }).map((s) => [key(s.agent, s.scenario), s.verdict]));
   const newVerdicts = verdicts(newResults);
   const oldVerdicts = verdicts(oldResults);
   const groups = new Map<string, ComparedScenario>();

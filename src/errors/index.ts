@@ -11,10 +11,17 @@ export class CliError extends Error {
   readonly exitCode: ExitCode;
   /** What to do about it, printed after the message (e.g. a command to run, or the usage). */
   readonly hint: string | undefined;
-  constructor(message: string, exitCode: ExitCode, options: { hint?: string; cause?: unknown } = {}) {
+  /** Printed before the message (e.g. each invalid file's file:line). */
+  readonly details: string | undefined;
+  constructor(
+    message: string,
+    exitCode: ExitCode,
+    options: { hint?: string | undefined; cause?: unknown; details?: string } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.exitCode = exitCode;
     this.hint = options.hint;
+    this.details = options.details;
   }
 }
 

@@ -29,22 +29,38 @@ type Format = keyof ReportFiles;
 /** Any kind's report value: a run's or live traffic's Report, or the plan. */
 export type AnyReport = Report | Plan;
 
-type Renderers = {
-  files: Partial<Record<Format, (value: never) => string>>;
-  terminal?: (value: never) => string;
-  summary?: (value: never) => string | undefined;
+/** A kind's renderers, typed by its value: the formats it has, its terminal text, its job summary. */
+type Renderers<V> = {
+  files: Partial<Record<Format, (value: V) => string>>;
+  terminal?: (value: V) => string;
+  summary?: (value: V) => string | undefined;
 };
 
-const RUN: Renderers = {
+const RUN: Renderers<Report> = {
   files: { json: reportJson, junit: junitXml, html: htmlReport, markdown: jobSummary },
   terminal: terminalSummary,
   summary: jobSummary,
 };
 
-const behaviour = (plan: Plan) => plan.behave_report;
+/** A plan's behaviour report; a plan without one has no behaviour formats to write. */
+function behaviour(plan: Plan): Report {
+  if (!plan.behave_report) throw new Error("the plan has no behaviour preview to write (it needs --behave)");
+  return plan.behave_report;
+}
 
-/** Each kind's renderers: the formats it has, its terminal text, its job summary. */
-const RENDERERS: Record<string, Renderers> = {
+const PLAN: Renderers<Plan> = {
+  files: {
+    markdown: planMarkdown,
+    json: planJson,
+    behave_json: (plan) => reportJson(behaviour(plan)),
+    html: (plan) => htmlReport(behaviour(plan)),
+  },
+  terminal: planMarkdown,
+  summary: (plan) => (plan.behave_report ? jobSummary(plan.behave_report) : undefined),
+};
+
+/** Each run or traffic kind's renderers. */
+const KINDS: Record<Report["kind"], Renderers<Report>> = {
   smoke: RUN,
   compare: RUN,
   behave: RUN,
@@ -52,22 +68,32 @@ const RENDERERS: Record<string, Renderers> = {
   replay: RUN,
   watch: { files: { json: reportJson, markdown: watchMarkdown }, terminal: watchText, summary: watchMarkdown },
   audit: { files: { json: reportJson, markdown: auditMarkdown }, terminal: auditText, summary: auditMarkdown },
-  plan: {
-    files: {
-      markdown: planMarkdown,
-      json: planJson,
-      behave_json: (plan: Plan) => reportJson(behaviour(plan) as Report),
-      html: (plan: Plan) => htmlReport(behaviour(plan) as Report),
-    },
-    terminal: planMarkdown,
-    summary: (plan: Plan) => (plan.behave_report ? jobSummary(plan.behave_report) : undefined),
-  },
 };
 
-function renderersOf(value: AnyReport): Renderers {
-  const renderers = RENDERERS[value.kind ?? "plan"];
+/** The value's renderers, bound to it: what each format, the terminal and the job summary would say. */
+type Bound = {
+  file(format: Format): (() => string) | undefined;
+  terminal?: () => string;
+  summary?: () => string | undefined;
+};
+
+function bind<V>(renderers: Renderers<V>, value: V): Bound {
+  const { terminal, summary } = renderers;
+  return {
+    file: (format) => {
+      const render = renderers.files[format];
+      return render && (() => render(value));
+    },
+    ...(terminal ? { terminal: () => terminal(value) } : {}),
+    ...(summary ? { summary: () => summary(value) } : {}),
+  };
+}
+
+function renderersOf(value: AnyReport): Bound {
+  if (isPlan(value)) return bind(PLAN, value);
+  const renderers = KINDS[value.kind];
   if (!renderers) throw new Error(`no renderer for a report of kind "${value.kind}"`);
-  return renderers;
+  return bind(renderers, value);
 }
 
 /** A bare file name (no directory) goes under reports/; any other path is used as given. */
@@ -85,14 +111,14 @@ async function writeAtomically(file: string, text: string): Promise<void> {
 
 /** Writes each asked-for format of the report (e.g. after every finished call); returns the files written. */
 export async function writeReportFiles(value: AnyReport, files: ReportFiles): Promise<string[]> {
-  const { files: renderers } = renderersOf(value);
+  const renderers = renderersOf(value);
   const written: string[] = [];
   for (const [format, file] of Object.entries(files) as [Format, string | undefined][]) {
     if (!file) continue;
-    const render = renderers[format] as ((value: AnyReport) => string) | undefined;
+    const render = renderers.file(format);
     if (!render) throw new Error(`a ${value.kind ?? "plan"} report has no ${format} format`);
     const target = reportPath(file);
-    await writeAtomically(target, render(value));
+    await writeAtomically(target, render());
     written.push(target);
   }
   return written;
@@ -117,11 +143,10 @@ export type EmitOptions = {
 export async function emitReport(value: AnyReport, options: EmitOptions = {}): Promise<number> {
   const renderers = renderersOf(value);
   await writeReportFiles(value, options.files ?? {});
-  const summary = (renderers.summary as ((value: AnyReport) => string | undefined) | undefined)?.(value);
+  const summary = renderers.summary?.();
   if (summary !== undefined) await appendJobSummary(summary, options.env ?? process.env);
-  const terminal = renderers.terminal as ((value: AnyReport) => string) | undefined;
   // Text the service sent is data: control characters are shown escaped, our own line breaks stay.
-  if (options.out && terminal) options.out.write(terminalLines(terminal(value)));
+  if (options.out && renderers.terminal) options.out.write(terminalLines(renderers.terminal()));
   return reportExitCode(value);
 }
 

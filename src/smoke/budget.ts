@@ -31,7 +31,7 @@ export function estimateLine(value: Estimate): string {
 export function dryRunText(calls: readonly PlannedCall[]): string {
   const rows = new Map<string, { call: PlannedCall; iterations: number }>();
   for (const call of calls) {
-    const key = `${call.agent}\u0000${call.scenario.name}`;
+    const key = `${call.agent}\u0000${call.versionId}\u0000${call.scenario.name}`;
     const row = rows.get(key);
     if (row) row.iterations++;
     else rows.set(key, { call, iterations: 1 });

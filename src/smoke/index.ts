@@ -1,10 +1,10 @@
 // Pinned-version smoke calls: plan the calls (a shard of them), place them, evaluate, gate
 // (thresholds, latency), record, replay, report.
-import { type ClientOptions, createClient } from "../api/index.ts";
+import { type Client, type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
-import { callLines, type Report, type ReportFiles, reportExitCode, writeReportFiles } from "../report/index.ts";
+import { callLines, type Report, reportExitCode } from "../report/index.ts";
 import { gateOf, type PlannedCall, type Progress } from "./call.ts";
 import { scenarioKey, shardOf } from "./gates.ts";
 import { planCalls, type Selection } from "./plan.ts";
@@ -43,9 +43,21 @@ export function planSmoke(
   selection: Selection,
   shard?: Shard,
 ): SmokePlan {
-  const all = planCalls(definitions, outputs, selection);
+  const all = smokePlanOf(planCalls(definitions, outputs, selection));
+  if (!shard) return all;
+  // A sequential test's calls all go to one shard: it decides on all of them, round by round.
+  const calls = all.calls.filter(
+    (c) =>
+      shardOf(c.agent, c.scenario.name, c.scenario.confidence === undefined ? c.iteration : 1, shard.count) ===
+      shard.index,
+  );
+  return { calls, gates: all.gates, shard };
+}
+
+/** A plan of calls made elsewhere (the behaviour preview's): every planned scenario's gate. */
+export function smokePlanOf(calls: PlannedCall[]): SmokePlan {
   const gates = new Map<string, ScenarioGate>();
-  for (const call of all) {
+  for (const call of calls) {
     const key = scenarioKey(call.agent, call.scenario.name, call.versionId);
     if (!gates.has(key)) {
       gates.set(key, {
@@ -56,27 +68,21 @@ export function planSmoke(
       });
     }
   }
-  const calls = shard
-    ? // A sequential test's calls all go to one shard: it decides on all of them, round by round.
-      all.filter(
-        (c) =>
-          shardOf(c.agent, c.scenario.name, c.scenario.confidence === undefined ? c.iteration : 1, shard.count) ===
-          shard.index,
-      )
-    : all;
-  return { calls, gates, ...(shard ? { shard } : {}) };
+  return { calls, gates };
 }
 
-export type SmokeOptions = {
-  definitions: AgentDefinition[];
-  outputs: Record<string, HeldAgent> | undefined;
-  selection: Selection;
-  /** A plan made beforehand (for the budget check and --dry-run); else planned from the above. */
-  plan?: SmokePlan;
-  connection: { baseUrl: string; apiKey: string; serviceVersion?: string; onRetry?: ClientOptions["onRetry"] };
+/** The calls to place: a plan made beforehand (the smoke job's), or what to plan them from. */
+export type SmokeOptions = (
+  | { plan: SmokePlan }
+  | { definitions: AgentDefinition[]; outputs: Record<string, HeldAgent> | undefined; selection: Selection }
+) & {
+  /** Where to call: a client the caller owns (and closes), or a connection this run opens and closes. */
+  connection: Client | { baseUrl: string; apiKey: string; serviceVersion?: string; onRetry?: ClientOptions["onRetry"] };
   concurrency: number;
-  /** The report files to write (JSON, JUnit, HTML), rewritten after every finished call. */
-  files?: ReportFiles;
+  /** The report so far, after every finished call (e.g. to rewrite the report files as the run goes). */
+  onReport?: (report: Report) => unknown;
+  /** Stop fixed repeats once their verdict cannot change (default true; a comparison needs every call). */
+  earlyDecisions?: boolean;
   /** Writes each call's events and scenario here (JSON Lines, one file per call). */
   recordDir?: string;
   stack?: string;
@@ -92,24 +98,24 @@ export type SmokeOptions = {
 /**
  * Plans (UsageError on a bad selection), places the calls and returns their report (emit it with
  * src/report's `emitReport`: its exit code is 0 every scenario passed its threshold, flaky ones
- * too, 1 one failed, 3 one could not complete, 130 interrupted). The report files are rewritten
- * after every finished call, so a run killed part-way leaves the results it had.
+ * too, 1 one failed, 3 one could not complete, 130 interrupted). `onReport` hears the report after
+ * every finished call, so a run killed part-way can leave the results it had.
  */
 export async function runSmoke(
   options: SmokeOptions,
 ): Promise<{ results: ScenarioResult[]; report: Report; exitCode: number }> {
-  const plan = options.plan ?? planSmoke(options.definitions, options.outputs, options.selection);
-  const client = createClient(options.connection);
+  const plan = "plan" in options ? options.plan : planSmoke(options.definitions, options.outputs, options.selection);
+  const owned = !("conversations" in options.connection);
+  const client = "conversations" in options.connection ? options.connection : createClient(options.connection);
   const meta = {
     gates: plan.gates,
     ...(plan.shard ? { shard: plan.shard } : {}),
     ...(options.stack ? { stack: options.stack } : {}),
   };
-  const files = options.files ?? {};
   let writing: Promise<unknown> = Promise.resolve();
-  // Each write runs after the previous one, even after a failed one.
+  // Each report is handed on after the previous one was taken, even after a failed one.
   const write = (report: Report) => {
-    writing = writing.catch(() => {}).then(() => writeReportFiles(report, files));
+    writing = writing.catch(() => {}).then(() => options.onReport?.(report));
     return writing;
   };
   const recordings: Promise<unknown>[] = [];
@@ -119,6 +125,7 @@ export async function runSmoke(
       concurrency: options.concurrency,
       out: options.out,
       partial: plan.shard !== undefined,
+      ...(options.earlyDecisions === false ? { earlyDecisions: false } : {}),
       keepEnvelopes: options.recordDir !== undefined,
       judge: options.judge,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -138,11 +145,11 @@ export async function runSmoke(
     });
     await Promise.all(recordings);
     const report = buildReport(results, { ...meta, interrupted: options.signal?.aborted ?? false });
-    await write(report);
+    await write(report).catch(() => {});
     if (recordingFailure) throw new RecordingError(recordingFailure);
     return { results, report, exitCode: reportExitCode(report) };
   } finally {
-    await client.close();
+    if (owned) await client.close();
   }
 }
 

@@ -15,6 +15,11 @@ export type Selection = {
   versionId?: string;
   allowUnpinned?: boolean;
   live?: boolean;
+  /**
+   * For a report of calls that will not be placed (a deploy that stopped): an agent the stack does
+   * not hold is planned under this label instead of refused.
+   */
+  notDeployed?: string;
 };
 
 const PINNED = /@v[1-9][0-9]*$/;
@@ -46,7 +51,7 @@ export function planCalls(
     );
     for (const s of scenarios) matchedScenarios.add(s.name);
     if (scenarios.length === 0) continue;
-    const versionId = selection.versionId ?? outputs?.[definition.key]?.version_id;
+    const versionId = selection.versionId ?? outputs?.[definition.key]?.version_id ?? selection.notDeployed;
     if (!versionId) {
       throw new UsageError(
         `no version id for agent "${definition.key}" in the stack outputs: run \`pulumi up\` first, or pass --version-id`,

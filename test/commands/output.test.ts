@@ -1,7 +1,7 @@
 // What the commands print: a failed up's lines without colour codes or JavaScript frames, and a
 // table written page by page.
 import { describe, expect, it } from "vitest";
-import { cleanErrorLines } from "../../src/commands/start-failure.ts";
+import { cleanErrorLines } from "../../src/usecases/index.ts";
 import { TableWriter } from "../../src/commands/table.ts";
 
 describe("cleanErrorLines", () => {

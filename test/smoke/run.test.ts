@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentDefinition } from "../../src/definitions/index.ts";
 import type { HeldAgent } from "../../src/provider/index.ts";
-import { terminalSummary } from "../../src/report/index.ts";
+import { terminalSummary, writeReportFiles } from "../../src/report/index.ts";
 import type { PlannedCall, Progress } from "../../src/smoke/call.ts";
 import { runSmoke } from "../../src/smoke/index.ts";
 import { progressPrinter, StatusLine } from "../../src/smoke/run.ts";
@@ -40,7 +40,7 @@ describe("runSmoke", () => {
       selection: {},
       connection: { baseUrl: sim.url, apiKey: sim.apiKey },
       concurrency: 1,
-      files: { junit: junitFile, json: jsonFile },
+      onReport: (report) => writeReportFiles(report, { junit: junitFile, json: jsonFile }),
       out: { write: (text: string) => (printed += text), isTTY: false },
       signal: AbortSignal.timeout(500),
     });

@@ -2,6 +2,7 @@
 // creation, faults, reset, health, and the delivery sink.
 import { z } from "zod";
 import type { Feedback } from "../../contract/index.ts";
+import type { SimulatorHealth, SimulatorInfo } from "../admin-schema.ts";
 import { createContext, type Sim, type SimContext, type SimPlugin, stopContext } from "../context.ts";
 import { faultRequest } from "../faults.ts";
 import { HttpError, validate } from "../http.ts";
@@ -72,7 +73,8 @@ function health(sim: Sim) {
       }
     : null;
   const ok = persistence?.ok !== false;
-  return { ok, simulator: "agent-iac", profile: options.profile.name, service_id: store.state.service_id, persistence };
+  const body = { ok, simulator: "agent-iac", profile: options.profile.name, service_id: store.state.service_id };
+  return { ...(body satisfies SimulatorHealth), persistence };
 }
 
 export const adminRoutes: SimPlugin = async (app, { sim }) => {
@@ -80,7 +82,10 @@ export const adminRoutes: SimPlugin = async (app, { sim }) => {
     const body = health(sim);
     return reply.code(body.ok ? 200 : 503).send(body);
   });
-  app.get("/_simulator/info", async () => ({ service_id: sim.ctx.store.state.service_id, ...sim.identity }));
+  app.get(
+    "/_simulator/info",
+    async () => ({ service_id: sim.ctx.store.state.service_id, ...sim.identity }) satisfies SimulatorInfo,
+  );
   app.get("/_simulator/agents", async () => {
     const agents = sim.ctx.store.state.agents;
     return {

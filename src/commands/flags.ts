@@ -1,0 +1,114 @@
+// The flags several commands share, declared once: the report files of each report kind (with the
+// format each writes), the judge's cache, the connection and the traffic window.
+import { DEFAULT_CACHE_DIR } from "../judge/index.ts";
+import type { ReportFiles } from "../report/index.ts";
+import { type Flag, STACK_FLAG } from "./args.ts";
+
+type FileFlag = Flag & { type: "string"; format: keyof ReportFiles };
+
+/** smoke, replay, report merge: a run's report. */
+export const RUN_REPORT_FLAGS = {
+  junit: { type: "string", arg: "FILE", format: "junit", help: "write a JUnit XML report" },
+  json: {
+    type: "string",
+    arg: "FILE",
+    format: "json",
+    help: "write a JSON report (transcripts, tool calls, procedures, timings)",
+  },
+  html: {
+    type: "string",
+    arg: "FILE",
+    format: "html",
+    help: "write a self-contained HTML report (open it in a browser)",
+  },
+} as const satisfies Record<string, FileFlag>;
+
+/** watch and audit. */
+export const TRAFFIC_REPORT_FLAGS = {
+  json: {
+    type: "string",
+    arg: "FILE",
+    format: "json",
+    help: "write the JSON report (agent-iac-report, kind watch/audit)",
+  },
+  markdown: {
+    type: "string",
+    arg: "FILE",
+    format: "markdown",
+    help: "write a Markdown report (e.g. for a job summary)",
+  },
+} as const satisfies Record<string, FileFlag>;
+
+/** plan (the behaviour preview's files need --behave). */
+export const PLAN_REPORT_FLAGS = {
+  markdown: { type: "string", arg: "FILE", format: "markdown", help: "write the Markdown plan to FILE" },
+  json: { type: "string", arg: "FILE", format: "json", help: "write the JSON plan to FILE" },
+  "behave-report": {
+    type: "string",
+    arg: "FILE",
+    format: "behave_json",
+    help: "with --behave: write its calls as a JSON report (kind behave)",
+  },
+  html: {
+    type: "string",
+    arg: "FILE",
+    format: "html",
+    help: "with --behave: write its calls as a self-contained HTML report",
+  },
+} as const satisfies Record<string, FileFlag>;
+
+/** The files the flags ask for, by format. */
+export function reportFiles(flags: Record<string, FileFlag>, values: Record<string, unknown>): ReportFiles {
+  const files: ReportFiles = {};
+  for (const [name, flag] of Object.entries(flags)) {
+    const file = values[name];
+    if (typeof file === "string" && file !== "") files[flag.format] = file;
+  }
+  return files;
+}
+
+/** Every command that runs scenarios takes these for the judge. */
+export const JUDGE_FLAGS = {
+  "no-judge-cache": {
+    type: "boolean",
+    default: false,
+    help: "ask the judge again for every vote (the cache is not read; new answers are still stored)",
+  },
+  "judge-cache": {
+    type: "string",
+    arg: "DIR",
+    help: `where judge votes and the last \`judge check\` results are kept (default: ${DEFAULT_CACHE_DIR})`,
+  },
+} as const satisfies Record<string, Flag>;
+
+export const JUDGE_HELP = `judge: scenarios with expect.judge send each call's transcript to the judge endpoint the stack
+names (agents:judgeBaseUrl, agents:judgeModel, the secret agents:judgeApiKey; else
+AGENT_IAC_JUDGE_BASE_URL, AGENT_IAC_JUDGE_MODEL, AGENT_IAC_JUDGE_API_KEY) — nothing judges by default.`;
+
+/** The judge cache as the flags ask for it. */
+export const judgeCache = (values: { "no-judge-cache"?: boolean | undefined; "judge-cache"?: string | undefined }) => ({
+  dir: values["judge-cache"],
+  read: !values["no-judge-cache"],
+});
+
+export const CONNECTION_FLAGS = {
+  stack: STACK_FLAG,
+  "base-url": { type: "string", arg: "URL", help: "the service address, instead of the stack's" },
+} as const satisfies Record<string, Flag>;
+
+export const CONNECTION_HELP = `connection: the stack's agents:baseUrl and agents:apiKey, else AGENT_IAC_BASE_URL and
+AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The key is never a flag.
+
+exit codes: 0 done, 2 usage or configuration error (also a refused key, 400 or 404 from the
+service), 3 service unreachable, failing, or the stream failed.`;
+
+/** watch and audit: the window of traffic read. */
+export const WINDOW_FLAGS = {
+  since: {
+    type: "string",
+    arg: "DURATION",
+    help: "calls created in the last DURATION (30m, 24h, 7d, 1h30m; default 24h)",
+  },
+  from: { type: "string", arg: "T", help: "calls created at or after T (ISO 8601), instead of --since" },
+  to: { type: "string", arg: "T", help: "… and before T (default: now)" },
+} as const satisfies Record<string, Flag>;

@@ -1,0 +1,250 @@
+// The stack session: the one way a command opens a stack and reads what it holds — its config
+// (Pulumi's own, secrets decrypted), the agent files of its agents:dir, its connection, judge and
+// policy settings, the agents its state holds and their scenarios. Offline readers (no Pulumi:
+// replay, and the operator commands before a stack exists) read Pulumi.<stack>.yaml here too, and
+// nowhere else.
+import { existsSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { parse } from "yaml";
+import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
+import {
+  type AgentDefinition,
+  type Diagnostic,
+  declaredAgents,
+  loadAgents,
+  SCENARIO_DIR,
+} from "../definitions/index.ts";
+import { CliError } from "../errors/index.ts";
+import { type HeldAgent, type StateResource, stateAgents } from "../provider/index.ts";
+import {
+  type ConfigReader,
+  type Connection,
+  configMapReader,
+  type JudgeSettings,
+  policyPackOptions,
+  resolveConnection,
+  resolveJudge,
+} from "../settings/index.ts";
+import { openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
+import { AgentFilesInvalid, BackendFailure, ConfigurationError, StackMissing, UseCaseError } from "./errors.ts";
+
+export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
+
+/** What the stack's state holds: its agents, which of them the outputs pin differently, its AgentDirectory folders. */
+export type HeldAgents = { agents: Record<string, HeldAgent>; stale: string[]; directories: string[] };
+
+export type StackSession = {
+  name: string;
+  stack: Stack;
+  /** The Pulumi environment the stack was opened with (backend, passphrase). */
+  env: Record<string, string>;
+  config: StackConfig;
+  settings: ConfigReader;
+  /** The stack's agents:dir, absolute. */
+  dir: string;
+  /** The agent files (read once, when first asked for): the definitions and every problem at its file:line. */
+  agentFiles(): Promise<{ agents: AgentDefinition[]; errors: Diagnostic[] }>;
+  connection: Connection;
+  judge: JudgeSettings;
+  /** The Automation API's policy pack options for a preview or up (none when the stack names no pack). */
+  policy(): ReturnType<typeof policyPackOptions>;
+  /** The agent files, or AgentFilesInvalid (`consequence`: e.g. "; nothing was previewed"). */
+  validFiles(consequence?: string): Promise<AgentDefinition[]>;
+  held(): Promise<HeldAgents>;
+  /** Every agent with its scenarios (agent files, AgentDirectory folders, smoke/<key>.yaml). */
+  scenarioAgents(held?: HeldAgents): Promise<AgentDefinition[]>;
+};
+
+/** `what` names the failure of a Pulumi call ("the preview failed"). Never creates a stack unless `create`. */
+export async function openSession(
+  name: string,
+  options: { what?: string; create?: boolean; workDir?: string } = {},
+): Promise<StackSession> {
+  const workDir = options.workDir ?? process.cwd();
+  const env = pulumiEnvironment();
+  let stack: Stack;
+  let config: StackConfig;
+  try {
+    stack = await openStack({ stackName: name, workDir, create: options.create ?? false, env });
+    config = await stack.getAllConfig();
+  } catch (error) {
+    throw backendError(options.what ?? `opening stack ${name} failed`, error, name);
+  }
+  const settings = configMapReader(config);
+  const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
+  let files: ReturnType<typeof agentFilesOf> | undefined;
+  const agentFiles = () => {
+    files ??= agentFilesOf(name, config["agents:dir"]?.value, workDir);
+    return files;
+  };
+  const session: StackSession = {
+    name,
+    stack,
+    env,
+    config,
+    settings,
+    dir,
+    agentFiles,
+    connection: resolveConnection(settings),
+    judge: resolveJudge(settings),
+    policy: () => policyPackOptions(settings, workDir),
+    validFiles: async (consequence = "") => {
+      const { agents, errors } = await agentFiles();
+      if (errors.length > 0) throw new AgentFilesInvalid(errors, "the agent files", consequence);
+      return agents;
+    },
+    held: () =>
+      stackAgents(stack).catch((error: unknown) => {
+        throw backendError("reading the stack's state failed", error, name);
+      }),
+    scenarioAgents: async (held) =>
+      scenarioAgents({ stackName: name, dir, fromFiles: await session.validFiles(), held }),
+  };
+  return session;
+}
+
+/** A failure of the Pulumi CLI in its own lines; a missing stack as such. */
+export function backendError(what: string, error: unknown, stackName?: string): unknown {
+  if (error instanceof UseCaseError) return error;
+  if (stackName !== undefined && /no stack named/i.test(String(error))) return new StackMissing(stackName, error);
+  if (isTyped(error)) return error;
+  return new BackendFailure(`${what}: ${pulumiErrorSummary(error)}`, error);
+}
+
+/** An error of ours that already says what happened (a toolchain error, a refused setting). */
+const isTyped = (error: unknown): boolean =>
+  error instanceof CliError || String((error as { code?: unknown } | null)?.code ?? "").startsWith("AGENT_IAC_");
+
+/** The agent files of a directory setting (default agents/); a project that declares agents only in code has none. */
+async function agentFilesOf(
+  stackName: string,
+  setting: string | undefined,
+  workDir: string,
+): Promise<{ dir: string; agents: AgentDefinition[]; errors: Diagnostic[] }> {
+  const dir = path.resolve(workDir, setting ?? "agents");
+  if (setting === undefined && !existsSync(dir)) return { dir, agents: [], errors: [] };
+  return { dir, ...(await loadAgents(dir, { stack: stackName })) };
+}
+
+/** The plain values of Pulumi.<stack>.yaml (a secret there cannot be read without Pulumi). */
+export async function stackFileConfig(stackName: string, workDir = process.cwd()): Promise<StackConfig> {
+  const file = path.join(workDir, `Pulumi.${stackName}.yaml`);
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) throw new StackMissing(stackName);
+  let values: Record<string, unknown>;
+  try {
+    values = (parse(text) as { config?: Record<string, unknown> } | null)?.config ?? {};
+  } catch (error) {
+    throw new ConfigurationError(`Pulumi.${stackName}.yaml: ${(error as Error).message}`);
+  }
+  return Object.fromEntries(
+    Object.entries(values).flatMap(([key, value]) => (typeof value === "string" ? [[key, { value }]] : [])),
+  );
+}
+
+/** A stack's config (secrets decrypted); where the stack is not created yet, its Pulumi.<stack>.yaml's plain values. */
+export async function stackConfigOrFile(stackName: string): Promise<StackConfig> {
+  try {
+    const stack = await openStack({ stackName, workDir: process.cwd(), create: false, env: pulumiEnvironment() });
+    return await stack.getAllConfig();
+  } catch (error) {
+    const failure = backendError(`reading stack ${stackName} failed`, error, stackName);
+    if (!(failure instanceof StackMissing)) throw failure;
+    return await stackFileConfig(stackName);
+  }
+}
+
+/**
+ * The connection of a stack for the commands that only talk to the service (lists, events). Where
+ * the stack has not been created on this backend yet (a fresh clone running `npm run service`),
+ * the plain values of its Pulumi.<stack>.yaml stand in.
+ */
+export async function stackConnection(stackName: string, overrides: { baseUrl?: string } = {}): Promise<Connection> {
+  if (overrides.baseUrl) return resolveConnection(() => undefined, process.env, overrides);
+  return resolveConnection(configMapReader(await stackConfigOrFile(stackName)), process.env, overrides);
+}
+
+/** Offline (replay): the stack's agent files and judge settings from Pulumi.<stack>.yaml, no Pulumi and no network. */
+export async function offlineProject(stackName: string) {
+  const config = await stackFileConfig(stackName).catch((error: unknown) => {
+    if (error instanceof StackMissing) return {} as StackConfig;
+    throw error;
+  });
+  const { dir, agents, errors } = await agentFilesOf(stackName, config["agents:dir"]?.value, process.cwd());
+  if (errors.length > 0) throw new AgentFilesInvalid(errors);
+  // No state offline: smoke/<key>.yaml stands for the agents declared in code.
+  const definitions = await scenarioAgents({ stackName, dir, fromFiles: agents });
+  return { dir, definitions, judge: resolveJudge(configMapReader(config)) };
+}
+
+/**
+ * The agents the stack's state holds (what the last update, even a failed or interrupted one,
+ * created), and which of them the stack outputs (written by the last successful update only) pin
+ * differently.
+ */
+async function stackAgents(stack: Stack): Promise<HeldAgents> {
+  const state = await stack.exportStack();
+  const agents = stateAgents(state.deployment);
+  // The agent-file directories of the program's AgentDirectory components (their `dir` output).
+  const directories: string[] = [];
+  for (const resource of (state.deployment?.resources ?? []) as StateResource[]) {
+    if (resource.type === AGENT_DIRECTORY_TYPE && typeof resource.outputs?.dir === "string") {
+      directories.push(resource.outputs.dir);
+    }
+  }
+  // Agents a program declares without listing them in an `agents` output are not stale.
+  const outputs = ((await stack.outputs()).agents?.value ?? {}) as Record<string, { version_id?: string } | undefined>;
+  const stale = Object.keys(agents).filter(
+    (key) => outputs[key] !== undefined && outputs[key]?.version_id !== agents[key]?.version_id,
+  );
+  return { agents, stale, directories };
+}
+
+/** Said when the outputs lag the state: smoke calls what the stack holds. */
+export function staleOutputsNote(stack: string, stale: string[]): string {
+  return (
+    `note: the outputs of stack ${stack} are from an earlier update (the last one failed or was interrupted); ` +
+    `the stack holds other versions of ${stale.join(", ")}: calling the versions the stack holds.\n`
+  );
+}
+
+type ScenarioSources = {
+  stackName: string;
+  /** The stack's agents:dir, absolute; its files are `fromFiles`, already read. */
+  dir: string;
+  fromFiles: AgentDefinition[];
+  /** What the state holds; without it (offline), every smoke/<key>.yaml stands for an agent declared in code. */
+  held?: { agents: Record<string, HeldAgent>; directories: string[] } | undefined;
+};
+
+/**
+ * The one scenario loader: every use case that plays scenarios reads them here, from the agent
+ * files, the other folders the stack's AgentDirectory components deploy, and smoke/<key>.yaml for
+ * agents declared in TypeScript. Problems are AgentFilesInvalid, each at its file:line.
+ */
+async function scenarioAgents(sources: ScenarioSources): Promise<AgentDefinition[]> {
+  const projectDir = process.cwd();
+  const held = sources.held ?? { agents: await scenarioFileAgents(projectDir), directories: [] };
+  const declared = await declaredAgents({
+    projectDir,
+    stack: sources.stackName,
+    held: held.agents,
+    directories: held.directories,
+    fromFiles: sources.fromFiles,
+    loadedDir: sources.dir,
+  });
+  if (declared.errors.length > 0) throw new AgentFilesInvalid(declared.errors, "the scenario files");
+  return [...sources.fromFiles, ...declared.agents];
+}
+
+/** Offline: smoke/<key>.yaml files name conversational agents declared in code. */
+async function scenarioFileAgents(projectDir: string): Promise<Record<string, Pick<HeldAgent, "kind" | "name">>> {
+  const names = await readdir(path.join(projectDir, SCENARIO_DIR)).catch(() => [] as string[]);
+  return Object.fromEntries(
+    names
+      .filter((name) => name.endsWith(".yaml"))
+      .map((name) => name.slice(0, -".yaml".length))
+      .map((key) => [key, { kind: "conversational" as const, name: key }]),
+  );
+}

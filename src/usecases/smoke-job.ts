@@ -1,0 +1,177 @@
+// The one smoke job. `smoke`, `smoke --compare`, `npm start`'s smoke phase and `plan --behave` all
+// run it: it takes one plan (the selection, the shard and the iterations, made once) and runs
+// budget → judge setup → access check → place (plain, old-vs-new on that same plan, or the
+// proposed config) → record → the report value. A run stopped before it places anything still
+// gets its report from the plan: every planned call not run.
+import { mkdir } from "node:fs/promises";
+import { type Client, createClient, NotFoundError, type RetryNotice } from "../api/index.ts";
+import { compareSides, type FailOn, type OldVersions, oldSide } from "../compare/index.ts";
+import type { Judge } from "../judge/index.ts";
+import type { Report } from "../report/index.ts";
+import type { JudgeSettings, ResolvedConnection } from "../settings/index.ts";
+import {
+  dryRunText,
+  type Estimate,
+  estimate,
+  estimateLine,
+  type PlannedCall,
+  runSmoke,
+  type ScenarioResult,
+  type SmokePlan,
+} from "../smoke/index.ts";
+import { ConfigurationError, OverBudget } from "./errors.ts";
+import { type JudgeCacheOptions, setupJudge } from "./judge.ts";
+
+/** How the plan's calls are placed. */
+export type Placement =
+  | { kind: "smoke" }
+  /** Each call also on its agent's old version (the same plan, so the same shard). */
+  | { kind: "compare"; old: OldVersions; failOn: FailOn; alpha?: number | undefined }
+  /** The calls carry the proposed config (plan --behave); `report` makes the preview's report value. */
+  | { kind: "behave"; report: (results: ScenarioResult[]) => Report };
+
+export type SmokeJob = {
+  stack: string;
+  plan: SmokePlan;
+  placement: Placement;
+  concurrency: number;
+  /** Refuse (before any request) a worst case over this many call minutes. */
+  maxCallMinutes?: number | undefined;
+  /** Say the calls and their worst case; place none. */
+  dryRun?: boolean;
+  /** Say the worst case before placing (live calls cost money). */
+  announceCost?: boolean;
+  /** Write each (new-side) call's events and scenario here. */
+  recordDir?: string | undefined;
+  judge: { settings: JudgeSettings; cache?: JudgeCacheOptions };
+  /** Where to place the calls; asked for only when calls are placed (a dry run needs no key). */
+  connection: () => ResolvedConnection;
+};
+
+export type JobIO = {
+  /** Progress and each call's lines. */
+  out: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+  /** Stops the calls: those in flight end interrupted, the rest not run; the report still holds every call. */
+  signal: AbortSignal;
+  onRetry?: (notice: RetryNotice) => void;
+  /** The report so far, after every finished call of a plain run. */
+  onReport?: (report: Report) => unknown;
+};
+
+export type JobResult =
+  | { kind: "dry-run"; cost: Estimate }
+  | {
+      kind: "ran";
+      report: Report;
+      cost: Estimate;
+      /** The new side's results (the only side of a plain run). */
+      results: ScenarioResult[];
+      oldResults: ScenarioResult[];
+      judge: Judge | undefined;
+    };
+
+/** Which calls the plan places on each side; the dry run and the budget count both. */
+function sides(job: SmokeJob): { newCalls: PlannedCall[]; oldCalls: PlannedCall[]; notes: string[] } {
+  if (job.placement.kind !== "compare") return { newCalls: job.plan.calls, oldCalls: [], notes: [] };
+  const old = oldSide(job.plan.calls, job.placement.old);
+  return { newCalls: job.plan.calls, oldCalls: old.calls, notes: old.notes };
+}
+
+export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> {
+  const { newCalls, oldCalls, notes } = sides(job);
+  const all = [...oldCalls, ...newCalls];
+  const cost = estimate(all);
+  if (job.dryRun) io.out.write(dryRunText(all));
+  if (job.maxCallMinutes !== undefined && cost.worstCaseMinutes > job.maxCallMinutes) {
+    throw new OverBudget(cost, job.maxCallMinutes);
+  }
+  if (job.dryRun) return { kind: "dry-run", cost };
+  const connection = job.connection();
+  // A judged run without a judge (or with an untrusted one) stops here, before any request.
+  const judge = await setupJudge(
+    newCalls.map((c) => ({ agent: c.agent, scenario: c.scenario })),
+    job.judge.settings,
+    { ...(job.judge.cache ? { cache: job.judge.cache } : {}), stack: job.stack, ...onRetry(io) },
+  );
+  const client = createClient({ ...connection, ...onRetry(io) });
+  try {
+    if (job.recordDir !== undefined) await recordingDirectory(job.recordDir);
+    if (job.announceCost) io.out.write(`${estimateLine(cost)}\n`);
+    if (newCalls.length > 0) await checkAccess(client);
+    const placed = await place(job, { newCalls, oldCalls, notes }, { client, judge, io });
+    return { kind: "ran", cost, judge, ...placed };
+  } finally {
+    await client.close();
+    await judge?.client.close();
+  }
+}
+
+const onRetry = (io: JobIO) => (io.onRetry ? { onRetry: io.onRetry } : {});
+
+type Sides = ReturnType<typeof sides>;
+type Context = { client: Client; judge: Judge | undefined; io: JobIO };
+
+async function place(job: SmokeJob, { newCalls, oldCalls, notes }: Sides, { client, judge, io }: Context) {
+  const run = (calls: PlannedCall[], extra: { earlyDecisions?: boolean; record?: boolean; onReport?: boolean }) =>
+    runSmoke({
+      plan: { ...job.plan, calls },
+      connection: client,
+      concurrency: job.concurrency,
+      stack: job.stack,
+      out: io.out,
+      signal: io.signal,
+      judge,
+      ...(extra.earlyDecisions === false ? { earlyDecisions: false } : {}),
+      ...(extra.record && job.recordDir !== undefined ? { recordDir: job.recordDir } : {}),
+      ...(extra.onReport && io.onReport ? { onReport: io.onReport } : {}),
+    });
+  const { placement } = job;
+  if (placement.kind === "smoke") {
+    const { results, report } = await run(newCalls, { record: true, onReport: true });
+    return { report, results, oldResults: [] };
+  }
+  if (placement.kind === "behave") {
+    const { results } = await run(newCalls, {});
+    return { report: placement.report(results), results, oldResults: [] };
+  }
+  for (const note of notes) io.out.write(`note: ${note}\n`);
+  // The test of old against new needs every planned call of fixed repeats on both sides.
+  let oldResults: ScenarioResult[] = [];
+  if (oldCalls.length > 0) {
+    io.out.write("old versions (before the deploy), for comparison:\n");
+    oldResults = (await run(oldCalls, { earlyDecisions: false })).results;
+    io.out.write("new versions:\n");
+  }
+  const results = (await run(newCalls, { earlyDecisions: false, record: true })).results;
+  const { report } = compareSides(
+    { newResults: results, oldResults, notes },
+    {
+      old: placement.old,
+      failOn: placement.failOn,
+      alpha: placement.alpha,
+      stack: job.stack,
+      interrupted: io.signal.aborted,
+      partial: job.plan.shard !== undefined,
+    },
+  );
+  return { report, results, oldResults };
+}
+
+async function recordingDirectory(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    throw new ConfigurationError(`${dir}: cannot create the recordings directory (${error.code ?? error.message})`);
+  });
+}
+
+/**
+ * Fails early, before any call is placed, when the service cannot be reached or refuses the key
+ * (the command says it in the connection's terms). A service without the list lets the calls tell.
+ */
+export async function checkAccess(client: Client): Promise<void> {
+  try {
+    for await (const _ of client.conversations.list().pages()) break;
+  } catch (error) {
+    if (error instanceof NotFoundError) return;
+    throw error;
+  }
+}
