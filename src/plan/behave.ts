@@ -13,6 +13,7 @@ import {
   type AgentPlan,
   type BehaveSummary,
   type BehaviourScenario,
+  evaluated,
   type Plan,
   type Report,
   runReport,
@@ -168,13 +169,16 @@ export function attachBehaviour(
     );
     const entry = byAgent.get(target.agent);
     const passed = scenarios.filter((s) => s.status === "passed").length;
+    const notRun = scenarios.filter((s) => s.status === "not_run").length;
     if (entry) {
       entry.behaviour = {
         previewed: true,
         version_id: target.versionId,
         override_sections: target.sections,
         passed,
-        failed: scenarios.length - passed,
+        // A scenario none of whose calls was placed neither passed nor failed.
+        failed: scenarios.length - passed - notRun,
+        ...(notRun > 0 ? { not_run: notRun } : {}),
         scenarios,
       };
     }
@@ -182,6 +186,7 @@ export function attachBehaviour(
     summary.passed += passed;
     summary.failed += scenarios.filter((s) => s.status === "failed").length;
     summary.errors += scenarios.filter((s) => s.status === "error").length;
+    if (notRun > 0) summary.not_run = (summary.not_run ?? 0) + notRun;
   }
   plan.behave = summary;
   return plan;
@@ -195,8 +200,8 @@ function scenarioResults(
   const byScenario = new Map<string, ScenarioResult[]>();
   for (const r of results) byScenario.set(r.scenario, [...(byScenario.get(r.scenario) ?? []), r]);
   return [...byScenario].map(([scenario, calls]) => {
-    const passes = calls.filter((c) => c.status === "passed").length;
-    const errored = calls.find((c) => c.status === "error");
+    const passes = calls.filter((c) => c.outcome.kind === "passed").length;
+    const errored = calls.find((c) => !evaluated(c.outcome.kind));
     const verdict = verdictOf(scenario) ?? (errored ? "error" : "failed");
     const unmet = new Map<string, UnmetExpectation>();
     for (const call of calls) {
@@ -205,7 +210,7 @@ function scenarioResults(
           unmet.set(a.description, { description: a.description, detail: a.detail ?? null, context: a.context ?? [] });
         }
       }
-      if (call.status === "failed" && call.assertions.length === 0) {
+      if (call.outcome.kind === "failed" && call.assertions.length === 0) {
         unmet.set("nothing was checked", {
           description: "nothing was checked",
           detail: "the scenario evaluated no assertion",
@@ -216,7 +221,7 @@ function scenarioResults(
     return {
       scenario,
       // The scenario's verdict under its threshold, as every report counts it (a flaky one passed).
-      status: verdict === "error" ? "error" : verdict === "passed" || verdict === "flaky" ? "passed" : "failed",
+      status: behaviourStatus(verdict),
       iterations: calls.length,
       passes,
       conversation_ids: calls.flatMap((c) => (c.conversationId ? [c.conversationId] : [])),
@@ -224,6 +229,13 @@ function scenarioResults(
       error: errored?.error ?? null,
     };
   });
+}
+
+/** A previewed scenario's status from its verdict: a flaky one passed; one whose calls were never placed did not run. */
+function behaviourStatus(verdict: string): BehaviourScenario["status"] {
+  if (verdict === "passed" || verdict === "flaky") return "passed";
+  if (verdict === "error" || verdict === "not_run") return verdict;
+  return "failed";
 }
 
 /** The behaviour preview as the shared JSON report (kind "behave"), for the HTML report and scripts. */

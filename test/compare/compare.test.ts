@@ -202,6 +202,7 @@ describe("the comparison report", () => {
     conversationId: side === "old" ? "conv_old" : "conv_new",
     transport: "sse",
     status: passed ? "passed" : "failed",
+    outcome: { kind: passed ? "passed" : "failed" },
     assertions: [{ description: "calls tool b", passed, ...(passed ? {} : { detail: "b was never called" }) }],
     timings: { durationMs: 900 },
   });
