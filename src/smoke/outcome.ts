@@ -57,17 +57,20 @@ export function failureOutcome(
   if (at.timedOut) return { kind: "error", stage: at.stage, ...request, code: OUTCOME_CODES.timeout };
   if (error instanceof StreamClosedError) return { kind: "error", stage: at.stage, code: OUTCOME_CODES.streamClosed };
   if (!(error instanceof ApiError)) return { kind: "error", stage: at.stage };
+  // A stream that gave up reconnecting wraps its last failure: the facts are that failure's.
+  let last: ApiError = error;
+  while (last.cause instanceof ApiError) last = last.cause;
   const code =
-    error instanceof ConnectionError
-      ? error.code
-      : error instanceof TimeoutError
+    last instanceof ConnectionError
+      ? last.code
+      : last instanceof TimeoutError
         ? OUTCOME_CODES.requestTimeout
-        : serviceCode(error.body);
+        : serviceCode(last.body);
   return {
     kind: "error",
     stage: at.stage,
     ...request,
-    ...(error.status === undefined ? {} : { httpStatus: error.status }),
+    ...(last.status === undefined ? {} : { httpStatus: last.status }),
     ...(code ? { code } : {}),
   };
 }
