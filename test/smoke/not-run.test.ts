@@ -105,7 +105,7 @@ describe("notRunReport", () => {
 
     const html = htmlReport(report);
     expect(html.match(/data-outcome="not_run"/g)).toHaveLength(n);
-    expect(html).toContain('data-summary="calls_not_run">' + n + "<");
+    expect(html).toContain(`data-summary="calls_not_run">${n}<`);
     expect(html).toContain("<strong>Not run:</strong>");
     expect(html).toMatch(/<p class="headline" data-exit-code="3" data-mark="❌">/);
 
