@@ -151,7 +151,7 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
     }
     const report = reportSchema.parse(JSON.parse(await readFile(path.join(reportsDir(), "smoke.json"), "utf8")));
     expect(report.results.length).toBe(Number(/of (\d+) calls/.exec(line)?.[1]));
-    expect(report.results.every((r) => r.status === "error" && /^not run\b/.test(r.error ?? ""))).toBe(true);
+    expect(report.results.every((r) => r.status === "not_run" && r.outcome.kind === "not_run")).toBe(true);
   });
 
   it("`plan --behave` stopped by SIGINT: exit 130, one line, the behaviour report is this run's with every call", async () => {

@@ -6,6 +6,7 @@ import { CliError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { terminalText } from "../render/index.ts";
 import type { Connection } from "../settings/index.ts";
+import { type CallOutcome, unknownVersionCalls } from "../smoke/index.ts";
 
 /** A connection failure or a refused key, with what to do about it; anything else unchanged. */
 export function explainServiceError(error: unknown, connection: Connection): unknown {
@@ -30,18 +31,16 @@ export function explainServiceError(error: unknown, connection: Connection): unk
 
 /** Calls that failed because the service does not know the pinned version: by agent key, with the recovery. */
 export function unknownVersionsNote(
-  results: { agent: string; versionId: string; status: string; error?: string | undefined }[],
+  results: readonly { agent: string; versionId: string; outcome: CallOutcome }[],
   agents: Record<string, HeldAgent>,
   stack: string,
 ): string {
   const unknown = new Map<string, string>();
   const given = new Map<string, string>();
-  for (const result of results) {
-    if (result.status === "error" && /POST \/conversations → 404/.test(result.error ?? "")) {
-      // A version the stack does not pin (--version-id) is a wrong id, not lost data.
-      if (agents[result.agent]?.version_id === result.versionId) unknown.set(result.agent, result.versionId);
-      else given.set(result.agent, result.versionId);
-    }
+  for (const result of unknownVersionCalls(results)) {
+    // A version the stack does not pin (--version-id) is a wrong id, not lost data.
+    if (agents[result.agent]?.version_id === result.versionId) unknown.set(result.agent, result.versionId);
+    else given.set(result.agent, result.versionId);
   }
   const notes = [...given].map(([key, version]) => {
     const pinned = agents[key]?.version_id;

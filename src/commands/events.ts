@@ -3,10 +3,10 @@ import { displayUrl } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { jsonLine, transcriptPrinter } from "../render/index.ts";
 import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
+import { stackConnection } from "../usecases/index.ts";
 import { parseCommand } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
 import { interruptedWhile, interruption, serviceClient, useConnection } from "./lifecycle.ts";
-import { stackConnection } from "../usecases/index.ts";
 
 const SPEC = {
   name: "events",

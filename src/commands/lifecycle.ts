@@ -11,6 +11,7 @@ import path from "node:path";
 import type { Client, RetryNotice } from "../api/index.ts";
 import { createClient } from "../api/index.ts";
 import { CliError, retryLine } from "../errors/index.ts";
+import { type CallOutcomeKind, finishedCalls as countFinished } from "../report/index.ts";
 import type { Connection, ResolvedConnection } from "../settings/index.ts";
 import { explainServiceError } from "./connect.ts";
 
@@ -114,8 +115,8 @@ export function interruptedWhile(what: string): Interrupted {
 }
 
 /** The calls of a run that ended on their own: not stopped by the interruption, not left unplaced. */
-export function finishedCalls(results: readonly { status: string; error?: string | undefined | null }[]): number {
-  return results.filter((r) => !(r.status === "error" && /^(interrupted|not run)\b/.test(r.error ?? ""))).length;
+export function finishedCalls(results: readonly { outcome: { kind: CallOutcomeKind } }[]): number {
+  return countFinished(results);
 }
 
 export const printRetry = (notice: RetryNotice): void => {

@@ -7,11 +7,11 @@ import type { Client, PagedList } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { jsonLine, terminalText } from "../render/index.ts";
 import { requireConnection } from "../settings/index.ts";
-import { type CommandSpec, type Flag, parseCommand, suggestion, wholeNumber } from "./args.ts";
-import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
-import { followEvents } from "./events.ts";
-import { serviceClient, useConnection } from "./lifecycle.ts";
 import { stackConnection } from "../usecases/index.ts";
+import { type CommandSpec, type Flag, parseCommand, suggestion, wholeNumber } from "./args.ts";
+import { followEvents } from "./events.ts";
+import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
+import { serviceClient, useConnection } from "./lifecycle.ts";
 import { TableWriter } from "./table.ts";
 
 const date = (help: string): Flag => ({ type: "string", arg: "T", help: `${help} (ISO 8601 date-time)` });

@@ -2,7 +2,13 @@
 // expectation's flip, a transcript diff (agent turns, user turns, tool calls with arguments), the
 // duration and per-turn latency deltas and the procedures' differences. Pure: no I/O.
 import { diffArrays } from "diff";
-import type { CallResult, ComparisonOutcome, ScenarioComparison, Verdict } from "../report/index.ts";
+import {
+  type CallResult,
+  type ComparisonOutcome,
+  evaluated,
+  type ScenarioComparison,
+  type Verdict,
+} from "../report/index.ts";
 import type { Evidence } from "./significance.ts";
 
 /** At most this many lines of transcript diff per scenario (the rest is counted). */
@@ -10,9 +16,9 @@ const MAX_DIFF_LINES = 200;
 
 /** A side's verdict over its iterations: passed only when every iteration passed. */
 export function sideVerdict(calls: readonly CallResult[]): Verdict {
-  if (calls.length === 0) return "not_run";
-  if (calls.some((c) => c.status === "error" || c.status === "not_run")) return "error";
-  return calls.every((c) => c.status === "passed") ? "passed" : "failed";
+  if (calls.every((c) => c.outcome.kind === "not_run")) return "not_run";
+  if (calls.some((c) => !evaluated(c.outcome.kind))) return "error";
+  return calls.every((c) => c.outcome.kind === "passed") ? "passed" : "failed";
 }
 
 /** Whether an expectation held on a side (in every iteration that evaluated it); null when none did. */
@@ -103,7 +109,7 @@ function mean(values: number[]): number | null {
 /** New minus old mean call duration (ms), over the iterations that completed. */
 function durationDelta(old: readonly CallResult[], now: readonly CallResult[]): number | null {
   const completed = (calls: readonly CallResult[]) =>
-    calls.filter((c) => c.status === "passed" || c.status === "failed").map((c) => c.timings.duration_ms);
+    calls.filter((c) => evaluated(c.outcome.kind)).map((c) => c.timings.duration_ms);
   const a = mean(completed(old));
   const b = mean(completed(now));
   return a === null || b === null ? null : Math.round(b - a);

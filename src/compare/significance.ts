@@ -2,7 +2,7 @@
 // least two completed calls of a scenario, its pass rates by a one-sided Fisher exact test and its
 // per-turn response latencies by a one-sided Mann–Whitney U test, each family Holm-corrected at α
 // (src/stats). A scenario with a single call on a side keeps flip semantics, labelled "flip".
-import { type CallResult, evidenceText, type ScenarioComparison } from "../report/index.ts";
+import { type CallResult, evaluated, evidenceText, type ScenarioComparison } from "../report/index.ts";
 import { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference, round4 } from "../stats/index.ts";
 
 export type Evidence = NonNullable<ScenarioComparison["evidence"]>;
@@ -11,10 +11,10 @@ export const DEFAULT_ALPHA = 0.05;
 
 type Sides = { old: readonly CallResult[]; new: readonly CallResult[] };
 
-const completed = (calls: readonly CallResult[]) => calls.filter((c) => c.status === "passed" || c.status === "failed");
+const completed = (calls: readonly CallResult[]) => calls.filter((c) => evaluated(c.outcome.kind));
 const rate = (calls: readonly CallResult[]) => {
   const done = completed(calls);
-  const passes = done.filter((c) => c.status === "passed").length;
+  const passes = done.filter((c) => c.outcome.kind === "passed").length;
   return { passes, calls: done.length, value: done.length > 0 ? round4(passes / done.length) : null };
 };
 

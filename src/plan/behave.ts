@@ -5,27 +5,19 @@
 // created: a conversation is the only thing a preview asks for. Everything else that changes is
 // named with the reason it cannot be previewed.
 
-import type { Client } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
-import type { Judge } from "../judge/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import {
   type AgentPlan,
   type BehaveSummary,
   type BehaviourScenario,
+  evaluated,
   type Plan,
   type Report,
   runReport,
   type UnmetExpectation,
 } from "../report/index.ts";
-import {
-  callResult,
-  type PlannedCall,
-  planCalls,
-  runCalls,
-  type ScenarioResult,
-  scenarioSummaries,
-} from "../smoke/index.ts";
+import { callResult, type PlannedCall, planCalls, type ScenarioResult, scenarioSummaries } from "../smoke/index.ts";
 
 export type { AgentBehaviour, BehaveSummary, BehaviourScenario, UnmetExpectation } from "../report/index.ts";
 
@@ -109,36 +101,6 @@ function decide(
   return { override };
 }
 
-export type PreviewOptions = {
-  concurrency: number;
-  /** Progress lines (stderr in the plan command: stdout may carry the Markdown). */
-  out: { write(text: string): unknown; isTTY?: boolean };
-  signal?: AbortSignal;
-  /** Judges `expect.judge` rubrics of the previewed scenarios. */
-  judge?: Judge | undefined;
-};
-
-/** Places every target's calls (test calls, pinned to the deployed version); results in planned order. */
-export async function previewBehaviour(
-  client: Client,
-  targets: BehaviourTarget[],
-  options: PreviewOptions,
-): Promise<ScenarioResult[]> {
-  const calls = targets.flatMap((t) => t.calls);
-  if (calls.length === 0) return [];
-  for (const target of targets) {
-    options.out.write(
-      `behaviour preview: ${target.agent} against ${target.versionId} with override_config ${target.sections.join(", ")}\n`,
-    );
-  }
-  return runCalls(client, calls, {
-    concurrency: options.concurrency,
-    out: options.out,
-    judge: options.judge,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-}
-
 /** Puts each agent's behaviour under it in the plan and the totals on the plan (both mutated). */
 export function attachBehaviour(
   plan: Plan,
@@ -168,13 +130,16 @@ export function attachBehaviour(
     );
     const entry = byAgent.get(target.agent);
     const passed = scenarios.filter((s) => s.status === "passed").length;
+    const notRun = scenarios.filter((s) => s.status === "not_run").length;
     if (entry) {
       entry.behaviour = {
         previewed: true,
         version_id: target.versionId,
         override_sections: target.sections,
         passed,
-        failed: scenarios.length - passed,
+        // A scenario none of whose calls was placed neither passed nor failed.
+        failed: scenarios.length - passed - notRun,
+        ...(notRun > 0 ? { not_run: notRun } : {}),
         scenarios,
       };
     }
@@ -182,6 +147,7 @@ export function attachBehaviour(
     summary.passed += passed;
     summary.failed += scenarios.filter((s) => s.status === "failed").length;
     summary.errors += scenarios.filter((s) => s.status === "error").length;
+    if (notRun > 0) summary.not_run = (summary.not_run ?? 0) + notRun;
   }
   plan.behave = summary;
   return plan;
@@ -195,8 +161,8 @@ function scenarioResults(
   const byScenario = new Map<string, ScenarioResult[]>();
   for (const r of results) byScenario.set(r.scenario, [...(byScenario.get(r.scenario) ?? []), r]);
   return [...byScenario].map(([scenario, calls]) => {
-    const passes = calls.filter((c) => c.status === "passed").length;
-    const errored = calls.find((c) => c.status === "error");
+    const passes = calls.filter((c) => c.outcome.kind === "passed").length;
+    const errored = calls.find((c) => !evaluated(c.outcome.kind));
     const verdict = verdictOf(scenario) ?? (errored ? "error" : "failed");
     const unmet = new Map<string, UnmetExpectation>();
     for (const call of calls) {
@@ -205,7 +171,7 @@ function scenarioResults(
           unmet.set(a.description, { description: a.description, detail: a.detail ?? null, context: a.context ?? [] });
         }
       }
-      if (call.status === "failed" && call.assertions.length === 0) {
+      if (call.outcome.kind === "failed" && call.assertions.length === 0) {
         unmet.set("nothing was checked", {
           description: "nothing was checked",
           detail: "the scenario evaluated no assertion",
@@ -216,7 +182,7 @@ function scenarioResults(
     return {
       scenario,
       // The scenario's verdict under its threshold, as every report counts it (a flaky one passed).
-      status: verdict === "error" ? "error" : verdict === "passed" || verdict === "flaky" ? "passed" : "failed",
+      status: behaviourStatus(verdict),
       iterations: calls.length,
       passes,
       conversation_ids: calls.flatMap((c) => (c.conversationId ? [c.conversationId] : [])),
@@ -224,6 +190,13 @@ function scenarioResults(
       error: errored?.error ?? null,
     };
   });
+}
+
+/** A previewed scenario's status from its verdict: a flaky one passed; one whose calls were never placed did not run. */
+function behaviourStatus(verdict: string): BehaviourScenario["status"] {
+  if (verdict === "passed" || verdict === "flaky") return "passed";
+  if (verdict === "error" || verdict === "not_run") return verdict;
+  return "failed";
 }
 
 /** The behaviour preview as the shared JSON report (kind "behave"), for the HTML report and scripts. */

@@ -29,7 +29,6 @@ export {
   behaveReport,
   behaviourTargets,
   type PlanInputs,
-  previewBehaviour,
 } from "./behave.ts";
 
 /** Pulumi's placeholder for values known only after apply (e.g. the id of a replaced agent). */

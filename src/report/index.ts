@@ -7,7 +7,18 @@ export { fenced, jsonLine, markdownText, terminalLines, terminalText, xml } from
 export { htmlReport } from "./html/index.ts";
 export { junitXml } from "./junit.ts";
 export { jobSummary } from "./markdown.ts";
-export { countScenarios, exitCode, type Headline, headline, type RunReportParts, runReport } from "./outcome.ts";
+export {
+  countScenarios,
+  endedOnItsOwn,
+  evaluated,
+  exitCode,
+  finishedCalls,
+  type Headline,
+  headline,
+  type RunReportParts,
+  runReport,
+  unevaluatedText,
+} from "./outcome.ts";
 export * from "./plan.ts";
 export { planJson, planMarkdown } from "./plan-markdown.ts";
 export { decidedText, evidenceText, passKText, sequentialText, shownPassK } from "./repeats.ts";

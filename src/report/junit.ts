@@ -6,7 +6,7 @@
 // comparison a regression is a failure naming the flipped expectations, and system-out starts with
 // the comparison; a scenario the report's `fail_on` lets through has no failure (outcome.ts).
 import { xml } from "./escape.ts";
-import { countScenarios, failsRun, latencyReasons } from "./outcome.ts";
+import { countScenarios, evaluated, failsRun, latencyReasons, outcomeFacts, unevaluatedText } from "./outcome.ts";
 import { decidedText, passKText, sequentialText, shownPassK } from "./repeats.ts";
 import type { CallResult, Report, ScenarioSummary } from "./schema.ts";
 import { comparisonLines, failureText } from "./terminal.ts";
@@ -26,7 +26,7 @@ export function callsOf(report: Report, scenario: ScenarioSummary): CallResult[]
 }
 
 function failedDescriptions(call: CallResult): string[] {
-  if (call.status === "error" || call.status === "not_run") return [call.error ?? call.status];
+  if (!evaluated(call.outcome.kind)) return [unevaluatedText(call)];
   const failed = call.assertions.filter((a) => !a.passed).map((a) => a.description);
   return failed.length > 0 ? failed : ["nothing was checked"];
 }
@@ -97,7 +97,7 @@ function repeatProperties(s: ScenarioSummary): [string, string | number | null |
 
 function transcriptOf(call: CallResult): string {
   const header = [
-    `iteration ${call.iteration}: ${call.status}`,
+    `iteration ${call.iteration}: ${call.outcome.kind.replace("_", " ")}${outcomeFacts(call)}`,
     `version: ${call.version_id}`,
     `conversation: ${call.conversation_id ?? "(not created)"}`,
     `transport: ${call.transport}`,
@@ -120,7 +120,7 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
     `    <testcase classname="${xml(scenario.agent)}" name="${xml(scenario.scenario)}" time="${seconds(time(calls))}" assertions="${assertions}">`,
     `      <properties>${properties(scenario, calls).join("")}</properties>`,
   ];
-  const failing = calls.filter((c) => c.status !== "passed");
+  const failing = calls.filter((c) => c.outcome.kind !== "passed");
   const ofN = `${scenario.passes} of ${scenario.iterations} iterations passed (min_pass ${scenario.min_pass})`;
   if (scenario.verdict === "error") {
     const reasons = [...new Set(failing.flatMap(failedDescriptions))];
@@ -135,8 +135,10 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
     out.push(`      <failure message="${xml(message)}" type="${type}">${xml(text)}</failure>`);
   } else if (scenario.verdict === "flaky") {
     for (const call of failing) {
-      const tag = call.status === "failed" ? "flakyFailure" : "flakyError";
-      const type = call.status === "failed" ? "expectation" : "infrastructure";
+      // A call that did not run is no rerun of the test: it is counted in neither tag.
+      if (call.outcome.kind === "not_run") continue;
+      const tag = call.outcome.kind === "failed" ? "flakyFailure" : "flakyError";
+      const type = call.outcome.kind === "failed" ? "expectation" : "infrastructure";
       out.push(
         `      <${tag} message="${xml(`#${call.iteration}: ${failedDescriptions(call).join("; ")} — ${ofN}`)}" type="${type}">`,
         `        <stackTrace>${xml(failureText(call))}</stackTrace>`,
@@ -145,7 +147,9 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
       );
     }
   } else if (scenario.verdict === "not_run") {
-    out.push(`      <skipped message="no call of this scenario in this report"/>`);
+    const why = [...new Set(calls.map(unevaluatedText))];
+    const message = why.length > 0 ? why.join("; ") : "no call of this scenario in this report";
+    out.push(`      <skipped message="${xml(message)}"/>`);
   }
   const comparison = report.kind === "compare" ? [...comparisonLines(scenario.comparison, scenario.agent), "", ""] : [];
   out.push(

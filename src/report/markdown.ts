@@ -5,9 +5,18 @@
 // cannot turn into markup, and lists are bounded.
 import type { z } from "zod";
 import { markdownText } from "./escape.ts";
-import { countScenarios, failsRun, headline, scenarioCounts, tolerated, verdictReason } from "./outcome.ts";
+import {
+  countScenarios,
+  evaluated,
+  failsRun,
+  headline,
+  scenarioCounts,
+  tolerated,
+  unevaluatedText,
+  verdictReason,
+} from "./outcome.ts";
 import { decidedText, evidenceText, passKText, sequentialText } from "./repeats.ts";
-import { type CallResult, type Report, reportSchema, type ScenarioSummary } from "./schema.ts";
+import { type CallOutcomeKind, type CallResult, type Report, reportSchema, type ScenarioSummary } from "./schema.ts";
 
 export { markdownText } from "./escape.ts";
 
@@ -33,17 +42,24 @@ function unmet(calls: readonly CallResult[], mark = "✗"): string[] {
     else misses.set(line, { n: 1, context: context.slice(0, MAX_CONTEXT).map((l) => `    > ${markdownText(l)}`) });
   };
   for (const call of calls) {
-    if (call.error) count(`⚠ call error: ${markdownText(call.error)}`);
+    const { kind } = call.outcome;
+    if (!evaluated(kind)) count(`${UNEVALUATED[kind] ?? "⚠ call error"}: ${markdownText(unevaluatedText(call))}`);
     for (const a of call.assertions.filter((a) => !a.passed)) {
       count(`${mark} ${markdownText(a.description)}${a.detail ? `: ${markdownText(a.detail)}` : ""}`, a.context);
     }
-    if (call.assertions.length === 0 && !call.error && call.status !== "passed") count(`${mark} nothing was checked`);
+    if (call.assertions.length === 0 && kind === "failed") count(`${mark} nothing was checked`);
   }
   const list = [...misses].map(([line, { n, context }]) =>
     [calls.length > 1 ? `${line} (${n} of ${calls.length} iterations)` : line, ...context].join("\n"),
   );
   return list.length > MAX_ITEMS ? [...list.slice(0, MAX_ITEMS), `… and ${list.length - MAX_ITEMS} more`] : list;
 }
+
+const UNEVALUATED: Partial<Record<CallOutcomeKind, string>> = {
+  error: "⚠ call error",
+  interrupted: "⚠ interrupted",
+  not_run: "○ not run",
+};
 
 /** `; pass^3 0.61; decided after 6 of 10, 4 calls not needed` (plain words: no markup). */
 const repeatsText = (x: ScenarioSummary) =>
@@ -78,13 +94,17 @@ export function jobSummary(input: ReportInput): string {
   const s = countScenarios(report);
   const mark = headline(report);
   const seconds = Math.round(s.duration_ms / 100) / 10;
-  const old = s.calls - s.calls_passed - s.calls_failed - s.calls_errors;
+  const old = s.calls - s.calls_passed - s.calls_failed - s.calls_errors - s.calls_interrupted;
+  const unfinished = [
+    ...(s.calls_interrupted > 0 ? [`${s.calls_interrupted} interrupted`] : []),
+    ...(s.calls_not_run > 0 ? [`${s.calls_not_run} not run`] : []),
+  ];
   const out = [
     `### ${mark.mark} agent-iac ${RUN_TITLES[report.kind] ?? report.kind}${report.stack ? ` on ${markdownText(report.stack)}` : ""}: ${scenarioCounts(report)}`,
     "",
     "| scenarios | passed | flaky | failed | errors | regressions | calls: passed / failed / errors | duration | call minutes |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    `| ${s.scenarios} | ${s.passed} | ${s.flaky} | ${s.failed} | ${s.errors} | ${s.regressions} | ${s.calls_passed} / ${s.calls_failed} / ${s.calls_errors}${old > 0 ? ` (+${old} old)` : ""} | ${seconds} s | ${Math.round(s.call_minutes * 100) / 100} |`,
+    `| ${s.scenarios} | ${s.passed} | ${s.flaky} | ${s.failed} | ${s.errors} | ${s.regressions} | ${s.calls_passed} / ${s.calls_failed} / ${s.calls_errors}${unfinished.map((t) => ` · ${t}`).join("")}${old > 0 ? ` (+${old} old)` : ""} | ${seconds} s | ${Math.round(s.call_minutes * 100) / 100} |`,
   ];
   const failed = report.scenarios.filter(
     (x) => failsRun(report, x) || x.verdict === "error" || x.verdict === "inconclusive",
@@ -94,6 +114,17 @@ export function jobSummary(input: ReportInput): string {
     out.push(
       ...bounded(failed, (x) => [
         `- ${x.verdict === "error" ? "⚠ error" : x.verdict === "inconclusive" ? "? inconclusive" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${why(x)}${repeatsText(x)}`,
+        ...unmet(callsOf(report, x)).map((line) => `  - ${line}`),
+      ]),
+    );
+  }
+  // Scenarios whose calls were planned and never placed (those with no call here are another shard's).
+  const notPlaced = report.scenarios.filter((x) => x.verdict === "not_run" && x.iterations > 0);
+  if (notPlaced.length > 0) {
+    out.push("", "**Not run** (planned, never placed: neither passed nor failed)", "");
+    out.push(
+      ...bounded(notPlaced, (x) => [
+        `- ○ not run: ${name(x)} at ${version(x.version_id)}`,
         ...unmet(callsOf(report, x)).map((line) => `  - ${line}`),
       ]),
     );

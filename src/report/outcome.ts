@@ -2,6 +2,7 @@
 // summary, HTML, JUnit, JSON) counts through `countScenarios` and marks through `headline`, so the
 // same run tells the same story everywhere: a run that exits 0 never shows a failure mark.
 import {
+  type CallOutcomeKind,
   type CallResult,
   REPORT_FORMAT,
   REPORT_VERSION,
@@ -27,6 +28,45 @@ export function failsRun(report: Pick<Report, "fail_on">, s: ScenarioSummary): b
   return (s.verdict === "passed" || s.verdict === "flaky") && s.comparison?.outcome === "regression";
 }
 
+/** Whether a call ended on its own (its expectations evaluated, or an error of its own): not cut short, not unplaced. */
+export function endedOnItsOwn(kind: CallOutcomeKind): boolean {
+  return kind === "passed" || kind === "failed" || kind === "error";
+}
+
+/** Whether a call's expectations were evaluated (it passed or failed them). */
+export function evaluated(kind: CallOutcomeKind): boolean {
+  return kind === "passed" || kind === "failed";
+}
+
+const OUTCOME_WORDS: Record<CallOutcomeKind, string> = {
+  passed: "passed",
+  failed: "failed",
+  error: "could not complete",
+  not_run: "not run",
+  interrupted: "interrupted",
+};
+
+/** Why a call that was not evaluated ended so, for a reader: its message, else its outcome in words. */
+export function unevaluatedText(call: Pick<CallResult, "outcome" | "error">): string {
+  return call.error ?? OUTCOME_WORDS[call.outcome.kind];
+}
+
+/** ` (create POST /conversations → 404, code version_not_found)`: what a call's outcome says beyond its kind, if anything. */
+export function outcomeFacts(call: Pick<CallResult, "outcome">): string {
+  const { stage, request, http_status: status, code } = call.outcome;
+  const where = [stage, request].filter(Boolean).join(" ");
+  const parts = [
+    `${where}${status === null ? "" : `${where ? " " : ""}→ ${status}`}`,
+    ...(code === null ? [] : [`code ${code}`]),
+  ].filter(Boolean);
+  return parts.length > 0 ? ` (${parts.join(", ")})` : "";
+}
+
+/** How many of the calls ended on their own (by outcome kind): not interrupted, not left unplaced. */
+export function finishedCalls(calls: readonly { outcome: { kind: CallOutcomeKind } }[]): number {
+  return calls.filter((c) => endedOnItsOwn(c.outcome.kind)).length;
+}
+
 /** The calls the report's verdicts stand on (the new side of a comparison). */
 export function judgedCalls(report: Pick<Report, "results">): CallResult[] {
   return report.results.filter((c) => c.side !== "old");
@@ -41,7 +81,7 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results" | "f
   const regressedPasses = failing - (n("failed") - letThrough);
   const flaky = report.scenarios.filter((s) => s.verdict === "flaky" && !failsRun(report, s)).length;
   const judged = judgedCalls(report);
-  const status = (...statuses: string[]) => judged.filter((c) => statuses.includes(c.status)).length;
+  const kind = (k: CallOutcomeKind) => judged.filter((c) => c.outcome.kind === k).length;
   const durationMs = report.results.reduce((sum, c) => sum + c.timings.duration_ms, 0);
   return {
     scenarios: report.scenarios.length,
@@ -54,10 +94,12 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results" | "f
     regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
     inconclusive: n("inconclusive"),
     calls_saved: report.scenarios.reduce((sum, s) => sum + (s.calls_saved ?? 0), 0),
-    calls: report.results.length,
-    calls_passed: status("passed"),
-    calls_failed: status("failed"),
-    calls_errors: status("error", "not_run"),
+    calls: report.results.filter((c) => c.outcome.kind !== "not_run").length,
+    calls_passed: kind("passed"),
+    calls_failed: kind("failed"),
+    calls_errors: kind("error"),
+    calls_not_run: kind("not_run"),
+    calls_interrupted: kind("interrupted"),
     call_minutes: Math.round((durationMs / 60_000) * 1000) / 1000,
     duration_ms: durationMs,
   };
@@ -89,10 +131,12 @@ export function runReport(parts: RunReportParts): Report {
 }
 
 /**
- * The exit code of a report: 130 interrupted; 3 a scenario could not complete (in merged shards
- * also one with no call: a shard's report is missing); 1 a scenario failed (not one its `fail_on`
- * lets through) or a sequential test ended inconclusive, an agent's live traffic regressed (watch), an unknown agent id took calls (audit
- * with fail_on "unknown"); else 0 (flaky scenarios passed).
+ * The exit code of a report: 130 interrupted; 3 a scenario could not complete, or a judged call was
+ * never placed or cut short (its outcome `not_run` / `interrupted`: it is never a pass), or in merged
+ * shards a scenario has no call (a shard's report is missing); 1 a scenario failed (not one its
+ * `fail_on` lets through) or a sequential test ended inconclusive, an agent's live traffic
+ * regressed (watch), an unknown agent id took calls (audit with fail_on "unknown"); else 0 (flaky
+ * scenarios passed).
  */
 export function exitCode(report: Report): number {
   if (report.interrupted) return 130;
@@ -102,7 +146,8 @@ export function exitCode(report: Report): number {
     return report.fail_on === "unknown" && unknown ? 1 : 0;
   }
   const counts = countScenarios(report);
-  if (counts.errors > 0 || (report.kind === "merged" && counts.not_run > 0)) return 3;
+  const unfinished = counts.calls_not_run + counts.calls_interrupted;
+  if (counts.errors > 0 || unfinished > 0 || (report.kind === "merged" && counts.not_run > 0)) return 3;
   return counts.failed + (counts.inconclusive ?? 0) > 0 ? 1 : 0;
 }
 
@@ -164,7 +209,7 @@ export function verdictReason(s: ScenarioSummary): string[] {
     case "inconclusive":
       return ["the sequential test reached its cap undecided"];
     case "not_run":
-      return ["no call in this report"];
+      return [s.iterations > 0 ? "its calls were never placed" : "no call in this report"];
     default:
       return [];
   }

@@ -70,7 +70,7 @@ function behaveSummaryLines(summary: BehaveSummary): string[] {
     const failed = summary.failed + summary.errors;
     lines.push(
       `**Behaviour preview** (scenarios played against the deployed versions with the proposed config; test calls): ` +
-        `${summary.passed} passed, ${failed} failed.`,
+        `${summary.passed} passed, ${failed} failed${summary.not_run ? `, ${summary.not_run} not run` : ""}.`,
     );
   } else lines.push("**Behaviour preview:** no changed agent could be previewed.");
   if (summary.not_previewed.length > 0) {
@@ -85,13 +85,17 @@ function behaviourLines(behaviour: AgentBehaviour): string[] {
   const sections = behaviour.override_sections.map((s) => `\`${s}\``).join(", ");
   const lines = [
     `**Behaviour with the proposed config** (against \`${behaviour.version_id}\`, override_config ${sections}): ` +
-      `${behaviour.passed} passed, ${behaviour.failed} failed`,
+      `${behaviour.passed} passed, ${behaviour.failed} failed${behaviour.not_run ? `, ${behaviour.not_run} not run` : ""}`,
     "",
   ];
   for (const scenario of behaviour.scenarios) {
     const runs = scenario.iterations > 1 ? ` (${scenario.passes}/${scenario.iterations} iterations passed)` : "";
     if (scenario.status === "passed") {
       lines.push(`- ✓ \`${scenario.scenario}\`${runs}`);
+      continue;
+    }
+    if (scenario.status === "not_run") {
+      lines.push(`- ○ \`${scenario.scenario}\`: ${scenario.error ?? "not run"}`);
       continue;
     }
     lines.push(`- ✗ \`${scenario.scenario}\`${runs}${scenario.error ? `: ${scenario.error}` : ""}`);

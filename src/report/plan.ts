@@ -31,7 +31,8 @@ export const unmetSchema = z.looseObject({
 
 export const behaviourScenarioSchema = z.looseObject({
   scenario: z.string(),
-  status: z.enum(["passed", "failed", "error"]),
+  /** `not_run`: none of the scenario's calls was placed (the preview was stopped first). */
+  status: z.enum(["passed", "failed", "error", "not_run"]),
   iterations: z.int().min(0),
   passes: z.int().min(0),
   conversation_ids: z.array(z.string()),
@@ -49,6 +50,7 @@ export const agentBehaviourSchema = z.union([
     override_sections: z.array(z.string()),
     passed: z.int().min(0),
     failed: z.int().min(0),
+    not_run: z.int().min(0).optional(),
     scenarios: z.array(behaviourScenarioSchema),
   }),
   z.looseObject({ previewed: z.literal(false), reason: z.string() }),
@@ -61,6 +63,7 @@ export const behaveSummarySchema = z.looseObject({
   passed: z.int().min(0),
   failed: z.int().min(0),
   errors: z.int().min(0),
+  not_run: z.int().min(0).optional(),
 });
 
 /** A policy pack's violation in a plan (agent-iac's pack, or any pack the stack names). */
@@ -117,7 +120,7 @@ export type PlannedRequest = {
 export type UnmetExpectation = { description: string; detail: string | null; context: string[] };
 export type BehaviourScenario = {
   scenario: string;
-  status: "passed" | "failed" | "error";
+  status: "passed" | "failed" | "error" | "not_run";
   iterations: number;
   passes: number;
   conversation_ids: string[];
@@ -131,6 +134,7 @@ export type AgentBehaviour =
       override_sections: string[];
       passed: number;
       failed: number;
+      not_run?: number;
       scenarios: BehaviourScenario[];
     }
   | { previewed: false; reason: string };
@@ -141,6 +145,7 @@ export type BehaveSummary = {
   passed: number;
   failed: number;
   errors: number;
+  not_run?: number;
 };
 export type AgentPlan = {
   agent: string;

@@ -7,8 +7,13 @@ import { z } from "zod";
 import { trafficSchema } from "./traffic.ts";
 
 export const REPORT_FORMAT = "agent-iac-report";
-/** 3: `summary` counts scenarios (calls under `calls_*`); `fail_on`, `interrupted`. Version 2 is read too (its summary is recounted). */
-export const REPORT_VERSION = 3;
+/**
+ * 4: every call carries its typed `outcome` (kind, stage, HTTP status, code); `not_run` calls are
+ * written; the summary counts `calls_not_run` and `calls_interrupted` apart from `calls_errors`.
+ * 3: `summary` counts scenarios (calls under `calls_*`); `fail_on`, `interrupted`. Versions 2 and
+ * 3 are read too (their summary is recounted, each call's outcome derived from its status).
+ */
+export const REPORT_VERSION = 4;
 
 /** Every kind of run a report can hold (the plan has its own value: plan.ts). */
 export const RUN_KINDS = ["smoke", "compare", "behave", "merged", "replay"] as const;
@@ -89,10 +94,46 @@ export const callLatencySchema = z.looseObject({
   tool_ms: z.array(ms).default([]),
 });
 
+/** A call's status for a reader (`interrupted` calls are an "error" here; `outcome.kind` tells them apart). */
 export const callStatus = z.enum(["passed", "failed", "error", "not_run"]);
 
-/** One placed call (a scenario's iteration on one version). */
-export const callResultSchema = z.looseObject({
+/**
+ * How a call ended: `passed` / `failed` its expectations were evaluated; `error` it could not
+ * complete (the service, the network, its timeout, the judge); `interrupted` the run was stopped
+ * while it was in flight; `not_run` it was planned but never placed.
+ */
+export const CALL_OUTCOME_KINDS = ["passed", "failed", "error", "not_run", "interrupted"] as const;
+export const callOutcomeKind = z.enum(CALL_OUTCOME_KINDS);
+
+/** The step of a call that failed: creating the conversation, its event stream, the procedures poll, the judge. */
+export const CALL_STAGES = ["create", "stream", "procedures", "judge"] as const;
+export const callStage = z.enum(CALL_STAGES);
+
+/**
+ * A call's typed outcome. Where there is one: the stage that failed, the request it made
+ * (`POST /conversations`), the HTTP status the service answered, and a code: a network code
+ * (`ECONNREFUSED`), `timeout` (the scenario's deadline), `request_timeout` (the client's), the
+ * service's own error code from its body, or one of this tool's (`stream_closed`, `run_stopped`).
+ */
+export const callOutcomeSchema = z.looseObject({
+  kind: callOutcomeKind,
+  stage: callStage.nullable().default(null),
+  request: z.string().nullable().default(null),
+  http_status: z.int().nullable().default(null),
+  code: z.string().nullable().default(null),
+});
+
+/**
+ * The outcome of a call written before version 4 (no `outcome` field), from its status alone:
+ * those versions wrote "interrupted" and "not run" only into the message, which is never read, so
+ * such a call reads as an error (its report's `interrupted` flag still says the run was stopped).
+ */
+export function legacyOutcome(call: { status: z.output<typeof callStatus> }): z.output<typeof callOutcomeSchema> {
+  return { kind: call.status, stage: null, request: null, http_status: null, code: null };
+}
+
+/** One planned call (a scenario's iteration on one version), placed or not. */
+const callFields = z.looseObject({
   agent: z.string(),
   scenario: z.string(),
   iteration: z.int().min(1),
@@ -119,7 +160,14 @@ export const callResultSchema = z.looseObject({
   }),
   /** ISO time the call started. */
   started_at: z.string().nullable().default(null),
+  /** How the call ended (version 4; derived from `status` when an older report has none). */
+  outcome: callOutcomeSchema.optional(),
 });
+
+export const callResultSchema = callFields.transform((call) => ({
+  ...call,
+  outcome: call.outcome ?? legacyOutcome(call),
+}));
 
 /** Measured latency over all turns of all iterations of a scenario; bounds from `expect.latency`. */
 export const latencySummarySchema = z.looseObject({
@@ -234,10 +282,12 @@ export const scenarioSummarySchema = z.looseObject({
 /**
  * The headline counts, in scenarios: `passed` met their threshold (the `flaky` ones included),
  * `failed` fail the run, `tolerated` failed but do not fail it (`--fail-on regression`: they also
- * failed on the old version), `errors` could not complete, `not_run` have no call here. Calls are
- * the second figure: `calls` every call placed (both sides of a comparison), `calls_passed`,
- * `calls_failed`, `calls_errors` those the verdicts stand on (the new side). Counted by one rule
- * (outcome.ts `countScenarios`). Kinds watch/audit count calls and regressed agents only.
+ * failed on the old version), `errors` could not complete, `not_run` have no call here or none of
+ * theirs was placed. Calls are the second figure: `calls` every call placed (both sides of a
+ * comparison; not the `not_run` ones), `calls_passed`, `calls_failed`, `calls_errors`,
+ * `calls_interrupted`, `calls_not_run` those the verdicts stand on (the new side), by outcome kind.
+ * Counted by one rule (outcome.ts `countScenarios`). Kinds watch/audit count calls and regressed
+ * agents only.
  */
 export const summarySchema = z.looseObject({
   scenarios: z.int().min(0).default(0),
@@ -252,6 +302,9 @@ export const summarySchema = z.looseObject({
   calls_passed: z.int().min(0).default(0),
   calls_failed: z.int().min(0).default(0),
   calls_errors: z.int().min(0).default(0),
+  /** Judged calls planned but never placed (outcome `not_run`), and those the run's stop cut short. */
+  calls_not_run: z.int().min(0).default(0),
+  calls_interrupted: z.int().min(0).default(0),
   /** Scenarios a sequential test left undecided at its cap. */
   inconclusive: z.int().min(0).optional(),
   /** Planned calls not placed: their scenario's verdict was settled without them. */
@@ -298,6 +351,9 @@ export type ReportJudgement = z.output<typeof judgementSchema>;
 export type ReportEntry = z.output<typeof entrySchema>;
 export type CallLatency = z.output<typeof callLatencySchema>;
 export type CallResult = z.output<typeof callResultSchema>;
+export type CallOutcome = z.output<typeof callOutcomeSchema>;
+export type CallOutcomeKind = z.output<typeof callOutcomeKind>;
+export type CallStage = z.output<typeof callStage>;
 export type LatencySummary = z.output<typeof latencySummarySchema>;
 export type Verdict = z.output<typeof verdict>;
 export type ComparisonOutcome = z.output<typeof comparisonOutcome>;

@@ -3,7 +3,15 @@
 // the comparison of old and new versions, and the closing count in scenarios with calls second.
 // Live smoke prints the call lines as calls finish; replay and every run's closing text use these.
 import { terminalText } from "./escape.ts";
-import { countScenarios, figure, judgedCalls, tolerated, verdictReason } from "./outcome.ts";
+import {
+  countScenarios,
+  evaluated,
+  figure,
+  judgedCalls,
+  tolerated,
+  unevaluatedText,
+  verdictReason,
+} from "./outcome.ts";
 import { decidedText, evidenceText, passKText } from "./repeats.ts";
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary } from "./schema.ts";
 
@@ -11,7 +19,7 @@ const percent = (x: number) => `${Math.round(x * 100)} %`;
 
 /** Each unmet expectation with the nearest transcript lines, or why the call could not complete. */
 export function failureText(call: CallResult): string {
-  if (call.status === "error" || call.status === "not_run") return terminalText(call.error ?? call.status);
+  if (!evaluated(call.outcome.kind)) return terminalText(unevaluatedText(call));
   const lines: string[] = [];
   for (const assertion of call.assertions.filter((a) => !a.passed)) {
     lines.push(terminalText(`✗ ${assertion.description}${assertion.detail ? `: ${assertion.detail}` : ""}`));
@@ -29,10 +37,12 @@ export function callLines(call: CallResult): string {
   const byName = call.procedures.some((p) => (p as { matchedBy?: unknown } | null)?.matchedBy === "name")
     ? " (procedures matched by name: this is not the stack's current version)"
     : "";
-  if (call.status === "passed")
+  const { kind } = call.outcome;
+  if (kind === "passed")
     return `✓ ${name} (${where}) ${call.assertions.length} checks, ${time}${judgedText(call)}${byName}\n`;
-  if (call.status === "error" || call.status === "not_run")
-    return `! ${name} (${where}) ${terminalText(call.error ?? call.status)}\n`;
+  if (kind === "not_run") return `○ ${name} (${where}) ${terminalText(unevaluatedText(call))}\n`;
+  if (kind === "error" || kind === "interrupted")
+    return `! ${name} (${where}) ${terminalText(unevaluatedText(call))}\n`;
   const failed = call.assertions.filter((a) => !a.passed).length;
   const head = failed > 0 ? `${failed} of ${call.assertions.length} expectations unmet` : "nothing was checked";
   const body = failureText(call)
@@ -137,11 +147,12 @@ function comparisonSummary(report: Report): string[] {
     const what = flipped.map((e) => `${e.description} ${e.outcome === "regression" ? "now fails" : "now passes"}`);
     const policy = tolerated(report, s) ? " (does not fail the run: --fail-on regression)" : "";
     // An old side that could not be called is no baseline: say so next to the outcome.
-    const oldError = same
+    const oldCall = same
       ? undefined
       : report.results.find(
-          (r) => r.side === "old" && r.agent === s.agent && r.scenario === s.scenario && r.status === "error",
-        )?.error;
+          (r) => r.side === "old" && r.agent === s.agent && r.scenario === s.scenario && !evaluated(r.outcome.kind),
+        );
+    const oldError = oldCall ? unevaluatedText(oldCall) : undefined;
     const caveat = oldError ? ` (the old version's call could not complete: ${oldError})` : "";
     lines.push(
       `  ${MARK[c.outcome]} ${c.outcome.replace("_", " ")} ${s.agent}/${s.scenario} (${versions})${what.length ? `: ${what.join("; ")}` : ""}${policy}${caveat}`,
@@ -165,8 +176,13 @@ function comparisonSummary(report: Report): string[] {
 export function callsLine(report: Report): string {
   const s = countScenarios(report);
   const judged = judgedCalls(report).length;
-  const old = s.calls - judged;
-  return `calls: ${s.calls_passed} of ${judged} passed, ${s.calls_failed} failed, ${s.calls_errors} could not complete${old > 0 ? ` (and ${old} on the old versions)` : ""}`;
+  const placed = judged - s.calls_not_run;
+  const old = s.calls - placed;
+  const unfinished = [
+    ...(s.calls_interrupted > 0 ? [`${s.calls_interrupted} interrupted`] : []),
+    ...(s.calls_not_run > 0 ? [`${s.calls_not_run} not run`] : []),
+  ].map((t) => `, ${t}`);
+  return `calls: ${s.calls_passed} of ${judged} passed, ${s.calls_failed} failed, ${s.calls_errors} could not complete${unfinished.join("")}${old > 0 ? ` (and ${old} on the old versions)` : ""}`;
 }
 
 /**
@@ -176,14 +192,18 @@ export function callsLine(report: Report): string {
 export function terminalSummary(report: Report): string {
   const s = countScenarios(report);
   const lines = report.kind === "compare" ? comparisonSummary(report) : [];
-  lines.push(...report.scenarios.filter((x) => x.verdict !== "not_run").map(scenarioLine));
-  if (s.calls > 0) lines.push(callsLine(report));
+  // A scenario with no call here (another shard's) is not this report's to tell; one whose calls
+  // were never placed is.
+  const notPlaced = report.scenarios.filter((x) => x.verdict === "not_run" && x.iterations > 0).length;
+  lines.push(...report.scenarios.filter((x) => x.verdict !== "not_run" || x.iterations > 0).map(scenarioLine));
+  if (report.results.length > 0) lines.push(callsLine(report));
   if (s.calls_saved)
     lines.push(`${s.calls_saved} planned call(s) not needed: their scenarios were decided without them`);
   const extra = [
     ...(s.flaky > 0 ? [`${s.flaky} flaky`] : []),
     ...(s.inconclusive ? [`${s.inconclusive} inconclusive`] : []),
     ...(s.tolerated > 0 ? [`${s.tolerated} still failing (--fail-on regression)`] : []),
+    ...(notPlaced > 0 ? [`${notPlaced} not run`] : []),
   ];
   lines.push(`${s.passed} passed, ${s.failed + s.errors} failed${extra.map((e) => `, ${e}`).join("")}`);
   return `${lines.join("\n")}\n`;

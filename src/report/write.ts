@@ -196,7 +196,8 @@ export async function readReport(file: string): Promise<Report> {
     throw new Error(`${file}: not an agent-iac report: ${issue?.path.join(".") || "(top)"}: ${issue?.message}`);
   }
   const report = parsed.data;
-  // Before version 3 the summary counted calls; the headline counts are scenarios now.
-  if (report.version < 3 && !["watch", "audit"].includes(report.kind)) report.summary = countScenarios(report);
+  // Before version 3 the summary counted calls; before 4 it had no count of calls not run or cut
+  // short. Recounted from the scenarios and the calls (their outcomes derived from their status).
+  if (report.version < 4 && !["watch", "audit"].includes(report.kind)) report.summary = countScenarios(report);
   return report;
 }

@@ -8,7 +8,7 @@ import { displayUrl } from "../api/index.ts";
 import { deepMerge } from "../contract/index.ts";
 import { requiredPasses, type SmokeScenario } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
-import type { CallLatency } from "../report/index.ts";
+import type { CallLatency, CallStage } from "../report/index.ts";
 import { defaultMargin } from "../stats/index.ts";
 import {
   evaluate,
@@ -19,6 +19,7 @@ import {
 } from "./expectations.ts";
 import type { Gate } from "./gates.ts";
 import { observeEvents } from "./observe.ts";
+import { failureOutcome, OUTCOME_CODES, StreamClosedError } from "./outcome.ts";
 import type { ScenarioResult } from "./reports.ts";
 import { observedEntries } from "./transcript.ts";
 
@@ -62,14 +63,28 @@ const PROGRESS_MS = 1000;
 /** More procedures than one conversation should ever have: the poll reads no further. */
 const MAX_PROCEDURES = 1000;
 
-type WaitState = { waitingFor: string; lastSeen: string; ended: boolean; firstAgentAt?: number };
+type WaitState = {
+  /** The step under way (the stage a failure is reported at). */
+  stage: CallStage;
+  waitingFor: string;
+  lastSeen: string;
+  ended: boolean;
+  firstAgentAt?: number;
+};
+
+const INTERRUPTED = "interrupted: the smoke run was stopped before this call finished";
 
 export async function placeCall(client: Client, call: PlannedCall, hooks: CallHooks = {}): Promise<ScenarioResult> {
   const { scenario } = call;
   const started = performance.now();
   const timeout = AbortSignal.timeout(scenario.timeout * 1000);
   const signal = hooks.signal ? AbortSignal.any([timeout, hooks.signal]) : timeout;
-  const state: WaitState = { waitingFor: "the conversation to be created", lastSeen: "nothing yet", ended: false };
+  const state: WaitState = {
+    stage: "create",
+    waitingFor: "the conversation to be created",
+    lastSeen: "nothing yet",
+    ended: false,
+  };
   const remainingMs = () => Math.max(0, started + scenario.timeout * 1000 - performance.now());
   const tick = () =>
     hooks.onProgress?.({ call, waitingFor: state.waitingFor, lastSeen: state.lastSeen, remainingMs: remainingMs() });
@@ -82,6 +97,7 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     versionId: call.versionId,
     transport: scenario.transport,
     status: "error",
+    outcome: { kind: "error" },
     assertions: [],
     timings: { durationMs: 0 },
     gate: gateOf(scenario),
@@ -108,12 +124,20 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     const procedures = await waitForProcedures(client, call, conversation.id, signal, state);
     if (hooks.signal?.aborted) throw hooks.signal.reason;
     ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, seconds(), procedures));
+    state.stage = "judge";
     state.waitingFor = "the judge";
     await judgeResult(result, scenario, hooks.judge, hooks.signal);
+    // A judgement the stop cut short is the stop's, not the judge's.
+    if (result.outcome.kind === "error" && hooks.signal?.aborted) {
+      result.outcome = { kind: "interrupted", stage: "judge" };
+      result.error = INTERRUPTED;
+    }
   } catch (error) {
+    const interrupted = hooks.signal?.aborted ?? false;
     result.status = "error";
-    result.error = hooks.signal?.aborted
-      ? "interrupted: the smoke run was stopped before this call finished"
+    result.outcome = failureOutcome(error, { stage: state.stage, interrupted, timedOut: timeout.aborted });
+    result.error = interrupted
+      ? INTERRUPTED
       : timeout.aborted
         ? `timed out after ${scenario.timeout} s waiting for ${state.waitingFor}`
         : error instanceof Error
@@ -148,10 +172,12 @@ export async function judgeResult(
   result.assertions.push(...judged.assertions);
   if (judged.error) {
     result.status = "error";
+    result.outcome = { kind: "error", stage: "judge", code: judge ? OUTCOME_CODES.judgeError : OUTCOME_CODES.noJudge };
     result.error = judged.error;
     return;
   }
   result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
+  result.outcome = { kind: result.status };
 }
 
 /** The call's own override sections with the scenario's override_config merged over them. */
@@ -199,6 +225,7 @@ async function follow(
   { signal, envelopes, state, hooks }: Following,
 ): Promise<void> {
   const { scenario } = call;
+  state.stage = "stream";
   state.waitingFor = "the conversation to end";
   const options = {
     token: conversation.channel.token,
@@ -227,7 +254,7 @@ async function follow(
     if (!(signal.aborted && scenario.expect.ends === false)) throw error;
   }
   if (!state.ended && scenario.expect.ends !== false && !signal.aborted) {
-    throw new Error("the event stream closed before conversation.ended");
+    throw new StreamClosedError();
   }
 }
 
@@ -244,6 +271,7 @@ async function waitForProcedures(
 ): Promise<ObservedProcedure[]> {
   const expected = Object.entries(call.scenario.expect.procedures ?? {});
   if (expected.length === 0) return [];
+  state.stage = "procedures";
   state.waitingFor = `procedures ${expected.map(([key, status]) => `${key} → ${status}`).join(", ")}`;
   let observed = expected.map(([key]) => observeProcedure(call, key, []));
   for (let delay = POLL_MS.first; !signal.aborted; delay = Math.min(delay * 2, POLL_MS.max)) {

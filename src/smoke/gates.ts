@@ -3,7 +3,13 @@
 // against `expect.latency`, which shard a call belongs to, and the worst-case call minutes.
 import { createHash } from "node:crypto";
 import type { LatencyBounds } from "../definitions/index.ts";
-import type { CallResult, LatencySummary, ScenarioSummary, Verdict } from "../report/index.ts";
+import {
+  type CallResult,
+  endedOnItsOwn,
+  type LatencySummary,
+  type ScenarioSummary,
+  type Verdict,
+} from "../report/index.ts";
 import {
   boundaries,
   fixedDecision,
@@ -50,10 +56,15 @@ function finishOrder(calls: readonly CallResult[]): CallResult[] {
   return [...calls].sort((a, b) => end(a) - end(b) || a.iteration - b.iteration);
 }
 
+const passed = (c: CallResult) => c.outcome.kind === "passed";
+/** The calls that ended on their own: the only ones that count as passes or failures. */
+const ended = (calls: readonly CallResult[]) => calls.filter((c) => endedOnItsOwn(c.outcome.kind));
+
 /** How many finished calls settled the verdict, when fewer than planned; null otherwise. */
-export function decidedAfter(calls: readonly CallResult[], gate: Gate): number | null {
+export function decidedAfter(all: readonly CallResult[], gate: Gate): number | null {
+  const calls = ended(all);
   if (gate.sequential) {
-    const passes = calls.filter((c) => c.status === "passed").length;
+    const passes = calls.filter(passed).length;
     const decision = gateDecision(gate, passes, calls.length - passes);
     return (decision === "passed" || decision === "failed") && calls.length < gate.plannedIterations
       ? calls.length
@@ -62,7 +73,7 @@ export function decidedAfter(calls: readonly CallResult[], gate: Gate): number |
   let passes = 0;
   let failures = 0;
   for (const [index, call] of finishOrder(calls).entries()) {
-    if (call.status === "passed") passes++;
+    if (passed(call)) passes++;
     else failures++;
     if (gateDecision(gate, passes, failures) !== "continue") {
       return index + 1 < gate.plannedIterations ? index + 1 : null;
@@ -115,11 +126,15 @@ export function latencySummary(calls: readonly CallResult[], bounds: LatencyBoun
 }
 
 /**
- * The verdict of one scenario. `partial`: the calls are one shard's, so a threshold can only be
+ * The verdict of one scenario, from the calls that ended on their own (passed, failed, error). A
+ * call the run's stop cut short (`interrupted`) or never placed (`not_run`) is neither a pass nor
+ * a failure: it is a missing iteration, and the scenario could not complete unless the calls that
+ * did end settle its verdict. `partial`: the calls are one shard's, so a threshold can only be
  * known missed (too many failures already) and latency bounds wait for the merged report. In a
- * whole run, planned calls that have no result count as failed iterations — unless the verdict was
- * settled without them (they were not needed). A sequential test that reached no boundary is
- * inconclusive; a pass^k requirement below its minimum (or with fewer than k calls) fails a pass.
+ * whole run, planned calls that have no result count as missing too — unless the verdict was
+ * settled without them (they were not needed). None placed: `not_run`. A sequential test that
+ * reached no boundary is inconclusive; a pass^k requirement below its minimum (or with fewer than
+ * k calls) fails a pass.
  */
 export function scenarioVerdict(
   calls: readonly CallResult[],
@@ -127,21 +142,23 @@ export function scenarioVerdict(
   latency: LatencySummary,
   partial: boolean,
 ): Verdict {
-  if (calls.length === 0) return "not_run";
-  const failing = calls.filter((c) => c.status !== "passed");
-  const infrastructure = failing.some((c) => c.status === "error" || c.status === "not_run");
-  const passes = calls.length - failing.length;
+  if (calls.every((c) => c.outcome.kind === "not_run")) return "not_run";
+  const done = ended(calls);
+  const failing = done.filter((c) => !passed(c));
+  const unfinished = calls.length - done.length;
+  const infrastructure = unfinished > 0 || failing.some((c) => c.outcome.kind === "error");
+  const passes = done.length - failing.length;
   if (gate.sequential) {
     const decision = gateDecision(gate, passes, failing.length);
     if (decision !== "passed") return infrastructure ? "error" : decision === "failed" ? "failed" : "inconclusive";
   } else {
-    const missing = partial ? 0 : Math.max(0, gate.plannedIterations - calls.length);
+    const missing = unfinished + (partial ? 0 : Math.max(0, gate.plannedIterations - calls.length));
     const allowed = Math.max(0, gate.plannedIterations - gate.minPass);
     if (failing.length + missing > allowed) return infrastructure ? "error" : "failed";
   }
   if (!partial && latency.exceeded.length > 0) return "failed";
   if (!partial && gate.passK) {
-    const value = passHatK(passes, calls.length, gate.passK.k);
+    const value = passHatK(passes, done.length, gate.passK.k);
     if (value === null) return "inconclusive";
     if (value < gate.passK.min) return "failed";
   }
@@ -149,10 +166,12 @@ export function scenarioVerdict(
 }
 
 /** The statistics a scenario's summary adds for repeats: pass^k, the early decision, the sequential test. */
-function repeatFigures(list: readonly CallResult[], gate: Gate, verdict: Verdict, partial: boolean) {
-  const passes = list.filter((c) => c.status === "passed").length;
+function repeatFigures(all: readonly CallResult[], gate: Gate, verdict: Verdict, partial: boolean) {
+  // Only calls that ended on their own settle anything: a cut-short or unplaced call is never "not needed".
+  const list = ended(all);
+  const passes = list.filter(passed).length;
   const decided = verdict !== "not_run" && gateDecision(gate, passes, list.length - passes) !== "continue";
-  const saved = !partial && decided ? Math.max(0, gate.plannedIterations - list.length) : 0;
+  const saved = !partial && decided ? Math.max(0, gate.plannedIterations - all.length) : 0;
   const figures: Partial<ScenarioSummary> = {
     decided_after: partial ? null : decidedAfter(list, gate),
     calls_saved: saved,
@@ -205,9 +224,10 @@ export function summarizeScenarios(
       minPass: list.length,
       bounds: {},
     };
-    const passes = list.filter((c) => c.status === "passed").length;
+    const passes = list.filter(passed).length;
     const latency = latencySummary(list, gate.bounds);
     const verdict = scenarioVerdict(list, gate, latency, partial);
+    const done = ended(list).length;
     return {
       agent: gate.agent,
       scenario: gate.scenario,
@@ -217,7 +237,7 @@ export function summarizeScenarios(
       planned_iterations: gate.plannedIterations,
       passes,
       min_pass: gate.minPass,
-      pass_rate: wilson(passes, list.length),
+      pass_rate: wilson(passes, done),
       latency,
       ...repeatFigures(list, gate, verdict, partial),
     };

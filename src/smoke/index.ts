@@ -10,7 +10,7 @@ import { scenarioKey, shardOf } from "./gates.ts";
 import { planCalls, type Selection } from "./plan.ts";
 import { recordingTranscript, replayRecordings, writeRecording } from "./record.ts";
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
-import { type Output, runCalls } from "./run.ts";
+import { type NotRunReason, notRunResult, type Output, runCalls } from "./run.ts";
 
 export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 // PlannedCall, planCalls, runCalls, callResult, scenarioSummaries: for the comparison and the
@@ -18,10 +18,11 @@ export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 export type { PlannedCall, Progress } from "./call.ts";
 export { parseShard, shardOf } from "./gates.ts";
 export { mergeReports } from "./merge.ts";
+export { type CallOutcome, OUTCOME_CODES, unknownVersionCalls } from "./outcome.ts";
 export { planCalls, UsageError } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
-export { runCalls } from "./run.ts";
+export { type NotRunReason, notRunResult, runCalls } from "./run.ts";
 export { recordingTranscript };
 
 /** A recording could not be written (the run's calls are done; the reports are written first). */
@@ -69,6 +70,36 @@ export function smokePlanOf(calls: PlannedCall[]): SmokePlan {
     }
   }
   return { calls, gates };
+}
+
+export type NotRunOptions = NotRunReason & {
+  stack?: string;
+  /** The report's kind (default "smoke"). */
+  kind?: Report["kind"];
+  /** The run was stopped before it placed anything: the report says so, its exit code is 130. */
+  interrupted?: boolean;
+  notes?: string[];
+};
+
+/**
+ * The report of a run that placed nothing (stopped before it started, a failed deploy), from its
+ * plan: every planned call `not_run` with the reason, every planned scenario's gate. Nothing is
+ * placed and nothing is asked of the service. Its exit code is 130 when `interrupted`, else 3
+ * (planned calls never placed are never a pass).
+ */
+export function notRunReport(plan: SmokePlan, options: NotRunOptions): Report {
+  const why = { reason: options.reason, ...(options.code ? { code: options.code } : {}) };
+  return buildReport(
+    plan.calls.map((call) => notRunResult(call, why)),
+    {
+      gates: plan.gates,
+      ...(plan.shard ? { shard: plan.shard } : {}),
+      ...(options.kind ? { kind: options.kind } : {}),
+      ...(options.stack ? { stack: options.stack } : {}),
+      ...(options.notes ? { notes: options.notes } : {}),
+      interrupted: options.interrupted ?? false,
+    },
+  );
 }
 
 /** The calls to place: a plan made beforehand (the smoke job's), or what to plan them from. */

@@ -1,7 +1,7 @@
 // `agent-iac report merge`: shard reports → one report with the verdicts an unsharded run gives.
 // Verdicts are rebuilt from the calls (never copied from a shard, which saw only its part); the
 // gates come from the shards' scenario entries, which every shard writes for every planned scenario.
-import type { CallResult, Report } from "../report/index.ts";
+import { type CallResult, endedOnItsOwn, type Report } from "../report/index.ts";
 import { gateDecision, scenarioKey } from "./gates.ts";
 import { UsageError } from "./plan.ts";
 import { reportFromCalls, type ScenarioGate } from "./reports.ts";
@@ -86,16 +86,13 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
       return ka - kb || a.iteration - b.iteration;
     });
   for (const gate of gates.values()) {
-    const have = sorted.filter(
+    const mine = sorted.filter(
       (c) => c.agent === gate.agent && c.scenario === gate.scenario && c.version_id === gate.versionId,
-    ).length;
-    const passes = sorted.filter(
-      (c) =>
-        c.agent === gate.agent &&
-        c.scenario === gate.scenario &&
-        c.version_id === gate.versionId &&
-        c.status === "passed",
-    ).length;
+    );
+    // Only calls that ended on their own settle a verdict; an unplaced or cut-short one is missing.
+    const ended = mine.filter((c) => endedOnItsOwn(c.outcome.kind));
+    const have = ended.length;
+    const passes = ended.filter((c) => c.outcome.kind === "passed").length;
     // Calls a settled verdict did not need are not missing.
     if (have < gate.plannedIterations && gateDecision(gate, passes, have - passes) === "continue") {
       notes.push(

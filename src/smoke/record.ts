@@ -11,11 +11,19 @@ import { eventEnvelope } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
 import { requiredPasses } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
+import {
+  callOutcomeSchema,
+  callStatus,
+  evaluated,
+  legacyOutcome,
+  type CallOutcome as ReportOutcome,
+} from "../report/index.ts";
 import { gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
 import type { ObservedProcedure } from "./expectations.ts";
 import { addDrift, type Drift, driftLines } from "./observe.ts";
+import { type CallOutcome, outcomeFromReport, reportOutcome } from "./outcome.ts";
 import { UsageError } from "./plan.ts";
-import type { ScenarioResult } from "./reports.ts";
+import { type ScenarioResult, statusOf } from "./reports.ts";
 import { renderEntry } from "./transcript.ts";
 
 export const RECORDING_FORMAT = "agent-iac-recording";
@@ -38,6 +46,8 @@ type Header = {
 type Footer = {
   end: true;
   status: ScenarioResult["status"];
+  /** How the call ended (the report's shape); a recording made before outcomes has only `status`. */
+  outcome?: ReportOutcome;
   error: string | null;
   duration_ms: number;
   /** The duration the expectations saw (max_duration_sec). */
@@ -72,6 +82,7 @@ export async function writeRecording(dir: string, call: PlannedCall, result: Sce
   const footer: Footer = {
     end: true,
     status: result.status,
+    outcome: reportOutcome(result.outcome),
     error: result.error ?? null,
     duration_ms: result.timings.durationMs,
     duration_sec: result.observation?.durationSec ?? result.timings.durationMs / 1000,
@@ -202,6 +213,7 @@ async function replayOne(
     ...(header.events_url ? { eventsUrl: header.events_url } : {}),
     transport: header.transport,
     status: "error",
+    outcome: recordedOutcome(footer),
     assertions: [],
     observation,
     latency,
@@ -210,13 +222,23 @@ async function replayOne(
     ...(header.started_at ? { startedAt: header.started_at } : {}),
     livemode: header.livemode,
   };
-  // A call that could not complete stays so: its recording is not a whole call to judge.
-  if (!footer || footer.status === "error") {
+  // A call that did not complete stays so: its recording is not a whole call to judge.
+  if (!evaluated(result.outcome.kind)) {
+    result.status = statusOf(result.outcome.kind);
     result.error = footer?.error ?? "the recording ends before the call did";
     return result;
   }
   await judgeResult(result, scenario, judge);
   return result;
+}
+
+/** How a recorded call ended: its footer's outcome, else (an older recording) its status; no footer, an error. */
+function recordedOutcome(footer: Footer | undefined): CallOutcome {
+  if (!footer) return { kind: "error" };
+  const outcome = callOutcomeSchema.safeParse(footer.outcome);
+  if (outcome.success) return outcomeFromReport(outcome.data);
+  const status = callStatus.safeParse(footer.status);
+  return status.success ? outcomeFromReport(legacyOutcome({ status: status.data })) : { kind: "error" };
 }
 
 /** A recording's transcript as display lines (what the judge sees), for labelled files. */

@@ -3,6 +3,7 @@
 import type { EventEnvelope } from "../api/index.ts";
 import {
   type CallLatency,
+  type CallOutcomeKind,
   type CallResult,
   junitXml,
   type Report,
@@ -14,9 +15,11 @@ import {
 import type { Assertion, Observation } from "./expectations.ts";
 import { type Gate, scenarioKey, summarizeScenarios } from "./gates.ts";
 import type { EntryTime } from "./observe.ts";
+import { type CallOutcome, reportOutcome } from "./outcome.ts";
 import { type ObservedEntry, renderEntry } from "./transcript.ts";
 
-export type ScenarioStatus = "passed" | "failed" | "error";
+/** A call's status for a reader: an interrupted call is an "error" here (its `outcome` says which). */
+export type ScenarioStatus = "passed" | "failed" | "error" | "not_run";
 
 export type ScenarioResult = {
   agent: string;
@@ -28,8 +31,10 @@ export type ScenarioResult = {
   eventsUrl?: string;
   transport: "sse" | "ws";
   status: ScenarioStatus;
+  /** How the call ended, typed: what every decision reads (`status` and `error` are for people). */
+  outcome: CallOutcome;
   assertions: Assertion[];
-  /** Why the call could not be completed (service unreachable, stream failed or timed out). */
+  /** Why the call could not be completed (service unreachable, stream failed or timed out), in words. */
   error?: string;
   observation?: Observation;
   timings: { timeToFirstAgentMessageMs?: number; durationMs: number };
@@ -44,14 +49,23 @@ export type ScenarioResult = {
   envelopes?: EventEnvelope[];
 };
 
-export type Summary = { passed: number; failed: number; errors: number };
+/** Calls by outcome: `errors` could not complete (the service, the network, a timeout, the judge). */
+export type Summary = { passed: number; failed: number; errors: number; interrupted: number; notRun: number };
 
-export function summarize(results: ScenarioResult[]): Summary {
+export function summarize(results: readonly ScenarioResult[]): Summary {
+  const count = (kind: CallOutcomeKind) => results.filter((r) => r.outcome.kind === kind).length;
   return {
-    passed: results.filter((r) => r.status === "passed").length,
-    failed: results.filter((r) => r.status === "failed").length,
-    errors: results.filter((r) => r.status === "error").length,
+    passed: count("passed"),
+    failed: count("failed"),
+    errors: count("error"),
+    interrupted: count("interrupted"),
+    notRun: count("not_run"),
   };
+}
+
+/** The status a reader sees for an outcome (an interrupted call is an error there). */
+export function statusOf(kind: CallOutcomeKind): ScenarioStatus {
+  return kind === "interrupted" ? "error" : kind;
 }
 
 export function testcaseName(result: ScenarioResult): string {
@@ -66,7 +80,7 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
     scenario: r.scenario,
     iteration: r.iteration,
     side,
-    status: r.status,
+    status: statusOf(r.outcome.kind),
     version_id: r.versionId,
     conversation_id: r.conversationId ?? null,
     events_url: r.eventsUrl ?? null,
@@ -91,6 +105,7 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
       duration_ms: r.timings.durationMs,
     },
     started_at: r.startedAt ?? null,
+    outcome: reportOutcome(r.outcome),
   };
 }
 

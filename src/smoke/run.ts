@@ -7,6 +7,7 @@ import type { Judge } from "../judge/index.ts";
 import { terminalText, transcriptPrinter } from "../render/index.ts";
 import { callLines } from "../report/index.ts";
 import { type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
+import { OUTCOME_CODES } from "./outcome.ts";
 import { callResult, type ScenarioResult, summarize } from "./reports.ts";
 import { Schedule } from "./schedule.ts";
 
@@ -15,7 +16,7 @@ export type Output = { write(text: string): unknown; isTTY?: boolean; columns?: 
 export type RunOptions = {
   concurrency: number;
   out: Output;
-  /** Stops the run: calls in flight end as "interrupted", calls not started are reported as not run. */
+  /** Stops the run: calls in flight end `interrupted`, calls still needed and not placed `not_run`. */
   signal?: AbortSignal;
   /** Progress of waiting calls (default: `progressPrinter(out)`). */
   onProgress?: (progress: Progress) => void;
@@ -66,15 +67,20 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
         result = await placeCall(client, call, hooks);
       } catch (error) {
         // placeCall reports its own failures; this is a bug, and the other calls' results still count.
-        result = notRun(call, `could not run: ${error instanceof Error ? error.message : String(error)}`);
+        result = unplacedResult(call, {
+          status: "error",
+          outcome: { kind: "error", code: OUTCOME_CODES.internal },
+          error: `could not run: ${error instanceof Error ? error.message : String(error)}`,
+        });
       }
       finished(index, result);
-      schedule.finished(index, result.status);
+      schedule.finished(index, result.outcome.kind);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   for (const index of schedule.unplaced()) {
-    finished(index, notRun(calls[index] as PlannedCall, "not run: the smoke run was stopped first"));
+    const reason = { reason: "the smoke run was stopped first", code: OUTCOME_CODES.runStopped };
+    finished(index, notRunResult(calls[index] as PlannedCall, reason));
   }
   const results = done();
   status.clear();
@@ -83,15 +89,26 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
   return results;
 }
 
-function notRun(call: PlannedCall, error: string): ScenarioResult {
+/** Why planned calls were not placed: in words (the call's `error`), and a code for its outcome. */
+export type NotRunReason = { reason: string; code?: string };
+
+/** A planned call that was never placed: outcome `not_run`, with why. */
+export function notRunResult(call: PlannedCall, why: NotRunReason): ScenarioResult {
+  return unplacedResult(call, {
+    status: "not_run",
+    outcome: { kind: "not_run", ...(why.code ? { code: why.code } : {}) },
+    error: `not run: ${why.reason}`,
+  });
+}
+
+function unplacedResult(call: PlannedCall, end: Pick<ScenarioResult, "status" | "outcome" | "error">): ScenarioResult {
   return {
     agent: call.agent,
     scenario: call.scenario.name,
     iteration: call.iteration,
     versionId: call.versionId,
     transport: call.scenario.transport,
-    status: "error",
-    error,
+    ...end,
     assertions: [],
     timings: { durationMs: 0 },
     gate: gateOf(call.scenario),

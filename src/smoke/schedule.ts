@@ -3,6 +3,7 @@
 // looks after each (src/stats: the SPRT). Calls in flight always finish; a call that is no longer
 // needed is never placed and never reported as run or failed.
 
+import { type CallOutcomeKind, endedOnItsOwn } from "../report/index.ts";
 import type { PlannedCall } from "./call.ts";
 import { gateOf } from "./call.ts";
 import { type Gate, gateDecision, scenarioKey } from "./gates.ts";
@@ -95,12 +96,15 @@ export class Schedule {
     }
   }
 
-  /** A placed call finished (errors count as failures). */
-  finished(index: number, status: string): void {
+  /**
+   * A placed call finished. Errors count as failures; a call the run's stop cut short counts as
+   * neither, so it never settles a verdict that would leave the calls after it "not needed".
+   */
+  finished(index: number, kind: CallOutcomeKind): void {
     const state = this.#state(index);
     state.inflight--;
-    if (status === "passed") state.passes++;
-    else state.failures++;
+    if (kind === "passed") state.passes++;
+    else if (endedOnItsOwn(kind)) state.failures++;
     this.#wake();
   }
 

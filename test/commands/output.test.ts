@@ -1,8 +1,8 @@
 // What the commands print: a failed up's lines without colour codes or JavaScript frames, and a
 // table written page by page.
 import { describe, expect, it } from "vitest";
-import { cleanErrorLines } from "../../src/usecases/index.ts";
 import { TableWriter } from "../../src/commands/table.ts";
+import { cleanErrorLines } from "../../src/usecases/index.ts";
 
 describe("cleanErrorLines", () => {
   it("keeps the project's message and drops colour codes, stack frames and repeats", () => {

@@ -53,6 +53,21 @@ describe("outcomes", () => {
 });
 
 describe("compareScenario", () => {
+  it("reads each side's calls by outcome: unplaced calls are not run, cut-short ones an error, neither a pass", () => {
+    const outcome = (kind: "passed" | "not_run" | "interrupted") => ({
+      status: kind === "interrupted" ? ("error" as const) : kind,
+      outcome: { kind, stage: null, request: null, http_status: null, code: null },
+    });
+    const passedNew = call("new", "ca_b@v2", outcome("passed"));
+    const unplaced = compareScenario([call("old", "ca_b@v1", outcome("not_run"))], [passedNew]);
+    expect(unplaced.old_verdict).toBe("not_run");
+    const cut = compareScenario([call("old", "ca_b@v1", outcome("interrupted"))], [passedNew]);
+    expect(cut.old_verdict).toBe("error");
+    // A cut-short call has no duration worth comparing.
+    expect(cut.duration_delta_ms).toBeNull();
+    expect(compareScenario([passedNew], [call("new", "ca_b@v2", outcome("not_run"))]).new_verdict).toBe("not_run");
+  });
+
   it("names the flipped expectation, diffs the transcripts, and gives the duration and per-turn latency deltas", () => {
     const old = call("old", "ca_b@v1", {
       assertions: [
@@ -202,6 +217,7 @@ describe("the comparison report", () => {
     conversationId: side === "old" ? "conv_old" : "conv_new",
     transport: "sse",
     status: passed ? "passed" : "failed",
+    outcome: { kind: passed ? "passed" : "failed" },
     assertions: [{ description: "calls tool b", passed, ...(passed ? {} : { detail: "b was never called" }) }],
     timings: { durationMs: 900 },
   });

@@ -139,6 +139,7 @@ describe("the behaviour under each agent's diff", () => {
     conversationId: "conv_1",
     transport: "sse",
     status: "failed",
+    outcome: { kind: "failed" },
     assertions: [
       {
         description: "calls tool b",

@@ -158,4 +158,48 @@ describe("one report on five surfaces", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it("reads a version 3 report (no outcomes): each call's outcome from its status, its message never read", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "report-v3-"));
+    try {
+      const current = JSON.parse(reportJson(runOf(false)));
+      // As version 3 wrote it: no `outcome`; an interrupted call was an "error" whose message said so.
+      const results = current.results.map(({ outcome: _, ...call }: Record<string, unknown>, i: number) =>
+        i === 5
+          ? { ...call, status: "error", error: "interrupted: the smoke run was stopped before this call finished" }
+          : call,
+      );
+      const summary = { scenarios: 2, passed: 1, failed: 0, errors: 1, calls: 6, calls_passed: 5, calls_errors: 1 };
+      const file = path.join(dir, "v3.json");
+      await writeFile(file, JSON.stringify({ ...current, version: 3, summary, results, interrupted: true }));
+      const read = await readReport(file);
+      expect(read.version).toBe(3);
+      expect(read.results.map((c) => c.outcome.kind)).toEqual([
+        "passed",
+        "passed",
+        "passed",
+        "passed",
+        "failed",
+        "error",
+      ]);
+      expect(read.results[5]?.outcome).toEqual({
+        kind: "error",
+        stage: null,
+        request: null,
+        http_status: null,
+        code: null,
+      });
+      // Recounted: the fields version 3 did not have are there.
+      expect(read.summary).toMatchObject({ calls: 6, calls_passed: 4, calls_failed: 1, calls_errors: 1 });
+      expect(read.summary).toMatchObject({ calls_not_run: 0, calls_interrupted: 0 });
+      // Its interrupted flag still says the run was stopped; every surface renders it.
+      expect(await emitReport(read, { env: {} })).toBe(130);
+      expect(htmlReport(read)).toContain('data-outcome="error"');
+      expect(terminalSummary(read)).toContain("calls: 4 of 6 passed, 1 failed, 1 could not complete");
+      // A version 3 call the schema allowed as not_run reads as not run.
+      expect(callResultSchema.parse({ ...results[0], status: "not_run" }).outcome.kind).toBe("not_run");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -5,8 +5,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Client, createClient } from "../../src/api/index.ts";
 import type { Expectations } from "../../src/definitions/index.ts";
+import { finishedCalls } from "../../src/report/index.ts";
 import { type PlannedCall, type Progress, placeCall, type Scenario } from "../../src/smoke/call.ts";
+import { callResult, unknownVersionCalls } from "../../src/smoke/index.ts";
 import { json, type ScriptedServer, scriptedServer } from "../api/scripted-server.ts";
+import { startTestSimulator } from "../helpers/simulator.ts";
 
 const KEY = "sk-call-test";
 const CONVERSATION = "conv_1";
@@ -216,5 +219,168 @@ describe("tool-call arguments", () => {
     expect(result.status).toBe("passed");
     expect(result.observation?.toolCalls[0]?.arguments).toBe("{not json");
     expect(result.observation?.toolCalls[0]?.rawArguments).toBeUndefined();
+  });
+});
+
+describe("the typed outcome of a call, from a real failure", () => {
+  /** A service whose create answers `create` and whose stream answers `events` (the request, its response). */
+  async function failing(routes: {
+    create?: (res: ServerResponse) => void;
+    events?: (res: ServerResponse) => void;
+  }): Promise<ScriptedServer> {
+    let base = "";
+    const s = await scriptedServer((req, res) => {
+      const url = new URL(req.url ?? "/", "http://x");
+      if (req.method === "POST" && url.pathname === "/conversations") {
+        if (routes.create) return routes.create(res);
+        return json(res, 200, {
+          id: CONVERSATION,
+          channel: {
+            type: "phone",
+            callee_no: "+15550100",
+            caller_no: null,
+            priority: "normal",
+            token: "tok_call_test_0000000000000000",
+            events_url: `${base}/conversations/${CONVERSATION}/events`,
+          },
+        });
+      }
+      if (url.pathname.endsWith("/events") && routes.events) return routes.events(res);
+      json(res, 404, { error: "not found" });
+    });
+    base = s.url;
+    return s;
+  }
+
+  const place = async (url: string, plannedCall: PlannedCall, signal?: AbortSignal, apiKey = KEY) => {
+    client = createClient({ baseUrl: url, apiKey, maxRetries: 0 });
+    return placeCall(client, plannedCall, signal ? { signal } : {});
+  };
+
+  it("404 on create (the real simulator: a version it does not know): error at create, with status and the service's code", async () => {
+    const sim = await startTestSimulator();
+    try {
+      const result = await place(sim.url, { ...planned({}), versionId: "ca_unknown@v9" }, undefined, sim.apiKey);
+      expect(result.status).toBe("error");
+      expect(result.outcome).toMatchObject({
+        kind: "error",
+        stage: "create",
+        request: "POST /conversations",
+        httpStatus: 404,
+      });
+      expect(result.outcome.code).toEqual(expect.any(String));
+      // The domain question the command asks, answered from the outcome.
+      expect(unknownVersionCalls([result])).toEqual([result]);
+      expect(unknownVersionCalls([callResult(result)])).toHaveLength(1);
+      expect(finishedCalls([callResult(result)])).toBe(1);
+    } finally {
+      await client?.close();
+      client = undefined;
+      await sim.close();
+    }
+  });
+
+  it("5xx on create: error at create, with the status and the service's error code", async () => {
+    server = await failing({ create: (res) => json(res, 500, { error: { code: "internal", message: "boom" } }) });
+    const result = await place(server.url, planned({}));
+    expect(result.outcome).toEqual({
+      kind: "error",
+      stage: "create",
+      request: "POST /conversations",
+      httpStatus: 500,
+      code: "internal",
+    });
+    expect(unknownVersionCalls([result])).toEqual([]);
+  });
+
+  it("5xx on the stream, again on every reconnection: error at stream with the last answer's status and code", async () => {
+    server = await failing({ events: (res) => json(res, 503, { error: { code: "overloaded", message: "busy" } }) });
+    const result = await place(server.url, planned({}));
+    expect(result.outcome).toEqual({
+      kind: "error",
+      stage: "stream",
+      request: `GET /conversations/${CONVERSATION}/events`,
+      httpStatus: 503,
+      code: "overloaded",
+    });
+    expect(unknownVersionCalls([result])).toEqual([]);
+    // The report's snake_case.
+    expect(callResult(result).outcome).toEqual({
+      kind: "error",
+      stage: "stream",
+      request: `GET /conversations/${CONVERSATION}/events`,
+      http_status: 503,
+      code: "overloaded",
+    });
+  });
+
+  it("a refused connection: error at create with the network code, no status", async () => {
+    const closed = await scriptedServer(() => {});
+    await closed.close();
+    const result = await place(closed.url, planned({}));
+    expect(result.outcome).toEqual({
+      kind: "error",
+      stage: "create",
+      request: "POST /conversations",
+      code: "ECONNREFUSED",
+    });
+  });
+
+  it("the scenario's timeout: error at the stage it was waiting in, code timeout", async () => {
+    server = await failing({ create: () => {} });
+    const result = await place(server.url, planned({}, { timeout: 1 }));
+    expect(result.outcome).toMatchObject({ kind: "error", stage: "create", code: "timeout" });
+    expect(result.outcome.httpStatus).toBeUndefined();
+  });
+
+  it("a stream that keeps closing before conversation.ended: error at stream, no status", async () => {
+    server = await failing({
+      events: (res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const payload = { type: "conversation.started" };
+        const envelope = { id: "ev_0", created_at: new Date().toISOString(), payload };
+        res.end(`retry: 10\nid: 0\ndata: ${JSON.stringify(envelope)}\n\n`);
+      },
+    });
+    const result = await place(server.url, planned({}));
+    expect(result.outcome).toEqual({
+      kind: "error",
+      stage: "stream",
+      request: `GET /conversations/${CONVERSATION}/events`,
+    });
+  });
+
+  it("a stream token refused (401): error at stream with the status, at once", async () => {
+    server = await failing({ events: (res) => json(res, 401, { error: { type: "authentication_error" } }) });
+    const result = await place(server.url, planned({}));
+    expect(result.outcome).toEqual({
+      kind: "error",
+      stage: "stream",
+      request: `GET /conversations/${CONVERSATION}/events`,
+      httpStatus: 401,
+      code: "authentication_error",
+    });
+  });
+
+  it("the run's stop (abort) while the stream is open: interrupted at stream, not an error, not finished", async () => {
+    server = await failing({
+      events: (res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const payload = { type: "conversation.started" };
+        res.write(`id: 0\ndata: ${JSON.stringify({ id: "ev_0", created_at: new Date().toISOString(), payload })}\n\n`);
+      },
+    });
+    const result = await place(server.url, planned({}), AbortSignal.timeout(300));
+    expect(result.outcome).toEqual({ kind: "interrupted", stage: "stream" });
+    expect(result.status).toBe("error");
+    expect(callResult(result).status).toBe("error");
+    expect(finishedCalls([callResult(result)])).toBe(0);
+  });
+
+  it("judged expectations without a judge: error at judge, code no_judge", async () => {
+    server = await service({});
+    client = createClient({ baseUrl: server.url, apiKey: KEY, maxRetries: 0 });
+    const result = await placeCall(client, planned({ judge: ["the agent is polite"] }));
+    expect(result.outcome).toEqual({ kind: "error", stage: "judge", code: "no_judge" });
   });
 });

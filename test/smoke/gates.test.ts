@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { EventEnvelope } from "../../src/api/index.ts";
 import { requiredPasses } from "../../src/definitions/index.ts";
-import { type CallResult, junitXml, reportSchema } from "../../src/report/index.ts";
+import { type CallOutcomeKind, type CallResult, exitCode, junitXml, reportSchema } from "../../src/report/index.ts";
 import {
   type Gate,
   latencySummary,
@@ -18,19 +18,20 @@ import { mergeReports } from "../../src/smoke/merge.ts";
 import { addDrift, driftLines, observeEvents } from "../../src/smoke/observe.ts";
 import { reportFromCalls, type ScenarioGate } from "../../src/smoke/reports.ts";
 
-const call = (iteration: number, status: CallResult["status"], extra: Partial<CallResult> = {}): CallResult => ({
+const call = (iteration: number, kind: CallOutcomeKind, extra: Partial<CallResult> = {}): CallResult => ({
   agent: "support",
   scenario: "greets",
   iteration,
   side: "new",
-  status,
+  status: kind === "interrupted" ? "error" : kind,
+  outcome: { kind, stage: null, request: null, http_status: null, code: null },
   version_id: "ca_1@v1",
   conversation_id: `conv_${iteration}`,
   events_url: null,
   transport: "sse",
   livemode: false,
-  error: status === "error" ? "timed out" : null,
-  assertions: [{ description: 'says "hi"', passed: status === "passed", detail: null, context: [] }],
+  error: kind === "error" ? "timed out" : null,
+  assertions: [{ description: 'says "hi"', passed: kind === "passed", detail: null, context: [] }],
   transcript: [],
   entries: [],
   tool_calls: [],
@@ -258,6 +259,28 @@ describe("early decisions, sequential tests and pass^k in a scenario's summary",
     expect(junitXml(inconclusive)).toMatch(
       /<failure message="inconclusive: sequential test: pass_rate 0.7 ± 0.1[^"]*" type="inconclusive">/,
     );
+  });
+
+  it("a call never placed or cut short is neither a pass nor a failure, never 'not needed', and never exits 0", () => {
+    // min_pass 1 of 3: one pass settles it, so the calls the stop left unplaced change nothing.
+    const settled = reportFromCalls([call(1, "passed"), call(2, "not_run"), call(3, "not_run")], gates(gate(3, 1)));
+    expect(settled.scenarios[0]).toMatchObject({ verdict: "passed", iterations: 3, passes: 1, calls_saved: 0 });
+    expect(settled.scenarios[0]?.pass_rate?.value).toBe(1);
+    expect(settled.summary).toMatchObject({ calls: 1, calls_passed: 1, calls_not_run: 2, calls_errors: 0 });
+    // Planned calls that never ran: the run could not complete, whatever the verdict.
+    expect(exitCode(settled)).toBe(3);
+    // All 3 needed: a cut-short call and an unplaced one are missing iterations, not failures.
+    const cut = reportFromCalls([call(1, "passed"), call(2, "interrupted"), call(3, "not_run")], gates(gate(3, 3)));
+    expect(cut.scenarios[0]).toMatchObject({ verdict: "error", decided_after: null, calls_saved: 0 });
+    expect(cut.summary).toMatchObject({ errors: 1, calls_interrupted: 1, calls_not_run: 1, calls_errors: 0 });
+    // An interrupted failure-free call does not make 1 pass of 2 "flaky".
+    expect(scenarioVerdict([call(1, "passed"), call(2, "interrupted")], gate(2, 1), none, false)).toBe("passed");
+    // None placed: not run, listed as such, and not a pass.
+    const none3 = reportFromCalls([call(1, "not_run"), call(2, "not_run")], gates(gate(2, 2)));
+    expect(none3.scenarios[0]).toMatchObject({ verdict: "not_run", iterations: 2, passes: 0, pass_rate: null });
+    expect(none3.summary).toMatchObject({ passed: 0, not_run: 1, calls: 0, calls_not_run: 2 });
+    expect(exitCode(none3)).toBe(3);
+    expect(exitCode({ ...none3, interrupted: true })).toBe(130);
   });
 
   it("a pass^k requirement fails a scenario that met its threshold", () => {

@@ -12,6 +12,7 @@ const passed: ScenarioResult = {
   eventsUrl: "http://127.0.0.1:1/conversations/conv_1/events",
   transport: "sse",
   status: "passed",
+  outcome: { kind: "passed" },
   assertions: [{ description: 'says "hello"', passed: true }],
   observation: {
     agentMessages: [],
@@ -28,6 +29,7 @@ const failed: ScenarioResult = {
   ...passed,
   scenario: "books",
   status: "failed",
+  outcome: { kind: "failed" },
   assertions: [
     {
       description: 'says "booked"',
@@ -43,6 +45,7 @@ const errored: ScenarioResult = {
   agent: "booking",
   scenario: "stalls",
   status: "error",
+  outcome: { kind: "error", stage: "stream", request: "GET /conversations/conv_1/events", code: "timeout" },
   error: "timed out after 2 s",
   assertions: [],
 };
@@ -63,7 +66,7 @@ describe("reports", () => {
 
   it("writes JSON with ids, pinned versions, transcripts and timings", () => {
     const report = JSON.parse(jsonReport([passed, errored]));
-    expect(report).toMatchObject({ format: "agent-iac-report", version: 3, kind: "smoke" });
+    expect(report).toMatchObject({ format: "agent-iac-report", version: 4, kind: "smoke" });
     expect(report.summary).toMatchObject({ scenarios: 2, calls: 2, passed: 1, failed: 0, errors: 1, flaky: 0 });
     expect(reportSchema.parse(report).scenarios.map((s) => s.verdict)).toEqual(["passed", "error"]);
     expect(report.results[0]).toMatchObject({
@@ -73,6 +76,17 @@ describe("reports", () => {
       timings: { time_to_first_agent_message_ms: 30, duration_ms: 1200 },
     });
     expect(report.results[1].error).toBe("timed out after 2 s");
+    // The typed outcome, in the report's snake_case.
+    expect(report.results.map((r: { outcome: unknown }) => r.outcome)).toEqual([
+      { kind: "passed", stage: null, request: null, http_status: null, code: null },
+      {
+        kind: "error",
+        stage: "stream",
+        request: "GET /conversations/conv_1/events",
+        http_status: null,
+        code: "timeout",
+      },
+    ]);
     expect(parseDocument(jsonReport([failed])).errors).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentDefinition } from "../../src/definitions/index.ts";
 import type { HeldAgent } from "../../src/provider/index.ts";
-import { terminalSummary, writeReportFiles } from "../../src/report/index.ts";
+import { finishedCalls, reportSchema, terminalSummary, writeReportFiles } from "../../src/report/index.ts";
 import type { PlannedCall, Progress } from "../../src/smoke/call.ts";
 import { runSmoke } from "../../src/smoke/index.ts";
 import { progressPrinter, StatusLine } from "../../src/smoke/run.ts";
@@ -49,17 +49,42 @@ describe("runSmoke", () => {
     expect(exitCode).toBe(130);
     const planned = agents.reduce((n, a) => n + a.smoke.length, 0);
     expect(results).toHaveLength(planned);
+    // The call in flight is interrupted at the stage it was in; the others were never placed.
+    expect(results[0]?.outcome).toMatchObject({ kind: "interrupted" });
+    expect(results[0]?.outcome.stage).toBeDefined();
     expect(results[0]?.error).toBe("interrupted: the smoke run was stopped before this call finished");
+    expect(results.slice(1).map((r) => [r.status, r.outcome])).toEqual(
+      Array(planned - 1).fill(["not_run", { kind: "not_run", code: "run_stopped" }]),
+    );
     expect(results.slice(1).map((r) => r.error)).toEqual(
       Array(planned - 1).fill("not run: the smoke run was stopped first"),
     );
-    const report = JSON.parse(await readFile(jsonFile, "utf8")) as { summary: { errors: number } };
-    expect(report.summary.errors).toBe(planned);
-    expect((await readFile(junitFile, "utf8")).match(/<testcase /g)).toHaveLength(planned);
+    expect(finishedCalls(run.results)).toBe(0);
+    const report = reportSchema.parse(JSON.parse(await readFile(jsonFile, "utf8")));
+    expect(report.results.map((r) => [r.status, r.outcome.kind])).toEqual([
+      ["error", "interrupted"],
+      ...Array(planned - 1).fill(["not_run", "not_run"]),
+    ]);
+    // The interrupted call's scenario could not complete; the others' did not run (none counted as passed).
+    expect(report.summary).toMatchObject({
+      errors: 1,
+      not_run: planned - 1,
+      passed: 0,
+      calls: 1,
+      calls_interrupted: 1,
+      calls_not_run: planned - 1,
+    });
+    const junit = await readFile(junitFile, "utf8");
+    expect(junit.match(/<testcase /g)).toHaveLength(planned);
+    expect(junit.match(/<skipped message="not run: the smoke run was stopped first"\/>/g)).toHaveLength(planned - 1);
     // Each call's line as it ended; the closing count is the report's (src/report's terminal summary).
-    expect(printed).toContain("! support/");
+    expect(printed).toContain(`! ${results[0]?.agent}/${results[0]?.scenario}#1`);
+    expect(printed).toContain(`○ ${results[1]?.agent}/${results[1]?.scenario}#1`);
     expect(run.interrupted).toBe(true);
-    expect(terminalSummary(run)).toContain(`0 passed, ${planned} failed`);
+    expect(terminalSummary(run)).toContain(`0 passed, 1 failed, ${planned - 1} not run`);
+    expect(terminalSummary(run)).toContain(
+      `calls: 0 of ${planned} passed, 0 failed, 0 could not complete, 1 interrupted, ${planned - 1} not run`,
+    );
   });
 });
 

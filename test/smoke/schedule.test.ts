@@ -98,6 +98,26 @@ describe("Schedule", () => {
     expect(run.placed).toHaveLength(16);
   });
 
+  it("a call the stop cut short settles nothing: the calls after it are not run, never 'not needed'", async () => {
+    const calls = plan(scenario({ iterations: 3, min_pass: 3 }));
+    const stop = new AbortController();
+    const schedule = new Schedule(calls, { concurrency: 1, signal: stop.signal });
+    const first = await schedule.next();
+    expect(first).toBe(0);
+    // The run is stopped while call 0 is in flight; it ends interrupted (it would have been a failure).
+    stop.abort();
+    schedule.finished(0, "interrupted");
+    expect(await schedule.next()).toBeUndefined();
+    expect(schedule.unplaced()).toEqual([1, 2]);
+    expect([...schedule.notNeeded]).toEqual([]);
+    // The same call ending in an error of its own settles min_pass 3 of 3: the rest are not needed.
+    const settled = new Schedule(calls, { concurrency: 1 });
+    await settled.next();
+    settled.finished(0, "error");
+    expect(await settled.next()).toBeUndefined();
+    expect([...settled.notNeeded]).toEqual([1, 2]);
+  });
+
   it("scenarios are independent: one settled early does not hold back another", async () => {
     const a = plan(scenario({ iterations: 5, min_pass: 5 }), "a");
     const b = plan(scenario({ iterations: 3 }), "b");

@@ -1,10 +1,17 @@
 // One call (a scenario's iteration on one version): its expectations with their verdicts — a
 // failed one next to the transcript lines it points at —, the conversation as a chat, the
 // timeline, and the procedures that ran after it.
-import type { CallResult, ReportAssertion, ReportEntry } from "../schema.ts";
+import { evaluated, outcomeFacts, unevaluatedText } from "../outcome.ts";
+import type { CallOutcomeKind, CallResult, ReportAssertion, ReportEntry } from "../schema.ts";
 import { type Html, html } from "./escape.ts";
-import { clip, duration, passMark, pretty, verdictBadge } from "./format.ts";
+import { callBadge, clip, duration, passMark, pretty } from "./format.ts";
 import { timeline } from "./timeline.ts";
+
+const UNEVALUATED: Partial<Record<CallOutcomeKind, string>> = {
+  error: "Call error",
+  interrupted: "Interrupted",
+  not_run: "Not run",
+};
 
 /** A call's conversation shows at most this many entries, so one runaway call cannot bloat the page. */
 const MAX_ENTRIES = 1000;
@@ -130,17 +137,19 @@ function facts(call: CallResult): Html {
     row("duration", duration(call.timings.duration_ms)),
     row("first agent message", duration(call.timings.time_to_first_agent_message_ms)),
     row("event stream", call.events_url ? html`<code>${call.events_url}</code>` : null),
+    row("outcome", html`${call.outcome.kind.replace("_", " ")}${outcomeFacts(call)}`),
   ]}</dl>`;
 }
 
 /** `id` is unique in the page: anchors of transcript lines hang off it. */
 export function callArticle(call: CallResult, id: string): Html {
-  const open = call.status !== "passed";
-  return html`<article class="call" id="${id}" data-status="${call.status}" data-side="${call.side}" data-iteration="${call.iteration}">
+  const { kind } = call.outcome;
+  const open = kind !== "passed";
+  return html`<article class="call" id="${id}" data-status="${call.status}" data-outcome="${kind}" data-side="${call.side}" data-iteration="${call.iteration}">
 <details${open ? html` open` : null}>
-<summary><span class="call-title">Iteration ${call.iteration}</span> ${verdictBadge(call.status)} <span class="note">${duration(call.timings.duration_ms)} · ${call.assertions.filter((a) => a.passed).length}/${call.assertions.length} expectations met</span></summary>
+<summary><span class="call-title">Iteration ${call.iteration}</span> ${callBadge(kind)} <span class="note">${duration(call.timings.duration_ms)} · ${call.assertions.filter((a) => a.passed).length}/${call.assertions.length} expectations met</span></summary>
 ${facts(call)}
-${call.error ? html`<p class="call-error" role="note"><span aria-hidden="true">⚠</span> <strong>Call error:</strong> ${call.error}</p>` : null}
+${evaluated(kind) ? null : html`<p class="call-error" role="note"><span aria-hidden="true">⚠</span> <strong>${UNEVALUATED[kind] ?? "Call error"}:</strong> ${unevaluatedText(call)}</p>`}
 <h5>Expectations</h5>
 ${expectations(call, id)}
 <h5>Conversation</h5>

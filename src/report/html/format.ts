@@ -1,6 +1,6 @@
 // Words, icons and numbers shared by the report's parts. A verdict is always shown as an icon and
 // a word, never by colour alone.
-import type { ComparisonOutcome, Verdict } from "../schema.ts";
+import type { CallOutcomeKind, ComparisonOutcome, Verdict } from "../schema.ts";
 import { type Html, html } from "./escape.ts";
 
 type Badge = { icon: string; label: string; tone: "good" | "bad" | "warn" | "neutral" };
@@ -22,6 +22,14 @@ const outcomes: Record<ComparisonOutcome, Badge> = {
   not_significant: { icon: "≟", label: "not significant", tone: "warn" },
 };
 
+const callOutcomes: Record<CallOutcomeKind, Badge> = {
+  passed: verdicts.passed,
+  failed: verdicts.failed,
+  error: verdicts.error,
+  not_run: verdicts.not_run,
+  interrupted: { icon: "■", label: "interrupted", tone: "bad" },
+};
+
 function badge(b: Badge, kind: string, value: string): Html {
   return html`<span class="badge ${b.tone}" data-${kind}="${value}"><span aria-hidden="true">${b.icon}</span> ${b.label}</span>`;
 }
@@ -30,6 +38,12 @@ function badge(b: Badge, kind: string, value: string): Html {
 export function verdictBadge(verdict: string): Html {
   const known = verdicts[verdict as Verdict];
   return badge(known ?? { icon: "?", label: verdict, tone: "neutral" }, "verdict", verdict);
+}
+
+/** A call's outcome: passed, failed, error, not run, interrupted. */
+export function callBadge(kind: CallOutcomeKind): Html {
+  const known = callOutcomes[kind];
+  return badge(known ?? { icon: "?", label: kind, tone: "neutral" }, "call-outcome", kind);
 }
 
 export function outcomeBadge(outcome: string): Html {

@@ -52,6 +52,8 @@ ${tile("regressions", s.regressions, "↓", "bad")}
 <div><dt>scenarios</dt><dd data-summary="scenarios">${s.scenarios}</dd></div>
 <div><dt>calls</dt><dd data-summary="calls">${s.calls}</dd></div>
 <div><dt>calls passed / failed / errors</dt><dd data-summary="call_counts">${s.calls_passed} / ${s.calls_failed} / ${s.calls_errors}</dd></div>
+${s.calls_interrupted > 0 ? html`<div><dt>calls interrupted</dt><dd data-summary="calls_interrupted">${s.calls_interrupted}</dd></div>` : null}
+${s.calls_not_run > 0 ? html`<div><dt>calls not run</dt><dd data-summary="calls_not_run">${s.calls_not_run}</dd></div>` : null}
 <div><dt>duration</dt><dd data-summary="duration">${duration(s.duration_ms)}</dd></div>
 <div><dt>call minutes used</dt><dd data-summary="call_minutes">${String(Math.round(s.call_minutes * 100) / 100)}</dd></div>
 ${

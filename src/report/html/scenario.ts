@@ -1,7 +1,7 @@
 // Scenarios with their calls. A scenario of a comparison shows its outcome, the expectations that
 // flipped, the transcript diff, and the old and new calls side by side.
 
-import { verdictReason } from "../outcome.ts";
+import { evaluated, verdictReason } from "../outcome.ts";
 import { decidedText, evidenceText, passKText, sequentialText } from "../repeats.ts";
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary, Verdict } from "../schema.ts";
 import { callArticle } from "./call.ts";
@@ -16,9 +16,9 @@ export type ScenarioGroup = {
 
 /** The verdict of calls that have no scenario summary (an older or partial report). */
 function verdictOf(calls: readonly CallResult[]): Verdict {
-  if (calls.some((c) => c.status === "error")) return "error";
-  if (calls.length > 0 && calls.every((c) => c.status === "not_run")) return "not_run";
-  return calls.every((c) => c.status === "passed") ? "passed" : "failed";
+  if (calls.every((c) => c.outcome.kind === "not_run")) return "not_run";
+  if (calls.some((c) => !evaluated(c.outcome.kind))) return "error";
+  return calls.every((c) => c.outcome.kind === "passed") ? "passed" : "failed";
 }
 
 /** Each scenario summary with its calls, in the report's order; calls no summary claims form their own groups. */
@@ -51,7 +51,7 @@ export function groupScenarios(report: Report): ScenarioGroup[] {
         version_id: first.version_id,
         verdict: verdictOf(list),
         iterations: list.length,
-        passes: list.filter((c) => c.status === "passed").length,
+        passes: list.filter((c) => c.outcome.kind === "passed").length,
         min_pass: list.length,
         pass_rate: null,
       },
@@ -66,7 +66,7 @@ export function needsAttention(group: ScenarioGroup): boolean {
   return (
     group.summary.verdict !== "passed" ||
     group.summary.comparison?.outcome === "regression" ||
-    group.calls.some(({ call }) => call.side !== "old" && call.status !== "passed")
+    group.calls.some(({ call }) => call.side !== "old" && call.outcome.kind !== "passed")
   );
 }
 

@@ -1,0 +1,123 @@
+// A call's typed outcome, made where the call fails from the client's typed errors (src/api) and
+// the call's own signals, never from a message: the kind (passed, failed, error, not run,
+// interrupted), the stage that failed, the request, the HTTP status, and a code. The report holds
+// it in snake_case (src/report: `outcome`); these are the converters both ways.
+import { ApiError, ConnectionError, TimeoutError } from "../api/index.ts";
+import type { CallOutcomeKind, CallStage, CallOutcome as ReportOutcome } from "../report/index.ts";
+
+/** A call's outcome (the report's `outcome`, camelCase). */
+export type CallOutcome = {
+  kind: CallOutcomeKind;
+  /** The step that failed (or was cut short). */
+  stage?: CallStage;
+  /** The request that failed: method and path, without its query (`POST /conversations`). */
+  request?: string;
+  /** The HTTP status the service answered with. */
+  httpStatus?: number;
+  /** A network code (ECONNREFUSED), one of OUTCOME_CODES, or the service's own error code. */
+  code?: string;
+};
+
+/** The codes this tool gives an outcome (a network code or the service's own are passed on as they are). */
+export const OUTCOME_CODES = {
+  /** The scenario's `timeout` passed before the call ended. */
+  timeout: "timeout",
+  /** The client gave up waiting for a response (its own request timeout). */
+  requestTimeout: "request_timeout",
+  /** The event stream ended without conversation.ended. */
+  streamClosed: "stream_closed",
+  /** The run was stopped before the call was placed. */
+  runStopped: "run_stopped",
+  /** The judge could not decide a rubric. */
+  judgeError: "judge_error",
+  /** The scenario has judged expectations and no judge is configured. */
+  noJudge: "no_judge",
+  /** Placing the call threw where it should have reported (a bug). */
+  internal: "internal",
+} as const;
+
+/** The event stream ended without conversation.ended (a scenario that expects the call to end). */
+export class StreamClosedError extends Error {
+  override name = "StreamClosedError";
+  constructor() {
+    super("the event stream closed before conversation.ended");
+  }
+}
+
+/**
+ * The outcome of a call that threw at `stage`: interrupted when the run's signal stopped it, else
+ * an error with what the client's typed error says (its request, status, network or service code).
+ */
+export function failureOutcome(
+  error: unknown,
+  at: { stage: CallStage; interrupted: boolean; timedOut: boolean },
+): CallOutcome {
+  const request = error instanceof ApiError ? { request: `${error.method} ${error.path}` } : {};
+  if (at.interrupted) return { kind: "interrupted", stage: at.stage, ...request };
+  if (at.timedOut) return { kind: "error", stage: at.stage, ...request, code: OUTCOME_CODES.timeout };
+  if (error instanceof StreamClosedError) return { kind: "error", stage: at.stage, code: OUTCOME_CODES.streamClosed };
+  if (!(error instanceof ApiError)) return { kind: "error", stage: at.stage };
+  // A stream that gave up reconnecting wraps its last failure: the facts are that failure's.
+  let last: ApiError = error;
+  while (last.cause instanceof ApiError) last = last.cause;
+  const code =
+    last instanceof ConnectionError
+      ? last.code
+      : last instanceof TimeoutError
+        ? OUTCOME_CODES.requestTimeout
+        : serviceCode(last.body);
+  return {
+    kind: "error",
+    stage: at.stage,
+    ...request,
+    ...(last.status === undefined ? {} : { httpStatus: last.status }),
+    ...(code ? { code } : {}),
+  };
+}
+
+/** The service's error code in an error body, where it gives one: `error.code`, `code`, `error.type`, `type`. */
+export function serviceCode(body: unknown): string | undefined {
+  if (!body || typeof body !== "object") return undefined;
+  const record = body as Record<string, unknown>;
+  const nested = record.error && typeof record.error === "object" ? (record.error as Record<string, unknown>) : {};
+  const code = [nested.code, record.code, nested.type, record.type].find((v) => typeof v === "string" && v !== "");
+  return typeof code === "string" ? code.slice(0, 100) : undefined;
+}
+
+/** The report's shape of an outcome (snake_case, nulls for what there is not). */
+export function reportOutcome(outcome: CallOutcome): ReportOutcome {
+  return {
+    kind: outcome.kind,
+    stage: outcome.stage ?? null,
+    request: outcome.request ?? null,
+    http_status: outcome.httpStatus ?? null,
+    code: outcome.code ?? null,
+  };
+}
+
+/** An outcome from the report's shape (a recording's footer). */
+export function outcomeFromReport(outcome: ReportOutcome): CallOutcome {
+  return {
+    kind: outcome.kind,
+    ...(outcome.stage === null ? {} : { stage: outcome.stage }),
+    ...(outcome.request === null ? {} : { request: outcome.request }),
+    ...(outcome.http_status === null ? {} : { httpStatus: outcome.http_status }),
+    ...(outcome.code === null ? {} : { code: outcome.code }),
+  };
+}
+
+type WithOutcome = { outcome: CallOutcome } | { outcome: ReportOutcome };
+
+/**
+ * The calls whose pinned version the service did not know: creating the conversation was answered
+ * 404. Results of a run (`ScenarioResult`) or of a report (`CallResult`) alike.
+ */
+export function unknownVersionCalls<T extends WithOutcome>(results: readonly T[]): T[] {
+  return results.filter((result) => {
+    const outcome: { kind: string; stage?: string | null; httpStatus?: number; http_status?: number | null } =
+      result.outcome;
+    return (
+      outcome.kind === "error" && outcome.stage === "create" && (outcome.httpStatus ?? outcome.http_status) === 404
+    );
+  });
+}
