@@ -1,8 +1,11 @@
 // `agent-iac <command>`: one entry point. Each command lives in src/commands/ and exports
 // `run(argv): Promise<number>` returning the process exit code (0 ok, 1 failed check,
-// 2 usage or configuration error, 3 service or backend failure). A command stops early by
-// throwing a CliError; this file is the one place that prints errors and picks their exit code.
-import { CliError } from "./errors/index.ts";
+// 2 usage or configuration error, 3 service or backend failure, 130 interrupted). A command stops
+// early by throwing a CliError, and the folders below throw the error model's typed errors (src/errors);
+// this file is the one place that prints errors, and src/commands/errors.ts the one mapping from an
+// error's code to its exit code and from its fields to flags.
+import { cliOutcome } from "./commands/errors.ts";
+import { AgentIacError } from "./errors/index.ts";
 
 type Command = {
   summary: string;
@@ -71,9 +74,7 @@ type Outcome = { exitCode: number; message: string; hint?: string | undefined; b
 
 /** The one place that turns an error into an exit code and a message. */
 async function classify(error: unknown): Promise<Outcome> {
-  if (error instanceof CliError) return { exitCode: error.exitCode, message: error.message, hint: error.hint };
-  // src/smoke's selection errors predate CliError; they are the caller's to fix.
-  if (error instanceof Error && error.name === "UsageError") return { exitCode: 2, message: error.message };
+  if (error instanceof AgentIacError) return cliOutcome(error);
   const api = await import("./api/index.ts");
   if (error instanceof api.ApiError) {
     const { secretsInEnvironment } = await import("./settings/index.ts");

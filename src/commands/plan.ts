@@ -2,7 +2,7 @@
 import { rm } from "node:fs/promises";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { formatDiagnostic } from "../definitions/index.ts";
-import { CliError } from "../errors/index.ts";
+import { AgentIacError, CliError, InterruptedError } from "../errors/index.ts";
 import {
   attachBehaviour,
   behaveReport,
@@ -102,14 +102,14 @@ export async function run(argv: string[]): Promise<number> {
     (run) => stack.preview({ ...policy, onEvent: recorder.onEvent, onOutput: run.watch, signal: run.signal }),
     onInterrupt,
   ).catch(async (error: unknown) => {
-    if (error instanceof CliError && error.exitCode === 130) {
+    if (error instanceof InterruptedError) {
       // No plan came of this run: files of an earlier one must not pass for it.
       await Promise.all(files.map((file) => rm(file, { force: true })));
       const removed = files.length > 0 ? `; ${files.join(", ")} removed: not this run's` : "";
       throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
     }
     // A mandatory policy violation fails the preview: the plan still shows it, and the exit code is 1.
-    if (recorder.mandatoryViolations() > 0 && !(error instanceof CliError)) {
+    if (recorder.mandatoryViolations() > 0 && !(error instanceof AgentIacError)) {
       blocked = true;
       return;
     }

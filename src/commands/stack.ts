@@ -6,29 +6,27 @@ import path from "node:path";
 import { parse } from "yaml";
 import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
 import { loadAgents } from "../definitions/index.ts";
-import { CliError } from "../errors/index.ts";
+import { AgentIacError, CliError } from "../errors/index.ts";
 import { type HeldAgent, type StateResource, stateAgents } from "../provider/index.ts";
 import { type Connection, configMapReader, resolveConnection, resolveJudge } from "../settings/index.ts";
-import { openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
+import {
+  createStackHint,
+  openStack,
+  pulumiEnvironment,
+  pulumiErrorSummary,
+  type Stack,
+  StackNotFoundError,
+} from "../workspace/index.ts";
 
 export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
 
-/** The safe way to create a stack, said wherever a stack is missing. */
-export function createStackHint(stack: string): string {
-  return (
-    `create it with your own secrets provider, never the local-only default passphrase:\n` +
-    `  PULUMI_CONFIG_PASSPHRASE='<a passphrase of your own>' pulumi stack init ${stack}\n` +
-    `  (or: pulumi stack init ${stack} --secrets-provider <awskms://…|gcpkms://…|azurekeyvault://…|hashivault://…>)`
-  );
-}
-
-function missingStack(stack: string): CliError {
-  return new CliError(`there is no stack "${stack}" on this backend`, 2, { hint: createStackHint(stack) });
+function missingStack(stack: string): StackNotFoundError {
+  return new StackNotFoundError(stack, { hint: createStackHint(stack) });
 }
 
 /** A failure of the Pulumi CLI (backend, toolchain), said with the CLI's own lines: exit 3. */
 export function pulumiFailure(what: string, error: unknown): unknown {
-  if (error instanceof CliError) return error;
+  if (error instanceof AgentIacError) return error;
   return new CliError(`${what}: ${pulumiErrorSummary(error)}`, 3, { cause: error });
 }
 
@@ -44,7 +42,6 @@ export async function existingStack(stackName: string, what: string) {
     stack = await openStack({ stackName, workDir: process.cwd(), create: false, env });
     config = await stack.getAllConfig();
   } catch (error) {
-    if (/no stack named/i.test(String(error))) throw missingStack(stackName);
     throw pulumiFailure(what, error);
   }
   const dir = path.resolve(config["agents:dir"]?.value ?? "agents");
@@ -85,7 +82,7 @@ export async function stackConfigOrFile(stackName: string): Promise<StackConfig>
     });
     return await stack.getAllConfig();
   } catch (error) {
-    if (!/no stack named/i.test(String(error))) throw pulumiFailure(`reading stack ${stackName} failed`, error);
+    if (!(error instanceof StackNotFoundError)) throw pulumiFailure(`reading stack ${stackName} failed`, error);
     return await stackFileConfig(stackName);
   }
 }

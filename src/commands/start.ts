@@ -9,7 +9,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { parseDocument } from "yaml";
 import { consumeBase, recordDeployBase, runCompare } from "../compare/index.ts";
 import { type AgentDefinition, formatDiagnostic, loadAgents } from "../definitions/index.ts";
-import { CliError } from "../errors/index.ts";
+import { AgentIacError, CliError, InterruptedError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { AGENT_TYPE_PREFIX, type HeldAgent } from "../provider/index.ts";
 import { emitReport, type Report, writeJsonFile } from "../report/index.ts";
@@ -88,7 +88,7 @@ export async function run(argv: string[]): Promise<number> {
     const failures = errorDiagnostics();
     if (stop.signal.aborted) {
       // A signal before the up: nothing was deployed, and the reports still say so for this run.
-      const notStarted = new CliError("interrupted: the Pulumi run was not started", 130);
+      const notStarted = new InterruptedError(undefined, "the Pulumi run was not started");
       const context = { stack, dir, stackName, connection: service.connection };
       throw values["no-smoke"] ? notStarted : await interruptedDuringUp(notStarted, context);
     }
@@ -112,10 +112,10 @@ export async function run(argv: string[]): Promise<number> {
       .catch(async (error: unknown) => {
         // A failed or interrupted up may have replaced agents: the base from before it stays pending.
         await before.save().catch(() => undefined);
-        if (error instanceof CliError && error.exitCode === 130 && !values["no-smoke"]) {
+        if (error instanceof InterruptedError && !values["no-smoke"]) {
           throw await interruptedDuringUp(error, { stack, dir, stackName, connection: service.connection });
         }
-        if (error instanceof CliError) throw error;
+        if (error instanceof AgentIacError) throw error;
         const diagnostics = failures.lines();
         throw (
           lockedStackError(error, stackName, env, "npm start") ??
@@ -382,13 +382,13 @@ const conversationsOf = (results: { conversationId?: string | null | undefined }
  * earlier run's; then the one line.
  */
 async function interruptedDuringUp(
-  error: CliError,
+  error: InterruptedError,
   phase: Pick<SmokePhase, "dir" | "stackName" | "connection"> & { stack: Stack },
-): Promise<CliError> {
+): Promise<CliError | InterruptedError> {
   const { agents, errors } = await loadAgents(phase.dir, { stack: phase.stackName });
   const held = errors.length > 0 ? undefined : await stackAgents(phase.stack).catch(() => undefined);
   const files = START_REPORTS;
-  const cancelled = error.message.replace(/^interrupted( \([A-Z]+\))?: /, "");
+  const cancelled = error.what;
   if (!held) return error;
   const outputs = Object.fromEntries(
     agents.map((a): [string, HeldAgent] => {

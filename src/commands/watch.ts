@@ -21,7 +21,7 @@ import {
 import { openStack, pulumiEnvironment } from "../workspace/index.ts";
 import { type Flag, parseCommand, positiveInteger, STACK_FLAG } from "./args.ts";
 import { interruptedWhile, interruption, serviceClient, useConnection } from "./lifecycle.ts";
-import { createStackHint, pulumiFailure } from "./stack.ts";
+import { pulumiFailure } from "./stack.ts";
 
 export const WINDOW_FLAGS = {
   since: {
@@ -124,9 +124,6 @@ export async function trafficStack(stackName: string): Promise<TrafficStack> {
     });
     return { agents, history, connection: resolveConnection(configMapReader(config)) };
   } catch (error) {
-    if (/no stack named/i.test(String(error))) {
-      throw new CliError(`there is no stack "${stackName}" on this backend`, 2, { hint: createStackHint(stackName) });
-    }
     throw pulumiFailure(`reading stack ${stackName} failed`, error);
   }
 }

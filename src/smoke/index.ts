@@ -2,6 +2,7 @@
 // (thresholds, latency), record, replay, report.
 import { type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import { IoError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { callLines, type Report, type ReportFiles, reportExitCode, writeReportFiles } from "../report/index.ts";
@@ -18,14 +19,14 @@ export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 export type { PlannedCall, Progress } from "./call.ts";
 export { parseShard, shardOf } from "./gates.ts";
 export { mergeReports } from "./merge.ts";
-export { planCalls, UsageError } from "./plan.ts";
+export { planCalls } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
 export { runCalls } from "./run.ts";
 export { recordingTranscript };
 
 /** A recording could not be written (the run's calls are done; the reports are written first). */
-export class RecordingError extends Error {
+export class RecordingError extends IoError {
   override name = "RecordingError";
   constructor(cause: unknown) {
     super(`writing a recording failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
@@ -90,7 +91,7 @@ export type SmokeOptions = {
 };
 
 /**
- * Plans (UsageError on a bad selection), places the calls and returns their report (emit it with
+ * Plans (InvalidInputError on a bad selection), places the calls and returns their report (emit it with
  * src/report's `emitReport`: its exit code is 0 every scenario passed its threshold, flaky ones
  * too, 1 one failed, 3 one could not complete, 130 interrupted). The report files are rewritten
  * after every finished call, so a run killed part-way leaves the results it had.
