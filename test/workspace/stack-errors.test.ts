@@ -14,6 +14,7 @@ import {
   StackLockedError,
   StackNotFoundError,
 } from "../../src/workspace/index.ts";
+import { runCli } from "../helpers/cli.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../helpers/pulumi.ts";
 
 describe("Pulumi's stack errors, typed", () => {
@@ -47,6 +48,16 @@ describe("Pulumi's stack errors, typed", () => {
     });
     const stacks = await pulumi.automation.LocalWorkspace.create({ workDir: project.dir, envVars: sandbox.env });
     expect((await stacks.listStacks()).map((s) => s.name)).not.toContain("nowhere");
+  });
+
+  it("the CLI says a missing stack with exit 2, its name and how to create it", async () => {
+    const missing = await runCli(["plan", "--stack", "nowhere"], {
+      cwd: project.dir,
+      env: { ...process.env, ...sandbox.env },
+    });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^agent-iac plan: there is no stack "nowhere" on this backend\n\ncreate it with /);
+    expect(missing.stderr).toContain("pulumi stack init nowhere --secrets-provider");
   });
 
   it("a stack held by a lock is a StackLockedError with the recovery; other failures are not", async () => {
