@@ -1,8 +1,11 @@
 // `agent-iac <command>`: one entry point. Each command lives in src/commands/ and exports
 // `run(argv): Promise<number>` returning the process exit code (0 ok, 1 failed check,
-// 2 usage or configuration error, 3 service or backend failure). A command stops early by
-// throwing a CliError; this file is the one place that prints errors and picks their exit code.
-import { CliError } from "./errors/index.ts";
+// 2 usage or configuration error, 3 service or backend failure, 130 interrupted). A command stops
+// early by throwing a CliError, and the folders below throw the error model's typed errors (src/errors);
+// this file is the one place that prints errors, and src/commands/errors.ts the one mapping from an
+// error's code to its exit code and from its fields to flags.
+import { cliOutcome } from "./commands/errors.ts";
+import { AgentIacError } from "./errors/index.ts";
 
 type Command = {
   summary: string;
@@ -71,21 +74,14 @@ type Outcome = {
   exitCode: number;
   message: string;
   hint?: string | undefined;
-  /** Printed before the labelled message (e.g. each invalid file's file:line). */
+  /** Said before the labelled message (each invalid file's file:line). */
   details?: string | undefined;
   bug?: boolean;
 };
 
 /** The one place that turns an error into an exit code and a message. */
 async function classify(error: unknown): Promise<Outcome> {
-  if (error instanceof CliError) {
-    return { exitCode: error.exitCode, message: error.message, hint: error.hint, details: error.details };
-  }
-  const { useCaseError } = await import("./commands/use-case-errors.ts");
-  const said = useCaseError(error);
-  if (said) return { exitCode: said.exitCode, message: said.message, hint: said.hint, details: said.details };
-  // src/smoke's selection errors predate CliError; they are the caller's to fix.
-  if (error instanceof Error && error.name === "UsageError") return { exitCode: 2, message: error.message };
+  if (error instanceof AgentIacError) return cliOutcome(error);
   const api = await import("./api/index.ts");
   if (error instanceof api.ApiError) {
     const { secretsInEnvironment } = await import("./settings/index.ts");
@@ -105,9 +101,6 @@ async function classify(error: unknown): Promise<Outcome> {
 
 async function report(label: string, error: unknown, debug: boolean): Promise<number> {
   const { Interrupted } = await import("./commands/lifecycle.ts");
-  const { useCaseError } = await import("./commands/use-case-errors.ts");
-  const said = useCaseError(error);
-  if (said instanceof Interrupted) error = said;
   if (error instanceof Interrupted) {
     // An interrupted run ends with its one line (what finished, where the reports are).
     process.stderr.write(`${error.message}\n`);

@@ -1,10 +1,119 @@
-// The one error model: src/cli.ts maps a CliError to its exit code, a usage error to 2, and anything
-// unexpected to 3 as "a bug" (its stack only under --debug / AGENT_IAC_DEBUG=1).
+// The one error model: the domain throws typed errors with a stable code (src/errors); the command
+// layer alone maps each code to an exit code and each field to its flag (src/commands/errors.ts);
+// src/cli.ts says them, a CliError with its own exit code, and anything unexpected as "a bug",
+// exit 3 (its stack only under --debug / AGENT_IAC_DEBUG=1).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliOutcome, EXIT_CODES, exitCodeOf, FLAGS, flagNaming } from "../src/commands/errors.ts";
+import { loadAgents } from "../src/definitions/index.ts";
+import {
+  type AgentIacError,
+  BackendError,
+  CliError,
+  ConfigError,
+  ERROR_CODES,
+  INPUT_FIELDS,
+  InterruptedError,
+  InvalidInputError,
+  IoError,
+  plainNaming,
+  StackLockedError,
+  StackNotFoundError,
+} from "../src/errors/index.ts";
+import { JudgeAnswerError, LabelledFileError } from "../src/judge/index.ts";
+import { PolicyConfigError } from "../src/policy/index.ts";
+import { planCalls, RecordingError } from "../src/smoke/index.ts";
+import { projectRoot } from "../src/workspace/index.ts";
 import { runCli } from "./helpers/cli.ts";
+
+describe("the mapping from the error model to the CLI", () => {
+  it("gives every domain code one of the README's exit codes, and only a CliError chooses its own", () => {
+    const domain = ERROR_CODES.filter((code) => code !== "AGENT_IAC_COMMAND");
+    expect(Object.keys(EXIT_CODES).sort()).toEqual([...domain].sort());
+    for (const code of domain) expect([1, 2, 3, 130]).toContain(EXIT_CODES[code]);
+    expect(new Set(ERROR_CODES).size).toBe(ERROR_CODES.length);
+    for (const code of ERROR_CODES) expect(code).toMatch(/^AGENT_IAC_[A-Z_]+$/);
+  });
+
+  it("maps each category, and the folders' own error classes, to the README's exit code", () => {
+    const cases: [AgentIacError, string, number][] = [
+      [new InvalidInputError("x"), "AGENT_IAC_INVALID_INPUT", 2],
+      [new ConfigError("x"), "AGENT_IAC_CONFIG", 2],
+      [new StackNotFoundError("prod"), "AGENT_IAC_STACK_NOT_FOUND", 2],
+      [new StackLockedError("prod", "x"), "AGENT_IAC_STACK_LOCKED", 3],
+      [new BackendError("x"), "AGENT_IAC_BACKEND", 3],
+      [new IoError("x"), "AGENT_IAC_IO", 3],
+      [new JudgeAnswerError("x"), "AGENT_IAC_JUDGE_ANSWER", 3],
+      [new InterruptedError("SIGINT", "x"), "AGENT_IAC_INTERRUPTED", 130],
+      [new PolicyConfigError("x"), "AGENT_IAC_CONFIG", 2],
+      [new LabelledFileError("l.yaml", ["l.yaml:1: items: required"]), "AGENT_IAC_INVALID_INPUT", 2],
+      [new RecordingError(new Error("EACCES")), "AGENT_IAC_IO", 3],
+      [new CliError("x", 1), "AGENT_IAC_COMMAND", 1],
+      [new CliError("x", 130), "AGENT_IAC_COMMAND", 130],
+    ];
+    for (const [error, code, exitCode] of cases) {
+      expect({ name: error.name, code: error.code, exitCode: exitCodeOf(error) }).toEqual({
+        name: error.name,
+        code,
+        exitCode,
+      });
+    }
+    // Every code but the CliError's is covered above.
+    expect(new Set(cases.map(([, code]) => code))).toEqual(new Set(ERROR_CODES));
+  });
+
+  it("words every field as a distinct flag of the commands", () => {
+    expect(Object.keys(FLAGS).sort()).toEqual([...INPUT_FIELDS].sort());
+    for (const field of INPUT_FIELDS) expect(FLAGS[field]).toMatch(/^--[a-z][a-z-]*$/);
+    expect(new Set(Object.values(FLAGS)).size).toBe(INPUT_FIELDS.length);
+    expect(flagNaming("oldVersions")).toBe("--compare");
+    expect(flagNaming("versionId")).toBe("--version-id");
+  });
+
+  it("says a domain error's fields as flags in the message and the hint; the domain's own message names the fields", () => {
+    const error = new InvalidInputError(
+      (name) => `${name("versionId")} pins one agent: select it with ${name("agent")} KEY`,
+      {
+        field: "versionId",
+        value: "ca_x@v2",
+        hint: (name) => `or drop ${name("versionId")}`,
+      },
+    );
+    expect(error.message).toBe("versionId pins one agent: select it with agent KEY");
+    expect(error.hint).toBe("or drop versionId");
+    expect(error.describe(plainNaming)).toEqual({ message: error.message, hint: error.hint });
+    expect(cliOutcome(error)).toEqual({
+      exitCode: 2,
+      message: "--version-id pins one agent: select it with --agent KEY",
+      hint: "or drop --version-id",
+    });
+    expect(error).toMatchObject({ field: "versionId", value: "ca_x@v2" });
+    // A plain message is said as it is.
+    expect(cliOutcome(new ConfigError("no API key", { hint: "set it" }))).toEqual({
+      exitCode: 2,
+      message: "no API key",
+      hint: "set it",
+    });
+  });
+
+  it("a smoke selection error names the selection's fields, which the CLI says as flags", async () => {
+    const { agents, errors } = await loadAgents(path.join(projectRoot, "agents"), { stack: "dev" });
+    expect(errors).toEqual([]);
+    let thrown: unknown;
+    try {
+      planCalls(agents, undefined, { versionId: "ca_x@v1" });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InvalidInputError);
+    expect(thrown).toMatchObject({ code: "AGENT_IAC_INVALID_INPUT", field: "versionId", value: "ca_x@v1" });
+    expect(cliOutcome(thrown as InvalidInputError).message).toBe(
+      "--version-id pins one agent: select it with --agent KEY",
+    );
+  });
+});
 
 describe("agent-iac error handling", () => {
   let dir: string;
@@ -44,6 +153,16 @@ describe("agent-iac error handling", () => {
     });
     expect(viaEnv.code).toBe(3);
     expect(viaEnv.stderr).toMatch(/^\s+at /m);
+  });
+
+  it("says a domain error that reaches it with its exit code and the flag it is about", async () => {
+    const bad = await runCli(["audit", "--since", "soon"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('agent-iac audit: --since must be a duration such as 30m, 24h, 7d or 1h30m, not "soon"\n');
+    const missing = path.join(dir, "missing.json");
+    const baseline = await runCli(["watch", "--baseline", missing]);
+    expect(baseline.code).toBe(2);
+    expect(baseline.stderr).toBe(`agent-iac watch: --baseline ${missing}: cannot read it (ENOENT)\n`);
   });
 
   it("exits 2 on a usage error with the usage, and 0 on --help", async () => {

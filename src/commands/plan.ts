@@ -1,10 +1,10 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
 // Flags → one typed request → the preview (and behaviour preview) use cases → emitReport.
 import { rm } from "node:fs/promises";
-import { CliError } from "../errors/index.ts";
+import { CliError, InterruptedError } from "../errors/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
-import { openSession, PreviewInterrupted, previewBehaviour, previewStack } from "../usecases/index.ts";
+import { openSession, previewBehaviour, previewStack } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, judgeCache, PLAN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import {
@@ -76,7 +76,7 @@ export async function run(argv: string[]): Promise<number> {
     log: (text) => process.stderr.write(text),
     interrupts: onInterrupt,
   }).catch(async (error: unknown) => {
-    if (!(error instanceof PreviewInterrupted)) throw error;
+    if (!(error instanceof InterruptedError)) throw error;
     // No plan came of this run: files of an earlier one must not pass for it.
     await Promise.all(written.map((file) => rm(file, { force: true })));
     const removed = written.length > 0 ? `; ${written.join(", ")} removed: not this run's` : "";

@@ -9,7 +9,6 @@ import { notRunReport, planSmoke } from "../smoke/index.ts";
 import {
   checkReusedSimulator,
   type Deployed,
-  DeployInterrupted,
   deploy,
   failedDeliveries,
   type LocalService,
@@ -19,7 +18,7 @@ import {
   type StackSession,
   staleOutputsNote,
 } from "../usecases/index.ts";
-import { ensurePulumi } from "../workspace/index.ts";
+import { ensurePulumi, InterruptedError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { unknownVersionsNote } from "./connect.ts";
 import { finishedCalls, interrupted, interruption, onInterrupt, printRetry } from "./lifecycle.ts";
@@ -61,7 +60,7 @@ export async function run(argv: string[]): Promise<number> {
     const io = { log: (text: string) => process.stdout.write(text), color: Boolean(process.stdout.isTTY) };
     const deployed = await deploy(session, service, { ...io, signal: stop.signal, interrupts: onInterrupt }).catch(
       async (error: unknown) => {
-        if (error instanceof DeployInterrupted && smoke) throw await interruptedDuringUp(error, session);
+        if (error instanceof InterruptedError && smoke) throw await interruptedDuringUp(error, session);
         throw error;
       },
     );
@@ -144,7 +143,7 @@ async function reportFailedDeliveries(
  * as not run, from the plan (pinned to what the stack holds, where it holds the agent), replacing
  * an earlier run's; then the one line.
  */
-async function interruptedDuringUp(error: DeployInterrupted, session: StackSession): Promise<unknown> {
+async function interruptedDuringUp(error: InterruptedError, session: StackSession): Promise<unknown> {
   const held = await session.held().catch(() => undefined);
   const definitions = held && (await session.scenarioAgents(held).catch(() => undefined));
   if (!held || !definitions) return error;
@@ -162,7 +161,7 @@ async function interruptedDuringUp(error: DeployInterrupted, session: StackSessi
     finished: finishedCalls(calls),
     total: calls.length,
     reports: startReports(),
-    phase: error.phase,
+    phase: error.what,
   });
 }
 

@@ -3,7 +3,7 @@
 // JSON report (read tolerantly: the versions its calls were pinned to).
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CliError } from "../errors/index.ts";
+import { InvalidInputError, type Wording } from "../errors/index.ts";
 import { REPORT_FORMAT, reportSchema } from "../report/index.ts";
 
 export type OldVersions = { versions: Record<string, string>; source: "outputs" | "report" };
@@ -11,10 +11,22 @@ export type OldVersions = { versions: Record<string, string>; source: "outputs" 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** Reads OLD; exit 2 with the file's name when it is neither shape. An empty file or `{}` is a first deploy. */
+/** What OLD may be, said where it is neither. */
+const OLD_VERSIONS_HINT: Wording = (name) =>
+  `pass the output of \`pulumi stack output versions --json\` or a smoke JSON report (${name("jsonReport")})`;
+
+/** OLD cannot be used: an InvalidInputError on the field `oldVersions`, naming the file. */
+const invalidOld = (file: string, problem: string, hint?: Wording) =>
+  new InvalidInputError((name) => `${name("oldVersions")} ${file}: ${problem}`, {
+    field: "oldVersions",
+    value: file,
+    hint,
+  });
+
+/** Reads OLD; an InvalidInputError with the file's name when it is neither shape. An empty file or `{}` is a first deploy. */
 export async function readOldVersions(file: string): Promise<OldVersions> {
   const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
-    throw new CliError(`--compare ${file}: cannot read it (${error.code ?? error.message})`, 2);
+    throw invalidOld(file, `cannot read it (${error.code ?? error.message})`);
   });
   return parseOldVersions(text, file);
 }
@@ -25,13 +37,11 @@ export function parseOldVersions(text: string, file: string): OldVersions {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CliError(`--compare ${file}: not JSON (${(error as Error).message})`, 2, {
-      hint: "pass the output of `pulumi stack output versions --json` or a smoke JSON report (--json)",
-    });
+    throw invalidOld(file, `not JSON (${(error as Error).message})`, OLD_VERSIONS_HINT);
   }
   if (isObject(value) && (value.format === REPORT_FORMAT || Array.isArray(value.results))) {
     const report = reportSchema.safeParse(value);
-    if (!report.success) throw new CliError(`--compare ${file}: not a readable smoke report`, 2);
+    if (!report.success) throw invalidOld(file, "not a readable smoke report");
     // The new side of any earlier report: what those calls were pinned to.
     const versions: Record<string, string> = { ...report.data.versions };
     for (const result of report.data.results) {
@@ -42,9 +52,7 @@ export function parseOldVersions(text: string, file: string): OldVersions {
   if (isObject(value) && Object.values(value).every((v) => typeof v === "string")) {
     return { versions: value as Record<string, string>, source: "outputs" };
   }
-  throw new CliError(`--compare ${file}: neither a versions output ({"agent": "ca_x@vN"}) nor a smoke report`, 2, {
-    hint: "pass the output of `pulumi stack output versions --json` or a smoke JSON report (--json)",
-  });
+  throw invalidOld(file, 'neither a versions output ({"agent": "ca_x@vN"}) nor a smoke report', OLD_VERSIONS_HINT);
 }
 
 // `npm start`'s comparison base (issue 30): the versions before the FIRST deploy not yet compared.

@@ -1,32 +1,200 @@
-// The one error type a command throws to stop with a message: src/cli.ts prints it and exits with
-// its code (0 ok, 1 failed check, 2 usage or configuration error, 3 service or backend failure, 130 interrupted).
-// Anything else that reaches src/cli.ts is a bug.
+// One error model, like undici's: every error agent-iac throws on purpose is an AgentIacError with a
+// stable string `code` (what a caller branches on: never the message or the class name), an
+// optional `hint` (what to do about it) and, where a message names an input of the request (a
+// duration, a file, an agent), the input as a field, worded by whoever shows the message: the
+// command layer says `--since` (src/commands/errors.ts), a library caller may say `since`.
+// The domain folders throw the category classes below and know no exit code and no flag; only
+// the command layer throws CliError (a command's own stop, with the exit code it chose) and maps
+// each code to an exit code.
 import type { RetryNotice } from "../api/index.ts";
 
 /** 130: stopped by SIGINT/SIGTERM (the shell convention, 128 + 2). */
 export type ExitCode = 1 | 2 | 3 | 130;
 
-export class CliError extends Error {
-  override name = "CliError";
-  readonly exitCode: ExitCode;
-  /** What to do about it, printed after the message (e.g. a command to run, or the usage). */
+/** The stable codes. Each category class below has one; CliError has its own. */
+export const ERROR_CODES = [
+  /** A value or a file the caller gave cannot be used (a duration, a versions file, a selection, a recording). */
+  "AGENT_IAC_INVALID_INPUT",
+  /** The settings are missing or contradict each other (stack config, environment, toolchain, policy config). */
+  "AGENT_IAC_CONFIG",
+  /** Agent or scenario files with problems, each at its file:line: a failed check (`InvalidFilesError.details`). */
+  "AGENT_IAC_INVALID_FILES",
+  /** The stack does not exist on the backend (`StackNotFoundError.stackName`). */
+  "AGENT_IAC_STACK_NOT_FOUND",
+  /** The stack is locked by another update, or by one stopped before it could unlock it. */
+  "AGENT_IAC_STACK_LOCKED",
+  /** The Pulumi CLI, its backend or the toolchain build failed. */
+  "AGENT_IAC_BACKEND",
+  /** A file could not be written (a recording, the job summary). */
+  "AGENT_IAC_IO",
+  /** The judge's answer could not be used as a vote (malformed, refused, withheld). */
+  "AGENT_IAC_JUDGE_ANSWER",
+  /** Stopped by SIGINT or SIGTERM. */
+  "AGENT_IAC_INTERRUPTED",
+  /** A command's own stop (CliError): its exit code is the one it carries. */
+  "AGENT_IAC_COMMAND",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+/** The codes of the domain's errors: the command layer maps each to an exit code. */
+export type DomainErrorCode = Exclude<ErrorCode, "AGENT_IAC_COMMAND">;
+
+/** The inputs of a request that a domain error can name. The command layer words each as its flag. */
+export const INPUT_FIELDS = [
+  "since",
+  "from",
+  "to",
+  "baseline",
+  "oldVersions",
+  "jsonReport",
+  "agent",
+  "scenario",
+  "versionId",
+  "allowUnpinned",
+  "live",
+  "replay",
+  "maxCallMinutes",
+  "shard",
+] as const;
+
+export type InputField = (typeof INPUT_FIELDS)[number];
+
+/** How a caller words a field: the CLI as its flag (`--version-id`), a library as it likes. */
+export type Naming = (field: InputField) => string;
+/** A text that names fields, rendered with the caller's naming. */
+export type Wording = (name: Naming) => string;
+export type Text = string | Wording;
+
+/** The domain's own naming: the field as the request spells it (`versionId`). */
+export const plainNaming: Naming = (field) => field;
+
+export type AgentIacErrorOptions = {
+  /** What to do about it, shown after the message (e.g. a command to run). */
+  hint?: Text | undefined;
+  cause?: unknown;
+  /** The input the message is about, and the value given for it. */
+  field?: InputField | undefined;
+  value?: string | undefined;
+};
+
+const render = (text: Text, name: Naming): string => (typeof text === "string" ? text : text(name));
+
+export abstract class AgentIacError extends Error {
+  abstract readonly code: ErrorCode;
+  /** The hint worded with the plain naming (see `describe` for another). */
   readonly hint: string | undefined;
-  /** Printed before the message (e.g. each invalid file's file:line). */
-  readonly details: string | undefined;
-  constructor(
-    message: string,
-    exitCode: ExitCode,
-    options: { hint?: string | undefined; cause?: unknown; details?: string } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.exitCode = exitCode;
-    this.hint = options.hint;
-    this.details = options.details;
+  readonly field: InputField | undefined;
+  readonly value: string | undefined;
+  readonly #message: Text;
+  readonly #hint: Text | undefined;
+
+  constructor(message: Text, options: AgentIacErrorOptions = {}) {
+    super(render(message, plainNaming), options.cause === undefined ? undefined : { cause: options.cause });
+    this.#message = message;
+    this.#hint = options.hint;
+    this.hint = options.hint === undefined ? undefined : render(options.hint, plainNaming);
+    this.field = options.field;
+    this.value = options.value;
+  }
+
+  /** The message and hint with every field they name worded by `name`. */
+  describe(name: Naming): { message: string; hint: string | undefined } {
+    return {
+      message: render(this.#message, name),
+      hint: this.#hint === undefined ? undefined : render(this.#hint, name),
+    };
   }
 }
 
-/** A usage or configuration error: the caller must change a flag, a file or a setting. */
-export const usageError = (message: string, hint?: string) => new CliError(message, 2, hint ? { hint } : {});
+/** A value or a file the caller gave cannot be used; `field` names the input where there is one. */
+export class InvalidInputError extends AgentIacError {
+  override name = "InvalidInputError";
+  readonly code = "AGENT_IAC_INVALID_INPUT";
+}
+
+/** The settings are missing or contradict each other: the stack config, the environment, the toolchain. */
+export class ConfigError extends AgentIacError {
+  override name = "ConfigError";
+  readonly code = "AGENT_IAC_CONFIG";
+}
+
+/** Agent or scenario files with problems: `details` holds each at its file:line, the message their count. */
+export class InvalidFilesError extends AgentIacError {
+  override name = "InvalidFilesError";
+  readonly code = "AGENT_IAC_INVALID_FILES";
+  /** One line per problem (`agents/a.yaml:3:1: config.x: …`), said before the message. */
+  readonly details: string;
+  constructor(message: string, details: string) {
+    super(message);
+    this.details = details;
+  }
+}
+
+/** The stack does not exist on this backend (nothing was created). */
+export class StackNotFoundError extends AgentIacError {
+  override name = "StackNotFoundError";
+  readonly code = "AGENT_IAC_STACK_NOT_FOUND";
+  readonly stackName: string;
+  constructor(stackName: string, options: Omit<AgentIacErrorOptions, "field" | "value"> = {}) {
+    super(`there is no stack "${stackName}" on this backend`, options);
+    this.stackName = stackName;
+  }
+}
+
+/** The stack is locked: another update runs, or one was stopped before it could unlock the stack. */
+export class StackLockedError extends AgentIacError {
+  override name = "StackLockedError";
+  readonly code = "AGENT_IAC_STACK_LOCKED";
+  readonly stackName: string;
+  constructor(stackName: string, message: string, options: Omit<AgentIacErrorOptions, "field" | "value"> = {}) {
+    super(message, options);
+    this.stackName = stackName;
+  }
+}
+
+/** The Pulumi CLI, its backend or the toolchain build failed. */
+export class BackendError extends AgentIacError {
+  override name = "BackendError";
+  readonly code = "AGENT_IAC_BACKEND";
+}
+
+/** A file could not be written. */
+export class IoError extends AgentIacError {
+  override name = "IoError";
+  readonly code = "AGENT_IAC_IO";
+}
+
+/** Stopped by SIGINT or SIGTERM; `what` is the message after `interrupted (SIGNAL): `. */
+export class InterruptedError extends AgentIacError {
+  override name = "InterruptedError";
+  readonly code = "AGENT_IAC_INTERRUPTED";
+  readonly signal: NodeJS.Signals | undefined;
+  readonly what: string;
+  constructor(
+    signal: NodeJS.Signals | undefined,
+    what: string,
+    options: Omit<AgentIacErrorOptions, "field" | "value"> = {},
+  ) {
+    super(`interrupted${signal ? ` (${signal})` : ""}: ${what}`, options);
+    this.signal = signal;
+    this.what = what;
+  }
+}
+
+/**
+ * A command's own stop with a message (src/commands and src/cli.ts only): src/cli.ts prints it and
+ * exits with its code (0 ok, 1 failed check, 2 usage or configuration error, 3 service or backend
+ * failure, 130 interrupted). Anything that is not an AgentIacError and reaches src/cli.ts is a bug.
+ */
+export class CliError extends AgentIacError {
+  override name = "CliError";
+  readonly code = "AGENT_IAC_COMMAND";
+  readonly exitCode: ExitCode;
+  constructor(message: string, exitCode: ExitCode, options: { hint?: string; cause?: unknown } = {}) {
+    super(message, options);
+    this.exitCode = exitCode;
+  }
+}
 
 /** One line per retried request (the client's onRetry notice): status or network code, route, wait, attempt n of m. */
 export function retryLine(notice: RetryNotice): string {

@@ -5,6 +5,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { isNode, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
+import { InvalidInputError } from "../errors/index.ts";
 import { type AgreementStats, agreementStats, voteConsistency } from "./agreement.ts";
 import type { Calibration } from "./cache.ts";
 import type { Judge, Judgement } from "./votes.ts";
@@ -43,11 +44,11 @@ export type LabelledItem = z.output<typeof itemSchema> & { line: number };
 export type LabelledFile = { file: string; votes: number; items: LabelledItem[] };
 
 /** A labelled file that cannot be used; `problems` are `file:line: field: message`. */
-export class LabelledFileError extends Error {
+export class LabelledFileError extends InvalidInputError {
   override name = "LabelledFileError";
   readonly problems: string[];
   constructor(file: string, problems: string[]) {
-    super(`${file}: ${problems.length} problem(s):\n${problems.join("\n")}`);
+    super(`${file}: ${problems.length} problem(s):\n${problems.join("\n")}`, { value: file });
     this.problems = problems;
   }
 }

@@ -2,6 +2,7 @@
 // (a server that honours response_format) or inside text (one that ignores it: prose, a ```json
 // fence); it is invalid when its shape is wrong or it cites a line the transcript does not have.
 import { z } from "zod";
+import { AgentIacError } from "../errors/index.ts";
 
 export type VerdictWord = "pass" | "fail";
 export type Vote = { verdict: VerdictWord; reason: string; lines: number[] };
@@ -13,8 +14,9 @@ const answerSchema = z.looseObject({
 });
 
 /** The judge's answer could not be used as a vote (malformed, refused, cited lines that do not exist). */
-export class JudgeAnswerError extends Error {
+export class JudgeAnswerError extends AgentIacError {
   override name = "JudgeAnswerError";
+  readonly code = "AGENT_IAC_JUDGE_ANSWER";
 }
 
 const MAX_SHOWN = 200;

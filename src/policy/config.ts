@@ -2,6 +2,7 @@
 // read the way Pulumi reads it. Each key is a rule's name (or "all"); its value is an enforcement
 // level, or an object with an optional `enforcementLevel` and the rule's settings.
 import { z } from "zod";
+import { ConfigError } from "../errors/index.ts";
 import { RULES, type Rule } from "./rules.ts";
 
 export type EnforcementLevel = "advisory" | "mandatory" | "disabled";
@@ -13,7 +14,7 @@ const level = z.enum(["advisory", "mandatory", "remediate", "disabled"]);
 export type RuleSetup = { rule: Rule; level: EnforcementLevel; settings: Record<string, unknown> };
 
 /** A policy config problem: the rule's key and what is wrong with it. */
-export class PolicyConfigError extends Error {
+export class PolicyConfigError extends ConfigError {
   override name = "PolicyConfigError";
 }
 

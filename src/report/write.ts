@@ -6,7 +6,7 @@
 
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { CliError } from "../errors/index.ts";
+import { IoError } from "../errors/index.ts";
 import { terminalLines } from "./escape.ts";
 import { htmlReport } from "./html/index.ts";
 import { junitXml } from "./junit.ts";
@@ -169,9 +169,7 @@ async function appendJobSummary(markdown: string, env: NodeJS.ProcessEnv): Promi
     await appendFile(file, `${markdown}\n`);
   } catch (error) {
     const reason = error instanceof Error && "code" in error ? String(error.code) : String(error);
-    throw new CliError(`cannot append the job summary to GITHUB_STEP_SUMMARY (${file}): ${reason}`, 3, {
-      cause: error,
-    });
+    throw new IoError(`cannot append the job summary to GITHUB_STEP_SUMMARY (${file}): ${reason}`, { cause: error });
   }
   return file;
 }

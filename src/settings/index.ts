@@ -5,7 +5,7 @@
 // simulator's public dev key. An empty value counts as unset everywhere.
 import { existsSync } from "node:fs";
 import { isLoopbackHost } from "../contract/index.ts";
-import { CliError } from "../errors/index.ts";
+import { ConfigError } from "../errors/index.ts";
 
 /** The stack config keys of the connection. */
 export const CONFIG_KEYS = {
@@ -74,19 +74,17 @@ export function configMapReader(map: Record<string, { value: string } | undefine
 
 export type ResolvedConnection = { baseUrl: string; apiKey: string; serviceVersion?: string };
 
-/** The connection with both address and key, or a configuration error (exit 2) naming where to set them. */
+/** The connection with both address and key, or a ConfigError naming where to set them. */
 export function requireConnection(connection: Connection, stack?: string): ResolvedConnection {
   const on = stack ? ` for stack ${stack}` : "";
   if (!connection.baseUrl) {
-    throw new CliError(
+    throw new ConfigError(
       `no service address${on}: set the stack config agents:baseUrl (\`pulumi config set agents:baseUrl URL\`) or AGENT_IAC_BASE_URL`,
-      2,
     );
   }
   if (!connection.apiKey) {
-    throw new CliError(
+    throw new ConfigError(
       `no API key${on}: set it with \`pulumi config set --secret agents:apiKey\` or the AGENT_IAC_API_KEY environment variable`,
-      2,
     );
   }
   return {
@@ -138,7 +136,7 @@ export function resolveJudge(config: ConfigReader, env: NodeJS.ProcessEnv = proc
 
 export type ResolvedJudge = { baseUrl: string; model: string; apiKey?: string; timeoutSec: number };
 
-/** The judge with address and model, or a configuration error (exit 2) naming the settings. */
+/** The judge with address and model, or a ConfigError naming the settings. */
 export function requireJudge(judge: JudgeSettings, why: string, stack?: string): ResolvedJudge {
   const on = stack ? ` for stack ${stack}` : "";
   const missing = [
@@ -146,9 +144,8 @@ export function requireJudge(judge: JudgeSettings, why: string, stack?: string):
     judge.model ? undefined : `${JUDGE_KEYS.model.config} (or ${JUDGE_KEYS.model.env})`,
   ].filter(Boolean);
   if (!judge.baseUrl || !judge.model) {
-    throw new CliError(
+    throw new ConfigError(
       `${why}, but no judge is configured${on}: set ${missing.join(" and ")}; the key, if the endpoint needs one, with \`pulumi config set --secret ${JUDGE_KEYS.apiKey.config}\` or ${JUDGE_KEYS.apiKey.env}. Nothing was called.`,
-      2,
     );
   }
   return {
@@ -179,7 +176,7 @@ export function policyPackOptions(
   const pack = set(config(POLICY_KEYS.pack));
   const packConfig = set(config(POLICY_KEYS.config));
   if (!pack) {
-    if (packConfig) throw new CliError(`${POLICY_KEYS.config} is set but ${POLICY_KEYS.pack} is not`, 2);
+    if (packConfig) throw new ConfigError(`${POLICY_KEYS.config} is set but ${POLICY_KEYS.pack} is not`);
     return {};
   }
   const resolve = (file: string) => (file.startsWith("/") ? file : `${projectDir.replace(/\/$/, "")}/${file}`);
@@ -189,7 +186,7 @@ export function policyPackOptions(
     [POLICY_KEYS.config, packConfig],
   ] as const) {
     if (file && !existsSync(resolve(file))) {
-      throw new CliError(`${key} names ${file}, which does not exist (relative to ${projectDir})`, 2);
+      throw new ConfigError(`${key} names ${file}, which does not exist (relative to ${projectDir})`);
     }
   }
   return {

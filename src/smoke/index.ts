@@ -2,6 +2,7 @@
 // (thresholds, latency), record, replay, report.
 import { type Client, type ClientOptions, createClient } from "../api/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import { IoError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { callLines, type Report, reportExitCode } from "../report/index.ts";
@@ -19,14 +20,14 @@ export type { PlannedCall, Progress } from "./call.ts";
 export { parseShard, shardOf } from "./gates.ts";
 export { mergeReports } from "./merge.ts";
 export { type CallOutcome, OUTCOME_CODES, unknownVersionCalls } from "./outcome.ts";
-export { planCalls, UsageError } from "./plan.ts";
+export { planCalls } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
 export { type NotRunReason, notRunResult, runCalls } from "./run.ts";
 export { recordingTranscript };
 
 /** A recording could not be written (the run's calls are done; the reports are written first). */
-export class RecordingError extends Error {
+export class RecordingError extends IoError {
   override name = "RecordingError";
   constructor(cause: unknown) {
     super(`writing a recording failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
@@ -127,7 +128,7 @@ export type SmokeOptions = (
 };
 
 /**
- * Plans (UsageError on a bad selection), places the calls and returns their report (emit it with
+ * Plans (InvalidInputError on a bad selection), places the calls and returns their report (emit it with
  * src/report's `emitReport`: its exit code is 0 every scenario passed its threshold, flaky ones
  * too, 1 one failed, 3 one could not complete, 130 interrupted). `onReport` hears the report after
  * every finished call, so a run killed part-way can leave the results it had.

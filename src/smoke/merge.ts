@@ -1,27 +1,27 @@
 // `agent-iac report merge`: shard reports → one report with the verdicts an unsharded run gives.
 // Verdicts are rebuilt from the calls (never copied from a shard, which saw only its part); the
 // gates come from the shards' scenario entries, which every shard writes for every planned scenario.
+import { InvalidInputError } from "../errors/index.ts";
 import { type CallResult, endedOnItsOwn, type Report } from "../report/index.ts";
 import { gateDecision, scenarioKey } from "./gates.ts";
-import { UsageError } from "./plan.ts";
 import { reportFromCalls, type ScenarioGate } from "./reports.ts";
 
 export type ShardReport = { file: string; report: Report };
 
 export function mergeReports(inputs: readonly ShardReport[]): Report {
-  if (inputs.length === 0) throw new UsageError("report merge needs at least one report");
+  if (inputs.length === 0) throw new InvalidInputError("report merge needs at least one report");
   const notes: string[] = [];
   const counts = new Set(inputs.map((i) => i.report.shard?.count ?? 1));
   if (counts.size > 1)
-    throw new UsageError(`the reports come from different shardings (${[...counts].join(", ")} shards)`);
+    throw new InvalidInputError(`the reports come from different shardings (${[...counts].join(", ")} shards)`);
   const seenShards = new Map<number, string>();
   for (const { file, report } of inputs) {
     if (report.kind !== "smoke")
-      throw new UsageError(`${file}: a ${report.kind} report; only smoke reports are merged`);
+      throw new InvalidInputError(`${file}: a ${report.kind} report; only smoke reports are merged`);
     const index = report.shard?.index;
     if (index === undefined) continue;
     const other = seenShards.get(index);
-    if (other) throw new UsageError(`${file} and ${other} are both shard ${index}/${report.shard?.count}`);
+    if (other) throw new InvalidInputError(`${file} and ${other} are both shard ${index}/${report.shard?.count}`);
     seenShards.set(index, file);
   }
   const count = [...counts][0] ?? 1;
@@ -57,7 +57,7 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
       };
       const known = gates.get(key);
       if (known && (known.minPass !== gate.minPass || known.plannedIterations !== gate.plannedIterations)) {
-        throw new UsageError(
+        throw new InvalidInputError(
           `${file}: ${s.agent}/${s.scenario} plans ${gate.plannedIterations} iterations with min_pass ${gate.minPass}, another report ${known.plannedIterations} with ${known.minPass}: were the shards run on different agent files?`,
         );
       }
@@ -71,7 +71,9 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
       const key = `${scenarioKey(call.agent, call.scenario, call.version_id)}\u0000${call.iteration}\u0000${call.side}`;
       const other = calls.get(key);
       if (other) {
-        throw new UsageError(`${call.agent}/${call.scenario}#${call.iteration} is in both ${other.file} and ${file}`);
+        throw new InvalidInputError(
+          `${call.agent}/${call.scenario}#${call.iteration} is in both ${other.file} and ${file}`,
+        );
       }
       calls.set(key, { file, call });
     }

@@ -1,12 +1,10 @@
 // Which calls a smoke run places: the selected agents' scenarios × iterations, each pinned to a
-// version id. Every refusal is a UsageError (exit 2) that says what to change.
+// version id. Every refusal is an InvalidInputError that says what to change (naming the selection's
+// fields, which the CLI words as its flags).
 import type { AgentDefinition } from "../definitions/index.ts";
+import { InvalidInputError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import type { PlannedCall, ProceduralTarget } from "./call.ts";
-
-export class UsageError extends Error {
-  override name = "UsageError";
-}
 
 export type Selection = {
   agents?: string[];
@@ -32,15 +30,27 @@ export function planCalls(
   const conversational = definitions.filter((d) => d.kind === "conversational");
   for (const key of selection.agents ?? []) {
     const known = definitions.find((d) => d.key === key);
-    if (!known) throw new UsageError(`unknown agent "${key}" (agents: ${conversational.map((d) => d.key).join(", ")})`);
-    if (known.kind !== "conversational")
-      throw new UsageError(`agent "${key}" is procedural; only conversational agents take calls`);
+    if (!known) {
+      throw new InvalidInputError(`unknown agent "${key}" (agents: ${conversational.map((d) => d.key).join(", ")})`, {
+        field: "agent",
+        value: key,
+      });
+    }
+    if (known.kind !== "conversational") {
+      throw new InvalidInputError(`agent "${key}" is procedural; only conversational agents take calls`, {
+        field: "agent",
+        value: key,
+      });
+    }
   }
   const chosen = selection.agents?.length
     ? conversational.filter((d) => selection.agents?.includes(d.key))
     : conversational;
   if (selection.versionId !== undefined && chosen.length !== 1) {
-    throw new UsageError("--version-id pins one agent: select it with --agent KEY");
+    throw new InvalidInputError((name) => `${name("versionId")} pins one agent: select it with ${name("agent")} KEY`, {
+      field: "versionId",
+      value: selection.versionId,
+    });
   }
 
   const calls: PlannedCall[] = [];
@@ -53,20 +63,26 @@ export function planCalls(
     if (scenarios.length === 0) continue;
     const versionId = selection.versionId ?? outputs?.[definition.key]?.version_id ?? selection.notDeployed;
     if (!versionId) {
-      throw new UsageError(
-        `no version id for agent "${definition.key}" in the stack outputs: run \`pulumi up\` first, or pass --version-id`,
+      throw new InvalidInputError(
+        (name) =>
+          `no version id for agent "${definition.key}" in the stack outputs: run \`pulumi up\` first, or pass ${name("versionId")}`,
+        { field: "versionId" },
       );
     }
     if (!PINNED.test(versionId) && !selection.allowUnpinned) {
-      throw new UsageError(
-        `"${versionId}" is not pinned to a version (ca_x@vN): smoke calls target exact versions; pass --allow-unpinned to call the released version`,
+      throw new InvalidInputError(
+        (name) =>
+          `"${versionId}" is not pinned to a version (ca_x@vN): smoke calls target exact versions; pass ${name("allowUnpinned")} to call the released version`,
+        { field: "versionId", value: versionId },
       );
     }
     const procedural = proceduralTargets(definitions, outputs, versionId === outputs?.[definition.key]?.version_id);
     for (const scenario of scenarios) {
       if (scenario.livemode && !selection.live) {
-        throw new UsageError(
-          `scenario "${definition.key}/${scenario.name}" places a live call (livemode: true): pass --live`,
+        throw new InvalidInputError(
+          (name) =>
+            `scenario "${definition.key}/${scenario.name}" places a live call (livemode: true): pass ${name("live")}`,
+          { field: "live" },
         );
       }
       for (let iteration = 1; iteration <= scenario.iterations; iteration++) {
@@ -82,10 +98,15 @@ export function planCalls(
     }
   }
   for (const name of selection.scenarios ?? []) {
-    if (!matchedScenarios.has(name)) throw new UsageError(`no scenario named "${name}" in the selected agents`);
+    if (!matchedScenarios.has(name)) {
+      throw new InvalidInputError(`no scenario named "${name}" in the selected agents`, {
+        field: "scenario",
+        value: name,
+      });
+    }
   }
   if (calls.length === 0)
-    throw new UsageError("no smoke scenarios to run: add `smoke:` scenarios to a conversational agent");
+    throw new InvalidInputError("no smoke scenarios to run: add `smoke:` scenarios to a conversational agent");
   return calls;
 }
 

@@ -10,6 +10,7 @@ import type { EventEnvelope } from "../api/index.ts";
 import { eventEnvelope } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
 import { requiredPasses } from "../definitions/index.ts";
+import { InvalidInputError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import {
   callOutcomeSchema,
@@ -22,7 +23,6 @@ import { gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
 import type { ObservedProcedure } from "./expectations.ts";
 import { addDrift, type Drift, driftLines } from "./observe.ts";
 import { type CallOutcome, outcomeFromReport, reportOutcome } from "./outcome.ts";
-import { UsageError } from "./plan.ts";
 import { type ScenarioResult, statusOf } from "./reports.ts";
 import { renderEntry } from "./transcript.ts";
 
@@ -96,33 +96,44 @@ export async function writeRecording(dir: string, call: PlannedCall, result: Sce
 
 export type Recording = { file: string; header: Header; envelopes: EventEnvelope[]; footer: Footer | undefined };
 
+/** The replay directory cannot be used: an InvalidInputError on the field `replay`. */
+const invalidReplay = (dir: string, problem: string) =>
+  new InvalidInputError((name) => `${name("replay")} ${dir}: ${problem}`, { field: "replay", value: dir });
+
+/** A recording in the replay directory cannot be used (`file:line: problem`). */
+const invalidRecording = (where: string, problem: string) =>
+  new InvalidInputError(`${where}: ${problem}`, { field: "replay", value: where });
+
 async function recordingFiles(dir: string): Promise<string[]> {
   const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) throw new UsageError(`--replay ${dir}: no such directory of recordings`);
+  if (!info?.isDirectory()) throw invalidReplay(dir, "no such directory of recordings");
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   const files = entries
     .filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
     .map((e) => path.join(e.parentPath, e.name))
     .sort();
-  if (files.length > MAX_RECORDINGS) throw new UsageError(`--replay ${dir}: more than ${MAX_RECORDINGS} recordings`);
+  if (files.length > MAX_RECORDINGS) throw invalidReplay(dir, `more than ${MAX_RECORDINGS} recordings`);
   return files;
 }
 
-/** Reads one recording; a line that is not what it should be is a UsageError naming file:line. */
+/** Reads one recording; a line that is not what it should be is an InvalidInputError naming file:line. */
 export async function readRecording(file: string): Promise<Recording> {
   const info = await stat(file);
-  if (info.size > MAX_RECORDING_BYTES) throw new UsageError(`${file}: larger than ${MAX_RECORDING_BYTES} bytes`);
+  if (info.size > MAX_RECORDING_BYTES) throw invalidRecording(file, `larger than ${MAX_RECORDING_BYTES} bytes`);
   const lines = (await readFile(file, "utf8")).split("\n");
   const parse = (line: string, n: number): unknown => {
     try {
       return JSON.parse(line);
     } catch {
-      throw new UsageError(`${file}:${n}: not JSON`);
+      throw invalidRecording(`${file}:${n}`, "not JSON");
     }
   };
   const header = parse(lines[0] ?? "", 1) as Header;
   if (header?.format !== RECORDING_FORMAT || typeof header.agent !== "string" || !header.scenario?.name) {
-    throw new UsageError(`${file}:1: not an agent-iac recording (its first line names format "${RECORDING_FORMAT}")`);
+    throw invalidRecording(
+      `${file}:1`,
+      `not an agent-iac recording (its first line names format "${RECORDING_FORMAT}")`,
+    );
   }
   const envelopes: EventEnvelope[] = [];
   let footer: Footer | undefined;
@@ -135,7 +146,7 @@ export async function readRecording(file: string): Promise<Recording> {
     }
     const envelope = eventEnvelope.safeParse(value);
     if (!envelope.success)
-      throw new UsageError(`${file}:${i + 2}: not an event envelope (id, created_at, payload.type)`);
+      throw invalidRecording(`${file}:${i + 2}`, "not an event envelope (id, created_at, payload.type)");
     envelopes.push(envelope.data);
   }
   return { file, header, envelopes, footer };
@@ -157,8 +168,7 @@ export async function replayRecordings(
     (!only.agents?.length || only.agents.includes(r.header.agent)) &&
     (!only.scenarios?.length || only.scenarios.includes(r.header.scenario.name));
   const recordings = (await Promise.all((await recordingFiles(dir)).map(readRecording))).filter(selected);
-  if (recordings.length === 0)
-    throw new UsageError(`--replay ${dir}: no recordings (*.jsonl) of the selected scenarios in it`);
+  if (recordings.length === 0) throw invalidReplay(dir, "no recordings (*.jsonl) of the selected scenarios in it");
   const drift: Drift = { eventTypes: {}, fields: {} };
   const notes: string[] = [];
   const byScenario = new Map<string, Recording[]>();

@@ -4,19 +4,18 @@
 // declared agents the stack does not hold.
 import type * as pulumi from "@pulumi/pulumi";
 import { recordDeployBase } from "../compare/index.ts";
+import { BackendError, InterruptedError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
 import { writeJsonFile } from "../report/index.ts";
 import {
   type Interrupts,
   interruptible,
-  isLockError,
   isRegistrationNoise,
   lockedStackError,
   pulumiErrorSummary,
   pulumiLogFilter,
   stripEscapes,
 } from "../workspace/index.ts";
-import { isInterruption, UseCaseError } from "./errors.ts";
 import type { LocalService } from "./local-service.ts";
 import type { HeldAgents, StackSession } from "./session.ts";
 
@@ -37,28 +36,10 @@ export type Deployed = {
   base: Record<string, string>;
 };
 
-/** The up did not happen or did not finish: `phase` says which. */
-export class DeployInterrupted extends UseCaseError {
-  override name = "DeployInterrupted";
-  /** "the Pulumi run was not started", "the Pulumi run was cancelled; the stack is unlocked". */
-  readonly phase: string;
-  constructor(phase: string, options: { message?: string; hint?: string | undefined; cause?: unknown } = {}) {
-    super("AGENT_IAC_INTERRUPTED", options.message ?? `interrupted: ${phase}`, options);
-    this.phase = phase;
-  }
-}
-
-/** A failed up, said once: its diagnostics, then the agents not created. */
-export class DeployFailed extends UseCaseError {
-  override name = "DeployFailed";
-  constructor(message: string, cause?: unknown) {
-    super("AGENT_IAC_DEPLOY_FAILED", message, { cause });
-  }
-}
-
 export async function deploy(session: StackSession, service: LocalService, io: DeployIO): Promise<Deployed> {
   const before = versionsBefore(session.name, io.log);
-  if (io.signal.aborted) throw new DeployInterrupted("the Pulumi run was not started");
+  // An InterruptedError's `what` says how far the deploy got (the not-run report names it).
+  if (io.signal.aborted) throw new InterruptedError(undefined, "the Pulumi run was not started");
   io.log(`pulumi up --yes (stack ${session.name})\n`);
   const filter = pulumiLogFilter(io.log, { color: io.color });
   const failures = errorDiagnostics();
@@ -82,11 +63,7 @@ export async function deploy(session: StackSession, service: LocalService, io: D
     .catch(async (error: unknown) => {
       // A failed or interrupted up may have replaced agents: the base from before it stays pending.
       await before.save().catch(() => undefined);
-      if (isInterruption(error)) {
-        const phase = `the Pulumi run was cancelled${isLockError((error as Error).cause) ? "" : "; the stack is unlocked"}`;
-        const { message, hint } = error as Error & { hint?: string };
-        throw new DeployInterrupted(phase, { message, hint, cause: error });
-      }
+      if (error instanceof InterruptedError) throw error;
       throw (
         lockedStackError(error, session.name, session.env, "npm start") ??
         (await deployFailure(error, session, failures.lines()))
@@ -170,13 +147,13 @@ export function errorDiagnostics() {
 }
 
 /** A failed `pulumi up`: its error diagnostics (else the CLI's own lines, cleaned), then the agents not created. */
-async function deployFailure(error: unknown, session: StackSession, diagnostics: string[]): Promise<DeployFailed> {
+async function deployFailure(error: unknown, session: StackSession, diagnostics: string[]): Promise<BackendError> {
   const missing = await notCreated(session).catch(() => "");
   const lines =
     diagnostics.length > 0
       ? diagnostics.map((line) => `  ${line.replaceAll("\n", "\n  ")}`).join("\n")
       : cleanErrorLines(pulumiErrorSummary(error));
-  return new DeployFailed(`pulumi up failed:\n${lines}${missing}`, error);
+  return new BackendError(`pulumi up failed:\n${lines}${missing}`, { cause: error });
 }
 
 /** After a failed up: which declared agents the stack does not hold, and why when it is a link. */

@@ -2,16 +2,8 @@
 // codes) and the domain folders. Each use case takes a typed request, an injected output and an
 // AbortSignal — never flags — and throws typed errors (./errors.ts) whose codes the command layer maps.
 
-export { cleanErrorLines, type Deployed, DeployFailed, DeployInterrupted, deploy } from "./deploy.ts";
-export {
-  AgentFilesInvalid,
-  BackendFailure,
-  ConfigurationError,
-  createStackHint,
-  OverBudget,
-  StackMissing,
-  UseCaseError,
-} from "./errors.ts";
+export { cleanErrorLines, type Deployed, deploy } from "./deploy.ts";
+export { invalidFiles, overBudget } from "./errors.ts";
 export { type JudgeCacheOptions, setupJudge } from "./judge.ts";
 export {
   checkReusedSimulator,
@@ -23,7 +15,6 @@ export {
 export {
   type BehaviourRequest,
   type Previewed,
-  PreviewInterrupted,
   previewBehaviour,
   previewStack,
 } from "./preview.ts";

@@ -4,9 +4,9 @@
 
 import type { RetryNotice } from "../api/index.ts";
 import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
+import { ConfigError } from "../errors/index.ts";
 import { DEFAULT_CACHE_DIR, Judge, JudgeClient, VoteCache } from "../judge/index.ts";
 import { type JudgeSettings, requireJudge } from "../settings/index.ts";
-import { ConfigurationError } from "./errors.ts";
 
 /** How the run uses the judge's vote cache. */
 export type JudgeCacheOptions = { dir?: string | undefined; read?: boolean | undefined };
@@ -53,7 +53,7 @@ async function requireAgreement(scenarios: readonly { agent: string; scenario: S
     }
   }
   if (problems.length > 0) {
-    throw new ConfigurationError(`the judge is not trusted for these rubrics:\n  ${problems.join("\n  ")}`, {
+    throw new ConfigError(`the judge is not trusted for these rubrics:\n  ${problems.join("\n  ")}`, {
       hint: "label transcripts of these rubrics and run `agent-iac judge check FILE` (see the README's judged expectations)",
     });
   }

@@ -5,10 +5,10 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
+import { ConfigError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { type Connection, type ResolvedConnection, requireConnection } from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
-import { ConfigurationError } from "./errors.ts";
 import { type SimulatorDelivery, type SimulatorInfo, withSimulatorAdmin } from "./simulator-admin.ts";
 
 type Simulator = Awaited<ReturnType<typeof startSimulator>>;
@@ -75,7 +75,7 @@ export async function localService(
 async function runningSimulator(baseUrl: string, apiKey: string | undefined, dataFile: string) {
   const holder = await readSimulatorLock(dataFile);
   if (holder?.url && new URL(holder.url).host !== new URL(baseUrl).host) {
-    throw new ConfigurationError(
+    throw new ConfigError(
       `${path.relative(process.cwd(), dataFile)} is held by the simulator of process ${holder.pid} at ${holder.url}, not at the stack's address ${baseUrl}`,
       {
         hint: `stop that simulator, or serve the stack's address: npm run service -- --port ${new URL(baseUrl).port || 80} --data ${path.relative(process.cwd(), dataFile)}`,
@@ -84,7 +84,7 @@ async function runningSimulator(baseUrl: string, apiKey: string | undefined, dat
   }
   const probe = await withSimulatorAdmin(baseUrl, apiKey, (admin) => admin.probe());
   if (probe.kind === "refused") {
-    throw new ConfigurationError(`the simulator serving ${baseUrl} refuses the stack's API key`, {
+    throw new ConfigError(`the simulator serving ${baseUrl} refuses the stack's API key`, {
       hint: "give it the same key (AGENT_IAC_API_KEY when starting `npm run service`), or stop it",
     });
   }
@@ -133,7 +133,7 @@ function foreignSimulatorError(options: {
   missing: string[];
   held: Record<string, HeldAgent>;
   stackName: string;
-}): ConfigurationError {
+}): ConfigError {
   const { baseUrl, info, missing, held, stackName } = options;
   const versions = missing.map((key) => `  ${key}: ${held[key]?.version_id ?? "?"}`).join("\n");
   const ours = path.resolve(".agent-iac", "simulator.json");
@@ -146,7 +146,7 @@ function foreignSimulatorError(options: {
     .filter(Boolean)
     .map((urn) => `--replace '${urn}'`)
     .join(" ");
-  return new ConfigurationError(
+  return new ConfigError(
     `the simulator serving ${baseUrl} (${describeSimulator(info)}) does not know ${missing.length} of the agents stack ${stackName} pins:\n${versions}\n${probably}; no call was placed`,
     {
       hint:

@@ -3,6 +3,8 @@
 // preview of `plan --behave` through the smoke job (the changed agents' scenarios with the
 // proposed config as override_config). A preview the policy pack blocked places no call: its
 // behaviour report lists every call it would have placed as not run.
+
+import { AgentIacError, InterruptedError } from "../errors/index.ts";
 import {
   attachBehaviour,
   type BehaviourTarget,
@@ -16,18 +18,9 @@ import type { Report } from "../report/index.ts";
 import type { ResolvedConnection } from "../settings/index.ts";
 import { notRunResult, type ScenarioResult, smokePlanOf } from "../smoke/index.ts";
 import { type Interrupts, interruptible, lockedStackError } from "../workspace/index.ts";
-import { isInterruption, UseCaseError } from "./errors.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
 import { backendError, type StackSession } from "./session.ts";
 import { type JobIO, runSmokeJob } from "./smoke-job.ts";
-
-/** The preview was cancelled: no plan came of it. */
-export class PreviewInterrupted extends UseCaseError {
-  override name = "PreviewInterrupted";
-  constructor(cause: unknown) {
-    super("AGENT_IAC_INTERRUPTED", "interrupted: the preview was cancelled, no plan was made", { cause });
-  }
-}
 
 export type Previewed = {
   plan: Plan;
@@ -48,16 +41,16 @@ export async function previewStack(
     (run) => session.stack.preview({ ...policy, onEvent: recorder.onEvent, onOutput: run.watch, signal: run.signal }),
     io.interrupts,
   ).catch((error: unknown) => {
-    if (isInterruption(error)) throw new PreviewInterrupted(error);
+    if (error instanceof InterruptedError) throw error;
     // A mandatory policy violation fails the preview: the plan still shows it.
     const mandatory = recorder.mandatoryViolations();
-    if (mandatory > 0 && !(error instanceof UseCaseError)) {
+    if (mandatory > 0 && !(error instanceof AgentIacError)) {
       blocked = mandatory;
       return;
     }
     throw (
       lockedStackError(error, session.name, session.env, "the same plan command") ??
-      backendError("the preview failed", error, session.name)
+      backendError("the preview failed", error)
     );
   });
   return { plan: recorder.plan(), inputs: recorder.inputs(), blocked };

@@ -15,7 +15,7 @@ import {
   loadAgents,
   SCENARIO_DIR,
 } from "../definitions/index.ts";
-import { CliError } from "../errors/index.ts";
+import { AgentIacError, BackendError, ConfigError, StackNotFoundError } from "../errors/index.ts";
 import { type HeldAgent, type StateResource, stateAgents } from "../provider/index.ts";
 import {
   type ConfigReader,
@@ -26,8 +26,8 @@ import {
   resolveConnection,
   resolveJudge,
 } from "../settings/index.ts";
-import { openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
-import { AgentFilesInvalid, BackendFailure, ConfigurationError, StackMissing, UseCaseError } from "./errors.ts";
+import { createStackHint, openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
+import { invalidFiles } from "./errors.ts";
 
 export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
 
@@ -49,7 +49,7 @@ export type StackSession = {
   judge: JudgeSettings;
   /** The Automation API's policy pack options for a preview or up (none when the stack names no pack). */
   policy(): ReturnType<typeof policyPackOptions>;
-  /** The agent files, or AgentFilesInvalid (`consequence`: e.g. "; nothing was previewed"). */
+  /** The agent files, or an InvalidFilesError (`consequence`: e.g. "; nothing was previewed"). */
   validFiles(consequence?: string): Promise<AgentDefinition[]>;
   held(): Promise<HeldAgents>;
   /** Every agent with its scenarios (agent files, AgentDirectory folders, smoke/<key>.yaml). */
@@ -69,7 +69,7 @@ export async function openSession(
     stack = await openStack({ stackName: name, workDir, create: options.create ?? false, env });
     config = await stack.getAllConfig();
   } catch (error) {
-    throw backendError(options.what ?? `opening stack ${name} failed`, error, name);
+    throw backendError(options.what ?? `opening stack ${name} failed`, error);
   }
   const settings = configMapReader(config);
   const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
@@ -91,12 +91,12 @@ export async function openSession(
     policy: () => policyPackOptions(settings, workDir),
     validFiles: async (consequence = "") => {
       const { agents, errors } = await agentFiles();
-      if (errors.length > 0) throw new AgentFilesInvalid(errors, "the agent files", consequence);
+      if (errors.length > 0) throw invalidFiles(errors, "the agent files", consequence);
       return agents;
     },
     held: () =>
       stackAgents(stack).catch((error: unknown) => {
-        throw backendError("reading the stack's state failed", error, name);
+        throw backendError("reading the stack's state failed", error);
       }),
     scenarioAgents: async (held) =>
       scenarioAgents({ stackName: name, dir, fromFiles: await session.validFiles(), held }),
@@ -104,17 +104,12 @@ export async function openSession(
   return session;
 }
 
-/** A failure of the Pulumi CLI in its own lines; a missing stack as such. */
-export function backendError(what: string, error: unknown, stackName?: string): unknown {
-  if (error instanceof UseCaseError) return error;
-  if (stackName !== undefined && /no stack named/i.test(String(error))) return new StackMissing(stackName, error);
-  if (isTyped(error)) return error;
-  return new BackendFailure(`${what}: ${pulumiErrorSummary(error)}`, error);
+/** A failure of the Pulumi CLI in its own lines; an error of ours (a missing stack, a toolchain failure) as it is. */
+export function backendError(what: string, error: unknown): unknown {
+  // Ours already says what happened (a missing stack, a toolchain failure, a refused setting).
+  if (error instanceof AgentIacError) return error;
+  return new BackendError(`${what}: ${pulumiErrorSummary(error)}`, { cause: error });
 }
-
-/** An error of ours that already says what happened (a toolchain error, a refused setting). */
-const isTyped = (error: unknown): boolean =>
-  error instanceof CliError || String((error as { code?: unknown } | null)?.code ?? "").startsWith("AGENT_IAC_");
 
 /** The agent files of a directory setting (default agents/); a project that declares agents only in code has none. */
 async function agentFilesOf(
@@ -131,12 +126,12 @@ async function agentFilesOf(
 export async function stackFileConfig(stackName: string, workDir = process.cwd()): Promise<StackConfig> {
   const file = path.join(workDir, `Pulumi.${stackName}.yaml`);
   const text = await readFile(file, "utf8").catch(() => undefined);
-  if (text === undefined) throw new StackMissing(stackName);
+  if (text === undefined) throw new StackNotFoundError(stackName, { hint: createStackHint(stackName) });
   let values: Record<string, unknown>;
   try {
     values = (parse(text) as { config?: Record<string, unknown> } | null)?.config ?? {};
   } catch (error) {
-    throw new ConfigurationError(`Pulumi.${stackName}.yaml: ${(error as Error).message}`);
+    throw new ConfigError(`Pulumi.${stackName}.yaml: ${(error as Error).message}`);
   }
   return Object.fromEntries(
     Object.entries(values).flatMap(([key, value]) => (typeof value === "string" ? [[key, { value }]] : [])),
@@ -149,8 +144,8 @@ export async function stackConfigOrFile(stackName: string): Promise<StackConfig>
     const stack = await openStack({ stackName, workDir: process.cwd(), create: false, env: pulumiEnvironment() });
     return await stack.getAllConfig();
   } catch (error) {
-    const failure = backendError(`reading stack ${stackName} failed`, error, stackName);
-    if (!(failure instanceof StackMissing)) throw failure;
+    const failure = backendError(`reading stack ${stackName} failed`, error);
+    if (!(failure instanceof StackNotFoundError)) throw failure;
     return await stackFileConfig(stackName);
   }
 }
@@ -168,11 +163,11 @@ export async function stackConnection(stackName: string, overrides: { baseUrl?: 
 /** Offline (replay): the stack's agent files and judge settings from Pulumi.<stack>.yaml, no Pulumi and no network. */
 export async function offlineProject(stackName: string) {
   const config = await stackFileConfig(stackName).catch((error: unknown) => {
-    if (error instanceof StackMissing) return {} as StackConfig;
+    if (error instanceof StackNotFoundError) return {} as StackConfig;
     throw error;
   });
   const { dir, agents, errors } = await agentFilesOf(stackName, config["agents:dir"]?.value, process.cwd());
-  if (errors.length > 0) throw new AgentFilesInvalid(errors);
+  if (errors.length > 0) throw invalidFiles(errors);
   // No state offline: smoke/<key>.yaml stands for the agents declared in code.
   const definitions = await scenarioAgents({ stackName, dir, fromFiles: agents });
   return { dir, definitions, judge: resolveJudge(configMapReader(config)) };
@@ -221,7 +216,7 @@ type ScenarioSources = {
 /**
  * The one scenario loader: every use case that plays scenarios reads them here, from the agent
  * files, the other folders the stack's AgentDirectory components deploy, and smoke/<key>.yaml for
- * agents declared in TypeScript. Problems are AgentFilesInvalid, each at its file:line.
+ * agents declared in TypeScript. Problems are an InvalidFilesError, each at its file:line.
  */
 async function scenarioAgents(sources: ScenarioSources): Promise<AgentDefinition[]> {
   const projectDir = process.cwd();
@@ -234,7 +229,7 @@ async function scenarioAgents(sources: ScenarioSources): Promise<AgentDefinition
     fromFiles: sources.fromFiles,
     loadedDir: sources.dir,
   });
-  if (declared.errors.length > 0) throw new AgentFilesInvalid(declared.errors, "the scenario files");
+  if (declared.errors.length > 0) throw invalidFiles(declared.errors, "the scenario files");
   return [...sources.fromFiles, ...declared.agents];
 }
 

@@ -6,6 +6,7 @@
 import { mkdir } from "node:fs/promises";
 import { type Client, createClient, NotFoundError, type RetryNotice } from "../api/index.ts";
 import { compareSides, type FailOn, type OldVersions, oldSide } from "../compare/index.ts";
+import { ConfigError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import type { Report } from "../report/index.ts";
 import type { JudgeSettings, ResolvedConnection } from "../settings/index.ts";
@@ -19,7 +20,7 @@ import {
   type ScenarioResult,
   type SmokePlan,
 } from "../smoke/index.ts";
-import { ConfigurationError, OverBudget } from "./errors.ts";
+import { overBudget } from "./errors.ts";
 import { type JudgeCacheOptions, setupJudge } from "./judge.ts";
 
 /** How the plan's calls are placed. */
@@ -83,7 +84,7 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
   const cost = estimate(all);
   if (job.dryRun) io.out.write(dryRunText(all));
   if (job.maxCallMinutes !== undefined && cost.worstCaseMinutes > job.maxCallMinutes) {
-    throw new OverBudget(cost, job.maxCallMinutes);
+    throw overBudget(cost, job.maxCallMinutes);
   }
   if (job.dryRun) return { kind: "dry-run", cost };
   const connection = job.connection();
@@ -159,7 +160,7 @@ async function place(job: SmokeJob, { newCalls, oldCalls, notes }: Sides, { clie
 
 async function recordingDirectory(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-    throw new ConfigurationError(`${dir}: cannot create the recordings directory (${error.code ?? error.message})`);
+    throw new ConfigError(`${dir}: cannot create the recordings directory (${error.code ?? error.message})`);
   });
 }
 

@@ -27,7 +27,7 @@ export async function trafficStack(stackName: string): Promise<TrafficStack> {
     });
     return { agents, history, connection: session.connection };
   } catch (error) {
-    throw backendError(`reading stack ${stackName} failed`, error, stackName);
+    throw backendError(`reading stack ${stackName} failed`, error);
   }
 }
 

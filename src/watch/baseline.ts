@@ -3,7 +3,7 @@
 // `pulumi stack output --json` ({versions} or {agents: {key: {version_id}}}), or an agent-iac JSON
 // report (its `versions`). `{}` (before a first deploy) means no old versions.
 import { readFile } from "node:fs/promises";
-import { CliError } from "../errors/index.ts";
+import { InvalidInputError } from "../errors/index.ts";
 
 const isVersionId = (value: unknown): value is string => typeof value === "string" && /^[^@\s]+@v\d+$/.test(value);
 
@@ -26,23 +26,31 @@ export function versionsIn(json: unknown): Record<string, string> | undefined {
   return undefined;
 }
 
+/** The versions in the baseline file; an InvalidInputError (field `baseline`) when it holds none. */
 export async function readVersionsFile(file: string): Promise<Record<string, string>> {
+  const invalid = (problem: string, hint?: string) =>
+    new InvalidInputError((name) => `${name("baseline")} ${file}: ${problem}`, {
+      field: "baseline",
+      value: file,
+      hint,
+    });
   const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
-    throw new CliError(`--baseline ${file}: cannot read it (${error.code ?? error.message})`, 2);
+    throw invalid(`cannot read it (${error.code ?? error.message})`);
   });
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new CliError(`--baseline ${file}: not JSON (${(error as Error).message})`, 2);
+    throw invalid(`not JSON (${(error as Error).message})`);
   }
   // `{}`: the stack had no outputs before its first deploy; no old versions then.
   if (json && typeof json === "object" && !Array.isArray(json) && Object.keys(json).length === 0) return {};
   const versions = versionsIn(json);
   if (!versions) {
-    throw new CliError(`--baseline ${file}: no version ids in it`, 2, {
-      hint: 'expected {"<key>": "ca_x@vN", …} (pulumi stack output versions --json), a stack output, or an agent-iac JSON report',
-    });
+    throw invalid(
+      "no version ids in it",
+      'expected {"<key>": "ca_x@vN", …} (pulumi stack output versions --json), a stack output, or an agent-iac JSON report',
+    );
   }
   return versions;
 }

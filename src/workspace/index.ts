@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
-import { CliError } from "../errors/index.ts";
+import { BackendError, ConfigError, StackNotFoundError } from "../errors/index.ts";
 
 const { LocalWorkspace, PulumiCommand } = pulumi.automation;
 export type Stack = pulumi.automation.Stack;
@@ -52,7 +52,9 @@ export function ensurePulumi(): Promise<string> {
       child.on("close", (status) => resolve({ code: status, stdout: out }));
     });
     if (code !== 0) {
-      throw new ToolchainError(`scripts/ensure-pulumi failed (exit ${code}); its output is above`, code === 2 ? 2 : 3);
+      // Its exit 2: nothing to build with (no @pulumi/pulumi, no CLI and no Go): the machine's setup.
+      const message = `scripts/ensure-pulumi failed (exit ${code}); its output is above`;
+      throw code === 2 ? new ConfigError(message) : new BackendError(message);
     }
     const dir = stdout.trim().split("\n").at(-1) ?? "";
     // The CLI spawns the language host and the dynamic-provider plugin from PATH, and they spawn
@@ -68,10 +70,6 @@ export function ensurePulumi(): Promise<string> {
     return dir;
   })();
   return toolchainReady;
-}
-
-export class ToolchainError extends CliError {
-  override name = "ToolchainError";
 }
 
 /** The backend the user logged in to with `pulumi login` (then we leave it alone), if any. */
@@ -128,7 +126,7 @@ const hasPassphrase = (env: Record<string, string | undefined>) =>
 /**
  * A stack on a self-managed backend (file, postgres, s3, gs, azblob) encrypts its secrets with a passphrase
  * unless its stack file names another secrets provider. Without one set, stop before Pulumi
- * writes a salt into the tracked stack file or prompts: a configuration error (exit 2).
+ * writes a salt into the tracked stack file or prompts: a ConfigError.
  */
 export function assertSecretsProvider(workDir: string, stackName: string, env: Record<string, string>): void {
   if (hasPassphrase(env)) return;
@@ -141,7 +139,7 @@ export function assertSecretsProvider(workDir: string, stackName: string, env: R
     provider = undefined;
   }
   if (typeof provider === "string" && provider !== "" && !provider.startsWith("passphrase")) return;
-  throw new CliError(`stack ${stackName} on ${backend || "this backend"} needs a passphrase for its secrets`, 2, {
+  throw new ConfigError(`stack ${stackName} on ${backend || "this backend"} needs a passphrase for its secrets`, {
     hint:
       "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE, or give the stack another secrets provider\n" +
       `(pulumi stack init ${stackName} --secrets-provider <awskms://…|gcpkms://…|azurekeyvault://…|hashivault://…>).\n` +
@@ -158,21 +156,40 @@ export type OpenStackOptions = {
   env?: Record<string, string>;
 };
 
-/** Opens (or creates) a stack of the project in `workDir` through the Automation API. */
+/** The safe way to create a stack, said wherever a stack is missing. */
+export function createStackHint(stack: string): string {
+  return (
+    `create it with your own secrets provider, never the local-only default passphrase:\n` +
+    `  PULUMI_CONFIG_PASSPHRASE='<a passphrase of your own>' pulumi stack init ${stack}\n` +
+    `  (or: pulumi stack init ${stack} --secrets-provider <awskms://…|gcpkms://…|azurekeyvault://…|hashivault://…>)`
+  );
+}
+
+/**
+ * Opens (or creates) a stack of the project in `workDir` through the Automation API. With
+ * `create: false`, a stack the backend does not hold is a StackNotFoundError (recognised by the
+ * Automation API's own StackNotFoundError); the Pulumi CLI's other failures are its own errors.
+ */
 export async function openStack(options: OpenStackOptions): Promise<Stack> {
   await ensurePulumi();
   const workDir = options.workDir ?? projectRoot;
   if (!existsSync(path.join(workDir, "Pulumi.yaml"))) {
-    throw new ToolchainError(`no Pulumi.yaml in ${workDir}`, 2);
+    throw new ConfigError(`no Pulumi.yaml in ${workDir}`);
   }
   const pulumiCommand = await PulumiCommand.get();
   const envVars = options.env ?? pulumiEnvironment();
   assertSecretsProvider(workDir, options.stackName, envVars);
   const args = { stackName: options.stackName, workDir };
   const opts = { envVars, pulumiCommand };
-  return options.create === false
-    ? LocalWorkspace.selectStack(args, opts)
-    : LocalWorkspace.createOrSelectStack(args, opts);
+  if (options.create !== false) return LocalWorkspace.createOrSelectStack(args, opts);
+  try {
+    return await LocalWorkspace.selectStack(args, opts);
+  } catch (error) {
+    if (error instanceof pulumi.automation.StackNotFoundError) {
+      throw new StackNotFoundError(options.stackName, { hint: createStackHint(options.stackName), cause: error });
+    }
+    throw error;
+  }
 }
 
 /**
@@ -189,5 +206,6 @@ export function pulumiErrorSummary(error: unknown): string {
   return lines.join("\n").trim() || message;
 }
 
+export { InterruptedError, StackLockedError, StackNotFoundError } from "../errors/index.ts";
 export { type InterruptibleRun, type Interrupts, interruptible, isLockError, lockedStackError } from "./interrupt.ts";
 export { isRegistrationNoise, type LogFilter, pulumiLogFilter, stripEscapes } from "./output.ts";

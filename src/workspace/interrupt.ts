@@ -6,7 +6,8 @@
 // lock: so the signal is forwarded only when the CLI has not said within a moment that it is
 // cancelling.
 import { setTimeout as sleep } from "node:timers/promises";
-import { CliError } from "../errors/index.ts";
+import * as pulumi from "@pulumi/pulumi";
+import { InterruptedError, StackLockedError } from "../errors/index.ts";
 
 /** How long to wait for the CLI to react to a terminal's Ctrl+C before forwarding the signal. */
 const FORWARD_AFTER_MS = 750;
@@ -26,7 +27,7 @@ export type Interrupts = (listener: (signal: NodeJS.Signals, repeat: boolean) =>
 
 /**
  * Runs `work` with SIGINT/SIGTERM forwarded to it as an abort, waits for it to finish, and then
- * throws a CliError (exit 130) when it was interrupted. Nothing is killed here: the Pulumi CLI stops
+ * throws an InterruptedError when it was interrupted. Nothing is killed here: the Pulumi CLI stops
  * its own plugins, and the caller's `finally` (e.g. the embedded simulator) runs after it.
  */
 export async function interruptible<T>(
@@ -72,18 +73,17 @@ export async function interruptible<T>(
   }
 }
 
-function interruptedError(signal: NodeJS.Signals, cause?: unknown): CliError {
+function interruptedError(signal: NodeJS.Signals, cause?: unknown): InterruptedError {
   const locked = cause !== undefined && isLockError(cause);
-  return new CliError(
-    `interrupted (${signal}): the Pulumi run was cancelled${locked ? "" : "; the stack is unlocked"}`,
-    130,
-    { cause, hint: "run the same command again: it continues from what the stack holds" },
-  );
+  return new InterruptedError(signal, `the Pulumi run was cancelled${locked ? "" : "; the stack is unlocked"}`, {
+    cause,
+    hint: "run the same command again: it continues from what the stack holds",
+  });
 }
 
-/** Pulumi's refusal to run on a locked stack. */
+/** Pulumi's refusal to run on a locked stack (the Automation API's own ConcurrentUpdateError). */
 export function isLockError(error: unknown): boolean {
-  return /stack is currently locked|locked by \d+ lock/i.test(String(error instanceof Error ? error.message : error));
+  return error instanceof pulumi.automation.ConcurrentUpdateError;
 }
 
 /** When a run failed because the stack is locked: what happened and the exact recovery. */
@@ -92,12 +92,12 @@ export function lockedStackError(
   stackName: string,
   env: Record<string, string>,
   rerun: string,
-): CliError | undefined {
+): StackLockedError | undefined {
   if (!isLockError(error)) return undefined;
   const backend = env.PULUMI_BACKEND_URL ? `PULUMI_BACKEND_URL=${env.PULUMI_BACKEND_URL} ` : "";
-  return new CliError(
+  return new StackLockedError(
+    stackName,
     `stack ${stackName} is locked: another update is running, or one was stopped before it could unlock the stack. Nothing was changed by this run.`,
-    3,
     {
       cause: error,
       hint:

@@ -201,9 +201,9 @@ describe("parseOldVersions", () => {
   it("takes an empty file or {} as a first deploy, and refuses anything else with the file's name", () => {
     expect(parseOldVersions("", "e.json").versions).toEqual({});
     expect(parseOldVersions("{}\n", "e.json").versions).toEqual({});
-    expect(() => parseOldVersions("not json", "bad.json")).toThrow(/--compare bad.json: not JSON/);
+    expect(() => parseOldVersions("not json", "bad.json")).toThrow(/^oldVersions bad.json: not JSON/);
     expect(() => parseOldVersions('{"booking": 3}', "bad.json")).toThrow(
-      /--compare bad.json: neither a versions output/,
+      /^oldVersions bad.json: neither a versions output/,
     );
   });
 });

@@ -111,14 +111,17 @@ describe("resolveConnection", () => {
 });
 
 describe("requireConnection", () => {
-  it("names both places to set a missing address or key, as a configuration error (exit 2)", () => {
+  it("names both places to set a missing address or key, as a configuration error (AGENT_IAC_CONFIG)", () => {
     expect(() =>
       requireConnection(
         resolveConnection(() => undefined, {}),
         "prod",
       ),
     ).toThrow(
-      expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/agents:baseUrl.*AGENT_IAC_BASE_URL/) }),
+      expect.objectContaining({
+        code: "AGENT_IAC_CONFIG",
+        message: expect.stringMatching(/agents:baseUrl.*AGENT_IAC_BASE_URL/),
+      }),
     );
     expect(() =>
       requireConnection(
@@ -126,7 +129,10 @@ describe("requireConnection", () => {
         "prod",
       ),
     ).toThrow(
-      expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/agents:apiKey.*AGENT_IAC_API_KEY/) }),
+      expect.objectContaining({
+        code: "AGENT_IAC_CONFIG",
+        message: expect.stringMatching(/agents:apiKey.*AGENT_IAC_API_KEY/),
+      }),
     );
   });
 });

@@ -1,6 +1,6 @@
 // The judge settings: stack config before the environment, nothing by default, exit 2 naming the settings.
 import { describe, expect, it } from "vitest";
-import { CliError } from "../../src/errors/index.ts";
+import { ConfigError } from "../../src/errors/index.ts";
 import { requireJudge, resolveJudge, secretsInEnvironment } from "../../src/settings/index.ts";
 
 const config =
@@ -33,15 +33,15 @@ describe("judge settings", () => {
     expect(secretsInEnvironment(env)).toContain("sk-env-judge");
   });
 
-  it("requireJudge: exit 2 naming both settings and their variables; the key is optional", () => {
+  it("requireJudge: a configuration error naming both settings and their variables; the key is optional", () => {
     let error: unknown;
     try {
       requireJudge(resolveJudge(config({}), {}), "support/greets has judged expectations", "prod");
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(CliError);
-    expect((error as CliError).exitCode).toBe(2);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).code).toBe("AGENT_IAC_CONFIG");
     expect((error as Error).message).toMatch(
       /support\/greets has judged expectations, but no judge is configured for stack prod: set agents:judgeBaseUrl \(or AGENT_IAC_JUDGE_BASE_URL\) and agents:judgeModel \(or AGENT_IAC_JUDGE_MODEL\)/,
     );

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CliError } from "../../src/errors/index.ts";
+import { ConfigError } from "../../src/errors/index.ts";
 import { configMapReader, policyPackOptions } from "../../src/settings/index.ts";
 
 describe("policyPackOptions", () => {
@@ -40,9 +40,9 @@ describe("policyPackOptions", () => {
       } catch (error) {
         thrown = error;
       }
-      expect(thrown).toBeInstanceOf(CliError);
-      expect((thrown as CliError).exitCode).toBe(2);
-      expect((thrown as CliError).message).toContain(key);
+      expect(thrown).toBeInstanceOf(ConfigError);
+      expect((thrown as ConfigError).code).toBe("AGENT_IAC_CONFIG");
+      expect((thrown as ConfigError).message).toContain(key);
     }
   });
 });

@@ -8,7 +8,9 @@ import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { InvalidRequestError, RateLimitError } from "../../src/api/index.ts";
 import { PagedList } from "../../src/api/paging.ts";
+import { cliOutcome } from "../../src/commands/errors.ts";
 import type { Conversation } from "../../src/contract/index.ts";
+import { InvalidInputError } from "../../src/errors/index.ts";
 import type { HeldAgent } from "../../src/provider/index.ts";
 import {
   classify,
@@ -36,12 +38,28 @@ const conversation = (over: Partial<Conversation>): Conversation => ({
   ...over,
 });
 
+/** The error `fn` throws (it must throw one of the model's invalid inputs). */
+function invalidInput(fn: () => unknown): InvalidInputError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof InvalidInputError) return error;
+    throw error;
+  }
+  throw new Error("it did not throw");
+}
+
 describe("windows", () => {
-  it("reads durations and refuses anything else", () => {
+  it("reads durations and refuses anything else, naming the field (the CLI says its flag)", () => {
     expect(parseDuration("90m")).toBe(90 * 60_000);
     expect(parseDuration("1h30m")).toBe(90 * 60_000);
     expect(parseDuration("7d")).toBe(7 * 86_400_000);
-    for (const bad of ["soon", "24", "1h soon", "0h", ""]) expect(() => parseDuration(bad)).toThrow(/--since/);
+    for (const bad of ["soon", "24", "1h soon", "0h", ""]) {
+      const error = invalidInput(() => parseDuration(bad));
+      expect(error).toMatchObject({ code: "AGENT_IAC_INVALID_INPUT", field: "since", value: bad });
+      expect(error.message).toMatch(/^since must be /);
+      expect(cliOutcome(error)).toMatchObject({ exitCode: 2, message: expect.stringMatching(/^--since must be /) });
+    }
   });
 
   it("gives --since or --from/--to, and the equally long window before", () => {
@@ -51,11 +69,18 @@ describe("windows", () => {
     expect(previousWindow(w)).toEqual({ from: new Date("2026-11-23T06:00:00Z"), to: w.from });
     const fixed = resolveWindow({ from: "2026-11-20T00:00:00Z", to: "2026-11-21T00:00:00Z" }, "24h", now);
     expect(fixed.to.toISOString()).toBe("2026-11-21T00:00:00.000Z");
-    expect(() => resolveWindow({ since: "1h", from: "2026-11-20T00:00:00Z" }, "24h", now)).toThrow(/not both/);
-    expect(() => resolveWindow({ to: "2026-11-20T00:00:00Z" }, "24h", now)).toThrow(/--to needs --from/);
-    expect(() => resolveWindow({ from: "yesterday" }, "24h", now)).toThrow(/ISO 8601/);
-    expect(() => resolveWindow({ from: "2026-11-21T00:00:00Z", to: "2026-11-20T00:00:00Z" }, "24h", now)).toThrow(
-      /later/,
+    const said = (fn: () => unknown) => cliOutcome(invalidInput(fn)).message;
+    expect(said(() => resolveWindow({ since: "1h", from: "2026-11-20T00:00:00Z" }, "24h", now))).toBe(
+      "give either --since or --from/--to, not both",
+    );
+    expect(said(() => resolveWindow({ to: "2026-11-20T00:00:00Z" }, "24h", now))).toBe("--to needs --from");
+    const yesterday = invalidInput(() => resolveWindow({ from: "yesterday" }, "24h", now));
+    expect(yesterday).toMatchObject({ field: "from", value: "yesterday" });
+    expect(cliOutcome(yesterday).message).toBe(
+      '--from must be an ISO 8601 date-time such as 2026-11-23T08:00:00Z, not "yesterday"',
+    );
+    expect(said(() => resolveWindow({ from: "2026-11-21T00:00:00Z", to: "2026-11-20T00:00:00Z" }, "24h", now))).toBe(
+      "--to must be later than --from",
     );
   });
 });

@@ -1,5 +1,5 @@
 // The local-only passphrase applies only to the checkout's own file backend; elsewhere a stack
-// needs a passphrase or another secrets provider (exit 2 before Pulumi writes anything).
+// needs a passphrase or another secrets provider (a configuration error before Pulumi writes anything).
 import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -43,10 +43,10 @@ describe("passphrase policy", () => {
     await expect(stat(path.join(other, ".pulumi-state"))).rejects.toThrow();
   });
 
-  it("refuses a passphrase stack on another self-managed backend without a passphrase (exit 2)", async () => {
+  it("refuses a passphrase stack on another self-managed backend without a passphrase (a configuration error)", async () => {
     const env = { PULUMI_BACKEND_URL: `s3://bucket/state`, PULUMI_HOME: path.join(dir, "home") };
     expect(() => assertSecretsProvider(dir, "staging", env)).toThrow(
-      expect.objectContaining({ exitCode: 2, message: expect.stringContaining("needs a passphrase") }),
+      expect.objectContaining({ code: "AGENT_IAC_CONFIG", message: expect.stringContaining("needs a passphrase") }),
     );
     // With a passphrase, another secrets provider in the stack file, or a Pulumi Cloud backend: fine.
     expect(() => assertSecretsProvider(dir, "staging", { ...env, PULUMI_CONFIG_PASSPHRASE: "x" })).not.toThrow();
