@@ -11,6 +11,11 @@ import { cell, code, prose, slug } from "./docs-markdown.ts";
 /** Runs `agent-iac ...args` and resolves with what it printed on stdout. */
 export type HelpReader = (args: string[]) => Promise<string>;
 
+/** Loads of src/cli.ts so far: each load needs a URL of its own, or the module cache answers it. */
+let loads = 0;
+/** One load at a time across every reader: they share `process.argv` and stdout. */
+let queue: Promise<unknown> = Promise.resolve();
+
 /**
  * The CLI of the checkout at `root`, in this process: src/cli.ts runs the command line in
  * `process.argv` when it is loaded, so each help is one fresh load of that module (the commands'
@@ -18,8 +23,6 @@ export type HelpReader = (args: string[]) => Promise<string>;
  */
 export function inProcessHelp(root: string): HelpReader {
   const cli = pathToFileURL(path.join(root, "src", "cli.ts")).href;
-  let loads = 0;
-  let queue: Promise<unknown> = Promise.resolve();
   const once = async (args: string[]): Promise<string> => {
     const saved = { argv: process.argv, exitCode: process.exitCode, write: process.stdout.write };
     const errorListeners = process.stdout.listeners("error");
