@@ -1,7 +1,9 @@
 // `npm run docs`: regenerates the references in docs/ from the code — docs/cli.md from the commands'
 // own declarations, docs/fields.md from the agent file's zod schemas. `npm run docs -- --check`
 // writes nothing and exits 1 when a file differs from a fresh generation (as `schema --check`);
-// test/readme/references.test.ts runs the same comparison in `npm test`.
+// test/readme/references.test.ts runs the same comparison in `npm test`. The files are written as the
+// project's formatter (Biome) would write them, so `npm run lint` passes on them as generated.
+import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { checkoutHelp, cliReference, inProcessHelp } from "./docs-cli.ts";
@@ -19,12 +21,29 @@ async function helpReader(root: string) {
   return probe.includes("commands:") ? inProcess : checkoutHelp(root);
 }
 
+/** Markdown as the project's formatter writes it (`npm run lint` checks docs/ too: tables aligned). */
+export function formatMarkdown(root: string, file: string, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const biome = execFile(
+      path.join(root, "scripts", "biome"),
+      ["format", `--stdin-file-path=${file}`],
+      { cwd: root, maxBuffer: 16 << 20 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`biome format ${file}: ${stderr || error.message}`)) : resolve(stdout),
+    );
+    biome.stdin?.end(text);
+  });
+}
+
 /** Each generated file (relative to the project) and its fresh content. */
 export async function generatedDocs(root = ROOT): Promise<Record<string, string>> {
-  return {
+  const raw = {
     "docs/cli.md": await cliReference(await helpReader(root)),
     "docs/fields.md": fieldReference(),
   };
+  return Object.fromEntries(
+    await Promise.all(Object.entries(raw).map(async ([file, text]) => [file, await formatMarkdown(root, file, text)])),
+  );
 }
 
 /** The generated files whose committed text differs from a fresh generation. */
