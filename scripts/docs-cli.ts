@@ -54,7 +54,10 @@ export function inProcessHelp(root: string): HelpReader {
   };
 }
 
-/** The CLI of the checkout at `root`, run with this Node and an environment that holds no setting of ours. */
+/**
+ * The CLI of the checkout at `root` as a user runs it (bin/agent-iac.js), a process per help, with
+ * this Node and an environment that holds no setting of ours. Slower than `inProcessHelp`.
+ */
 export function checkoutHelp(root: string, concurrency = 3): HelpReader {
   const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? root, NO_COLOR: "1" };
   let running = 0;
@@ -63,7 +66,7 @@ export function checkoutHelp(root: string, concurrency = 3): HelpReader {
     new Promise<string>((resolve, reject) => {
       execFile(
         process.execPath,
-        [path.join(root, "src", "cli.ts"), ...args],
+        [path.join(root, "bin", "agent-iac.js"), ...args],
         { cwd: root, env },
         (error, stdout, stderr) =>
           error ? reject(new Error(`agent-iac ${args.join(" ")} failed: ${stderr || error.message}`)) : resolve(stdout),
