@@ -63,8 +63,8 @@ describe("the packed package in a project of its own", () => {
 
     project = path.join(work, "example");
     await cp(path.join(projectRoot, "examples", "typescript"), project, { recursive: true });
-    // The README's own install line, with this tarball: it must keep the example's exact pin.
-    const readme = await readFile(path.join(projectRoot, "README.md"), "utf8");
+    // The docs' own install line (docs/package.md), with this tarball: it must keep the example's exact pin.
+    const readme = await readFile(path.join(projectRoot, "docs", "package.md"), "utf8");
     const line = /^npm install .*agent-iac-0\.1\.0\.tgz.*$/m.exec(readme)?.[0] ?? "";
     const words = line
       .split(/\s+/)

@@ -108,8 +108,8 @@ describe("the settings' JSON Schema (what Pulumi validates the config file with)
 });
 
 describe("the shipped prod config", () => {
-  it("is the one the README shows", async () => {
-    const readme = await readFile(path.join(projectRoot, "README.md"), "utf8");
+  it("is the one the docs show (docs/operations.md)", async () => {
+    const readme = await readFile(path.join(projectRoot, "docs", "operations.md"), "utf8");
     const shown = /`prod\.json`:\n\n```json\n([\s\S]*?)```/.exec(readme)?.[1];
     const file = await readFile(path.join(projectRoot, "policy-config", "prod.json"), "utf8");
     expect(JSON.parse(shown ?? "null")).toEqual(JSON.parse(file));

@@ -1,7 +1,7 @@
-// `npm test` runs the README's recipes as written, in README order, in a fresh clone: a change that
-// breaks a documented path fails CI. See recipes.ts for the markers.
+// `npm test` runs the docs' recipes (README.md, then docs/**/*.md) as written, in order, in a fresh
+// clone: a change that breaks a documented path fails CI. See recipes.ts for the markers and order.
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -9,9 +9,30 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../../src/workspace/index.ts";
 import { moveDevAddress, onDevPort } from "../helpers/dev-address.ts";
 import { RUN_MARK } from "../helpers/leaks.ts";
-import { parseRecipes, type Recipe } from "./recipes.ts";
+import { parseRecipes, type Recipe, recipePages } from "./recipes.ts";
 
-describe("README recipe markers", () => {
+/** The recipes every page holds today: moving a page's text keeps them; losing one fails. */
+const KNOWN_RECIPES = [
+  "quick-start",
+  "dev-service",
+  "dev-commands",
+  "pulumi-directly",
+  "example-judge",
+  "judged-smoke",
+  "after-release",
+];
+
+/** Every recipe of the project's pages, in the order they run. */
+async function projectRecipes(): Promise<Recipe[]> {
+  const docs = (await readdir(path.join(projectRoot, "docs"), { recursive: true }))
+    .map((file) => `docs/${file.split(path.sep).join("/")}`)
+    .filter((file) => file.endsWith(".md"));
+  const pages = recipePages(["README.md", ...docs]);
+  const texts = await Promise.all(pages.map((page) => readFile(path.join(projectRoot, page), "utf8")));
+  return pages.flatMap((page, i) => parseRecipes(texts[i] ?? "", page));
+}
+
+describe("recipe markers", () => {
   it("parses ids, options, indented blocks and refuses a marker without a block", () => {
     const recipes = parseRecipes(
       [
@@ -34,12 +55,27 @@ describe("README recipe markers", () => {
     expect(recipes[0]?.ready?.test("listening on 8787")).toBe(true);
     expect(recipes[1]?.expect?.test("3 passed, 0 failed")).toBe(true);
     expect(() => parseRecipes("<!-- recipe: lost -->\ntext\n")).toThrow(/README\.md:1: recipe lost/);
+    expect(() => parseRecipes("\n<!-- recipe: lost -->\n", "docs/x.md")).toThrow(/docs\/x\.md:2: recipe lost/);
+    expect(recipes.map((r) => r.file)).toEqual(["README.md", "README.md"]);
+  });
+
+  it("runs the README's first, then docs/ page by page in path order", () => {
+    expect(recipePages(["docs/smoke.md", "docs/ci/x.md", "README.md", "docs/agent-files.md", "src/README.md"])).toEqual(
+      ["README.md", "docs/agent-files.md", "docs/ci/x.md", "docs/smoke.md"],
+    );
+  });
+
+  it("finds every recipe the pages held before, each once", async () => {
+    const ids = (await projectRecipes()).map((r) => r.id);
+    expect(ids).toEqual(expect.arrayContaining(KNOWN_RECIPES));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids[0]).toBe("quick-start");
   });
 });
 
 type Outcome = { code: number; output: string };
 
-describe("README recipes, run as written in a fresh clone", () => {
+describe("the docs' recipes, run as written in a fresh clone", () => {
   let root: string;
   let clone: string;
   let env: NodeJS.ProcessEnv;
@@ -78,12 +114,12 @@ describe("README recipes, run as written in a fresh clone", () => {
       child.stderr?.on("data", onData);
       child.on("exit", (code) => {
         clearTimeout(timer);
-        reject(new Error(`${recipe.id} (README.md:${recipe.line}) ended early with ${code}:\n${output}`));
+        reject(new Error(`${recipe.id} (${recipe.file}:${recipe.line}) ended early with ${code}:\n${output}`));
       });
     });
 
   beforeAll(async () => {
-    recipes = parseRecipes(await readFile(path.join(projectRoot, "README.md"), "utf8"));
+    recipes = await projectRecipes();
     root = await mkdtemp(path.join(os.tmpdir(), "agent-iac-readme-"));
     clone = path.join(root, "agent-iac");
     await promisify(execFile)("git", ["clone", "--quiet", projectRoot, clone]);
@@ -124,18 +160,18 @@ describe("README recipes, run as written in a fresh clone", () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it("finds the recipes the README tells a user to run", () => {
-    expect(recipes.map((r) => r.id)).toEqual(expect.arrayContaining(["quick-start"]));
+  it("finds the recipes the docs tell a user to run", () => {
+    expect(recipes.map((r) => r.id)).toEqual(expect.arrayContaining(KNOWN_RECIPES));
   });
 
-  it("runs every recipe in README order; each succeeds and shows what the README says", async () => {
+  it("runs every recipe in order; each succeeds and shows what its page says", async () => {
     for (const recipe of recipes) {
       if (recipe.background) {
         await startInBackground(recipe);
         continue;
       }
       const { code, output } = await run(recipe.script);
-      const where = `recipe ${recipe.id} (README.md:${recipe.line}) exited ${code}:\n${output.slice(-4000)}`;
+      const where = `recipe ${recipe.id} (${recipe.file}:${recipe.line}) exited ${code}:\n${output.slice(-4000)}`;
       expect(code, where).toBe(0);
       if (recipe.expect) expect(output, where).toMatch(recipe.expect);
     }

@@ -1,5 +1,6 @@
-// The README's recipes: the shell blocks a user is told to run, marked by an HTML comment on the
-// line before their fence, so the documentation itself is the test input (as Rust's doctests):
+// The docs' recipes: the shell blocks a user is told to run, in README.md and docs/**/*.md, marked by
+// an HTML comment on the line before their fence, so the documentation itself is the test input (as
+// Rust's doctests):
 //
 //   <!-- recipe: smoke-dev-service background ready: /listening on/ -->
 //   ```sh
@@ -8,9 +9,12 @@
 //
 // `background`: the block runs in another terminal (started, left running until the recipes end);
 // `ready: /re/`: wait for its output to match before the next block; `expect: /re/`: the block's
-// output must match. Blocks run in README order.
+// output must match. Blocks run in README order, then page by page through docs/ in path order, so
+// a page's block may use a background block started before it (the README's dev service).
 export type Recipe = {
   id: string;
+  /** The page it is on, relative to the project (README.md, docs/….md). */
+  file: string;
   /** 1-based line of the fence's first command, for messages. */
   line: number;
   script: string;
@@ -26,7 +30,7 @@ function regexOption(options: string, name: string): RegExp | undefined {
   return match?.[1] ? new RegExp(match[1], "m") : undefined;
 }
 
-export function parseRecipes(markdown: string): Recipe[] {
+export function parseRecipes(markdown: string, file = "README.md"): Recipe[] {
   const lines = markdown.split("\n");
   const recipes: Recipe[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -35,10 +39,10 @@ export function parseRecipes(markdown: string): Recipe[] {
     const [, id = "", options = ""] = marker;
     const fence = lines[i + 1]?.trim() ?? "";
     if (!/^```(sh|bash|shell)$/.test(fence)) {
-      throw new Error(`README.md:${i + 1}: recipe ${id} is not followed by a \`\`\`sh block`);
+      throw new Error(`${file}:${i + 1}: recipe ${id} is not followed by a \`\`\`sh block`);
     }
     const end = lines.findIndex((line, j) => j > i + 1 && line.trim() === "```");
-    if (end < 0) throw new Error(`README.md:${i + 2}: recipe ${id}'s block is never closed`);
+    if (end < 0) throw new Error(`${file}:${i + 2}: recipe ${id}'s block is never closed`);
     // Indented blocks (inside a list item) lose their indentation.
     const indent = /^\s*/.exec(lines[i + 1] ?? "")?.[0].length ?? 0;
     const script = lines
@@ -47,6 +51,7 @@ export function parseRecipes(markdown: string): Recipe[] {
       .join("\n");
     recipes.push({
       id,
+      file,
       line: i + 3,
       script,
       background: /\bbackground\b/.test(options),
@@ -56,4 +61,10 @@ export function parseRecipes(markdown: string): Recipe[] {
     i = end;
   }
   return recipes;
+}
+
+/** The pages whose recipes run, in the order they run: README.md, then every .md below docs/ by path. */
+export function recipePages(files: readonly string[]): string[] {
+  const docs = files.filter((file) => /^docs\/.+\.md$/.test(file)).sort();
+  return [...(files.includes("README.md") ? ["README.md"] : []), ...docs];
 }
