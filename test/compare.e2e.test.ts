@@ -9,7 +9,7 @@ import { type Report, reportSchema } from "../src/report/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-compare-e2e-3fa9d1c07e";
 const TOKEN_LIKE = /tok_[A-Za-z0-9_-]{8,}/;
@@ -219,6 +219,31 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
     );
     const old = run.report?.results.find((r) => r.side === "old");
     expect(old).toMatchObject({ status: "error", version_id: "ca_gone@v1" });
+  });
+
+  it("--shard 1/2 and 2/2 of a comparison place exactly the unsharded comparison's calls, and its dry run counts both sides", async () => {
+    const old = reports("old-versions.json");
+    const placed = async () => (await requestCounts(sim)).by_route["POST /conversations"] ?? 0;
+    const dry = await compare("--compare", old, "--agent", "booking", "--dry-run");
+    expect(dry.code, dry.stderr).toBe(0);
+    // Both sides of every scenario, each on its own version.
+    expect(dry.stdout).toContain(`booking ${oldVersions.booking} `);
+    expect(dry.stdout).toContain(`booking ${newVersions.booking} `);
+    const worstCase = Number(/worst case: (\d+) call\(s\)/.exec(dry.stdout)?.[1]);
+    let before = await placed();
+    const whole = await compare("--compare", old, "--agent", "booking");
+    const unsharded = (await placed()) - before;
+    expect(whole.report?.results.length).toBe(unsharded);
+    expect(unsharded).toBe(worstCase);
+    const shards: number[] = [];
+    for (const shard of ["1/2", "2/2"]) {
+      before = await placed();
+      const run = await compare("--compare", old, "--agent", "booking", "--shard", shard);
+      shards.push((await placed()) - before);
+      // Each shard's calls, on both sides: none of another shard's.
+      expect(run.report?.results.length).toBe(shards.at(-1));
+    }
+    expect(shards.reduce((a, b) => a + b, 0)).toBe(unsharded);
   });
 
   it("refuses an unreadable OLD file and a bad --fail-on (exit 2)", async () => {

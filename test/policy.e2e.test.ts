@@ -313,6 +313,26 @@ describe("the policy pack", () => {
     expect(stored.conversational.length + stored.procedural.length).toBe(0);
   }, 300_000);
 
+  it("plan --behave on a stack whose pack blocks: exit 1, and the behaviour report files hold a report of no call, never `undefined`", async () => {
+    // The prod stack names the pack with every rule mandatory (the test above set it).
+    const behave = path.join(project.dir, "blocked-behave.json");
+    const html = path.join(project.dir, "blocked-behave.html");
+    const result = await runCli(
+      ["plan", "--stack", "prod", "--behave", "--behave-report", behave, "--html", html, "--markdown", "blocked.md"],
+      { cwd: project.dir, env },
+    );
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).not.toContain("this is a bug");
+    expect(result.stderr).toMatch(/plan for prod: [1-9]\d* mandatory policy violation\(s\)/);
+    const report = JSON.parse(await readFile(behave, "utf8")) as { format: string; kind: string; results: unknown[] };
+    expect(report).toMatchObject({ format: "agent-iac-report", kind: "behave" });
+    // Nothing was previewed: no call is in it, and none was placed.
+    expect(report.results).toEqual([]);
+    expect(await readFile(html, "utf8")).toMatch(/^<!doctype html>/i);
+    const stored = await storedAgents(sim);
+    expect(stored.conversational.length + stored.procedural.length).toBe(0);
+  }, 300_000);
+
   it("runs with a Pulumi CLI found on PATH (language host and launcher beside it)", async () => {
     const built = await ensurePulumi();
     const bin = await mkdtemp(path.join(os.tmpdir(), "agent-iac-pathcli-"));

@@ -198,7 +198,8 @@ describe("agent-iac smoke", () => {
   it("Ctrl+C stops the calls, exits 130 and still writes both reports with every planned call", async () => {
     await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /conversations", latency_ms: 4000 });
     const junit = path.join(project.dir, "interrupted.xml");
-    const json = path.join(project.dir, "interrupted.json");
+    // A bare name: written under reports/, and the interrupted line says so (it once named the bare file).
+    const json = "interrupted.json";
     const placed = async () => (await requestCounts(sim)).by_route["POST /conversations"] ?? 0;
     const before = await placed();
     try {
@@ -221,9 +222,9 @@ describe("agent-iac smoke", () => {
       expect(await exited).toBe(130);
       // One line ends the run: how many calls finished and where the reports are.
       expect(stderr.trimEnd().split("\n").at(-1)).toMatch(
-        /^interrupted: \d+ of \d+ calls finished; reports in interrupted\.xml, interrupted\.json$/,
+        /^interrupted: \d+ of \d+ calls finished; reports in interrupted\.xml, reports\/interrupted\.json$/,
       );
-      const report = JSON.parse(await readFile(json, "utf8")) as Report;
+      const report = JSON.parse(await readFile(path.join(project.dir, "reports", json), "utf8")) as Report;
       const statuses = report.results.map((r) => r.status);
       expect(statuses.length).toBeGreaterThanOrEqual(2);
       expect(statuses).not.toContain("passed");

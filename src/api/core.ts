@@ -326,6 +326,7 @@ export class Core {
           path,
           attempts: attempt,
           requestSent: true,
+          limit: "deadline",
         }),
     );
     try {

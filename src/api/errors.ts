@@ -67,12 +67,17 @@ export class ConnectionError extends ApiError {
   }
 }
 
+/** Which bound ran out: undici's headers/body timeout, the whole-response deadline, or a stream's idle timeout. */
+export type TimeoutLimit = "socket" | "deadline" | "idle";
+
 export class TimeoutError extends ApiError {
   /** True when the request may have reached the service (a headers or body timeout). */
   readonly requestSent: boolean;
-  constructor(init: ApiErrorInit & { requestSent: boolean }) {
+  readonly limit: TimeoutLimit;
+  constructor(init: ApiErrorInit & { requestSent: boolean; limit?: TimeoutLimit }) {
     super(init);
     this.requestSent = init.requestSent;
+    this.limit = init.limit ?? "socket";
   }
 }
 

@@ -265,6 +265,7 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
           ...describe,
           requestSent: true,
           attempts: attempt,
+          limit: "idle",
         }),
     );
     const url = new URL(this.#url);

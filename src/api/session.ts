@@ -221,6 +221,7 @@ export class Session implements AsyncIterable<EventEnvelope> {
       method: "WS",
       path: this.#path,
       requestSent: true,
+      limit: "idle",
     });
   }
 

@@ -11,7 +11,7 @@ import path from "node:path";
 import type { Client, RetryNotice } from "../api/index.ts";
 import { createClient } from "../api/index.ts";
 import { CliError, retryLine } from "../errors/index.ts";
-import { type CallOutcomeKind, finishedCalls as countFinished } from "../report/index.ts";
+import { type CallOutcomeKind, finishedCalls, reportPath } from "../report/index.ts";
 import type { Connection, ResolvedConnection } from "../settings/index.ts";
 import { explainServiceError } from "./connect.ts";
 
@@ -92,9 +92,8 @@ export class Interrupted extends CliError {
 }
 
 export type InterruptedRun = {
-  /** Calls that finished (passed, failed or errored on their own), of those planned. */
-  finished: number;
-  total: number;
+  /** Every planned call's result: those that ended on their own count as finished. */
+  calls: readonly { outcome: { kind: CallOutcomeKind } }[];
   /** The report files written with every call's result. */
   reports: readonly string[];
   /** Said after the counts (e.g. "after `pulumi up` completed"). */
@@ -103,20 +102,17 @@ export type InterruptedRun = {
 
 /** `interrupted: N of M calls finished; reports in reports/smoke.json, …` */
 export function interrupted(run: InterruptedRun): Interrupted {
-  const files = run.reports.map((file) => path.relative(process.cwd(), path.resolve(file)) || file);
+  // Where src/report wrote them: a bare name under reports/.
+  const files = run.reports.map((file) => path.relative(process.cwd(), path.resolve(reportPath(file))) || file);
   const where = files.length > 0 ? `; reports in ${files.join(", ")}` : "; no report was asked for";
   const phase = run.phase ? ` (${run.phase})` : "";
-  return new Interrupted(`interrupted: ${run.finished} of ${run.total} calls finished${phase}${where}`, 130);
+  const finished = finishedCalls(run.calls);
+  return new Interrupted(`interrupted: ${finished} of ${run.calls.length} calls finished${phase}${where}`, 130);
 }
 
 /** An interrupted run that places no calls (a stream, a read of the traffic): `interrupted: <what>`. */
 export function interruptedWhile(what: string): Interrupted {
   return new Interrupted(`interrupted: ${what}`, 130);
-}
-
-/** The calls of a run that ended on their own: not stopped by the interruption, not left unplaced. */
-export function finishedCalls(results: readonly { outcome: { kind: CallOutcomeKind } }[]): number {
-  return countFinished(results);
 }
 
 export const printRetry = (notice: RetryNotice): void => {

@@ -7,15 +7,7 @@ import { requireConnection } from "../settings/index.ts";
 import { openSession, previewBehaviour, previewStack } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, judgeCache, PLAN_REPORT_FLAGS, reportFiles } from "./flags.ts";
-import {
-  finishedCalls,
-  interrupted,
-  interruptedWhile,
-  interruption,
-  onInterrupt,
-  printRetry,
-  useConnection,
-} from "./lifecycle.ts";
+import { interrupted, interruptedWhile, interruption, onInterrupt, printRetry, useConnection } from "./lifecycle.ts";
 
 const SPEC = {
   name: "plan",
@@ -105,7 +97,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   if (stopped && plan.behave_report) {
     const calls = plan.behave_report.results;
-    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: written });
+    throw interrupted({ calls, reports: written });
   }
   if (request.files.markdown) {
     const changed = plan.agents.filter((a) => a.action !== "unchanged").length;

@@ -10,7 +10,7 @@ import { offlineProject, openSession, runSmokeJob, setupJudge, staleOutputsNote 
 import { type Conversion, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { unknownVersionsNote } from "./connect.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
-import { finishedCalls, interrupted, interruption, printRetry, useConnection } from "./lifecycle.ts";
+import { interrupted, interruption, printRetry, useConnection } from "./lifecycle.ts";
 
 const shard: Conversion<{ index: number; count: number }> = {
   expected: "I/N with 1 ≤ I ≤ N (e.g. 2/3)",
@@ -202,7 +202,7 @@ async function smoke(request: SmokeRequest): Promise<number> {
   process.stdout.write(judgeUsageLine(result.judge, request.judgeCache));
   if (result.report.interrupted) {
     const calls = result.report.results;
-    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: Object.values(request.files) });
+    throw interrupted({ calls, reports: Object.values(request.files) });
   }
   process.stderr.write(unknownVersionsNote(result.results, held.agents, request.stack));
   return exitCode;

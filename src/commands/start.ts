@@ -21,7 +21,7 @@ import {
 import { ensurePulumi, InterruptedError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { unknownVersionsNote } from "./connect.ts";
-import { finishedCalls, interrupted, interruption, onInterrupt, printRetry } from "./lifecycle.ts";
+import { interrupted, interruption, onInterrupt, printRetry } from "./lifecycle.ts";
 
 const SPEC = {
   name: "start",
@@ -108,7 +108,7 @@ async function smokeAfterUp(
   if (signal.aborted) {
     const calls = result.report.results;
     const phase = "after `pulumi up` completed: the agents are deployed";
-    throw interrupted({ finished: finishedCalls(calls), total: calls.length, reports: startReports(), phase });
+    throw interrupted({ calls, reports: startReports(), phase });
   }
   process.stderr.write(unknownVersionsNote(result.results, held.agents, session.name));
   // Only a comparison that completed (whatever it found) consumes the base; 3 or 130 keep it.
@@ -158,8 +158,7 @@ async function interruptedDuringUp(error: InterruptedError, session: StackSessio
   await emitReport(report, { files: START_REPORTS });
   const calls = report.results;
   return interrupted({
-    finished: finishedCalls(calls),
-    total: calls.length,
+    calls,
     reports: startReports(),
     phase: error.what,
   });

@@ -116,9 +116,10 @@ export function parseYaml(file: string, absolute: string, text: string): Loaded 
     value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
     const firstAlias = findAlias(doc);
+    // yaml throws a ReferenceError only for an alias it will not expand (the count bound, or unresolved).
     const message =
-      error instanceof ReferenceError && /alias/i.test(error.message)
-        ? `too many alias expansions (more than ${MAX_ALIAS_COUNT}): the file looks like an alias bomb`
+      error instanceof ReferenceError
+        ? `an alias cannot be expanded (${error.message}); more than ${MAX_ALIAS_COUNT} expansions look like an alias bomb`
         : `cannot read the document: ${(error as Error).message}`;
     errors.push(
       firstAlias ? at(source, firstAlias.node, firstAlias.path, message) : fileError(file, "(document)", message),

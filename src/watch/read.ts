@@ -30,7 +30,7 @@ export function worthResuming(error: unknown): boolean {
   if (error instanceof RateLimitError || error instanceof ServerError) return true;
   if (error instanceof ConnectionError) return true;
   // A trickling response that passed the whole-response deadline would do the same again.
-  return error instanceof TimeoutError && !/deadline/i.test(error.message);
+  return error instanceof TimeoutError && error.limit !== "deadline";
 }
 
 /**
