@@ -5,52 +5,28 @@
 // user finds them: `agent-iac --help` lists the commands, a group's `--help` names its subcommands.
 import { execFile } from "node:child_process";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { cell, code, prose, slug } from "./docs-markdown.ts";
 
 /** Runs `agent-iac ...args` and resolves with what it printed on stdout. */
 export type HelpReader = (args: string[]) => Promise<string>;
 
-/** Loads of src/cli.ts so far: each load needs a URL of its own, or the module cache answers it. */
-let loads = 0;
-/** One load at a time across every reader: they share `process.argv` and stdout. */
-let queue: Promise<unknown> = Promise.resolve();
-
 /**
- * The CLI of the checkout at `root`, in this process: src/cli.ts runs the command line in
- * `process.argv` when it is loaded, so each help is one fresh load of that module (the commands'
- * modules load once) with stdout captured. One at a time, as they share `process.argv`.
+ * The CLI of the checkout at `root`, in this process: the command layer's `runCli` against a
+ * CommandIO whose stdout is captured (commands touch no stream of the process).
  */
 export function inProcessHelp(root: string): HelpReader {
-  const cli = pathToFileURL(path.join(root, "src", "cli.ts")).href;
-  const once = async (args: string[]): Promise<string> => {
-    const saved = { argv: process.argv, exitCode: process.exitCode, write: process.stdout.write };
-    const errorListeners = process.stdout.listeners("error");
+  const entry = pathToFileURL(path.join(root, "src", "commands", "index.ts")).href;
+  return async (args) => {
+    const { CommandIO, runCli } = (await import(entry)) as typeof import("../src/commands/index.ts");
     let out = "";
-    process.argv = [process.execPath, fileURLToPath(cli), ...args];
-    process.stdout.write = ((chunk: string | Uint8Array) => {
-      out += String(chunk);
-      return true;
-    }) as typeof process.stdout.write;
-    let code: typeof process.exitCode;
-    try {
-      await import(`${cli}?help=${++loads}`);
-      code = process.exitCode;
-    } finally {
-      process.argv = saved.argv;
-      process.exitCode = saved.exitCode;
-      process.stdout.write = saved.write;
-      for (const listener of process.stdout.listeners("error")) {
-        if (!errorListeners.includes(listener)) process.stdout.off("error", listener as () => void);
-      }
-    }
-    if (code !== 0 && code !== undefined) throw new Error(`agent-iac ${args.join(" ")} exited ${code}:\n${out}`);
+    const io = new CommandIO(
+      { stdout: { write: (text: string) => (out += text) }, stderr: { write: () => true } },
+      () => {},
+    );
+    const code = await runCli(args, io);
+    if (code !== 0) throw new Error(`agent-iac ${args.join(" ")} exited ${code}:\n${out}`);
     return out;
-  };
-  return (args) => {
-    const result = queue.then(() => once(args));
-    queue = result.catch(() => undefined);
-    return result;
   };
 }
 

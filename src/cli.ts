@@ -1,155 +1,6 @@
-// `agent-iac <command>`: one entry point. Each command lives in src/commands/ and exports
-// `run(argv): Promise<number>` returning the process exit code (0 ok, 1 failed check,
-// 2 usage or configuration error, 3 service or backend failure, 130 interrupted). A command stops
-// early by throwing a CliError, and the folders below throw the error model's typed errors (src/errors);
-// this file is the one place that prints errors, and src/commands/errors.ts the one mapping from an
-// error's code to its exit code and from its fields to flags.
-import { cliOutcome } from "./commands/errors.ts";
-import { AgentIacError } from "./errors/index.ts";
-
-type Command = {
-  summary: string;
-  load: () => Promise<{ run(argv: string[]): Promise<number> }>;
-  /** The operator commands share one module, which takes the command name as its first argument. */
-  withName?: boolean;
-};
-
-const commands: Record<string, Command> = {
-  start: {
-    summary: "provision agents/ against the stack (the local simulator by default) and smoke-call them",
-    load: () => import("./commands/start.ts"),
-  },
-  validate: { summary: "check agents/*.yaml offline; file:line errors", load: () => import("./commands/validate.ts") },
-  schema: {
-    summary: "write the JSON Schema of agent files (agents/agent.schema.json)",
-    load: () => import("./commands/schema.ts"),
-  },
-  plan: {
-    summary: "preview a stack and render a reviewable plan (Markdown, JSON)",
-    load: () => import("./commands/plan.ts"),
-  },
-  smoke: {
-    summary: "place smoke test calls against the stack's pinned version ids",
-    load: () => import("./commands/smoke.ts"),
-  },
-  judge: {
-    summary: "measure the configured judge against labelled transcripts (judge check FILE)",
-    load: () => import("./commands/judge.ts"),
-  },
-  report: { summary: "merge the JSON reports of sharded smoke runs", load: () => import("./commands/report.ts") },
-  service: { summary: "run the local simulator of the service", load: () => import("./commands/service.ts") },
-  watch: {
-    summary: "live traffic of the current versions against the previous ones; exit 1 when a figure got worse",
-    load: () => import("./commands/watch.ts"),
-  },
-  audit: {
-    summary: "which agent versions take calls: current, older versions of ours, unknown ids",
-    load: () => import("./commands/audit.ts"),
-  },
-  conversations: {
-    summary: "list conversations, or a conversation's procedures",
-    load: () => import("./commands/operate.ts"),
-    withName: true,
-  },
-  procedures: { summary: "list procedures", load: () => import("./commands/operate.ts"), withName: true },
-  feedbacks: { summary: "list feedbacks", load: () => import("./commands/operate.ts"), withName: true },
-  events: {
-    summary: "follow a conversation's event stream",
-    load: () => import("./commands/operate.ts"),
-    withName: true,
-  },
-};
-
-function usage(): string {
-  const width = Math.max(...Object.keys(commands).map((name) => name.length));
-  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
-  return (
-    "usage: agent-iac <command> [options]   (agent-iac <command> --help for its options)\n\n" +
-    `commands:\n${lines.join("\n")}\n\n` +
-    "--debug (or AGENT_IAC_DEBUG=1) prints the stack of an unexpected error.\n"
-  );
-}
-
-type Outcome = {
-  exitCode: number;
-  message: string;
-  hint?: string | undefined;
-  /** Said before the labelled message (each invalid file's file:line). */
-  details?: string | undefined;
-  bug?: boolean;
-};
-
-/** The one place that turns an error into an exit code and a message. */
-async function classify(error: unknown): Promise<Outcome> {
-  if (error instanceof AgentIacError) return cliOutcome(error);
-  const api = await import("./api/index.ts");
-  if (error instanceof api.ApiError) {
-    const { secretsInEnvironment } = await import("./settings/index.ts");
-    // One line: the service's reason may hold line breaks of its own.
-    const { terminalText } = await import("./render/index.ts");
-    const message = terminalText(api.redact(error.message, secretsInEnvironment()));
-    // A refused key or request, an unknown id: configuration the caller must change (see README).
-    const caller =
-      error instanceof api.AuthenticationError ||
-      error instanceof api.InvalidRequestError ||
-      error instanceof api.NotFoundError;
-    return { exitCode: caller ? 2 : 3, message };
-  }
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return { exitCode: 3, message: `this is a bug: ${message}`, bug: true };
-}
-
-async function report(label: string, error: unknown, debug: boolean): Promise<number> {
-  const { Interrupted } = await import("./commands/lifecycle.ts");
-  if (error instanceof Interrupted) {
-    // An interrupted run ends with its one line (what finished, where the reports are).
-    process.stderr.write(`${error.message}\n`);
-    return error.exitCode;
-  }
-  const outcome = await classify(error);
-  // Messages quote the service: its control characters are shown escaped, never obeyed.
-  const { terminalLines } = await import("./render/index.ts");
-  let text = outcome.details ? `${terminalLines(outcome.details)}\n` : "";
-  text += `${label}: ${terminalLines(outcome.message)}\n`;
-  if (outcome.hint) text += `\n${terminalLines(outcome.hint.trimEnd())}\n`;
-  if (outcome.bug) {
-    text += debug
-      ? `${error instanceof Error ? error.stack : ""}\n`
-      : "(run again with --debug, or AGENT_IAC_DEBUG=1, to see where it happened)\n";
-  } else if (debug && error instanceof Error && error.stack) {
-    text += `${error.stack}\n`;
-  }
-  process.stderr.write(text);
-  return outcome.exitCode;
-}
-
-async function main(argv: string[]): Promise<number> {
-  const debug = argv.includes("--debug") || process.env.AGENT_IAC_DEBUG === "1";
-  // The Pulumi program run by start and plan reads it too: with it, it keeps stack traces.
-  if (debug) process.env.AGENT_IAC_DEBUG = "1";
-  const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
-  if (!name || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(usage());
-    return name ? 0 : 2;
-  }
-  const command = commands[name];
-  if (!command) {
-    const { suggestion } = await import("./commands/args.ts");
-    process.stderr.write(
-      `agent-iac: unknown command "${name}"${suggestion(name, Object.keys(commands))}\n\n${usage()}`,
-    );
-    return 2;
-  }
-  const label = command.withName && rest[0] && !rest[0].startsWith("-") ? `${name} ${rest[0]}` : name;
-  // Every command runs in the one lifecycle: signals, the service client, the service's errors.
-  const { runCommand } = await import("./commands/lifecycle.ts");
-  try {
-    const module = await command.load();
-    return await runCommand(() => module.run(command.withName ? [name, ...rest] : rest));
-  } catch (error) {
-    return report(`agent-iac ${label}`, error, debug);
-  }
-}
+// `agent-iac <command>`: the process entry. The command layer (src/commands, `runCli`) runs against
+// the process's streams; the process's SIGINT and SIGTERM go to that run's lifecycle, and nowhere else.
+import { processIO, runCli } from "./commands/index.ts";
 
 // A closed stdout (`agent-iac procedures list --json | head -3`) ends the command quietly with exit
 // 0, as Unix tools end: the reader has what it asked for. Any other write error is said once.
@@ -159,4 +10,9 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   process.exit(3);
 });
 
-process.exitCode = await main(process.argv.slice(2));
+const io = processIO();
+process.on("SIGINT", io.signal);
+process.on("SIGTERM", io.signal);
+process.exitCode = await runCli(process.argv.slice(2), io);
+process.off("SIGINT", io.signal);
+process.off("SIGTERM", io.signal);

@@ -88,7 +88,11 @@ export function usageText(spec: CommandSpec<Record<string, Flag>>): string {
 }
 
 /** Parsed flags and positionals, or undefined when the usage was printed for --help. */
-export function parseCommand<const F extends Record<string, Flag>>(spec: CommandSpec<F>, argv: string[]) {
+export function parseCommand<const F extends Record<string, Flag>>(
+  spec: CommandSpec<F>,
+  argv: string[],
+  out: { write(text: string): unknown },
+) {
   const options = Object.fromEntries(
     // Only what node:util's parseArgs knows of each flag.
     Object.entries<Flag>({ ...spec.flags, ...HELP_FLAG }).map(([name, { type, short, multiple, default: given }]) => [
@@ -108,7 +112,7 @@ export function parseCommand<const F extends Record<string, Flag>>(spec: Command
     throw new CliError(parseErrorMessage(error, Object.keys(options)), 2, { hint: usageText(spec) });
   }
   if ((parsed.values as { help?: boolean }).help) {
-    process.stdout.write(usageText(spec));
+    out.write(usageText(spec));
     return undefined;
   }
   const { min = 0, max, what } = spec.positionals ?? { max: 0, what: "" };

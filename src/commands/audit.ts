@@ -5,6 +5,7 @@ import { trafficStack } from "../usecases/index.ts";
 import { audit, auditReport, resolveWindow } from "../watch/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
+import type { CommandIO } from "./lifecycle.ts";
 import { withTrafficClient } from "./traffic.ts";
 
 const SPEC = {
@@ -33,14 +34,14 @@ exit codes: 0 done, 1 unknown agent ids took calls (with --fail-on-unknown), 2 u
 configuration error, 3 the service or the backend failed.`,
 } as const;
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values } = parsed;
   const now = new Date();
   const window = resolveWindow(values, "24h", now);
   const { agents, history, connection } = await trafficStack(values.stack);
-  return withTrafficClient(connection, values.stack, values, async (client, resume) => {
+  return withTrafficClient(io, connection, values.stack, values, async (client, resume) => {
     const result = await audit({
       client,
       stack: values.stack,
@@ -53,7 +54,7 @@ export async function run(argv: string[]): Promise<number> {
     });
     const versions = Object.fromEntries(Object.values(agents).map((a) => [a.key, a.version_id]));
     const report = auditReport(result, now, versions, { failOnUnknown: values["fail-on-unknown"] });
-    if ((await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: process.stdout })) === 1) {
+    if ((await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: io.stdout })) === 1) {
       const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");
       throw new CliError(`agent ids this stack never held took calls: ${ids}`, 1);
     }

@@ -6,7 +6,7 @@ import { type Connection, requireConnection, streamToken } from "../settings/ind
 import { stackConnection } from "../usecases/index.ts";
 import { parseCommand } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
-import { interruptedWhile, interruption, serviceClient, useConnection } from "./lifecycle.ts";
+import { type CommandIO, interruptedWhile } from "./lifecycle.ts";
 
 const SPEC = {
   name: "events",
@@ -32,8 +32,8 @@ prints each event envelope as one JSON line. Exits 0 after conversation.ended.`,
   positionals: { min: 1, max: 1, what: "a conversation id" },
 } as const;
 
-export async function followEvents(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function followEvents(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values } = parsed;
   const conversationId = parsed.positionals[0] ?? "";
@@ -58,12 +58,12 @@ export async function followEvents(argv: string[]): Promise<number> {
   if (token && !eventsUrl && !connection.apiKey) {
     throw new CliError("AGENT_IAC_STREAM_TOKEN is used with --events-url (the stream address it belongs to)", 2);
   }
-  useConnection(connection);
+  io.useConnection(connection);
   const client = useToken
-    ? serviceClient({ baseUrl: connection.baseUrl ?? origin ?? "" })
-    : serviceClient(requireConnection(connection, values.stack));
+    ? io.serviceClient({ baseUrl: connection.baseUrl ?? origin ?? "" })
+    : io.serviceClient(requireConnection(connection, values.stack));
   // Ctrl+C (or SIGTERM) closes the stream: what arrived is printed; exit 130.
-  const stop = interruption();
+  const stop = io.interruption();
   try {
     const stream = client.conversations.events(conversationId, {
       ...(useToken ? { token, eventsUrl } : eventsUrl ? { eventsUrl } : {}),
@@ -71,13 +71,13 @@ export async function followEvents(argv: string[]): Promise<number> {
       idleTimeoutMs,
       signal: stop.signal,
     });
-    const printer = values.json ? undefined : transcriptPrinter((text) => process.stdout.write(text));
+    const printer = values.json ? undefined : transcriptPrinter((text) => io.stdout.write(text));
     let ended = false;
     let events = 0;
     try {
       for await (const envelope of stream) {
         events++;
-        if (values.json) process.stdout.write(`${jsonLine(envelope)}\n`);
+        if (values.json) io.stdout.write(`${jsonLine(envelope)}\n`);
         else printer?.(envelope);
         if (envelope.payload.type === "conversation.ended") ended = true;
       }

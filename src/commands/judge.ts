@@ -19,7 +19,7 @@ import { recordingTranscript } from "../smoke/index.ts";
 import { stackConfigOrFile } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP } from "./flags.ts";
-import { printRetry } from "./lifecycle.ts";
+import type { CommandIO } from "./lifecycle.ts";
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
@@ -43,16 +43,16 @@ exit codes: 0 measured, 2 usage or configuration error (the file, no judge confi
 could not be judged (the judge's answer unreadable, a timeout, retries exhausted).`,
 } as const;
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], io: CommandIO): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== "check") {
     if (sub === "--help" || sub === "-h" || sub === undefined) {
-      process.stdout.write("usage: agent-iac judge check FILE [options]   (agent-iac judge check --help)\n");
+      io.stdout.write("usage: agent-iac judge check FILE [options]   (agent-iac judge check --help)\n");
       return sub === undefined ? 2 : 0;
     }
     throw new CliError(`unknown judge command "${sub}": the one command is \`agent-iac judge check FILE\``, 2);
   }
-  const parsed = parseCommand(CHECK_SPEC, rest);
+  const parsed = parseCommand(CHECK_SPEC, rest, io.stdout);
   if (!parsed) return 0;
   const { values, positionals } = parsed;
   const file = positionals[0] as string;
@@ -63,19 +63,19 @@ export async function run(argv: string[]): Promise<number> {
   const settings = resolveJudge(configMapReader(await stackConfigOrFile(values.stack).catch(() => ({}))));
   const endpoint = requireJudge(settings, `judge check ${file}`, values.stack);
   const cache = new VoteCache(values["judge-cache"] ?? DEFAULT_CACHE_DIR, { read: !values["no-judge-cache"] });
-  const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: printRetry }), cache);
+  const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: io.printRetry }), cache);
   let result: CheckResult;
   try {
     result = await checkJudge(labelled, judge, recordingTranscript);
   } finally {
     await judge.client.close();
   }
-  process.stdout.write(checkText(result));
+  io.stdout.write(checkText(result));
   await cache.storeAgreements(result.model, calibrations(result, file));
   if (values.json) await writeJsonFile(values.json, result);
   const errors = result.overall.errors;
   if (errors > 0) {
-    process.stderr.write(`${errors} item(s) could not be judged (see above): they are not counted in the agreement\n`);
+    io.stderr.write(`${errors} item(s) could not be judged (see above): they are not counted in the agreement\n`);
     return 3;
   }
   return 0;

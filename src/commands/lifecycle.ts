@@ -1,11 +1,12 @@
-// One command lifecycle. Every command runs inside `runCommand` (src/cli.ts), which owns:
-// - SIGINT and SIGTERM: the only process signal handlers of agent-iac. A command that can stop
-//   cleanly takes an `interruption()` (its AbortSignal stops placing calls and aborts the calls in
-//   flight; the command then writes its reports with every call's result) and ends with
-//   `interrupted(...)`: one line, exit 130. While no command part listens, a signal ends the
-//   process at once with exit 130.
-// - the client for the service, which says each retry on stderr (`serviceClient`, or
-//   `withRetryLines` for the runners that open their own), closed when the command ends;
+// One command lifecycle per run. A command gets a `CommandIO`: its two output streams and what
+// its run owns — nothing else of the process, so a test runs a command in-process and reads what
+// it said. The run owns:
+// - SIGINT and SIGTERM, delivered with `io.signal(…)` (the process entry, src/cli.ts, forwards the
+//   process's; a test may call it). A command that can stop cleanly takes an `interruption()` (its
+//   AbortSignal stops placing calls and aborts the calls in flight; the command then writes its
+//   reports with every call's result) and ends with `interrupted(...)`: one line, exit 130. While
+//   no part of the command listens, a signal ends the run at once (`onIdleSignal`).
+// - the clients for the service, which say each retry on stderr, closed when the run ends;
 // - the service's errors, said as one message for the connection the command used.
 import path from "node:path";
 import type { Client, RetryNotice } from "../api/index.ts";
@@ -18,46 +19,7 @@ import { explainServiceError } from "./connect.ts";
 /** Told of each signal; `repeat` is true from the second one on. */
 export type InterruptListener = (signal: NodeJS.Signals, repeat: boolean) => void;
 
-const listeners = new Set<InterruptListener>();
-const clients = new Set<Client>();
-let received: NodeJS.Signals | undefined;
-let connection: Connection | undefined;
-
-function onSignal(signal: NodeJS.Signals): void {
-  const repeat = received !== undefined;
-  received ??= signal;
-  if (listeners.size === 0) {
-    // Nothing in flight that could stop cleanly (reading files, building the toolchain, a list).
-    process.stderr.write(`\ninterrupted (${signal})\n`);
-    process.exit(130);
-  }
-  for (const listener of [...listeners]) listener(signal, repeat);
-}
-
-/** Runs a command: signals, clients and service errors as described above. */
-export async function runCommand(body: () => Promise<number>): Promise<number> {
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  try {
-    return await body();
-  } catch (error) {
-    throw connection ? explainServiceError(error, connection) : error;
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    await Promise.all([...clients].map((client) => client.close().catch(() => {})));
-    clients.clear();
-  }
-}
-
-/** Listens for SIGINT/SIGTERM until the returned function is called. */
-export function onInterrupt(listener: InterruptListener): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-/** The signal received by this process, if any. */
-export const interruptedBy = (): NodeJS.Signals | undefined => received;
+export type Output = { write(text: string): unknown; isTTY?: boolean | undefined; columns?: number | undefined };
 
 export type Interruption = {
   /** Aborted at the first SIGINT/SIGTERM (at once when one came before). */
@@ -66,23 +28,97 @@ export type Interruption = {
   release(): void;
 };
 
-/** From now on a signal aborts `signal` instead of ending the process. */
-export function interruption(): Interruption {
-  const controller = new AbortController();
-  const abort = (signal: NodeJS.Signals) => controller.abort(new Error(`interrupted by ${signal}`));
-  if (received) abort(received);
-  const release = onInterrupt((signal) => abort(signal));
-  return { signal: controller.signal, release };
+export class CommandIO {
+  readonly stdout: Output;
+  readonly stderr: Output;
+  readonly #onIdleSignal: (signal: NodeJS.Signals) => void;
+  readonly #listeners = new Set<InterruptListener>();
+  readonly #clients = new Set<Client>();
+  #received: NodeJS.Signals | undefined;
+  #connection: Connection | undefined;
+
+  /** `onIdleSignal`: a signal with nothing listening ends the run (the process: exit 130 at once). */
+  constructor(streams: { stdout: Output; stderr: Output }, onIdleSignal: (signal: NodeJS.Signals) => void) {
+    this.stdout = streams.stdout;
+    this.stderr = streams.stderr;
+    this.#onIdleSignal = onIdleSignal;
+  }
+
+  /** Delivers SIGINT/SIGTERM to the run. */
+  readonly signal = (signal: NodeJS.Signals): void => {
+    const repeat = this.#received !== undefined;
+    this.#received ??= signal;
+    // Nothing in flight that could stop cleanly (reading files, building the toolchain, a list).
+    if (this.#listeners.size === 0) this.#onIdleSignal(signal);
+    else for (const listener of [...this.#listeners]) listener(signal, repeat);
+  };
+
+  /** Listens for SIGINT/SIGTERM until the returned function is called. */
+  readonly onInterrupt = (listener: InterruptListener): (() => void) => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  /** The signal received by this run, if any. */
+  get interruptedBy(): NodeJS.Signals | undefined {
+    return this.#received;
+  }
+
+  /** From now on a signal aborts `signal` instead of ending the run. */
+  interruption(): Interruption {
+    const controller = new AbortController();
+    const abort = (signal: NodeJS.Signals) => controller.abort(new Error(`interrupted by ${signal}`));
+    if (this.#received) abort(this.#received);
+    const release = this.onInterrupt((signal) => abort(signal));
+    return { signal: controller.signal, release };
+  }
+
+  /** Resolves with the first SIGINT/SIGTERM (e.g. to stop a server). */
+  untilInterrupted(): Promise<NodeJS.Signals> {
+    return new Promise((resolve) => {
+      if (this.#received) return resolve(this.#received);
+      const off = this.onInterrupt((signal) => {
+        off();
+        resolve(signal);
+      });
+    });
+  }
+
+  /** Says a retried request on stderr. */
+  readonly printRetry = (notice: RetryNotice): void => {
+    this.stderr.write(`${retryLine(notice)}\n`);
+  };
+
+  /** The connection the command talks to: its errors are explained in its terms. */
+  useConnection(given: Connection): void {
+    this.#connection = given;
+  }
+
+  /** A client on the connection that says each retry on stderr; closed when the run ends. */
+  serviceClient(resolved: ResolvedConnection | { baseUrl: string; apiKey?: undefined }): Client {
+    const client = createClient({ ...resolved, onRetry: this.printRetry });
+    this.#clients.add(client);
+    return client;
+  }
+
+  /** Runs a command's body: its clients closed after it, the service's errors explained. */
+  async run(body: () => Promise<number>): Promise<number> {
+    try {
+      return await body();
+    } catch (error) {
+      throw this.#connection ? explainServiceError(error, this.#connection) : error;
+    } finally {
+      await Promise.all([...this.#clients].map((client) => client.close().catch(() => {})));
+      this.#clients.clear();
+    }
+  }
 }
 
-/** Resolves with the first SIGINT/SIGTERM (e.g. to stop a server). */
-export function untilInterrupted(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    if (received) return resolve(received);
-    const off = onInterrupt((signal) => {
-      off();
-      resolve(signal);
-    });
+/** The process's own streams; a signal nothing listens for ends the process with exit 130. */
+export function processIO(): CommandIO {
+  return new CommandIO({ stdout: process.stdout, stderr: process.stderr }, (signal) => {
+    process.stderr.write(`\ninterrupted (${signal})\n`);
+    process.exit(130);
   });
 }
 
@@ -113,25 +149,4 @@ export function interrupted(run: InterruptedRun): Interrupted {
 /** An interrupted run that places no calls (a stream, a read of the traffic): `interrupted: <what>`. */
 export function interruptedWhile(what: string): Interrupted {
   return new Interrupted(`interrupted: ${what}`, 130);
-}
-
-export const printRetry = (notice: RetryNotice): void => {
-  process.stderr.write(`${retryLine(notice)}\n`);
-};
-
-/** The connection the command talks to: its errors are explained in its terms. */
-export function useConnection(given: Connection): void {
-  connection = given;
-}
-
-/** A connection for runners that open their own client: each retry said on stderr. */
-export function withRetryLines<C extends ResolvedConnection>(resolved: C): C & { onRetry: typeof printRetry } {
-  return { ...resolved, onRetry: printRetry };
-}
-
-/** A client on the connection that says each retry on stderr; closed when the command ends. */
-export function serviceClient(resolved: ResolvedConnection | { baseUrl: string; apiKey?: undefined }): Client {
-  const client = createClient({ ...resolved, onRetry: printRetry });
-  clients.add(client);
-  return client;
 }

@@ -11,7 +11,7 @@ import { stackConnection } from "../usecases/index.ts";
 import { type CommandSpec, type Flag, parseCommand, suggestion, wholeNumber } from "./args.ts";
 import { followEvents } from "./events.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
-import { serviceClient, useConnection } from "./lifecycle.ts";
+import type { CommandIO } from "./lifecycle.ts";
 import { TableWriter } from "./table.ts";
 
 const date = (help: string): Flag => ({ type: "string", arg: "T", help: `${help} (ISO 8601 date-time)` });
@@ -91,14 +91,14 @@ const GROUP_HELP: Record<string, string> = {
   feedbacks: "usage: agent-iac feedbacks list --service-id ID [filters] [--json]\n",
 };
 
-export async function run(argv: string[]): Promise<number> {
+export async function run(argv: string[], io: CommandIO): Promise<number> {
   const [group = "", sub, ...rest] = argv;
-  if (group === "events") return followEvents(argv.slice(1));
+  if (group === "events") return followEvents(argv.slice(1), io);
   const name = `${group} ${sub}`;
   const command = LISTS[name];
   if (!command) {
     if (sub === "--help" || sub === "-h" || sub === "help") {
-      process.stdout.write(GROUP_HELP[group] ?? "");
+      io.stdout.write(GROUP_HELP[group] ?? "");
       return 0;
     }
     const known = Object.keys(LISTS).flatMap((key) =>
@@ -118,7 +118,7 @@ export async function run(argv: string[]): Promise<number> {
       ? { min: 1, max: 1, what: "a conversation id" }
       : { max: 0, what: "" },
   };
-  const parsed = parseCommand(spec, rest);
+  const parsed = parseCommand(spec, rest, io.stdout);
   if (!parsed) return 0;
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const limit = (parsed.typed as { limit?: number }).limit ?? Number.POSITIVE_INFINITY;
@@ -128,10 +128,10 @@ export async function run(argv: string[]): Promise<number> {
     ),
   );
   const connection = await stackConnection(String(values.stack), { baseUrl: values["base-url"] as string | undefined });
-  useConnection(connection);
-  const client = serviceClient(requireConnection(connection, String(values.stack)));
+  io.useConnection(connection);
+  const client = io.serviceClient(requireConnection(connection, String(values.stack)));
   const list = command.list(client, query, parsed.positionals[0] ?? "");
-  await printList(list, { json: values.json === true, limit, columns: command.columns, footer: command.footer });
+  await printList(list, { json: values.json === true, limit, columns: command.columns, footer: command.footer }, io);
   return 0;
 }
 
@@ -143,8 +143,8 @@ type PrintOptions = {
 };
 
 /** Prints each page as it arrives: nothing is held beyond one page. */
-async function printList(list: PagedList<object, unknown>, options: PrintOptions): Promise<void> {
-  const out = (text: string) => process.stdout.write(text);
+async function printList(list: PagedList<object, unknown>, options: PrintOptions, io: CommandIO): Promise<void> {
+  const out = (text: string) => io.stdout.write(text);
   const table = options.json ? undefined : new TableWriter(options.columns, out);
   let count = 0;
   let note: string | undefined;

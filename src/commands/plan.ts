@@ -7,7 +7,7 @@ import { requireConnection } from "../settings/index.ts";
 import { openSession, previewBehaviour, previewStack } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, judgeCache, PLAN_REPORT_FLAGS, reportFiles } from "./flags.ts";
-import { interrupted, interruptedWhile, interruption, onInterrupt, printRetry, useConnection } from "./lifecycle.ts";
+import { type CommandIO, interrupted, interruptedWhile } from "./lifecycle.ts";
 
 const SPEC = {
   name: "plan",
@@ -55,8 +55,8 @@ function planRequest({ values }: Parsed) {
   };
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const request = planRequest(parsed);
   const session = await openSession(request.stack, { what: "the preview failed" });
@@ -65,8 +65,8 @@ export async function run(argv: string[]): Promise<number> {
   const resolved = requireConnection(session.connection, request.stack);
   const written = Object.values(request.files).map(reportPath);
   const previewed = await previewStack(session, {
-    log: (text) => process.stderr.write(text),
-    interrupts: onInterrupt,
+    log: (text) => io.stderr.write(text),
+    interrupts: io.onInterrupt,
   }).catch(async (error: unknown) => {
     if (!(error instanceof InterruptedError)) throw error;
     // No plan came of this run: files of an earlier one must not pass for it.
@@ -77,23 +77,23 @@ export async function run(argv: string[]): Promise<number> {
   const { plan } = previewed;
   let stopped = false;
   if (request.behave) {
-    useConnection(session.connection);
+    io.useConnection(session.connection);
     // Ctrl+C (or SIGTERM) stops the calls: the plan and its reports are still written, every call marked.
-    const stop = interruption();
+    const stop = io.interruption();
     // Progress goes to stderr: stdout may carry the Markdown plan.
     const behaviour = { concurrency: 4, judgeCache: request.judgeCache, connection: () => resolved };
     plan.behave_report = await previewBehaviour(session, previewed, behaviour, {
-      out: process.stderr,
+      out: io.stderr,
       signal: stop.signal,
-      onRetry: printRetry,
+      onRetry: io.printRetry,
     }).finally(stop.release);
-    process.stderr.write(terminalSummary(plan.behave_report));
+    io.stderr.write(terminalSummary(plan.behave_report));
     stopped = stop.signal.aborted;
   }
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
     files: request.files,
-    ...(request.files.markdown ? {} : { out: process.stdout }),
+    ...(request.files.markdown ? {} : { out: io.stdout }),
   });
   if (stopped && plan.behave_report) {
     const calls = plan.behave_report.results;
@@ -104,12 +104,12 @@ export async function run(argv: string[]): Promise<number> {
     const previewedText = plan.behave
       ? `; behaviour preview: ${plan.behave.passed} passed, ${plan.behave.failed + plan.behave.errors} failed, ${plan.behave.not_previewed.length} agent(s) not previewed`
       : "";
-    process.stdout.write(
+    io.stdout.write(
       `plan for ${request.stack}: ${changed} agent(s) change${previewedText}; written to ${reportPath(request.files.markdown)}\n`,
     );
   }
   if (previewed.blocked > 0) {
-    process.stderr.write(`plan for ${request.stack}: ${previewed.blocked} mandatory policy violation(s)\n`);
+    io.stderr.write(`plan for ${request.stack}: ${previewed.blocked} mandatory policy violation(s)\n`);
     return 1;
   }
   return exitCode;

@@ -4,6 +4,7 @@ import { CliError } from "../errors/index.ts";
 import { emitReport, readReport } from "../report/index.ts";
 import { mergeReports } from "../smoke/index.ts";
 import { parseCommand } from "./args.ts";
+import type { CommandIO } from "./lifecycle.ts";
 
 const MAX_INPUTS = 1000;
 
@@ -25,8 +26,8 @@ complete, or a scenario has no call in any report (a shard's report is missing).
   positionals: { min: 1, max: MAX_INPUTS + 1, what: "a subcommand (merge)" },
 } as const;
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const [subcommand, ...files] = parsed.positionals;
   if (subcommand !== "merge") throw new CliError(`unknown subcommand "${subcommand}" (subcommands: merge)`, 2);
@@ -42,9 +43,9 @@ export async function run(argv: string[]): Promise<number> {
   );
   const merged = mergeReports(inputs);
   const { junit, json, html } = parsed.values;
-  for (const note of merged.notes) process.stderr.write(`${note}\n`);
+  for (const note of merged.notes) io.stderr.write(`${note}\n`);
   return emitReport(merged, {
     files: { ...(junit ? { junit } : {}), ...(json ? { json } : {}), ...(html ? { html } : {}) },
-    out: process.stdout,
+    out: io.stdout,
   });
 }

@@ -4,6 +4,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { agentJsonSchema } from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import { parseCommand } from "./args.ts";
+import type { CommandIO } from "./lifecycle.ts";
 
 const DEFAULT_OUT = "agents/agent.schema.json";
 const SPEC = {
@@ -22,23 +23,23 @@ their first line: # yaml-language-server: $schema=./agent.schema.json`,
   footer: "exit codes: 0 written (or up to date), 1 stale (--check), 2 usage error or the file cannot be written.",
 } as const;
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values } = parsed;
   const schema = agentJsonSchema();
   if (values.check) {
     const current = await readFile(values.out, "utf8").catch(() => undefined);
     if (current === schema) {
-      process.stdout.write(`${values.out} is up to date\n`);
+      io.stdout.write(`${values.out} is up to date\n`);
       return 0;
     }
-    process.stderr.write(`${values.out} is stale: run \`agent-iac schema --out ${values.out}\`\n`);
+    io.stderr.write(`${values.out} is stale: run \`agent-iac schema --out ${values.out}\`\n`);
     return 1;
   }
   await writeFile(values.out, schema).catch((error: Error) => {
     throw new CliError(`cannot write ${values.out}: ${error.message}`, 2);
   });
-  process.stdout.write(`wrote ${values.out}\n`);
+  io.stdout.write(`wrote ${values.out}\n`);
   return 0;
 }

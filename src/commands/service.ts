@@ -4,7 +4,7 @@
 import { CliError } from "../errors/index.ts";
 import { DEV_API_KEY, PROFILE_NAMES, type ProfileName, startSimulator } from "../simulator/index.ts";
 import { parseCommand, usageText } from "./args.ts";
-import { untilInterrupted } from "./lifecycle.ts";
+import type { CommandIO } from "./lifecycle.ts";
 
 const SPEC = {
   name: "service",
@@ -49,8 +49,8 @@ const numeric = (name: string, value: string | undefined, min: number): number |
   return n;
 };
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values } = parsed;
   if (!PROFILE_NAMES.includes(values.profile as ProfileName)) {
@@ -83,19 +83,19 @@ export async function run(argv: string[]): Promise<number> {
     throw new CliError(error.message, busy ? 3 : 2, { cause: error });
   });
 
-  process.stdout.write(
+  io.stdout.write(
     `agent-iac service: listening on ${simulator.url} (service id ${simulator.serviceId})\n` +
       `profile: ${simulator.profile}\n` +
       `API key: ${keySource}\n` +
       "press Ctrl+C to stop\n",
   );
-  const signal = await untilInterrupted();
+  const signal = await io.untilInterrupted();
   await simulator.close();
   const failed = simulator.persistenceError();
   if (failed) {
-    process.stderr.write(`agent-iac service: stopped (${signal}), but the data file was not saved: ${failed}\n`);
+    io.stderr.write(`agent-iac service: stopped (${signal}), but the data file was not saved: ${failed}\n`);
     return 3;
   }
-  process.stdout.write(`agent-iac service: stopped (${signal})\n`);
+  io.stdout.write(`agent-iac service: stopped (${signal})\n`);
   return 0;
 }

@@ -10,7 +10,7 @@ import { offlineProject, openSession, runSmokeJob, setupJudge, staleOutputsNote 
 import { type Conversion, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { unknownVersionsNote } from "./connect.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
-import { interrupted, interruption, printRetry, useConnection } from "./lifecycle.ts";
+import { type CommandIO, interrupted } from "./lifecycle.ts";
 
 const shard: Conversion<{ index: number; count: number }> = {
   expected: "I/N with 1 ≤ I ≤ N (e.g. 2/3)",
@@ -154,30 +154,30 @@ function smokeRequest({ values, typed }: Parsed) {
 
 type SmokeRequest = ReturnType<typeof smokeRequest>;
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const request = smokeRequest(parsed);
-  return request.replay === undefined ? smoke(request) : replay({ ...request, replay: request.replay });
+  return request.replay === undefined ? smoke(request, io) : replay({ ...request, replay: request.replay }, io);
 }
 
-async function smoke(request: SmokeRequest): Promise<number> {
+async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
   const session = await openSession(request.stack, { what: "reading the stack failed" });
   await session.validFiles();
   const held = await session.held();
   if (Object.keys(held.agents).length === 0 && request.selection.versionId === undefined) {
     throw new CliError(`stack "${request.stack}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
   }
-  if (held.stale.length > 0) process.stderr.write(staleOutputsNote(request.stack, held.stale));
+  if (held.stale.length > 0) io.stderr.write(staleOutputsNote(request.stack, held.stale));
   const definitions = await session.scenarioAgents(held);
   const plan = planSmoke(definitions, held.agents, request.selection, request.shard);
   const placement = request.compare
     ? { kind: "compare" as const, old: await readOldVersions(request.compare.file), ...request.compare }
     : { kind: "smoke" as const };
-  useConnection(session.connection);
+  io.useConnection(session.connection);
   // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
   // and the reports are still written with every planned call.
-  const stop = interruption();
+  const stop = io.interruption();
   const job = {
     stack: request.stack,
     plan,
@@ -192,24 +192,24 @@ async function smoke(request: SmokeRequest): Promise<number> {
     connection: () => requireConnection(session.connection, request.stack),
   };
   const result = await runSmokeJob(job, {
-    out: process.stdout,
+    out: io.stdout,
     signal: stop.signal,
-    onRetry: printRetry,
+    onRetry: io.printRetry,
     onReport: (report) => writeProgress(report, request.files),
   }).finally(stop.release);
   if (result.kind === "dry-run") return 0;
-  const exitCode = await emitReport(result.report, { files: request.files, out: process.stdout });
-  process.stdout.write(judgeUsageLine(result.judge, request.judgeCache));
+  const exitCode = await emitReport(result.report, { files: request.files, out: io.stdout });
+  io.stdout.write(judgeUsageLine(result.judge, request.judgeCache));
   if (result.report.interrupted) {
     const calls = result.report.results;
     throw interrupted({ calls, reports: Object.values(request.files) });
   }
-  process.stderr.write(unknownVersionsNote(result.results, held.agents, request.stack));
+  io.stderr.write(unknownVersionsNote(result.results, held.agents, request.stack));
   return exitCode;
 }
 
 /** `--replay DIR`: the stack's agent files, no stack state and no network. */
-async function replay(request: SmokeRequest & { replay: string }): Promise<number> {
+async function replay(request: SmokeRequest & { replay: string }, io: CommandIO): Promise<number> {
   const { definitions, judge: settings } = await offlineProject(request.stack);
   const scenarios = definitions
     .filter((a) => !request.selection.agents?.length || request.selection.agents.includes(a.key))
@@ -218,7 +218,7 @@ async function replay(request: SmokeRequest & { replay: string }): Promise<numbe
   const judge = await setupJudge(scenarios, settings, {
     cache: request.judgeCache,
     stack: request.stack,
-    onRetry: printRetry,
+    onRetry: io.printRetry,
   });
   try {
     const { report } = await replaySmoke({
@@ -227,10 +227,10 @@ async function replay(request: SmokeRequest & { replay: string }): Promise<numbe
       agents: request.selection.agents,
       scenarios: request.selection.scenarios,
       stack: request.stack,
-      out: process.stdout,
+      out: io.stdout,
       judge,
     });
-    return await emitReport(report, { files: request.files, out: process.stdout });
+    return await emitReport(report, { files: request.files, out: io.stdout });
   } finally {
     await judge?.client.close();
   }

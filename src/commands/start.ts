@@ -21,7 +21,7 @@ import {
 import { ensurePulumi, InterruptedError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { unknownVersionsNote } from "./connect.ts";
-import { interrupted, interruption, onInterrupt, printRetry } from "./lifecycle.ts";
+import { type CommandIO, interrupted } from "./lifecycle.ts";
 
 const SPEC = {
   name: "start",
@@ -43,8 +43,8 @@ failed \`pulumi up\`), 130 interrupted.`,
 /** The smoke reports of `start`, always rewritten by the run (never left from an earlier one). */
 const START_REPORTS = { junit: "smoke.junit.xml", json: "smoke.json", html: "smoke.html" } as const;
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const stackName = parsed.values.stack;
   const smoke = !parsed.values["no-smoke"];
@@ -53,23 +53,23 @@ export async function run(argv: string[]): Promise<number> {
   // Invalid agent files stop the run before anything is deployed.
   await session.validFiles("; nothing was deployed");
   // From here a signal stops this run cleanly, whatever its phase: up, smoke or compare.
-  const stop = interruption();
+  const stop = io.interruption();
   let service: LocalService | undefined;
   try {
-    service = await localService(session.connection, stackName, (line) => process.stdout.write(`${line}\n`));
-    const io = { log: (text: string) => process.stdout.write(text), color: Boolean(process.stdout.isTTY) };
-    const deployed = await deploy(session, service, { ...io, signal: stop.signal, interrupts: onInterrupt }).catch(
+    service = await localService(session.connection, stackName, (line) => io.stdout.write(`${line}\n`));
+    const log = { log: (text: string) => io.stdout.write(text), color: Boolean(io.stdout.isTTY) };
+    const deployed = await deploy(session, service, { ...log, signal: stop.signal, interrupts: io.onInterrupt }).catch(
       async (error: unknown) => {
         if (error instanceof InterruptedError && smoke) throw await interruptedDuringUp(error, session);
         throw error;
       },
     );
-    process.stdout.write(
+    io.stdout.write(
       `\n${deployed.changed ? "Changes applied." : "No changes."}\n${agentTable(deployed.held.agents)}\n`,
     );
     if (!smoke) return 0;
     await checkReusedSimulator(service, deployed.held.agents, stackName);
-    return await smokeAfterUp(session, service, deployed, stop.signal);
+    return await smokeAfterUp(session, service, deployed, { io, signal: stop.signal });
   } finally {
     stop.release();
     // Last: the Pulumi run (and its provider) has stopped using it by now.
@@ -81,13 +81,13 @@ async function smokeAfterUp(
   session: StackSession,
   service: LocalService,
   deployed: Deployed,
-  signal: AbortSignal,
+  { io, signal }: { io: CommandIO; signal: AbortSignal },
 ): Promise<number> {
   const { held, base } = deployed;
-  if (held.stale.length > 0) process.stderr.write(staleOutputsNote(session.name, held.stale));
+  if (held.stale.length > 0) io.stderr.write(staleOutputsNote(session.name, held.stale));
   const definitions = await session.scenarioAgents(held);
   const comparing = Object.keys(base).length > 0;
-  process.stdout.write(
+  io.stdout.write(
     comparing
       ? "\nsmoke calls against the pinned versions, compared with the versions before this deploy:\n"
       : "\nsmoke calls against the pinned versions (first deploy: no versions before it to compare with, plain smoke):\n",
@@ -102,18 +102,18 @@ async function smokeAfterUp(
     judge: { settings: session.judge },
     connection: () => service.connection,
   };
-  const result = await runSmokeJob(job, { out: process.stdout, signal, onRetry: printRetry });
+  const result = await runSmokeJob(job, { out: io.stdout, signal, onRetry: io.printRetry });
   if (result.kind !== "ran") return 0;
-  const exitCode = await emitReport(result.report, { files: START_REPORTS, out: process.stdout });
+  const exitCode = await emitReport(result.report, { files: START_REPORTS, out: io.stdout });
   if (signal.aborted) {
     const calls = result.report.results;
     const phase = "after `pulumi up` completed: the agents are deployed";
     throw interrupted({ calls, reports: startReports(), phase });
   }
-  process.stderr.write(unknownVersionsNote(result.results, held.agents, session.name));
+  io.stderr.write(unknownVersionsNote(result.results, held.agents, session.name));
   // Only a comparison that completed (whatever it found) consumes the base; 3 or 130 keep it.
   if (exitCode === 0 || exitCode === 1) await consumeBase(path.join(process.cwd(), ".agent-iac"), session.name);
-  if (service.simulated) await reportFailedDeliveries(service, [...result.results, ...result.oldResults]);
+  if (service.simulated) await reportFailedDeliveries(service, [...result.results, ...result.oldResults], io);
   return exitCode;
 }
 
@@ -127,13 +127,14 @@ const startReports = () => Object.values(START_REPORTS).map((file) => path.join(
 async function reportFailedDeliveries(
   service: LocalService,
   results: { conversationId?: string | null | undefined }[],
+  io: CommandIO,
 ): Promise<void> {
   const conversations = new Set(results.flatMap((r) => (r.conversationId ? [r.conversationId] : [])));
   const { failed, total } = await failedDeliveries(service.connection, conversations);
   if (failed.length === 0) return;
   const lines = failed.slice(0, 10).map((d) => `  ${d.procedure_id} → ${d.url}: ${d.error ?? `HTTP ${d.status}`}`);
   const more = failed.length > 10 ? [`  … and ${failed.length - 10} more (GET /_simulator/deliveries)`] : [];
-  process.stderr.write(
+  io.stderr.write(
     `post_url deliveries: ${failed.length} of ${total} failed (this run's procedures, which still completed):\n${[...lines, ...more].join("\n")}\n`,
   );
 }

@@ -5,7 +5,7 @@ import type { Client } from "../api/index.ts";
 import { reportPath } from "../report/index.ts";
 import { type Connection, requireConnection } from "../settings/index.ts";
 import type { ResumeOptions } from "../watch/index.ts";
-import { interruptedWhile, interruption, serviceClient, useConnection } from "./lifecycle.ts";
+import { type CommandIO, interruptedWhile } from "./lifecycle.ts";
 
 /**
  * Runs `body` with a client for the stack's service and the resume options of its paged reads;
@@ -14,18 +14,19 @@ import { interruptedWhile, interruption, serviceClient, useConnection } from "./
  * A service failure is explained by the command lifecycle (exit 3).
  */
 export async function withTrafficClient(
+  io: CommandIO,
   connection: Connection,
   stackName: string,
   files: { json?: string | undefined; markdown?: string | undefined },
   body: (client: Client, resume: ResumeOptions) => Promise<number>,
 ): Promise<number> {
-  useConnection(connection);
-  const client = serviceClient(requireConnection(connection, stackName));
-  const stop = interruption();
+  io.useConnection(connection);
+  const client = io.serviceClient(requireConnection(connection, stackName));
+  const stop = io.interruption();
   try {
     return await body(client, {
       signal: stop.signal,
-      onResume: (line: string) => process.stderr.write(`${line}\n`),
+      onResume: (line: string) => io.stderr.write(`${line}\n`),
     });
   } catch (error) {
     if (!stop.signal.aborted) throw error;

@@ -13,6 +13,7 @@ import {
   violationMessage,
 } from "../policy/index.ts";
 import { parseCommand } from "./args.ts";
+import type { CommandIO } from "./lifecycle.ts";
 
 const SPEC = {
   name: "validate",
@@ -37,8 +38,8 @@ the pack's message. Mandatory violations fail; advisory ones are warnings.`,
   positionals: { max: 1, what: "a directory" },
 } as const;
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const dir = parsed.positionals[0] ?? "agents";
   const { stack, policy } = parsed.values;
@@ -46,30 +47,27 @@ export async function run(argv: string[]): Promise<number> {
   const loaded = await loadAgents(dir, stack === undefined ? {} : { stack });
   const { agents, errors } = loaded;
   if (errors.length > 0) {
-    for (const error of errors) process.stderr.write(`${formatDiagnostic(error)}\n`);
-    process.stderr.write(`${errors.length} error${errors.length === 1 ? "" : "s"} in ${dir}\n`);
+    for (const error of errors) io.stderr.write(`${formatDiagnostic(error)}\n`);
+    io.stderr.write(`${errors.length} error${errors.length === 1 ? "" : "s"} in ${dir}\n`);
     return 1;
   }
   const overlays = agents.flatMap((a) => (a.overlay ? [a.overlay] : []));
   const applied = overlays.length > 0 ? ` (overlays for stack ${stack}: ${overlays.join(", ")})` : "";
   if (!setups) {
-    process.stdout.write(`${agents.length} agent${agents.length === 1 ? "" : "s"} OK${applied}\n`);
+    io.stdout.write(`${agents.length} agent${agents.length === 1 ? "" : "s"} OK${applied}\n`);
     return 0;
   }
   const violations = evaluateAgents(definitionAgents(agents), setups);
-  for (const violation of violations)
-    process.stderr.write(`${formatDiagnostic(policyDiagnostic(loaded, violation))}\n`);
+  for (const violation of violations) io.stderr.write(`${formatDiagnostic(policyDiagnostic(loaded, violation))}\n`);
   const mandatory = violations.filter((v) => v.level === "mandatory").length;
   const advisory = violations.length - mandatory;
   const rules = setups.filter((s) => s.level !== "disabled").length;
   const summary = `${agents.length} agent${agents.length === 1 ? "" : "s"}, ${rules} rule(s) from ${policy}: ${mandatory} mandatory, ${advisory} advisory violation(s)${applied}\n`;
   if (mandatory > 0) {
-    process.stderr.write(summary);
+    io.stderr.write(summary);
     return 1;
   }
-  process.stdout.write(
-    mandatory + advisory === 0 ? `${summary.replace(/: 0 mandatory.*violation\(s\)/, ": OK")}` : summary,
-  );
+  io.stdout.write(mandatory + advisory === 0 ? `${summary.replace(/: 0 mandatory.*violation\(s\)/, ": OK")}` : summary);
   return 0;
 }
 

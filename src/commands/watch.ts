@@ -7,6 +7,7 @@ import { simulatorServiceId, trafficStack } from "../usecases/index.ts";
 import { DEFAULT_NEGATIVE_RATINGS, readVersionsFile, resolveWindow, watch, watchReport } from "../watch/index.ts";
 import { type Conversion, oneOf, parseCommand, STACK_FLAG, wholeNumber } from "./args.ts";
 import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
+import type { CommandIO } from "./lifecycle.ts";
 import { withTrafficClient } from "./traffic.ts";
 
 /** Percentage points (a trailing % allowed) as a fraction. */
@@ -86,8 +87,8 @@ figure got worse than allowed (the message names it and how to roll back), 2 usa
 configuration error, 3 the service or the backend failed.`,
 } as const;
 
-export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand(SPEC, argv);
+export async function run(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values } = parsed;
   const now = new Date();
@@ -106,7 +107,7 @@ export async function run(argv: string[]): Promise<number> {
       2,
     );
   }
-  return withTrafficClient(connection, values.stack, values, async (client, resume) => {
+  return withTrafficClient(io, connection, values.stack, values, async (client, resume) => {
     const serviceId = values["service-id"] ?? (await simulatorServiceId(connection));
     const negative = values["negative-rating"]?.length ? values["negative-rating"] : DEFAULT_NEGATIVE_RATINGS;
     const result = await watch({
@@ -126,10 +127,10 @@ export async function run(argv: string[]): Promise<number> {
     });
     await emitReport(watchReport(result, now), {
       files: reportFiles(TRAFFIC_REPORT_FLAGS, values),
-      out: process.stdout,
+      out: io.stdout,
     });
     for (const agent of result.agents) {
-      if (agent.status.startsWith("not_enough")) process.stderr.write(`warning: ${agent.message}\n`);
+      if (agent.status.startsWith("not_enough")) io.stderr.write(`warning: ${agent.message}\n`);
     }
     const regressed = result.agents.filter((a) => a.status === "regressed");
     if (regressed.length > 0) {

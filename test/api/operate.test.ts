@@ -1,10 +1,12 @@
-// `agent-iac events` and the list commands run as processes against the simulator.
+// `agent-iac events` and the list commands against the simulator: in-process through the command
+// layer (runInProcess) for their flags, output and exit codes; as real processes where a stack
+// on the Pulumi backend gives the connection.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type Client, createClient } from "../../src/api/index.ts";
-import { type CliResult, runCli } from "../helpers/cli.ts";
+import { type CliResult, runCli, runInProcess } from "../helpers/cli.ts";
 import { simulatorCall, startTestSimulator } from "../helpers/simulator.ts";
 
 type Sim = Awaited<ReturnType<typeof startTestSimulator>>;
@@ -29,7 +31,7 @@ function cli(args: string[], env: Record<string, string | undefined>): Promise<C
   };
   const { AGENT_IAC_BASE_URL: baseUrl, ...rest } = env;
   const at = baseUrl && !args.includes("--base-url") && !args.includes("--events-url") ? ["--base-url", baseUrl] : [];
-  return runCli([...args, ...at], { env: { ...clean, ...rest } });
+  return runInProcess([...args, ...at], { env: { ...clean, ...rest } });
 }
 const withKey = () => ({ AGENT_IAC_BASE_URL: sim.url, AGENT_IAC_API_KEY: sim.apiKey });
 const ndjson = (text: string) =>

@@ -22,3 +22,36 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
     );
   });
 }
+
+/**
+ * Runs `agent-iac <args>` in this process through the command layer's `runCli`, with the output
+ * captured: what a spawned CLI says, in milliseconds. For flags, messages and exit codes; the
+ * process boundary (signals, EPIPE, the exit status itself) stays with `runCli`. `env` is the whole
+ * environment of the run and `cwd` its directory, both restored afterwards (this file's tests run
+ * one at a time in their own worker process).
+ */
+export async function runInProcess(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliResult> {
+  const { CommandIO, runCli } = await import("../../src/commands/index.ts");
+  let stdout = "";
+  let stderr = "";
+  let idle: NodeJS.Signals | undefined;
+  const io = new CommandIO(
+    { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } },
+    (signal) => {
+      idle = signal;
+    },
+  );
+  const saved = { env: process.env, cwd: process.cwd() };
+  if (options.env) process.env = { ...options.env, NO_COLOR: "1" };
+  if (options.cwd) process.chdir(options.cwd);
+  try {
+    const code = await runCli(args, io);
+    return { code: idle ? 130 : code, stdout, stderr };
+  } finally {
+    process.env = saved.env;
+    process.chdir(saved.cwd);
+  }
+}

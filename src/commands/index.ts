@@ -1,0 +1,153 @@
+// The command layer's one entry: `runCli(argv, io)` runs `agent-iac <command>` against a CommandIO
+// (its output streams and its run's lifecycle: in-process in tests, the process's in src/cli.ts)
+// and returns the exit code (0 ok, 1 failed check, 2 usage or configuration error, 3 service or
+// backend failure, 130 interrupted). Each command exports `run(argv, io)`; it stops early by
+// throwing a CliError, and the folders below throw the error model's typed errors (src/errors).
+// This is the one place that prints errors, and ./errors.ts the one mapping from an error's code to
+// its exit code and from its fields to flags.
+import { AgentIacError } from "../errors/index.ts";
+import { cliOutcome } from "./errors.ts";
+import { type CommandIO, processIO } from "./lifecycle.ts";
+
+export { CommandIO, type Output, processIO } from "./lifecycle.ts";
+
+type Command = {
+  summary: string;
+  load: () => Promise<{ run(argv: string[], io: CommandIO): Promise<number> }>;
+  /** The operator commands share one module, which takes the command name as its first argument. */
+  withName?: boolean;
+};
+
+const commands: Record<string, Command> = {
+  start: {
+    summary: "provision agents/ against the stack (the local simulator by default) and smoke-call them",
+    load: () => import("./start.ts"),
+  },
+  validate: { summary: "check agents/*.yaml offline; file:line errors", load: () => import("./validate.ts") },
+  schema: {
+    summary: "write the JSON Schema of agent files (agents/agent.schema.json)",
+    load: () => import("./schema.ts"),
+  },
+  plan: {
+    summary: "preview a stack and render a reviewable plan (Markdown, JSON)",
+    load: () => import("./plan.ts"),
+  },
+  smoke: {
+    summary: "place smoke test calls against the stack's pinned version ids",
+    load: () => import("./smoke.ts"),
+  },
+  judge: {
+    summary: "measure the configured judge against labelled transcripts (judge check FILE)",
+    load: () => import("./judge.ts"),
+  },
+  report: { summary: "merge the JSON reports of sharded smoke runs", load: () => import("./report.ts") },
+  service: { summary: "run the local simulator of the service", load: () => import("./service.ts") },
+  watch: {
+    summary: "live traffic of the current versions against the previous ones; exit 1 when a figure got worse",
+    load: () => import("./watch.ts"),
+  },
+  audit: {
+    summary: "which agent versions take calls: current, older versions of ours, unknown ids",
+    load: () => import("./audit.ts"),
+  },
+  conversations: {
+    summary: "list conversations, or a conversation's procedures",
+    load: () => import("./operate.ts"),
+    withName: true,
+  },
+  procedures: { summary: "list procedures", load: () => import("./operate.ts"), withName: true },
+  feedbacks: { summary: "list feedbacks", load: () => import("./operate.ts"), withName: true },
+  events: {
+    summary: "follow a conversation's event stream",
+    load: () => import("./operate.ts"),
+    withName: true,
+  },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((name) => name.length));
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return (
+    "usage: agent-iac <command> [options]   (agent-iac <command> --help for its options)\n\n" +
+    `commands:\n${lines.join("\n")}\n\n` +
+    "--debug (or AGENT_IAC_DEBUG=1) prints the stack of an unexpected error.\n"
+  );
+}
+
+type Outcome = {
+  exitCode: number;
+  message: string;
+  hint?: string | undefined;
+  /** Said before the labelled message (each invalid file's file:line). */
+  details?: string | undefined;
+  bug?: boolean;
+};
+
+/** The one place that turns an error into an exit code and a message. */
+async function classify(error: unknown): Promise<Outcome> {
+  if (error instanceof AgentIacError) return cliOutcome(error);
+  const api = await import("../api/index.ts");
+  if (error instanceof api.ApiError) {
+    const { secretsInEnvironment } = await import("../settings/index.ts");
+    // One line: the service's reason may hold line breaks of its own.
+    const { terminalText } = await import("../render/index.ts");
+    const message = terminalText(api.redact(error.message, secretsInEnvironment()));
+    // A refused key or request, an unknown id: configuration the caller must change (see README).
+    const caller =
+      error instanceof api.AuthenticationError ||
+      error instanceof api.InvalidRequestError ||
+      error instanceof api.NotFoundError;
+    return { exitCode: caller ? 2 : 3, message };
+  }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return { exitCode: 3, message: `this is a bug: ${message}`, bug: true };
+}
+
+async function report(label: string, error: unknown, debug: boolean, io: CommandIO): Promise<number> {
+  const { Interrupted } = await import("./lifecycle.ts");
+  if (error instanceof Interrupted) {
+    // An interrupted run ends with its one line (what finished, where the reports are).
+    io.stderr.write(`${error.message}\n`);
+    return error.exitCode;
+  }
+  const outcome = await classify(error);
+  // Messages quote the service: its control characters are shown escaped, never obeyed.
+  const { terminalLines } = await import("../render/index.ts");
+  let text = outcome.details ? `${terminalLines(outcome.details)}\n` : "";
+  text += `${label}: ${terminalLines(outcome.message)}\n`;
+  if (outcome.hint) text += `\n${terminalLines(outcome.hint.trimEnd())}\n`;
+  if (outcome.bug) {
+    text += debug
+      ? `${error instanceof Error ? error.stack : ""}\n`
+      : "(run again with --debug, or AGENT_IAC_DEBUG=1, to see where it happened)\n";
+  } else if (debug && error instanceof Error && error.stack) {
+    text += `${error.stack}\n`;
+  }
+  io.stderr.write(text);
+  return outcome.exitCode;
+}
+
+export async function runCli(argv: string[], io: CommandIO = processIO()): Promise<number> {
+  const debug = argv.includes("--debug") || process.env.AGENT_IAC_DEBUG === "1";
+  // The Pulumi program run by start and plan reads it too: with it, it keeps stack traces.
+  if (debug) process.env.AGENT_IAC_DEBUG = "1";
+  const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    io.stdout.write(usage());
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    const { suggestion } = await import("./args.ts");
+    io.stderr.write(`agent-iac: unknown command "${name}"${suggestion(name, Object.keys(commands))}\n\n${usage()}`);
+    return 2;
+  }
+  const label = command.withName && rest[0] && !rest[0].startsWith("-") ? `${name} ${rest[0]}` : name;
+  // Every command runs in its run's lifecycle: signals, the service clients, the service's errors.
+  try {
+    const module = await command.load();
+    return await io.run(() => module.run(command.withName ? [name, ...rest] : rest, io));
+  } catch (error) {
+    return report(`agent-iac ${label}`, error, debug, io);
+  }
+}
