@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../src/api/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
-import { CLI, runCli } from "./helpers/cli.ts";
+import { CLI, runCli, runInProcess } from "./helpers/cli.ts";
 import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
 type Sim = Awaited<ReturnType<typeof startTestSimulator>>;
@@ -55,20 +55,20 @@ describe("a closed stdout", () => {
 
 describe("mistyped words", () => {
   it("an unknown flag names the nearest one", async () => {
-    const result = await runCli(["smoke", "--stak", "dev"]);
+    const result = await runInProcess(["smoke", "--stak", "dev"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^agent-iac smoke: unknown option --stak: did you mean --stack\?$/m);
     expect(result.stderr).not.toMatch(/To specify a positional argument/);
   });
 
   it("an unknown command and subcommand name the nearest ones", async () => {
-    const command = await runCli(["smok"]);
+    const command = await runInProcess(["smok"]);
     expect(command.code).toBe(2);
     expect(command.stderr).toMatch(/unknown command "smok": did you mean "smoke"\?/);
-    const sub = await runCli(["procedures", "lst"]);
+    const sub = await runInProcess(["procedures", "lst"]);
     expect(sub.code).toBe(2);
     expect(sub.stderr).toMatch(/unknown subcommand "lst": did you mean "list"\?/);
-    const far = await runCli(["deploy-everything"]);
+    const far = await runInProcess(["deploy-everything"]);
     expect(far.stderr).toMatch(/unknown command "deploy-everything"\n/);
   });
 });

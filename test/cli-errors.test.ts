@@ -16,6 +16,7 @@ import {
   ERROR_CODES,
   INPUT_FIELDS,
   InterruptedError,
+  InvalidFilesError,
   InvalidInputError,
   IoError,
   plainNaming,
@@ -26,7 +27,7 @@ import { JudgeAnswerError, LabelledFileError } from "../src/judge/index.ts";
 import { PolicyConfigError } from "../src/policy/index.ts";
 import { planCalls, RecordingError } from "../src/smoke/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runCli, runInProcess } from "./helpers/cli.ts";
 
 describe("the mapping from the error model to the CLI", () => {
   it("gives every domain code one of the README's exit codes, and only a CliError chooses its own", () => {
@@ -41,6 +42,12 @@ describe("the mapping from the error model to the CLI", () => {
     const cases: [AgentIacError, string, number][] = [
       [new InvalidInputError("x"), "AGENT_IAC_INVALID_INPUT", 2],
       [new ConfigError("x"), "AGENT_IAC_CONFIG", 2],
+      // Invalid agent or scenario files are a failed check, from every command.
+      [
+        new InvalidFilesError("1 error(s) in the agent files", "agents/a.yaml:1:1: name: required"),
+        "AGENT_IAC_INVALID_FILES",
+        1,
+      ],
       [new StackNotFoundError("prod"), "AGENT_IAC_STACK_NOT_FOUND", 2],
       [new StackLockedError("prod", "x"), "AGENT_IAC_STACK_LOCKED", 3],
       [new BackendError("x"), "AGENT_IAC_BACKEND", 3],
@@ -156,23 +163,23 @@ describe("agent-iac error handling", () => {
   });
 
   it("says a domain error that reaches it with its exit code and the flag it is about", async () => {
-    const bad = await runCli(["audit", "--since", "soon"]);
+    const bad = await runInProcess(["audit", "--since", "soon"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('agent-iac audit: --since must be a duration such as 30m, 24h, 7d or 1h30m, not "soon"\n');
     const missing = path.join(dir, "missing.json");
-    const baseline = await runCli(["watch", "--baseline", missing]);
+    const baseline = await runInProcess(["watch", "--baseline", missing]);
     expect(baseline.code).toBe(2);
     expect(baseline.stderr).toBe(`agent-iac watch: --baseline ${missing}: cannot read it (ENOENT)\n`);
   });
 
   it("exits 2 on a usage error with the usage, and 0 on --help", async () => {
-    const bad = await runCli(["validate", "--frobnicate"]);
+    const bad = await runInProcess(["validate", "--frobnicate"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^agent-iac validate: unknown option --frobnicate\n/);
     expect(bad.stderr).toContain("usage: agent-iac validate");
-    const extra = await runCli(["schema", "surplus"]);
+    const extra = await runInProcess(["schema", "surplus"]);
     expect(extra.code).toBe(2);
-    const help = await runCli(["smoke", "--help"]);
+    const help = await runInProcess(["smoke", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("--version-id ID");
     expect(help.stdout).toContain("--stack NAME");

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CallResult, reportJson, reportSchema } from "../../src/report/index.ts";
 import { scenarioKey } from "../../src/smoke/gates.ts";
 import { reportFromCalls, type ScenarioGate } from "../../src/smoke/reports.ts";
-import { runCli } from "../helpers/cli.ts";
+import { runInProcess } from "../helpers/cli.ts";
 
 const call = (iteration: number, status: CallResult["status"]): CallResult =>
   callResultSchemaDefaults({
@@ -51,14 +51,14 @@ describe("agent-iac report merge", () => {
     const b = await shard(2, [call(3, "failed"), call(4, "passed")]);
     const json = path.join(dir, "merged.json");
     const junit = path.join(dir, "merged.xml");
-    const run = await runCli(["report", "merge", a, b, "--json", json, "--junit", junit]);
+    const run = await runInProcess(["report", "merge", a, b, "--json", json, "--junit", junit]);
     expect(run.code).toBe(1);
     expect(run.stdout.trim().split("\n").at(-1)).toBe("0 passed, 1 failed");
     const merged = reportSchema.parse(JSON.parse(await readFile(json, "utf8")));
     expect(merged.scenarios.map((s) => `${s.verdict} ${s.passes}/${s.iterations}`)).toEqual(["failed 3/4"]);
     expect(await readFile(junit, "utf8")).toMatch(/<failure message="ends — 3 of 4 iterations passed \(min_pass 4\)"/);
     // Shard 2's report missing: its calls count as not run.
-    const half = await runCli(["report", "merge", a]);
+    const half = await runInProcess(["report", "merge", a]);
     expect(half.code).toBe(1);
     expect(half.stderr).toContain("no report of shard(s) 2/2");
   });
@@ -66,12 +66,12 @@ describe("agent-iac report merge", () => {
   it("refuses what is not a report, an unreadable file and an unknown subcommand with exit 2", async () => {
     const foreign = path.join(dir, "foreign.json");
     await writeFile(foreign, JSON.stringify({ hello: "world" }));
-    const notReport = await runCli(["report", "merge", foreign]);
+    const notReport = await runInProcess(["report", "merge", foreign]);
     expect(notReport.code).toBe(2);
     expect(notReport.stderr).toContain(`${foreign}: not an agent-iac report`);
-    const missing = await runCli(["report", "merge", path.join(dir, "nope.json")]);
+    const missing = await runInProcess(["report", "merge", path.join(dir, "nope.json")]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot read .*nope\.json: ENOENT/);
-    expect((await runCli(["report", "frob"])).code).toBe(2);
+    expect((await runInProcess(["report", "frob"])).code).toBe(2);
   });
 });

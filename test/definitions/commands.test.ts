@@ -1,14 +1,14 @@
-// `agent-iac validate` and `agent-iac schema`, run as a user would (a child process).
+// `agent-iac validate` and `agent-iac schema`, run in-process through the command layer (runInProcess).
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentJsonSchema } from "../../src/definitions/index.ts";
-import { runCli } from "../helpers/cli.ts";
+import { runInProcess } from "../helpers/cli.ts";
 import { SUMMARY, type TempProject, tempProject } from "./helpers.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const _CLI = path.join(ROOT, "src/cli.ts");
-const cli = (args: string[], cwd = ROOT) => runCli(args, { cwd });
+const cli = (args: string[], cwd = ROOT) => runInProcess(args, { cwd });
 
 let project: TempProject | undefined;
 afterEach(async () => {
