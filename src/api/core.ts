@@ -22,7 +22,7 @@ import {
 import { DEFAULT_RETRY_BASE_DELAY_MS, MAX_RETRY_DELAY_MS, type RetryOutcome, shouldRetry } from "./retry.ts";
 import { Deadline, wait } from "./timeout.ts";
 
-export const USER_AGENT = `agent-iac/${packageJson.version}`;
+const USER_AGENT = `agent-iac/${packageJson.version}`;
 
 // Defaults, sane for a real service over the internet: a list page or a create answers in well under
 // a second, a stream may be quiet while the agent waits for a caller, and a stalled or trickling
@@ -42,7 +42,7 @@ export type Timeouts = {
 };
 
 /** Longest event the client reads (an SSE event with all its lines, or a WebSocket message). */
-export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 
 export type ClientOptions = {
   /** The service's base address, e.g. https://api.example.com or the simulator's http://127.0.0.1:8787. */
@@ -138,7 +138,7 @@ const NOT_SENT_CODES = new Set([
 ]);
 
 /** Which retry outcome a thrown network error is, and whether the request may have been sent. */
-export function classifyNetworkError(error: unknown): Extract<RetryOutcome, { kind: "network" | "timeout" }> {
+function classifyNetworkError(error: unknown): Extract<RetryOutcome, { kind: "network" | "timeout" }> {
   const code = errorCode(error);
   if (code === "UND_ERR_CONNECT_TIMEOUT") return { kind: "timeout", requestSent: false };
   if (code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT")
@@ -490,7 +490,7 @@ export const MAX_ERROR_BODY_BYTES = 64 * 1024;
  * A response body as text, bounded: past `limit` bytes the rest is discarded and it fails with
  * `tooLarge()`, or, without `tooLarge`, returns what was read (an error body's start is enough).
  */
-export async function readBoundedText(
+async function readBoundedText(
   body: AsyncIterable<Uint8Array | string> & { destroy(error?: Error): unknown },
   limit: number,
   tooLarge?: () => Error,

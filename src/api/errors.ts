@@ -104,7 +104,7 @@ export function displayUrl(url: string | URL): string {
 }
 
 /** Reads an error body: JSON when it parses, else the text; truncated, secrets removed. */
-export function parseErrorBody(text: string, secrets: readonly (string | undefined)[]): unknown {
+function parseErrorBody(text: string, secrets: readonly (string | undefined)[]): unknown {
   const clean = redact(text, secrets);
   const cut = clean.length > MAX_ERROR_BODY_CHARS ? `${clean.slice(0, MAX_ERROR_BODY_CHARS)}…` : clean;
   if (clean.length <= MAX_ERROR_BODY_CHARS) {
@@ -155,7 +155,7 @@ function reasonFromField(value: unknown): string | undefined {
  * `error` (string or `{message}`), `message`, `detail` (string, or FastAPI's list of `{msg}`),
  * `errors`, `title` (RFC 9457), `error_description`; else the start of the body.
  */
-export function reasonFrom(body: unknown): string | undefined {
+function reasonFrom(body: unknown): string | undefined {
   if (typeof body === "string") return reasonFromText(body);
   if (Array.isArray(body)) return reasonFromField(body) ?? shorten(JSON.stringify(body));
   if (!body || typeof body !== "object") return undefined;
@@ -185,7 +185,7 @@ export type ResponseFailure = {
 };
 
 /** Header names services use for the id of a request, most common first. */
-export const REQUEST_ID_HEADERS = [
+const REQUEST_ID_HEADERS = [
   "request-id",
   "x-request-id",
   "x-amzn-requestid",

@@ -44,7 +44,7 @@ export type EventStreamOptions = RequestOptions & {
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
 /** Ids kept to drop replayed events: ids repeat only on a resume, which replays recent events. */
-export const DEDUPE_WINDOW = 1024;
+const DEDUPE_WINDOW = 1024;
 
 /** A bounded set of the most recent ids (insertion order; the oldest leaves first). */
 export class RecentIds {

@@ -12,7 +12,7 @@ export type Page<T, B = unknown> = {
 };
 
 /** More pages than any list should need (the `seen` set of cursors is bounded by it too). */
-export const MAX_PAGES = 10_000;
+const MAX_PAGES = 10_000;
 
 export type FetchPage<T, B> = (cursor: string | undefined) => Promise<Page<T, B>>;
 

@@ -2,7 +2,7 @@
 // path segment, and `.`/`..` (which URL resolution would collapse) are refused.
 
 /** Encodes one path segment. */
-export function encodePathSegment(value: string): string {
+function encodePathSegment(value: string): string {
   if (typeof value !== "string" || value === "" || value === "." || value === "..") {
     throw new TypeError(`invalid path parameter ${JSON.stringify(value)}`);
   }

@@ -9,7 +9,7 @@ import { AgentIacError } from "../errors/index.ts";
 import { cliOutcome } from "./errors.ts";
 import { type CommandIO, processIO } from "./lifecycle.ts";
 
-export { CommandIO, type Output, processIO } from "./lifecycle.ts";
+export { CommandIO, processIO } from "./lifecycle.ts";
 
 type Command = {
   summary: string;

@@ -15,7 +15,7 @@ import type { Evidence } from "./significance.ts";
 const MAX_DIFF_LINES = 200;
 
 /** A side's verdict over its iterations: passed only when every iteration passed. */
-export function sideVerdict(calls: readonly CallResult[]): Verdict {
+function sideVerdict(calls: readonly CallResult[]): Verdict {
   if (calls.every((c) => c.outcome.kind === "not_run")) return "not_run";
   if (calls.some((c) => !evaluated(c.outcome.kind))) return "error";
   return calls.every((c) => c.outcome.kind === "passed") ? "passed" : "failed";
@@ -35,7 +35,7 @@ export function expectationOutcome(old: boolean | null, now: boolean | null): Co
 }
 
 /** A flaky scenario met its threshold (`min_pass`): it counts as passing. */
-export const passing = (verdict: Verdict) => verdict === "passed" || verdict === "flaky";
+const passing = (verdict: Verdict) => verdict === "passed" || verdict === "flaky";
 
 export function scenarioOutcome(old: Verdict, now: Verdict): ComparisonOutcome {
   if (passing(now)) return passing(old) ? "unchanged" : "fixed";
@@ -47,7 +47,7 @@ export function scenarioOutcome(old: Verdict, now: Verdict): ComparisonOutcome {
  * on the new version, whatever the verdicts; a verdict that flipped without that is not
  * significant. Single calls ("flip") keep the verdicts' flip.
  */
-export function evidencedOutcome(old: Verdict, now: Verdict, evidence: Evidence | undefined): ComparisonOutcome {
+function evidencedOutcome(old: Verdict, now: Verdict, evidence: Evidence | undefined): ComparisonOutcome {
   const flip = scenarioOutcome(old, now);
   if (evidence?.method !== "exact") return flip;
   if (evidence.significant) return "regression";

@@ -2,23 +2,18 @@
 // versions, compared per scenario and expectation, with the transcripts, timings and procedures.
 export {
   compareScenario,
-  evidencedOutcome,
   expectationOutcome,
   procedureDifferences,
   scenarioOutcome,
   transcriptDiff,
 } from "./compare.ts";
 export {
-  baseFile,
   consumeBase,
-  type DeployBase,
   type OldVersions,
-  type PendingBase,
   parseOldVersions,
-  pendingBase,
   readOldVersions,
   recordDeployBase,
 } from "./old-versions.ts";
 export { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
 export { compareSides, oldSide } from "./run.ts";
-export { DEFAULT_ALPHA, type Evidence, evidenceLines, judgeScenarios } from "./significance.ts";
+export { evidenceLines, judgeScenarios } from "./significance.ts";

@@ -63,7 +63,7 @@ export function parseOldVersions(text: string, file: string): OldVersions {
 // before the first of those deploys, not against the one just made.
 
 /** What `.agent-iac/comparison-base.<stack>.json` holds while a base waits for its comparison. */
-export type PendingBase = {
+type PendingBase = {
   stack: string;
   /** Agent key → version id before the first deploy not yet compared. */
   versions: Record<string, string>;
@@ -74,11 +74,11 @@ export type PendingBase = {
 
 export type DeployBase = { versions: Record<string, string>; seen: string[] };
 
-export const baseFile = (stateDir: string, stack: string) =>
+const baseFile = (stateDir: string, stack: string) =>
   path.join(stateDir, `comparison-base.${stack.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`);
 
 /** The pending base of the stack, or undefined (none, or unreadable: then the next deploy records anew). */
-export async function pendingBase(stateDir: string, stack: string): Promise<PendingBase | undefined> {
+async function pendingBase(stateDir: string, stack: string): Promise<PendingBase | undefined> {
   const text = await readFile(baseFile(stateDir, stack), "utf8").catch(() => undefined);
   if (text === undefined) return undefined;
   try {

@@ -15,10 +15,9 @@ const dateTime = z.iso.datetime({ offset: true });
 /** `YYYY-MM-DD`: the shape of `Service-Version`, free-form on `GET /feedbacks`. */
 export const serviceVersionShape = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date (YYYY-MM-DD)");
 
-export const conversationalAgentId = z.string().regex(/^ca_[A-Za-z0-9_-]+$/, "must look like ca_<suffix>");
-export const proceduralAgentId = z.string().regex(/^pa_[A-Za-z0-9_-]+$/, "must look like pa_<suffix>");
+const proceduralAgentId = z.string().regex(/^pa_[A-Za-z0-9_-]+$/, "must look like pa_<suffix>");
 /** `ca_<suffix>` (the released version) or `ca_<suffix>@v<n>` (a pinned version). */
-export const conversationalAgentRef = z
+const conversationalAgentRef = z
   .string()
   .regex(/^ca_[A-Za-z0-9_-]+(@v[1-9][0-9]*)?$/, "must look like ca_<suffix> or ca_<suffix>@v<n>");
 export const modelName = z
@@ -115,13 +114,12 @@ export const createProceduralAgentRequest = z.strictObject({
 });
 export type CreateProceduralAgentRequest = z.infer<typeof createProceduralAgentRequest>;
 
-export const phoneChannelRequest = z.strictObject({
+const phoneChannelRequest = z.strictObject({
   type: z.literal("phone"),
   callee_no: z.string().min(1),
   caller_no: z.string().nullable().optional(),
   priority: z.string().optional(),
 });
-export type PhoneChannelRequest = z.infer<typeof phoneChannelRequest>;
 
 export const createConversationRequest = z.strictObject({
   agent_id: conversationalAgentRef,
@@ -168,7 +166,7 @@ export type FeedbackListQuery = z.infer<typeof feedbackListQuery>;
 export const createAgentResponse = z.looseObject({ id: z.string(), version_id: z.string() });
 export type CreateAgentResponse = z.infer<typeof createAgentResponse>;
 
-export const phoneChannelResponse = z.looseObject({
+const phoneChannelResponse = z.looseObject({
   type: z.string(),
   callee_no: z.string().nullable().optional(),
   caller_no: z.string().nullable().optional(),
@@ -176,7 +174,6 @@ export const phoneChannelResponse = z.looseObject({
   token: z.string(),
   events_url: z.string(),
 });
-export type PhoneChannelResponse = z.infer<typeof phoneChannelResponse>;
 
 export const createConversationResponse = z.looseObject({ id: z.string(), channel: phoneChannelResponse });
 export type CreateConversationResponse = z.infer<typeof createConversationResponse>;
@@ -199,7 +196,7 @@ export const conversation = z.looseObject({
 });
 export type Conversation = z.infer<typeof conversation>;
 
-export const procedure = z.looseObject({
+const procedure = z.looseObject({
   id: z.string(),
   livemode: z.boolean().optional(),
   name: z.string(),
@@ -212,7 +209,7 @@ export const procedure = z.looseObject({
 });
 export type Procedure = z.infer<typeof procedure>;
 
-export const feedback = z.looseObject({
+const feedback = z.looseObject({
   id: z.string(),
   conversation_id: z.string(),
   created_at: z.string(),
@@ -269,5 +266,5 @@ export const knownPayload = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("server.error"), error: z.unknown().optional() }),
 ]);
 
-export { hostHeaderName, isLoopbackHost, LOOPBACK_NAMES } from "./loopback.ts";
-export { deepMerge, type MergeOptions } from "./merge.ts";
+export { hostHeaderName, isLoopbackHost } from "./loopback.ts";
+export { deepMerge } from "./merge.ts";

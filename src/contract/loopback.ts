@@ -3,7 +3,7 @@
 // simulator and the commands.
 
 /** The usual names of this machine, as URL hostnames (what `npm start` treats as "the local simulator"). */
-export const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+const LOOPBACK_NAMES: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 /** A URL hostname (or a bare host) that names this machine: localhost, 127.0.0.0/8 or ::1. */
 export function isLoopbackHost(host: string): boolean {

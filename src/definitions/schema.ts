@@ -8,11 +8,11 @@ import { defaultMargin, fewestCalls } from "../stats/index.ts";
 import { regexProblem } from "./patterns.ts";
 
 /** The cap of a sequential test without max_iterations. */
-export const DEFAULT_MAX_ITERATIONS = 50;
+const DEFAULT_MAX_ITERATIONS = 50;
 
 /** An agent key: the file name and the Pulumi resource name. */
 export const KEY_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-export const agentKey = z
+const agentKey = z
   .string()
   .max(100, "must be at most 100 characters")
   .regex(KEY_PATTERN, "must be an agent key: lowercase letters, digits and single dashes (the agent's file name)");
@@ -68,7 +68,7 @@ const textPattern = z
   .meta({ description: 'A case-insensitive phrase, or "/regex/flags".' });
 
 /** `prompt` as written in a file: inline `text`, or a `file` relative to the YAML file. */
-export const filePrompt = z
+const filePrompt = z
   .strictObject({
     type: z.string().meta({ description: 'Prompt type; "fixed" is the documented value.' }),
     text: z.string().optional().meta({ description: "The prompt text, sent as written." }),
@@ -104,7 +104,7 @@ const visibleTools = z
   .optional();
 const visibleModel = visibleText(modelName).optional();
 
-export const conversationalConfigFile = conversationalAgentConfig.extend({
+const conversationalConfigFile = conversationalAgentConfig.extend({
   personas: z
     .array(
       personaItem.extend({
@@ -120,7 +120,7 @@ export const conversationalConfigFile = conversationalAgentConfig.extend({
     })
     .optional(),
 });
-export const proceduralConfigFile = proceduralAgentConfig.extend({
+const proceduralConfigFile = proceduralAgentConfig.extend({
   runtime: proceduralRuntime.extend({ model: visibleModel, prompt: filePrompt.optional() }).optional(),
   tool: proceduralAgentConfig.shape.tool.unwrap().extend({ tools: visibleTools }).optional(),
 });
@@ -155,7 +155,7 @@ export const judgeRubric = z
   ])
   .meta({ description: "A rubric sentence, or {rubric, votes}." });
 
-export const expectations = z.strictObject({
+const expectations = z.strictObject({
   judge: z.array(judgeRubric).optional().meta({
     description:
       "Rubrics a judge model (agents:judgeBaseUrl, agents:judgeModel) checks the transcript against; the transcript is sent to that endpoint.",

@@ -23,7 +23,7 @@ import type { Diagnostic } from "./diagnostic.ts";
 export const MAX_YAML_BYTES = 1024 * 1024;
 export const MAX_PROMPT_BYTES = 256 * 1024;
 export const MAX_DEPTH = 64;
-export const MAX_ALIAS_COUNT = 100;
+const MAX_ALIAS_COUNT = 100;
 
 export type PathSegment = string | number;
 
@@ -91,7 +91,7 @@ export async function loadYaml(absolute: string): Promise<Loaded> {
   }
 }
 
-export function parseYaml(file: string, absolute: string, text: string): Loaded {
+function parseYaml(file: string, absolute: string, text: string): Loaded {
   // Flow collections nest recursively in the parser: count their depth on the token stream first.
   const tooDeep = flowDepthExceeded(text);
   if (tooDeep !== undefined) {

@@ -6,7 +6,7 @@ import type { VerdictWord } from "./verdict.ts";
 export type LabelledVerdict = { human: VerdictWord; judge: VerdictWord };
 
 /** Rows: the human's label; columns: the judge's verdict. */
-export type Confusion = {
+type Confusion = {
   human_pass_judge_pass: number;
   human_pass_judge_fail: number;
   human_fail_judge_pass: number;

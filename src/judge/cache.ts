@@ -15,7 +15,7 @@ export const DEFAULT_CACHE_DIR = path.join(".agent-iac", "judge-cache");
 export type VoteKey = { model: string; rubric: string; lines: readonly string[]; vote: number };
 
 /** The key of one vote: a SHA-256 over the model, rubric, transcript, prompt version and vote index. */
-export function voteKey(key: VoteKey): string {
+function voteKey(key: VoteKey): string {
   const material = JSON.stringify([PROMPT_VERSION, key.model, key.rubric, key.lines, key.vote]);
   return createHash("sha256").update(material).digest("hex");
 }
@@ -89,7 +89,7 @@ export class VoteCache {
 }
 
 /** A rubric's last measured agreement with human labels (`agent-iac judge check`). */
-export const calibrationSchema = z.looseObject({
+const calibrationSchema = z.looseObject({
   agreement: z.number(),
   kappa: z.number().nullable(),
   items: z.int(),

@@ -30,7 +30,7 @@ const itemSchema = z
     }
   });
 
-export const labelledFileSchema = z.strictObject({
+const labelledFileSchema = z.strictObject({
   votes: z
     .int()
     .min(1)
@@ -40,7 +40,7 @@ export const labelledFileSchema = z.strictObject({
   items: z.array(itemSchema).min(1, "must list at least one labelled transcript"),
 });
 
-export type LabelledItem = z.output<typeof itemSchema> & { line: number };
+type LabelledItem = z.output<typeof itemSchema> & { line: number };
 export type LabelledFile = { file: string; votes: number; items: LabelledItem[] };
 
 /** A labelled file that cannot be used; `problems` are `file:line: field: message`. */
@@ -93,8 +93,8 @@ export async function readLabelledFile(file: string): Promise<LabelledFile> {
   };
 }
 
-export type CheckedItem = { item: LabelledItem; judgement: Judgement };
-export type RubricCheck = AgreementStats & { rubric: string; consistency: number | null; errors: number };
+type CheckedItem = { item: LabelledItem; judgement: Judgement };
+type RubricCheck = AgreementStats & { rubric: string; consistency: number | null; errors: number };
 export type CheckResult = {
   model: string;
   items: CheckedItem[];

@@ -22,7 +22,7 @@ export const VERDICT_JSON_SCHEMA = {
 } as const;
 
 /** The transcript as the judge sees it: one numbered line per entry ("3: tool lookup({…}) → {…}"). */
-export function numberedTranscript(lines: readonly string[]): string {
+function numberedTranscript(lines: readonly string[]): string {
   if (lines.length === 0) return "(the conversation has no lines)";
   return lines.map((line, i) => `${i + 1}: ${line.replace(/\r?\n/g, " ")}`).join("\n");
 }

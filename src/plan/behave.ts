@@ -19,8 +19,6 @@ import {
 } from "../report/index.ts";
 import { callResult, type PlannedCall, planCalls, type ScenarioResult, scenarioSummaries } from "../smoke/index.ts";
 
-export type { AgentBehaviour, BehaveSummary, BehaviourScenario, UnmetExpectation } from "../report/index.ts";
-
 /** The request body the preview would send (before) and proposes (after), per agent key. */
 export type PlanInputs = Map<string, { before: Record<string, unknown>; after: Record<string, unknown> }>;
 

@@ -19,12 +19,9 @@ import {
 import type { PlanInputs } from "./behave.ts";
 import { policyRecorder } from "./policy.ts";
 
-export type { Action, AgentPlan, FieldChange, Plan, PlannedRequest, PolicyViolation } from "../report/index.ts";
+export type { AgentPlan, FieldChange, Plan } from "../report/index.ts";
 export {
-  type AgentBehaviour,
   attachBehaviour,
-  type BehaveSummary,
-  type BehaviourScenario,
   type BehaviourTarget,
   behaveReport,
   behaviourTargets,

@@ -8,23 +8,15 @@ import type { Finding, PolicyAgent } from "./rules.ts";
 
 export {
   configSchema,
-  DEFAULT_LEVEL,
-  type EnforcementLevel,
   PolicyConfigError,
   type RuleSetup,
-  ruleSettings,
   ruleSetups,
 } from "./config.ts";
 export { forbiddenMatches, mask } from "./patterns.ts";
 export {
-  type AgentKind,
-  type Finding,
   fieldPath,
-  globMatches,
-  type PathSegment,
   type PolicyAgent,
   RULES,
-  type Rule,
   violationMessage,
 } from "./rules.ts";
 

@@ -60,7 +60,7 @@ function at(value: unknown, path: readonly PathSegment[]): unknown {
 }
 
 /** `openai/*` → a whole-string match with `*` as any run of characters. */
-export function globMatches(pattern: string, value: string, ignoreCase = false): boolean {
+function globMatches(pattern: string, value: string, ignoreCase = false): boolean {
   const source = pattern
     .split("*")
     .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
@@ -69,7 +69,7 @@ export function globMatches(pattern: string, value: string, ignoreCase = false):
 }
 
 /** A value for a message: JSON-quoted and clipped. */
-export function shown(value: unknown): string {
+function shown(value: unknown): string {
   const text = typeof value === "string" ? value : JSON.stringify(value);
   const clipped = text.length > 80 ? `${text.slice(0, 79)}…` : text;
   return typeof value === "string" ? JSON.stringify(clipped) : clipped;

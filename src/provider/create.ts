@@ -15,7 +15,7 @@ export function resolveSettings(provider: ConfiguredProvider) {
 }
 
 /** A retried request leaves one line in `pulumi up`'s output. */
-export function logRetry(notice: RetryNotice): void {
+function logRetry(notice: RetryNotice): void {
   pulumi.log.info(retryLine(notice));
 }
 

@@ -16,7 +16,7 @@ export { jsonLine, terminalLines, terminalText } from "../report/index.ts";
 const json = (value: unknown) => (value === undefined ? "" : jsonLine(value));
 
 /** A tool call as one line: `tool name({…}) → result`, or ` …` while it has not returned. */
-export function toolLine(call: TranscriptToolCall): string {
+function toolLine(call: TranscriptToolCall): string {
   const head = `tool ${terminalText(call.name)}(${json(call.arguments ?? {})})`;
   if (!call.returned) return `${head} …`;
   if (call.error !== undefined && call.error !== null) return `${head} → error ${json(call.error)}`;

@@ -3,7 +3,7 @@
 // one. A command builds its report value and ends with `emitReport` (write.ts): the files asked for,
 // the job summary, the terminal text, the exit code. Nothing here imports a producer (smoke,
 // compare, plan, watch): they import this.
-export { fenced, jsonLine, markdownText, terminalLines, terminalText, xml } from "./escape.ts";
+export { fenced, jsonLine, terminalLines, terminalText } from "./escape.ts";
 export { htmlReport } from "./html/index.ts";
 export { junitXml } from "./junit.ts";
 export { jobSummary } from "./markdown.ts";
@@ -13,22 +13,16 @@ export {
   evaluated,
   exitCode,
   finishedCalls,
-  type Headline,
-  headline,
-  type RunReportParts,
   runReport,
-  unevaluatedText,
 } from "./outcome.ts";
 export * from "./plan.ts";
 export { planJson, planMarkdown } from "./plan-markdown.ts";
-export { decidedText, evidenceText, passKText, sequentialText, shownPassK } from "./repeats.ts";
+export { evidenceText } from "./repeats.ts";
 export * from "./schema.ts";
 export { callLines, terminalSummary } from "./terminal.ts";
 export * from "./traffic.ts";
 export { pct } from "./traffic-render.ts";
 export {
-  type AnyReport,
-  type EmitOptions,
   emitReport,
   type ReportFiles,
   readReport,

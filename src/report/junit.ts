@@ -15,7 +15,7 @@ const seconds = (ms: number) => (ms / 1000).toFixed(3);
 const time = (calls: readonly CallResult[]) => calls.reduce((sum, c) => sum + c.timings.duration_ms, 0);
 
 /** The calls of one scenario summary (same agent, scenario and version), in report order. */
-export function callsOf(report: Report, scenario: ScenarioSummary): CallResult[] {
+function callsOf(report: Report, scenario: ScenarioSummary): CallResult[] {
   return report.results.filter(
     (c) =>
       c.side !== "old" &&
@@ -32,7 +32,7 @@ function failedDescriptions(call: CallResult): string[] {
 }
 
 /** "response_p95_ms 412 ms > 200 ms" for each bound exceeded. */
-export function latencyProblems(scenario: ScenarioSummary): string[] {
+function latencyProblems(scenario: ScenarioSummary): string[] {
   const latency = scenario.latency;
   if (!latency) return [];
   return latency.exceeded.map((name) => {

@@ -74,7 +74,7 @@ function bounded<T>(items: readonly T[], line: (item: T) => string[]): string[] 
   return out;
 }
 
-export const RUN_TITLES: Record<string, string> = {
+const RUN_TITLES: Record<string, string> = {
   smoke: "smoke",
   compare: "smoke --compare",
   behave: "plan --behave",

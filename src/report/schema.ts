@@ -16,8 +16,8 @@ export const REPORT_FORMAT = "agent-iac-report";
 export const REPORT_VERSION = 4;
 
 /** Every kind of run a report can hold (the plan has its own value: plan.ts). */
-export const RUN_KINDS = ["smoke", "compare", "behave", "merged", "replay"] as const;
-export const TRAFFIC_KINDS = ["watch", "audit"] as const;
+const RUN_KINDS = ["smoke", "compare", "behave", "merged", "replay"] as const;
+const TRAFFIC_KINDS = ["watch", "audit"] as const;
 
 const ms = z.number().nonnegative();
 
@@ -26,7 +26,7 @@ const ms = z.number().nonnegative();
  * the judge model, its agreement (`2/3`), a reason, the transcript lines (1-based) it cites, and the
  * rubric's last measured agreement with human labels (`judge check`), if any.
  */
-export const judgementSchema = z.looseObject({
+const judgementSchema = z.looseObject({
   rubric: z.string(),
   model: z.string(),
   verdict: z.enum(["pass", "fail", "error"]),
@@ -54,7 +54,7 @@ export const judgementSchema = z.looseObject({
 });
 
 /** One expectation's outcome in one call; `context` holds the nearest transcript lines of a failure. */
-export const assertionSchema = z.looseObject({
+const assertionSchema = z.looseObject({
   description: z.string(),
   passed: z.boolean(),
   detail: z.string().nullable().default(null),
@@ -63,7 +63,7 @@ export const assertionSchema = z.looseObject({
 });
 
 /** A transcript entry as data, for a chat-like rendering; `at_ms` is from the call's start (event `created_at`). */
-export const entrySchema = z.discriminatedUnion("kind", [
+const entrySchema = z.discriminatedUnion("kind", [
   z.looseObject({
     kind: z.literal("agent"),
     text: z.string(),
@@ -88,7 +88,7 @@ export const entrySchema = z.discriminatedUnion("kind", [
  * agent.message.delta; each user.message.received → the next agent delta; each tool call's
  * created → returned. Null/empty when the call did not show it.
  */
-export const callLatencySchema = z.looseObject({
+const callLatencySchema = z.looseObject({
   first_response_ms: ms.nullable().default(null),
   response_ms: z.array(ms).default([]),
   tool_ms: z.array(ms).default([]),
@@ -102,12 +102,12 @@ export const callStatus = z.enum(["passed", "failed", "error", "not_run"]);
  * complete (the service, the network, its timeout, the judge); `interrupted` the run was stopped
  * while it was in flight; `not_run` it was planned but never placed.
  */
-export const CALL_OUTCOME_KINDS = ["passed", "failed", "error", "not_run", "interrupted"] as const;
-export const callOutcomeKind = z.enum(CALL_OUTCOME_KINDS);
+const CALL_OUTCOME_KINDS = ["passed", "failed", "error", "not_run", "interrupted"] as const;
+const callOutcomeKind = z.enum(CALL_OUTCOME_KINDS);
 
 /** The step of a call that failed: creating the conversation, its event stream, the procedures poll, the judge. */
-export const CALL_STAGES = ["create", "stream", "procedures", "judge"] as const;
-export const callStage = z.enum(CALL_STAGES);
+const CALL_STAGES = ["create", "stream", "procedures", "judge"] as const;
+const callStage = z.enum(CALL_STAGES);
 
 /**
  * A call's typed outcome. Where there is one: the stage that failed, the request it made
@@ -170,7 +170,7 @@ export const callResultSchema = callFields.transform((call) => ({
 }));
 
 /** Measured latency over all turns of all iterations of a scenario; bounds from `expect.latency`. */
-export const latencySummarySchema = z.looseObject({
+const latencySummarySchema = z.looseObject({
   first_response_ms: ms.nullable().default(null),
   response_p50_ms: ms.nullable().default(null),
   response_p95_ms: ms.nullable().default(null),
@@ -181,12 +181,12 @@ export const latencySummarySchema = z.looseObject({
 });
 
 /** `inconclusive`: a sequential test reached its cap undecided (exit 1, like failed). */
-export const verdict = z.enum(["passed", "failed", "flaky", "error", "not_run", "inconclusive"]);
+const verdict = z.enum(["passed", "failed", "flaky", "error", "not_run", "inconclusive"]);
 /** `not_significant`: the new version fails where the old passed, but its pass rate is not significantly lower. */
-export const comparisonOutcome = z.enum(["regression", "fixed", "still_failing", "unchanged", "not_significant"]);
+const comparisonOutcome = z.enum(["regression", "fixed", "still_failing", "unchanged", "not_significant"]);
 
 /** Old versus new for one scenario (smoke --compare). */
-export const scenarioComparisonSchema = z.looseObject({
+const scenarioComparisonSchema = z.looseObject({
   old_version_id: z.string(),
   new_version_id: z.string(),
   old_verdict: verdict,
@@ -240,7 +240,7 @@ export const scenarioComparisonSchema = z.looseObject({
 });
 
 /** One scenario over its iterations: the verdict follows its threshold (`min_pass`, default all). */
-export const scenarioSummarySchema = z.looseObject({
+const scenarioSummarySchema = z.looseObject({
   agent: z.string(),
   scenario: z.string(),
   version_id: z.string(),
@@ -289,7 +289,7 @@ export const scenarioSummarySchema = z.looseObject({
  * Counted by one rule (outcome.ts `countScenarios`). Kinds watch/audit count calls and regressed
  * agents only.
  */
-export const summarySchema = z.looseObject({
+const summarySchema = z.looseObject({
   scenarios: z.int().min(0).default(0),
   passed: z.int().min(0).default(0),
   failed: z.int().min(0).default(0),
@@ -347,7 +347,6 @@ export const reportSchema = z.looseObject({
 });
 
 export type ReportAssertion = z.output<typeof assertionSchema>;
-export type ReportJudgement = z.output<typeof judgementSchema>;
 export type ReportEntry = z.output<typeof entrySchema>;
 export type CallLatency = z.output<typeof callLatencySchema>;
 export type CallResult = z.output<typeof callResultSchema>;
@@ -361,4 +360,3 @@ export type ScenarioComparison = z.output<typeof scenarioComparisonSchema>;
 export type ScenarioSummary = z.output<typeof scenarioSummarySchema>;
 export type ReportSummary = z.output<typeof summarySchema>;
 export type Report = z.output<typeof reportSchema>;
-export type ReportKind = Report["kind"];

@@ -80,7 +80,7 @@ function measured(s: ScenarioSummary): string {
 }
 
 /** `support/greets: 3/3 passed, latency response p95 1,240 ms over 1,000 ms → failed; latency …`. */
-export function scenarioLine(s: ScenarioSummary): string {
+function scenarioLine(s: ScenarioSummary): string {
   const rule = s.sequential
     ? `pass_rate ${s.sequential.pass_rate} ± ${s.sequential.margin} at ${percent(s.sequential.confidence)}`
     : `min_pass ${s.min_pass}`;
@@ -173,7 +173,7 @@ function comparisonSummary(report: Report): string[] {
 }
 
 /** `calls: 12 of 14 passed, 2 failed, 0 could not complete` — the second figure, labelled. */
-export function callsLine(report: Report): string {
+function callsLine(report: Report): string {
   const s = countScenarios(report);
   const judged = judgedCalls(report).length;
   const placed = judged - s.calls_not_run;

@@ -74,7 +74,7 @@ function aligned(rows: string[][], indent = "  "): string {
   return rows.map((r) => `${indent}${r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("   ")}`.trimEnd()).join("\n");
 }
 
-export function readsLine(reads: TrafficReport["reads"]): string {
+function readsLine(reads: TrafficReport["reads"]): string {
   const pages = reads.reduce((n, r) => n + r.pages, 0);
   const items = reads.reduce((n, r) => n + r.items, 0);
   const resumed = reads.reduce((n, r) => n + r.resumed, 0);

@@ -6,9 +6,9 @@ import { z } from "zod";
 const count = z.int().min(0);
 
 /** A share with what it was computed from; `value` null when `of` is 0. */
-export const shareSchema = z.looseObject({ count, of: count, value: z.number().nullable() });
+const shareSchema = z.looseObject({ count, of: count, value: z.number().nullable() });
 
-export const figuresSchema = z.looseObject({
+const figuresSchema = z.looseObject({
   calls: count,
   finished: count,
   unfinished: count.default(0),
@@ -26,9 +26,9 @@ export const figuresSchema = z.looseObject({
 const windowSchema = z.looseObject({ from: z.string(), to: z.string() });
 
 /** One list read: pages and items, and how often it resumed after the client's retries gave up. */
-export const readSchema = z.looseObject({ what: z.string(), pages: count, items: count, resumed: count.default(0) });
+const readSchema = z.looseObject({ what: z.string(), pages: count, items: count, resumed: count.default(0) });
 
-export const agentTrafficSchema = z.looseObject({
+const agentTrafficSchema = z.looseObject({
   key: z.string(),
   version_id: z.string(),
   baseline_version_id: z.string().nullable().default(null),
@@ -52,7 +52,7 @@ export const agentTrafficSchema = z.looseObject({
   rollback: z.string().nullable().default(null),
 });
 
-export const versionTrafficSchema = z.looseObject({
+const versionTrafficSchema = z.looseObject({
   agent_id: z.string(),
   calls: count,
   live: count,

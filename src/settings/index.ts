@@ -8,7 +8,7 @@ import { isLoopbackHost } from "../contract/index.ts";
 import { ConfigError } from "../errors/index.ts";
 
 /** The stack config keys of the connection. */
-export const CONFIG_KEYS = {
+const CONFIG_KEYS = {
   baseUrl: "agents:baseUrl",
   apiKey: "agents:apiKey",
   serviceVersion: "agents:serviceVersion",
@@ -20,7 +20,7 @@ export const LOCAL_DEV_KEY = "sk-agent-iac-local-dev-key";
 /** Reads one stack config value (Pulumi's `config.get`, or a lookup in `getAllConfig()`'s map). */
 export type ConfigReader = (key: string) => string | undefined;
 
-export type KeySource = "stack config" | "AGENT_IAC_API_KEY" | "the local dev key";
+type KeySource = "stack config" | "AGENT_IAC_API_KEY" | "the local dev key";
 
 export type Connection = {
   baseUrl: string | undefined;
@@ -102,7 +102,7 @@ export function secretsInEnvironment(env: NodeJS.ProcessEnv = process.env): stri
 }
 
 /** The stack config keys of the judge (judged expectations), and their environment fallbacks. */
-export const JUDGE_KEYS = {
+const JUDGE_KEYS = {
   baseUrl: { config: "agents:judgeBaseUrl", env: "AGENT_IAC_JUDGE_BASE_URL" },
   model: { config: "agents:judgeModel", env: "AGENT_IAC_JUDGE_MODEL" },
   apiKey: { config: "agents:judgeApiKey", env: "AGENT_IAC_JUDGE_API_KEY" },
@@ -120,7 +120,7 @@ export type JudgeSettings = {
   timeoutSec: number;
 };
 
-export const DEFAULT_JUDGE_TIMEOUT_SEC = 60;
+const DEFAULT_JUDGE_TIMEOUT_SEC = 60;
 
 /** The judge settings: stack config first, then the environment; an empty value counts as unset. */
 export function resolveJudge(config: ConfigReader, env: NodeJS.ProcessEnv = process.env): JudgeSettings {
@@ -162,7 +162,7 @@ export function streamToken(env: NodeJS.ProcessEnv = process.env): string | unde
 }
 
 /** The stack config keys naming the stack's policy pack and its config file (paths relative to the project). */
-export const POLICY_KEYS = { pack: "agents:policyPack", config: "agents:policyPackConfig" } as const;
+const POLICY_KEYS = { pack: "agents:policyPack", config: "agents:policyPackConfig" } as const;
 
 /**
  * The policy pack options of a stack's preview and up (the Automation API's `policyPacks` and

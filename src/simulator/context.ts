@@ -44,7 +44,7 @@ export type Sim = {
   identity?: SimulatorIdentity;
 };
 
-export type SimulatorIdentity = {
+type SimulatorIdentity = {
   pid: number;
   /** The data file, absolute; null for an in-memory simulator. */
   data_file: string | null;

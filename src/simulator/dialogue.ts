@@ -3,7 +3,7 @@
 // outputs shaped by an output schema.
 import type { ConversationalAgentConfig } from "../contract/index.ts";
 
-export const DEFAULT_USER_TURNS = ["Hi, I'd like some help with my account.", "That's all, thank you."];
+const DEFAULT_USER_TURNS = ["Hi, I'd like some help with my account.", "That's all, thank you."];
 export const GOODBYE = "Thank you for calling. Goodbye!";
 
 type Json = Record<string, unknown>;
@@ -76,7 +76,7 @@ export function failsAt(n: number, rate: number): boolean {
 }
 
 /** A value fitting a simple JSON Schema (type/properties/items/enum/const); undefined if not simple. */
-export function shapedValue(schema: unknown, name: string, summary: string): unknown {
+function shapedValue(schema: unknown, name: string, summary: string): unknown {
   if (!isObject(schema)) return undefined;
   if ("const" in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];

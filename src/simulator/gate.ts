@@ -10,8 +10,8 @@ import type { FaultEffect } from "./faults.ts";
 import { HttpError } from "./http.ts";
 import { hashToken } from "./store.ts";
 
-export const EVENTS_ROUTE = "GET /conversations/{conversation_id}/events";
-export const SESSION_ROUTE = "WS /conversations/{conversation_id}/session";
+const EVENTS_ROUTE = "GET /conversations/{conversation_id}/events";
+const SESSION_ROUTE = "WS /conversations/{conversation_id}/session";
 const FEEDBACKS_ROUTE = "GET /feedbacks";
 /** Simulator-only routes that need no key (they reveal nothing). */
 const OPEN_ROUTES = new Set(["/_simulator/health"]);
@@ -19,8 +19,7 @@ const OPEN_ROUTES = new Set(["/_simulator/health"]);
 const effects = new WeakMap<FastifyRequest, FaultEffect>();
 const routeKeys = new WeakMap<FastifyRequest, string>();
 export const faultOf = (request: FastifyRequest) => effects.get(request);
-export const routeOf = (request: FastifyRequest) =>
-  routeKeys.get(request) ?? `${request.method} ${request.url.split("?")[0]}`;
+const routeOf = (request: FastifyRequest) => routeKeys.get(request) ?? `${request.method} ${request.url.split("?")[0]}`;
 
 export const gate = global(async (app, { sim }: { sim: Sim }) => {
   app.addHook("onRequest", async (request, reply) => {

@@ -22,7 +22,7 @@ export const LIMITS = {
 } as const;
 
 /** Nesting depth of a JSON text, counted without parsing it (strings skipped). */
-export function jsonDepth(text: string): number {
+function jsonDepth(text: string): number {
   let depth = 0;
   let max = 0;
   let inString = false;

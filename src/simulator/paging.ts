@@ -9,7 +9,7 @@ type Cursor = { after: number; filters: Record<string, string> };
 
 const mac = (key: Buffer, data: string) => createHmac("sha256", key).update(data).digest().subarray(0, 16);
 
-export function encodeCursor(cursor: Cursor, key: Buffer): string {
+function encodeCursor(cursor: Cursor, key: Buffer): string {
   const data = Buffer.from(JSON.stringify(cursor)).toString("base64url");
   return `${data}.${mac(key, data).toString("base64url")}`;
 }

@@ -13,7 +13,7 @@ import { LIMITS } from "./limits.ts";
 import type { Profile } from "./profile.ts";
 import { randomSuffix, type Store, type StoredConversation, type StoredProcedure } from "./store.ts";
 
-export const HOOKS_PATH = "/_simulator/hooks/";
+const HOOKS_PATH = "/_simulator/hooks/";
 
 export class ProcedureRunner {
   readonly #store: Store;

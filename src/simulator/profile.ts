@@ -8,7 +8,7 @@ import type { EventEnvelope } from "../contract/index.ts";
 export type ProfileName = "default" | "variant";
 export const PROFILE_NAMES: readonly ProfileName[] = ["default", "variant"];
 
-export type CreatedKind = "conversational_agent" | "procedural_agent" | "conversation";
+type CreatedKind = "conversational_agent" | "procedural_agent" | "conversation";
 
 export type Profile = {
   name: ProfileName;
@@ -120,7 +120,7 @@ const variantProfile: Profile = {
 
 export const PROFILES: Record<ProfileName, Profile> = { default: defaultProfile, variant: variantProfile };
 
-export function errorType(status: number): string {
+function errorType(status: number): string {
   if (status === 400) return "invalid_request";
   if (status === 401) return "authentication_error";
   if (status === 403) return "permission_error";

@@ -49,7 +49,7 @@ export type StoredConversation = {
 export type StoredProcedure = { seq: number; item: Procedure };
 export type StoredFeedback = { seq: number; service_id: string; item: Feedback };
 
-export type Delivery = {
+type Delivery = {
   procedure_id: string;
   /** The conversation whose procedure it was (lets a run report only its own deliveries). */
   conversation_id?: string;
@@ -60,7 +60,7 @@ export type Delivery = {
   attempted_at: string;
 };
 /** A POST received by the simulator's own sink, /_simulator/hooks/{name}. */
-export type HookRecord = { name: string; received_at: string; body: unknown };
+type HookRecord = { name: string; received_at: string; body: unknown };
 
 export type State = {
   format: 1;
@@ -80,7 +80,7 @@ const LISTS = ["agents", "conversations", "procedures", "feedbacks", "deliveries
 export const randomSuffix = (bytes = 9) => randomBytes(bytes).toString("base64url").replace(/[-_]/g, "x");
 export const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
 
-export function emptyState(serviceId = `svc_${randomSuffix(6)}`): State {
+function emptyState(serviceId = `svc_${randomSuffix(6)}`): State {
   return {
     format: 1,
     service_id: serviceId,

@@ -8,7 +8,7 @@ import type { PlannedCall } from "./call.ts";
 export type Estimate = { calls: number; worstCaseMinutes: number; judgeRequests: number };
 
 /** The judge requests one call of a scenario may make: Σ votes over its rubrics. */
-export function judgeRequestsPerCall(call: PlannedCall): number {
+function judgeRequestsPerCall(call: PlannedCall): number {
   return judgeRubrics(call.scenario.expect).reduce((sum, r) => sum + r.votes, 0);
 }
 

@@ -7,7 +7,6 @@ import type { EntryTime } from "./observe.ts";
 import { type ObservedEntry, type ObservedToolCall, renderEntry } from "./transcript.ts";
 
 export type { Expectations } from "../definitions/index.ts";
-export type { ObservedEntry, ObservedToolCall } from "./transcript.ts";
 
 /** How a procedure was found: by the linked agent's id, or by its name (a version the stack no longer holds). */
 export type ProcedureMatch = "agent_id" | "name";
@@ -198,7 +197,7 @@ function lines(observed: Observation, kind?: ObservedEntry["kind"]): string[] {
 }
 
 /** A judged expectation's description: `judge: <rubric>`. */
-export const judgedDescription = (rubric: string) => `judge: ${rubric}`;
+const judgedDescription = (rubric: string) => `judge: ${rubric}`;
 
 /**
  * The judged expectations of a scenario, in the order written, after the literal ones. `error` says

@@ -61,7 +61,7 @@ const passed = (c: CallResult) => c.outcome.kind === "passed";
 const ended = (calls: readonly CallResult[]) => calls.filter((c) => endedOnItsOwn(c.outcome.kind));
 
 /** How many finished calls settled the verdict, when fewer than planned; null otherwise. */
-export function decidedAfter(all: readonly CallResult[], gate: Gate): number | null {
+function decidedAfter(all: readonly CallResult[], gate: Gate): number | null {
   const calls = ended(all);
   if (gate.sequential) {
     const passes = calls.filter(passed).length;

@@ -16,14 +16,14 @@ import { type NotRunReason, notRunResult, type Output, runCalls } from "./run.ts
 export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 // PlannedCall, planCalls, runCalls, callResult, scenarioSummaries: for the comparison and the
 // behaviour preview, which place the same planned calls on other versions.
-export type { PlannedCall, Progress } from "./call.ts";
-export { parseShard, shardOf } from "./gates.ts";
+export type { PlannedCall } from "./call.ts";
+export { parseShard } from "./gates.ts";
 export { mergeReports } from "./merge.ts";
-export { type CallOutcome, OUTCOME_CODES, unknownVersionCalls } from "./outcome.ts";
+export { type CallOutcome, unknownVersionCalls } from "./outcome.ts";
 export { planCalls } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
-export { type NotRunReason, notRunResult, runCalls } from "./run.ts";
+export { notRunResult, runCalls } from "./run.ts";
 export { recordingTranscript };
 
 /** A recording could not be written (the run's calls are done; the reports are written first). */

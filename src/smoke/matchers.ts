@@ -7,7 +7,7 @@ import vm from "node:vm";
 import { regexParts } from "../definitions/index.ts";
 
 /** The longest one regular expression may take on one text. */
-export const MATCH_TIMEOUT_MS = 1000;
+const MATCH_TIMEOUT_MS = 1000;
 
 /** A regular expression did not finish within its time bound. */
 export class MatchTimeout extends Error {

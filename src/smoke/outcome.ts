@@ -76,7 +76,7 @@ export function failureOutcome(
 }
 
 /** The service's error code in an error body, where it gives one: `error.code`, `code`, `error.type`, `type`. */
-export function serviceCode(body: unknown): string | undefined {
+function serviceCode(body: unknown): string | undefined {
   if (!body || typeof body !== "object") return undefined;
   const record = body as Record<string, unknown>;
   const nested = record.error && typeof record.error === "object" ? (record.error as Record<string, unknown>) : {};

@@ -26,7 +26,7 @@ import { type CallOutcome, outcomeFromReport, reportOutcome } from "./outcome.ts
 import { type ScenarioResult, statusOf } from "./reports.ts";
 import { renderEntry } from "./transcript.ts";
 
-export const RECORDING_FORMAT = "agent-iac-recording";
+const RECORDING_FORMAT = "agent-iac-recording";
 const MAX_RECORDINGS = 10_000;
 const MAX_RECORDING_BYTES = 64 * 1024 * 1024;
 
@@ -58,7 +58,7 @@ type Footer = {
 const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 60);
 
 /** `<dir>/<agent>/<scenario>-<hash>.<iteration>.jsonl`: readable, and distinct for names that clean up alike. */
-export function recordingPath(dir: string, agent: string, scenario: string, iteration: number): string {
+function recordingPath(dir: string, agent: string, scenario: string, iteration: number): string {
   const hash = createHash("sha256").update(`${agent}\u0000${scenario}`).digest("hex").slice(0, 8);
   return path.join(dir, safe(agent), `${safe(scenario)}-${hash}.${iteration}.jsonl`);
 }
@@ -94,7 +94,7 @@ export async function writeRecording(dir: string, call: PlannedCall, result: Sce
   return file;
 }
 
-export type Recording = { file: string; header: Header; envelopes: EventEnvelope[]; footer: Footer | undefined };
+type Recording = { file: string; header: Header; envelopes: EventEnvelope[]; footer: Footer | undefined };
 
 /** The replay directory cannot be used: an InvalidInputError on the field `replay`. */
 const invalidReplay = (dir: string, problem: string) =>
@@ -117,7 +117,7 @@ async function recordingFiles(dir: string): Promise<string[]> {
 }
 
 /** Reads one recording; a line that is not what it should be is an InvalidInputError naming file:line. */
-export async function readRecording(file: string): Promise<Recording> {
+async function readRecording(file: string): Promise<Recording> {
   const info = await stat(file);
   if (info.size > MAX_RECORDING_BYTES) throw invalidRecording(file, `larger than ${MAX_RECORDING_BYTES} bytes`);
   const lines = (await readFile(file, "utf8")).split("\n");

@@ -68,10 +68,6 @@ export function statusOf(kind: CallOutcomeKind): ScenarioStatus {
   return kind === "interrupted" ? "error" : kind;
 }
 
-export function testcaseName(result: ScenarioResult): string {
-  return `${result.scenario}#${result.iteration}`;
-}
-
 /** One call in the JSON report's shape (see src/report). */
 export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): CallResult {
   const times = r.observation?.entryTimes ?? [];
@@ -134,7 +130,7 @@ function reportEntry(entry: ObservedEntry, time: EntryTime | undefined): ReportE
 export type ScenarioGate = Gate & { agent: string; scenario: string; versionId: string };
 
 /** The gates of the scenarios the results belong to, in the order they first appear. */
-export function gatesOf(results: readonly ScenarioResult[]): Map<string, ScenarioGate> {
+function gatesOf(results: readonly ScenarioResult[]): Map<string, ScenarioGate> {
   const byKey = new Map<string, ScenarioResult[]>();
   for (const r of results) {
     const key = scenarioKey(r.agent, r.scenario, r.versionId);

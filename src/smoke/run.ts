@@ -116,7 +116,7 @@ function unplacedResult(call: PlannedCall, end: Pick<ScenarioResult, "status" | 
 }
 
 /** One waiting call in words: `support/greets#1 waits for …; last seen: …; 104 s left`. */
-export function progressText(progress: Progress): string {
+function progressText(progress: Progress): string {
   const { call } = progress;
   const left = Math.ceil(progress.remainingMs / 1000);
   return terminalText(

@@ -107,7 +107,7 @@ function exactUpperTail(m: number, n: number): Float64Array {
 }
 
 /** The standard normal upper tail, P(Z ≥ z) (Abramowitz–Stegun 7.1.26 via erfc; error < 1.5e-7). */
-export function normalUpper(z: number): number {
+function normalUpper(z: number): number {
   const x = Math.abs(z) / Math.SQRT2;
   const t = 1 / (1 + 0.3275911 * x);
   const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));

@@ -2,7 +2,6 @@
 // documented: early decision of fixed repeats, the sequential pass-rate test, pass^k, and the
 // significance of old-versus-new differences. No I/O; smoke and compare call these.
 export {
-  type FixedDecision,
   fixedDecision,
   logChoose,
   passHatK,
@@ -10,15 +9,13 @@ export {
   round4,
   wilsonInterval,
 } from "./binomial.ts";
-export { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, normalUpper, rateDifference } from "./compare.ts";
+export { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference } from "./compare.ts";
 export {
-  type Boundaries,
   boundaries,
   defaultMargin,
   fewestCalls,
   fixedDesign,
   logLikelihoodRatio,
-  type SequentialDecision,
   type SequentialRule,
   sequentialDecision,
 } from "./sequential.ts";

@@ -131,7 +131,7 @@ export function cleanErrorLines(text: string): string {
 }
 
 /** The error diagnostics of an update, from its engine events: `key: message`, each once. */
-export function errorDiagnostics() {
+function errorDiagnostics() {
   const errors = new Map<string, string>();
   const onEvent = (event: pulumi.automation.EngineEvent) => {
     const diagnostic = event.diagnosticEvent;

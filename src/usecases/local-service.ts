@@ -109,7 +109,7 @@ export async function checkReusedSimulator(
 }
 
 /** "process 4242, data file .agent-iac/simulator.json, started in /home/ann/agent-iac": what is known. */
-export function describeSimulator(info: SimulatorInfo | undefined): string {
+function describeSimulator(info: SimulatorInfo | undefined): string {
   if (!info) return "a simulator that does not say who it is";
   const parts: string[] = [];
   if (info.pid !== undefined) parts.push(`process ${info.pid}`);

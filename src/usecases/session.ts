@@ -123,7 +123,7 @@ async function agentFilesOf(
 }
 
 /** The plain values of Pulumi.<stack>.yaml (a secret there cannot be read without Pulumi). */
-export async function stackFileConfig(stackName: string, workDir = process.cwd()): Promise<StackConfig> {
+async function stackFileConfig(stackName: string, workDir = process.cwd()): Promise<StackConfig> {
   const file = path.join(workDir, `Pulumi.${stackName}.yaml`);
   const text = await readFile(file, "utf8").catch(() => undefined);
   if (text === undefined) throw new StackNotFoundError(stackName, { hint: createStackHint(stackName) });

@@ -24,7 +24,7 @@ import { overBudget } from "./errors.ts";
 import { type JudgeCacheOptions, setupJudge } from "./judge.ts";
 
 /** How the plan's calls are placed. */
-export type Placement =
+type Placement =
   | { kind: "smoke" }
   /** Each call also on its agent's old version (the same plan, so the same shard). */
   | { kind: "compare"; old: OldVersions; failOn: FailOn; alpha?: number | undefined }
@@ -168,7 +168,7 @@ async function recordingDirectory(dir: string): Promise<void> {
  * Fails early, before any call is placed, when the service cannot be reached or refuses the key
  * (the command says it in the connection's terms). A service without the list lets the calls tell.
  */
-export async function checkAccess(client: Client): Promise<void> {
+async function checkAccess(client: Client): Promise<void> {
   try {
     for await (const _ of client.conversations.list().pages()) break;
   } catch (error) {

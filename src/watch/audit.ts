@@ -10,7 +10,7 @@ import type { StackHistory } from "./history.ts";
 import type { ReadCount, ResumeOptions } from "./read.ts";
 import type { Window } from "./window.ts";
 
-export type Category = "current" | "old" | "unknown";
+type Category = "current" | "old" | "unknown";
 
 export type VersionRow = {
   agent_id: string;

@@ -19,22 +19,22 @@ export const DEFAULT_NEGATIVE_RATINGS = [
 
 const present = (value: unknown) => value !== null && value !== undefined && value !== "";
 
-export function conversationFailed(c: Conversation): boolean {
+function conversationFailed(c: Conversation): boolean {
   return present(c.failure_reason) || /fail|error/i.test(c.status);
 }
 
-export function conversationFinished(c: Conversation): boolean {
+function conversationFinished(c: Conversation): boolean {
   return present(c.completed_at) || conversationFailed(c);
 }
 
 /** duration_sec as a number (it is typed "nullable" only), else null. */
-export function durationOf(c: Conversation): number | null {
+function durationOf(c: Conversation): number | null {
   const value = typeof c.duration_sec === "string" ? Number(c.duration_sec) : c.duration_sec;
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null;
 }
 
 /** A sentiment's label: a string, or an object's `label` (the shapes seen). */
-export function sentimentLabel(value: unknown): string | null {
+function sentimentLabel(value: unknown): string | null {
   if (typeof value === "string" && value) return value;
   if (value && typeof value === "object" && typeof (value as { label?: unknown }).label === "string") {
     return (value as { label: string }).label;
@@ -42,12 +42,12 @@ export function sentimentLabel(value: unknown): string | null {
   return null;
 }
 
-export function procedureFailed(p: Procedure): boolean {
+function procedureFailed(p: Procedure): boolean {
   return present(p.error) || /fail|error/i.test(p.status);
 }
 
 /** Not failed and not in a word that means done: still running. */
-export function procedurePending(p: Procedure): boolean {
+function procedurePending(p: Procedure): boolean {
   return !procedureFailed(p) && /pend|queue|run|progress|accept|work|wait|start/i.test(p.status);
 }
 
@@ -129,10 +129,4 @@ export function figures(t: Tally): Figures {
     negative_sentiment: share(t.negativeSentiments, t.sentiments),
     procedure_errors: { ...share(t.procedureErrors, t.procedures - t.proceduresPending), pending: t.proceduresPending },
   };
-}
-
-/** "25.0 % (50 of 200)", or "– (none)" without a denominator. */
-export function describeShare(s: Share, noun = ""): string {
-  if (s.value === null) return `– (no ${noun || "data"})`;
-  return `${(s.value * 100).toFixed(1)} % (${s.count} of ${s.of}${noun ? ` ${noun}` : ""})`;
 }

@@ -9,8 +9,8 @@ import { type ReadCount, type ResumeOptions, readAll } from "./read.ts";
 import { createdIn, type Window } from "./window.ts";
 
 /** Feedback is given after the call, procedures run after it: read them this long past the window. */
-export const FEEDBACK_GRACE_MS = 24 * 3_600_000;
-export const PROCEDURE_GRACE_MS = 3_600_000;
+const FEEDBACK_GRACE_MS = 24 * 3_600_000;
+const PROCEDURE_GRACE_MS = 3_600_000;
 
 export type WindowTraffic = {
   window: Window;

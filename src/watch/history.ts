@@ -34,7 +34,7 @@ export type StackHistory = {
 };
 
 /** At most this many of the newest updates are read (each checkpoint holds the whole state). */
-export const MAX_HISTORY_UPDATES = 200;
+const MAX_HISTORY_UPDATES = 200;
 
 async function decode(file: string): Promise<unknown> {
   const bytes = await readFile(file);

@@ -1,11 +1,11 @@
 // Live traffic per agent version after a release: `watch` (the current versions against the
 // previous ones) and `audit` (which versions take calls, and whose they are), read from the
 // service's conversation, procedure and feedback lists with their date filters.
-export { type AuditResult, audit, classify } from "./audit.ts";
+export { audit, classify } from "./audit.ts";
 export { readVersionsFile, versionsIn } from "./baseline.ts";
-export { DEFAULT_NEGATIVE_RATINGS, type Figures, figures, percentile, Tally } from "./figures.ts";
+export { DEFAULT_NEGATIVE_RATINGS, figures, percentile, Tally } from "./figures.ts";
 export { readHistory, type StackHistory } from "./history.ts";
-export { type ReadCount, type ResumeOptions, readAll, worthResuming } from "./read.ts";
+export { type ReadCount, type ResumeOptions, readAll } from "./read.ts";
 export { auditReport, watchReport } from "./render.ts";
-export { judge, type Thresholds, type WatchResult, watch } from "./watch.ts";
-export { parseDuration, previousWindow, resolveWindow, type Window } from "./window.ts";
+export { judge, type Thresholds, watch } from "./watch.ts";
+export { parseDuration, previousWindow, resolveWindow } from "./window.ts";

@@ -26,7 +26,7 @@ export type ResumeOptions = {
 };
 
 /** Errors of one page that a later attempt may not get: worth resuming after. */
-export function worthResuming(error: unknown): boolean {
+function worthResuming(error: unknown): boolean {
   if (error instanceof RateLimitError || error instanceof ServerError) return true;
   if (error instanceof ConnectionError) return true;
   // A trickling response that passed the whole-response deadline would do the same again.

@@ -12,7 +12,7 @@ import { previousVersionOf, type StackHistory } from "./history.ts";
 import type { ReadCount, ResumeOptions } from "./read.ts";
 import { previousWindow, type Window } from "./window.ts";
 
-export type BaselineSource = "versions file" | "stack history" | "traffic";
+type BaselineSource = "versions file" | "stack history" | "traffic";
 export type Baseline = { version_id: string; source: BaselineSource; postprocess_agents?: string[] };
 
 export type Thresholds = {
@@ -40,9 +40,9 @@ export type WatchInput = {
   now: Date;
 };
 
-export type Breach = { figure: string; current: Share; previous: Share; increase: number; allowed: number };
+type Breach = { figure: string; current: Share; previous: Share; increase: number; allowed: number };
 
-export type AgentStatus = "ok" | "regressed" | "not_enough_traffic" | "not_enough_baseline_traffic" | "no_baseline";
+type AgentStatus = "ok" | "regressed" | "not_enough_traffic" | "not_enough_baseline_traffic" | "no_baseline";
 
 export type AgentWatch = {
   key: string;
@@ -98,7 +98,7 @@ function breachOf(figure: string, current: Share, previous: Share, allowed: numb
   return increase > allowed + 1e-9 ? { figure, current, previous, increase, allowed } : undefined;
 }
 
-export function rollbackHint(key: string, baseline: Baseline): string {
+function rollbackHint(key: string, baseline: Baseline): string {
   return (
     `to roll back ${key}: send its calls to ${baseline.version_id} again (the old version still exists on the service), ` +
     `or revert the change to agents/${key}.yaml and run \`pulumi up\` (a new agent with the old config)`

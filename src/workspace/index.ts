@@ -207,5 +207,5 @@ export function pulumiErrorSummary(error: unknown): string {
 }
 
 export { InterruptedError, StackLockedError, StackNotFoundError } from "../errors/index.ts";
-export { type InterruptibleRun, type Interrupts, interruptible, isLockError, lockedStackError } from "./interrupt.ts";
-export { isRegistrationNoise, type LogFilter, pulumiLogFilter, stripEscapes } from "./output.ts";
+export { type Interrupts, interruptible, isLockError, lockedStackError } from "./interrupt.ts";
+export { isRegistrationNoise, pulumiLogFilter, stripEscapes } from "./output.ts";

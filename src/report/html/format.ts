@@ -72,7 +72,7 @@ export function signedMs(ms: number): string {
 }
 
 /** At most this many characters of one value are written, so one huge tool result cannot bloat the file. */
-export const MAX_VALUE_CHARS = 20_000;
+const MAX_VALUE_CHARS = 20_000;
 
 export function clip(text: string, max = MAX_VALUE_CHARS): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;

@@ -62,7 +62,7 @@ export function groupScenarios(report: Report): ScenarioGroup[] {
 }
 
 /** What the "failed only" filter keeps: anything but a clean pass of the new side (a regression, a flaky run, an error). */
-export function needsAttention(group: ScenarioGroup): boolean {
+function needsAttention(group: ScenarioGroup): boolean {
   return (
     group.summary.verdict !== "passed" ||
     group.summary.comparison?.outcome === "regression" ||

@@ -15,7 +15,7 @@ import { createConversation } from "./conversations.ts";
 /** Value → share of the batch (0–1); the shares add up to at most 1, the rest gets none. */
 const mix = z.record(z.string().min(1), z.number().min(0).max(1));
 
-export const trafficRequest = z.strictObject({
+const trafficRequest = z.strictObject({
   agent_id: z.string().min(1),
   count: z.int().min(1).max(5000),
   livemode: z.boolean().default(true),
@@ -38,7 +38,6 @@ export const trafficRequest = z.strictObject({
   wait_timeout_s: z.number().min(0).max(600).default(120),
   callee_no: z.string().default("+15550100000"),
 });
-export type TrafficRequest = z.input<typeof trafficRequest>;
 
 /**
  * Exactly round(n·share) of the n slots per value (largest remainder), spread evenly through the
