@@ -78,7 +78,7 @@ events and --replay re-evaluates the current expectations against them offline.`
     "fail-on": {
       type: "string",
       arg: "WHAT",
-      value: oneOf(["failure", "regression"]),
+      value: oneOf(["regression", "failure"]),
       help: "with --compare: failure (default) or regression (see below)",
     },
     alpha: {

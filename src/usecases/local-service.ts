@@ -2,13 +2,13 @@
 // On a loopback address (the dev stack's), a simulator already serving it (`npm run service`) is
 // used as it is; otherwise the embedded simulator serves this run on a free port, persisting its
 // data in .agent-iac/, and the run uses a copy of the stack's config file with that address.
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { parseDocument } from "yaml";
 import { ConfigError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { type Connection, type ResolvedConnection, requireConnection } from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
+import { stackFileCopy } from "./session.ts";
 import { type SimulatorDelivery, type SimulatorInfo, withSimulatorAdmin } from "./simulator-admin.ts";
 
 type Simulator = Awaited<ReturnType<typeof startSimulator>>;
@@ -56,7 +56,7 @@ export async function localService(
   say(
     `local simulator: ${simulator.url} (service id ${simulator.serviceId}, this process ${process.pid}, data file ${path.relative(workDir, dataFile)})`,
   );
-  const configFile = await runConfigFile(workDir, stateDir, stackName, simulator.url);
+  const configFile = await stackFileCopy(stackName, { "agents:baseUrl": simulator.url }, { workDir, stateDir });
   return {
     connection: { baseUrl: simulator.url, apiKey: simulator.apiKey },
     simulator,
@@ -173,14 +173,4 @@ export async function failedDeliveries(
   );
   const ours = (all ?? []).filter((d) => d.conversation_id && conversations.has(d.conversation_id));
   return { failed: ours.filter((d) => !d.ok), total: ours.length };
-}
-
-/** A copy of the stack's config file with agents:baseUrl pointing at this run's simulator. */
-async function runConfigFile(workDir: string, stateDir: string, stackName: string, baseUrl: string): Promise<string> {
-  const source = path.join(workDir, `Pulumi.${stackName}.yaml`);
-  const document = parseDocument(await readFile(source, "utf8").catch(() => "config: {}\n"));
-  document.setIn(["config", "agents:baseUrl"], baseUrl);
-  const target = path.join(stateDir, `Pulumi.${stackName}.run.yaml`);
-  await writeFile(target, document.toString());
-  return target;
 }

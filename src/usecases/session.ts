@@ -4,9 +4,9 @@
 // replay, and the operator commands before a stack exists) read Pulumi.<stack>.yaml here too, and
 // nowhere else.
 import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parse } from "yaml";
+import { parse, parseDocument } from "yaml";
 import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
 import {
   type AgentDefinition,
@@ -136,6 +136,23 @@ async function stackFileConfig(stackName: string, workDir = process.cwd()): Prom
   return Object.fromEntries(
     Object.entries(values).flatMap(([key, value]) => (typeof value === "string" ? [[key, { value }]] : [])),
   );
+}
+
+/**
+ * A copy of Pulumi.<stack>.yaml with some settings replaced, in `stateDir` (e.g. agents:baseUrl of
+ * the simulator a run started), for the Automation API's `configFile`; the stack's own file is untouched.
+ */
+export async function stackFileCopy(
+  stackName: string,
+  settings: Record<string, string>,
+  dirs: { workDir: string; stateDir: string },
+): Promise<string> {
+  const source = path.join(dirs.workDir, `Pulumi.${stackName}.yaml`);
+  const document = parseDocument(await readFile(source, "utf8").catch(() => "config: {}\n"));
+  for (const [key, value] of Object.entries(settings)) document.setIn(["config", key], value);
+  const target = path.join(dirs.stateDir, `Pulumi.${stackName}.run.yaml`);
+  await writeFile(target, document.toString());
+  return target;
 }
 
 /** A stack's config (secrets decrypted); where the stack is not created yet, its Pulumi.<stack>.yaml's plain values. */
