@@ -344,7 +344,7 @@ async function liveRun(): Promise<LiveRow[]> {
     };
     const { report } = await runSmoke({
       definitions: [definition],
-      outputs,
+      held: outputs,
       selection: {},
       connection: { baseUrl: sim.url, apiKey: sim.apiKey },
       concurrency: ROUND,

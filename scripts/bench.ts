@@ -247,7 +247,7 @@ async function main() {
       const smoke = (agents: string[], concurrency: number) =>
         runSmoke({
           definitions,
-          outputs,
+          held: outputs,
           selection: { agents },
           connection: { baseUrl: sim.url, apiKey: sim.apiKey },
           concurrency,

@@ -16,4 +16,4 @@ export {
 } from "./old-versions.ts";
 export { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
 export { compareSides, oldSide } from "./run.ts";
-export { evidenceLines, judgeScenarios } from "./significance.ts";
+export { evidenceLines, regressionEvidence } from "./significance.ts";

@@ -8,7 +8,7 @@ import { callResult, type PlannedCall, type ScenarioResult, scenarioSummaries } 
 import { compareScenario } from "./compare.ts";
 import type { OldVersions } from "./old-versions.ts";
 import { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
-import { DEFAULT_ALPHA, judgeScenarios } from "./significance.ts";
+import { DEFAULT_ALPHA, regressionEvidence } from "./significance.ts";
 
 /** The old side's call: the same scenario and inputs on the old version; procedures found by name (it links older procedural agents). */
 function oldCall(call: PlannedCall, versionId: string): PlannedCall {
@@ -107,7 +107,7 @@ function compared(
   }
   // The evidence of the scenarios that ran on two versions, Holm-adjusted across them.
   const tested = withOld.filter(([, group]) => !group.sameVersion);
-  const evidence = judgeScenarios(
+  const evidence = regressionEvidence(
     tested.map(([, g]) => ({ old: sideOf(g.oldResults ?? [], "old"), new: sideOf(g.newResults, "new") })),
     alpha,
   );

@@ -19,7 +19,7 @@ const rate = (calls: readonly CallResult[]) => {
 };
 
 /** The evidence of each scenario's comparison, in the order given (Holm over the run's scenarios). */
-export function judgeScenarios(scenarios: readonly Sides[], alpha = DEFAULT_ALPHA): Evidence[] {
+export function regressionEvidence(scenarios: readonly Sides[], alpha = DEFAULT_ALPHA): Evidence[] {
   const rates = scenarios.map((s) => ({ old: rate(s.old), new: rate(s.new) }));
   const tested = rates.map((r) => r.old.calls >= 2 && r.new.calls >= 2);
   const pValues = rates.map((r, i) =>

@@ -41,11 +41,11 @@ export type SmokePlan = { calls: PlannedCall[]; gates: Map<string, ScenarioGate>
 
 export function planSmoke(
   definitions: AgentDefinition[],
-  outputs: Record<string, HeldAgent> | undefined,
+  held: Record<string, HeldAgent> | undefined,
   selection: Selection,
   shard?: Shard,
 ): SmokePlan {
-  const all = smokePlanOf(planCalls(definitions, outputs, selection));
+  const all = smokePlanOf(planCalls(definitions, held, selection));
   if (!shard) return all;
   // A sequential test's calls all go to one shard: it decides on all of them, round by round.
   const calls = all.calls.filter(
@@ -106,7 +106,8 @@ export function notRunReport(plan: SmokePlan, options: NotRunOptions): Report {
 /** The calls to place: a plan made beforehand (the smoke job's), or what to plan them from. */
 export type SmokeOptions = (
   | { plan: SmokePlan }
-  | { definitions: AgentDefinition[]; outputs: Record<string, HeldAgent> | undefined; selection: Selection }
+  /** `held`: what the stack holds of each agent (its state), whose versions the calls pin. */
+  | { definitions: AgentDefinition[]; held: Record<string, HeldAgent> | undefined; selection: Selection }
 ) & {
   /** Where to call: a client the caller owns (and closes), or a connection this run opens and closes. */
   connection: Client | { baseUrl: string; apiKey: string; serviceVersion?: string; onRetry?: ClientOptions["onRetry"] };
@@ -136,7 +137,7 @@ export type SmokeOptions = (
 export async function runSmoke(
   options: SmokeOptions,
 ): Promise<{ results: ScenarioResult[]; report: Report; exitCode: number }> {
-  const plan = "plan" in options ? options.plan : planSmoke(options.definitions, options.outputs, options.selection);
+  const plan = "plan" in options ? options.plan : planSmoke(options.definitions, options.held, options.selection);
   const owned = !("conversations" in options.connection);
   const client = "conversations" in options.connection ? options.connection : createClient(options.connection);
   const meta = {

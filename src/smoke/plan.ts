@@ -24,7 +24,7 @@ const PINNED = /@v[1-9][0-9]*$/;
 
 export function planCalls(
   definitions: AgentDefinition[],
-  outputs: Record<string, HeldAgent> | undefined,
+  held: Record<string, HeldAgent> | undefined,
   selection: Selection,
 ): PlannedCall[] {
   const conversational = definitions.filter((d) => d.kind === "conversational");
@@ -61,11 +61,11 @@ export function planCalls(
     );
     for (const s of scenarios) matchedScenarios.add(s.name);
     if (scenarios.length === 0) continue;
-    const versionId = selection.versionId ?? outputs?.[definition.key]?.version_id ?? selection.notDeployed;
+    const versionId = selection.versionId ?? held?.[definition.key]?.version_id ?? selection.notDeployed;
     if (!versionId) {
       throw new InvalidInputError(
         (name) =>
-          `no version id for agent "${definition.key}" in the stack outputs: run \`pulumi up\` first, or pass ${name("versionId")}`,
+          `no version id for agent "${definition.key}" in the stack: run \`pulumi up\` first, or pass ${name("versionId")}`,
         { field: "versionId" },
       );
     }
@@ -76,7 +76,7 @@ export function planCalls(
         { field: "versionId", value: versionId },
       );
     }
-    const procedural = proceduralTargets(definitions, outputs, versionId === outputs?.[definition.key]?.version_id);
+    const procedural = proceduralTargets(definitions, held, versionId === held?.[definition.key]?.version_id);
     for (const scenario of scenarios) {
       if (scenario.livemode && !selection.live) {
         throw new InvalidInputError(
@@ -118,14 +118,14 @@ export function planCalls(
  */
 function proceduralTargets(
   definitions: AgentDefinition[],
-  outputs: Record<string, HeldAgent> | undefined,
+  held: Record<string, HeldAgent> | undefined,
   currentVersion: boolean,
 ): Record<string, ProceduralTarget> {
   return Object.fromEntries(
     definitions
       .filter((d) => d.kind === "procedural")
       .map((d): [string, ProceduralTarget] => {
-        const id = outputs?.[d.key]?.id;
+        const id = held?.[d.key]?.id;
         const matchBy = currentVersion && id ? "agent_id" : "name";
         return [d.key, { ...(id ? { id } : {}), name: d.name, matchBy }];
       }),

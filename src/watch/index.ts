@@ -7,5 +7,5 @@ export { DEFAULT_NEGATIVE_RATINGS, figures, percentile, Tally } from "./figures.
 export { readHistory, type StackHistory } from "./history.ts";
 export { type ReadCount, type ResumeOptions, readAll } from "./read.ts";
 export { auditReport, watchReport } from "./render.ts";
-export { judge, type Thresholds, watch } from "./watch.ts";
+export { type Thresholds, trafficVerdict, watch } from "./watch.ts";
 export { parseDuration, previousWindow, resolveWindow } from "./window.ts";

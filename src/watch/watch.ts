@@ -106,7 +106,7 @@ function rollbackHint(key: string, baseline: Baseline): string {
 }
 
 /** The verdict of one agent from its figures. */
-export function judge(
+export function trafficVerdict(
   agent: { key: string; version_id: string },
   current: Figures,
   previous: Figures | null,
@@ -175,7 +175,7 @@ export async function watch(input: WatchInput): Promise<WatchResult> {
     const baseline = baselines.get(agent.key) ?? null;
     const now = figures(current.tallies.get(agent.version_id) ?? new Tally());
     const then = baseline ? figures(before.tallies.get(baseline.version_id) ?? new Tally()) : null;
-    const verdict = judge(agent, now, then, baseline, input.thresholds);
+    const verdict = trafficVerdict(agent, now, then, baseline, input.thresholds);
     return {
       key: agent.key,
       version_id: agent.version_id,

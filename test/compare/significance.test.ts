@@ -2,7 +2,7 @@
 // scenarios, the outcome it gives ("not significant" for a flip without evidence), the latency
 // shift, single calls as flips, and the words every surface shows.
 import { describe, expect, it } from "vitest";
-import { compareScenario, evidenceLines, judgeScenarios } from "../../src/compare/index.ts";
+import { compareScenario, evidenceLines, regressionEvidence } from "../../src/compare/index.ts";
 import { type CallResult, callResultSchema, jobSummary, reportSchema } from "../../src/report/index.ts";
 
 const calls = (side: "new" | "old", passes: number, n: number, latency = [100, 110]): CallResult[] =>
@@ -19,9 +19,9 @@ const calls = (side: "new" | "old", passes: number, n: number, latency = [100, 1
     }),
   );
 
-describe("judgeScenarios", () => {
+describe("regressionEvidence", () => {
   it("1/10 failing vs 0/10 is not significant; 8/10 failing vs 0/10 is, Holm-adjusted over the two", () => {
-    const [one, eight] = judgeScenarios([
+    const [one, eight] = regressionEvidence([
       { old: calls("old", 10, 10), new: calls("new", 9, 10) },
       { old: calls("old", 10, 10), new: calls("new", 2, 10) },
     ]);
@@ -45,7 +45,7 @@ describe("judgeScenarios", () => {
   });
 
   it("a significantly lower rate is a regression even when the new side still meets its threshold", () => {
-    const [e] = judgeScenarios([{ old: calls("old", 20, 20), new: calls("new", 10, 20) }], 0.01);
+    const [e] = regressionEvidence([{ old: calls("old", 20, 20), new: calls("new", 10, 20) }], 0.01);
     expect(e?.significant).toBe(true);
     expect(
       compareScenario(calls("old", 20, 20), calls("new", 10, 20), { old: "passed", new: "flaky" }, e).outcome,
@@ -53,7 +53,7 @@ describe("judgeScenarios", () => {
   });
 
   it("single calls are flips, labelled as such", () => {
-    const [e] = judgeScenarios([{ old: calls("old", 1, 1), new: calls("new", 0, 1) }]);
+    const [e] = regressionEvidence([{ old: calls("old", 1, 1), new: calls("new", 0, 1) }]);
     expect(e).toMatchObject({ method: "flip", p_value: null, significant: false, latency: null });
     expect(compareScenario(calls("old", 1, 1), calls("new", 0, 1), {}, e).outcome).toBe("regression");
     expect(evidenceLines(e as NonNullable<typeof e>)).toEqual([
@@ -62,7 +62,7 @@ describe("judgeScenarios", () => {
   });
 
   it("tests latency per turn: a 300 ms slowdown is significant with its Hodges–Lehmann shift, equal ones are not", () => {
-    const [slow, same] = judgeScenarios([
+    const [slow, same] = regressionEvidence([
       { old: calls("old", 10, 10, [100, 110]), new: calls("new", 10, 10, [400, 410]) },
       { old: calls("old", 10, 10, [100, 110]), new: calls("new", 10, 10, [100, 110]) },
     ]);
@@ -75,7 +75,7 @@ describe("judgeScenarios", () => {
   });
 
   it("the job summary shows a regression's evidence", () => {
-    const [e] = judgeScenarios([{ old: calls("old", 10, 10), new: calls("new", 2, 10) }]);
+    const [e] = regressionEvidence([{ old: calls("old", 10, 10), new: calls("new", 2, 10) }]);
     const comparison = compareScenario(calls("old", 10, 10), calls("new", 2, 10), {}, e);
     const text = jobSummary({
       kind: "compare",
@@ -99,7 +99,7 @@ describe("judgeScenarios", () => {
 describe("every surface shows the new figures", () => {
   it("the HTML report shows pass^k, the early decision and a comparison's evidence", async () => {
     const { htmlReport } = await import("../../src/report/html/index.ts");
-    const [e] = judgeScenarios([{ old: calls("old", 10, 10), new: calls("new", 2, 10) }]);
+    const [e] = regressionEvidence([{ old: calls("old", 10, 10), new: calls("new", 2, 10) }]);
     const comparison = compareScenario(calls("old", 10, 10), calls("new", 2, 10), {}, e);
     const page = htmlReport(
       reportSchema.parse({

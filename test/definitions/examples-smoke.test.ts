@@ -28,7 +28,7 @@ describe("the example smoke scenarios", () => {
     let printed = "";
     const { results, exitCode } = await runSmoke({
       definitions: agents,
-      outputs,
+      held: outputs,
       selection: {},
       connection: { baseUrl: sim.url, apiKey: sim.apiKey },
       concurrency: 4,

@@ -21,7 +21,7 @@ describe("smoke --replay", () => {
     const recordings = path.join(dir, "recordings");
     const live = await runSmoke({
       definitions: agents,
-      outputs,
+      held: outputs,
       selection: { agents: ["support"], scenarios: [SCENARIO] },
       connection: { baseUrl: sim.url, apiKey: sim.apiKey },
       concurrency: 1,

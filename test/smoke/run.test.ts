@@ -36,7 +36,7 @@ describe("runSmoke", () => {
       report: run,
     } = await runSmoke({
       definitions: agents,
-      outputs,
+      held: outputs,
       selection: {},
       connection: { baseUrl: sim.url, apiKey: sim.apiKey },
       concurrency: 1,

@@ -15,7 +15,6 @@ import type { HeldAgent } from "../../src/provider/index.ts";
 import {
   classify,
   figures,
-  judge,
   parseDuration,
   percentile,
   previousWindow,
@@ -25,6 +24,7 @@ import {
   resolveWindow,
   Tally,
   type Thresholds,
+  trafficVerdict,
   versionsIn,
 } from "../../src/watch/index.ts";
 
@@ -144,7 +144,7 @@ describe("verdicts", () => {
   const baseline = { version_id: "ca_old@v1", source: "stack history" as const };
 
   it("fails on a failure rate up by more than allowed, naming both counts", () => {
-    const v = judge(agent, withRate(50, 200), withRate(10, 200), baseline, t);
+    const v = trafficVerdict(agent, withRate(50, 200), withRate(10, 200), baseline, t);
     expect(v.status).toBe("regressed");
     expect(v.message).toBe(
       "support: failure rate 25.0 % (50 of 200) on ca_new@v1 vs 5.0 % (10 of 200) on ca_old@v1: up 20.0 points, more than the allowed 5.0 points",
@@ -152,19 +152,21 @@ describe("verdicts", () => {
   });
 
   it("passes within the threshold, and on an improvement", () => {
-    expect(judge(agent, withRate(12, 200), withRate(10, 200), baseline, t).status).toBe("ok");
-    expect(judge(agent, withRate(0, 200), withRate(50, 200), baseline, t).status).toBe("ok");
+    expect(trafficVerdict(agent, withRate(12, 200), withRate(10, 200), baseline, t).status).toBe("ok");
+    expect(trafficVerdict(agent, withRate(0, 200), withRate(50, 200), baseline, t).status).toBe("ok");
   });
 
   it("fails on negative feedback too", () => {
-    const v = judge(agent, withRate(0, 100, 15, 30), withRate(0, 100, 3, 30), baseline, t);
+    const v = trafficVerdict(agent, withRate(0, 100, 15, 30), withRate(0, 100, 3, 30), baseline, t);
     expect(v.breaches.map((b) => b.figure)).toEqual(["negative feedback"]);
   });
 
   it("gives no verdict on too little traffic on either side, or without a previous version", () => {
-    expect(judge(agent, withRate(5, 10), withRate(0, 200), baseline, t).status).toBe("not_enough_traffic");
-    expect(judge(agent, withRate(5, 100), withRate(0, 5), baseline, t).status).toBe("not_enough_baseline_traffic");
-    expect(judge(agent, withRate(50, 100), null, null, t).status).toBe("no_baseline");
+    expect(trafficVerdict(agent, withRate(5, 10), withRate(0, 200), baseline, t).status).toBe("not_enough_traffic");
+    expect(trafficVerdict(agent, withRate(5, 100), withRate(0, 5), baseline, t).status).toBe(
+      "not_enough_baseline_traffic",
+    );
+    expect(trafficVerdict(agent, withRate(50, 100), null, null, t).status).toBe("no_baseline");
   });
 });
 
