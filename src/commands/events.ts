@@ -1,10 +1,10 @@
 // `agent-iac events <conversation-id>`: follows a conversation's event stream live.
-import { displayUrl } from "../api/index.ts";
+import { displayUrl, type EventEnvelope } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { jsonLine, transcriptPrinter } from "../render/index.ts";
 import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
 import { stackConnection } from "../usecases/index.ts";
-import { parseCommand } from "./args.ts";
+import { parseCommand, positiveNumber } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
 import { type CommandIO, interruptedWhile } from "./lifecycle.ts";
 
@@ -24,6 +24,7 @@ prints each event envelope as one JSON line. Exits 0 after conversation.ended.`,
     "idle-timeout": {
       type: "string",
       arg: "S",
+      value: positiveNumber("a positive number of seconds"),
       help: "give up when the stream sends nothing for S seconds (default 120)",
     },
     ...CONNECTION_FLAGS,
@@ -40,12 +41,8 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
   const eventsUrl = values["events-url"];
   const token = streamToken();
   const useToken = Boolean(token && eventsUrl);
-  let idleTimeoutMs: number | undefined;
-  if (values["idle-timeout"] !== undefined) {
-    const seconds = Number(values["idle-timeout"]);
-    if (!(seconds > 0)) throw new CliError("--idle-timeout must be a positive number of seconds", 2);
-    idleTimeoutMs = seconds * 1000;
-  }
+  const seconds = parsed.typed["idle-timeout"];
+  const idleTimeoutMs = seconds === undefined ? undefined : seconds * 1000;
   let origin: string | undefined;
   if (eventsUrl) {
     try {
@@ -71,19 +68,7 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
       idleTimeoutMs,
       signal: stop.signal,
     });
-    const printer = values.json ? undefined : transcriptPrinter((text) => io.stdout.write(text));
-    let ended = false;
-    let events = 0;
-    try {
-      for await (const envelope of stream) {
-        events++;
-        if (values.json) io.stdout.write(`${jsonLine(envelope)}\n`);
-        else printer?.(envelope);
-        if (envelope.payload.type === "conversation.ended") ended = true;
-      }
-    } catch (error) {
-      if (!stop.signal.aborted) throw error;
-    }
+    const { events, ended } = await printStream(stream, { json: values.json === true, io, signal: stop.signal });
     if (stop.signal.aborted) {
       throw interruptedWhile(
         `the stream was closed after ${events} event${events === 1 ? "" : "s"}${ended ? " (the conversation had ended)" : ""}`,
@@ -94,4 +79,26 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
   } finally {
     stop.release();
   }
+}
+
+/** Prints each envelope as it arrives (a transcript, or one JSON line each); a stop ends it quietly. */
+async function printStream(
+  stream: AsyncIterable<EventEnvelope>,
+  options: { json: boolean; io: CommandIO; signal: AbortSignal },
+): Promise<{ events: number; ended: boolean }> {
+  const { io } = options;
+  const printer = options.json ? undefined : transcriptPrinter((text) => io.stdout.write(text));
+  let ended = false;
+  let events = 0;
+  try {
+    for await (const envelope of stream) {
+      events++;
+      if (options.json) io.stdout.write(`${jsonLine(envelope)}\n`);
+      else printer?.(envelope);
+      if (envelope.payload.type === "conversation.ended") ended = true;
+    }
+  } catch (error) {
+    if (!options.signal.aborted) throw error;
+  }
+  return { events, ended };
 }
