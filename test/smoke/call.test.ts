@@ -23,6 +23,19 @@ type Script = {
   hang?: ("create" | "procedures")[];
 };
 
+/** The create-conversation answer of the scripted services: its stream on the same server. */
+const created = (base: string) => ({
+  id: CONVERSATION,
+  channel: {
+    type: "phone",
+    callee_no: "+15550100",
+    caller_no: null,
+    priority: "normal",
+    token: "tok_call_test_0000000000000000",
+    events_url: `${base}/conversations/${CONVERSATION}/events`,
+  },
+});
+
 function service(script: Script): Promise<ScriptedServer> {
   let polls = 0;
   let base = "";
@@ -30,17 +43,7 @@ function service(script: Script): Promise<ScriptedServer> {
     const url = new URL(req.url ?? "/", "http://x");
     if (req.method === "POST" && url.pathname === "/conversations") {
       if (script.hang?.includes("create")) return;
-      return json(res, 200, {
-        id: CONVERSATION,
-        channel: {
-          type: "phone",
-          callee_no: "+15550100",
-          caller_no: null,
-          priority: "normal",
-          token: "tok_call_test_0000000000000000",
-          events_url: `${base}/conversations/${CONVERSATION}/events`,
-        },
-      });
+      return json(res, 200, created(base));
     }
     if (url.pathname.endsWith("/events")) {
       res.writeHead(200, { "content-type": "text/event-stream" });
@@ -233,17 +236,7 @@ describe("the typed outcome of a call, from a real failure", () => {
       const url = new URL(req.url ?? "/", "http://x");
       if (req.method === "POST" && url.pathname === "/conversations") {
         if (routes.create) return routes.create(res);
-        return json(res, 200, {
-          id: CONVERSATION,
-          channel: {
-            type: "phone",
-            callee_no: "+15550100",
-            caller_no: null,
-            priority: "normal",
-            token: "tok_call_test_0000000000000000",
-            events_url: `${base}/conversations/${CONVERSATION}/events`,
-          },
-        });
+        return json(res, 200, created(base));
       }
       if (url.pathname.endsWith("/events") && routes.events) return routes.events(res);
       json(res, 404, { error: "not found" });
