@@ -21,18 +21,6 @@ const BOTH_PROFILES = [
   "test/compare.e2e.test.ts",
 ];
 
-/**
- * The files whose runs use the dev stack's fixed address (127.0.0.1:8787): `npm start` reuses a
- * simulator it finds serving there, and the README recipes start one there. They run one at a
- * time, after the rest, so no two of them share that port.
- */
-const DEV_PORT = [
-  "test/start.test.ts",
-  "test/start-base.test.ts",
-  "test/first-run.test.ts",
-  "test/readme/recipes.test.ts",
-];
-
 export default defineConfig({
   test: {
     // End-to-end tests drive the real Pulumi CLI; on a 2-core machine, two files at a time.
@@ -44,11 +32,9 @@ export default defineConfig({
     // The JSON report lets .ci/run close with the plain "N passed, N failed" line.
     reporters: ["default", ["json", { outputFile: "reports/vitest.json" }]],
     projects: [
-      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"], exclude: DEV_PORT } },
-      {
-        extends: true,
-        test: { name: "dev-port", include: DEV_PORT, fileParallelism: false, sequence: { groupOrder: 1 } },
-      },
+      // The npm start and README-recipe files move their copy's dev address off 127.0.0.1:8787
+      // (test/helpers/dev-address.ts), so they run beside the rest.
+      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"] } },
       {
         extends: true,
         test: { name: "variant", include: BOTH_PROFILES, env: { AGENT_IAC_TEST_PROFILE: "variant" } },

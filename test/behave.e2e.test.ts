@@ -8,7 +8,7 @@ import { parseDocument } from "yaml";
 import type { Plan } from "../src/plan/index.ts";
 import { reportSchema } from "../src/report/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
@@ -39,7 +39,7 @@ describe("agent-iac plan --behave (real Pulumi CLI against the simulator)", { ti
     };
     const behave = args.includes("--behave") ? ["--behave-report", files.report] : [];
     const before = await requestCounts(sim);
-    const result = await runCli(
+    const result = await runInProcess(
       ["plan", "--stack", "test", "--markdown", files.md, "--json", files.json, ...behave, ...args],
       { cwd: project.dir, env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY } },
     );
@@ -212,7 +212,7 @@ describe("agent-iac plan --behave (real Pulumi CLI against the simulator)", { ti
   });
 
   it("refuses --behave-report without --behave (exit 2)", async () => {
-    const result = await runCli(["plan", "--stack", "test", "--behave-report", "x.json"], {
+    const result = await runInProcess(["plan", "--stack", "test", "--behave-report", "x.json"], {
       cwd: project.dir,
       env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
     });

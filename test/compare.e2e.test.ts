@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { type Report, reportSchema } from "../src/report/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
@@ -31,7 +31,7 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
   const reports = (file: string) => path.join(project.dir, "reports", file);
 
   async function cli(args: string[]) {
-    const result = await runCli(args, { cwd: project.dir, env: env() });
+    const result = await runInProcess(args, { cwd: project.dir, env: env() });
     printed.push(result.stdout, result.stderr);
     return result;
   }

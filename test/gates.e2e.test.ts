@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { reportSchema } from "../src/report/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
 
@@ -82,7 +82,7 @@ describe("smoke gates", { timeout: 400_000 }, () => {
   let runs = 0;
 
   const cli = async (args: string[], env: NodeJS.ProcessEnv = {}) => {
-    const result = await runCli(args, {
+    const result = await runInProcess(args, {
       cwd: project.dir,
       env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, NO_COLOR: "1", ...env },
     });

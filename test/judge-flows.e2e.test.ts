@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { reportSchema } from "../src/report/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runInProcess } from "./helpers/cli.ts";
 import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
@@ -33,7 +33,7 @@ describe("judged expectations in plan --behave and smoke --compare", { timeout: 
     AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY,
   });
   const cli = async (args: string[]) => {
-    const result = await runCli(args, { cwd: project.dir, env: env() });
+    const result = await runInProcess(args, { cwd: project.dir, env: env() });
     printed.push(result.stdout, result.stderr);
     return result;
   };

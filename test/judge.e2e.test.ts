@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runInProcess } from "./helpers/cli.ts";
 import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
@@ -52,7 +52,7 @@ describe("judged expectations (agent-iac smoke)", () => {
             AGENT_IAC_JUDGE_MODEL: "test-model",
             AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY,
           };
-    const result = await runCli(
+    const result = await runInProcess(
       ["smoke", "--stack", "test", "--junit", files.junit, "--json", files.json, "--html", files.html, ...args],
       {
         cwd: project.dir,
@@ -211,7 +211,7 @@ describe("judged expectations (agent-iac smoke)", () => {
       AGENT_IAC_JUDGE_MODEL: "test-model",
       AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY,
     };
-    const check = await runCli(["judge", "check", "labels.yaml", "--stack", "test", "--json", "check.json"], {
+    const check = await runInProcess(["judge", "check", "labels.yaml", "--stack", "test", "--json", "check.json"], {
       cwd: project.dir,
       env,
     });
@@ -248,7 +248,7 @@ describe("judged expectations (agent-iac smoke)", () => {
       path.join(project.dir, "rec-labels.yaml"),
       `items:\n  - { rubric: "replayed rubric", human: fail, recording: rec/support/${recording} }\n`,
     );
-    const check = await runCli(["judge", "check", "rec-labels.yaml", "--stack", "test", "--judge-cache", cache], {
+    const check = await runInProcess(["judge", "check", "rec-labels.yaml", "--stack", "test", "--judge-cache", cache], {
       cwd: project.dir,
       env: {
         ...process.env,

@@ -1,5 +1,5 @@
 // `agent-iac plan` end to end: the real Pulumi CLI previews the agents program against the
-// simulator, run as a child process the way CI runs it. The tests run in order on one work dir
+// simulator, run through the command layer in this process (the process boundary has its own tests: exit-codes.e2e, lifecycle.e2e). The tests run in order on one work dir
 // with two stacks (dev and prod) deployed from the base files; each starts from the previous state.
 import { appendFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentPlan, Plan } from "../src/plan/index.ts";
 import { openStack, type Stack } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
 
@@ -28,10 +28,13 @@ describe("agent-iac plan (real Pulumi CLI against the simulator)", () => {
     const md = path.join(outDir, `${stack}-${written.length}.md`);
     const json = path.join(outDir, `${stack}-${written.length}.json`);
     written.push(md, json);
-    const result = await runCli(["plan", "--stack", stack, "--markdown", md, "--json", json, ...(extra.args ?? [])], {
-      cwd: project.dir,
-      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, ...extra.env },
-    });
+    const result = await runInProcess(
+      ["plan", "--stack", stack, "--markdown", md, "--json", json, ...(extra.args ?? [])],
+      {
+        cwd: project.dir,
+        env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, ...extra.env },
+      },
+    );
     const read = (file: string) => readFile(file, "utf8").catch(() => undefined);
     const markdown = await read(md);
     const jsonText = await read(json);
@@ -255,7 +258,7 @@ describe("agent-iac plan (real Pulumi CLI against the simulator)", () => {
   });
 
   it("writes a bare report file name under reports/ (gitignored)", async () => {
-    const result = await runCli(["plan", "--stack", "dev", "--markdown", "plan.md", "--json", "plan.json"], {
+    const result = await runInProcess(["plan", "--stack", "dev", "--markdown", "plan.md", "--json", "plan.json"], {
       cwd: project.dir,
       env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
     });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Plan } from "../src/plan/index.ts";
 import { ensurePulumi, projectRoot } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator, storedAgents } from "./helpers/simulator.ts";
 
@@ -227,7 +227,7 @@ describe("the policy pack", () => {
     const result = await preview("dev", configs.defaults as string);
     expect(result.code).toBe(0);
     const pack = packViolations(result.output, ["agent-prompt-forbidden-patterns"]);
-    const validate = await runCli(["validate", agentsDir, "--policy", configs.defaults as string]);
+    const validate = await runInProcess(["validate", agentsDir, "--policy", configs.defaults as string]);
     expect(validate.code).toBe(0);
     const offline = validateViolations(validate.stderr);
     const phone = [...offline].find((v) => v.includes("a phone number"));
@@ -247,7 +247,7 @@ describe("the policy pack", () => {
     const rules = Object.values(CASES).flatMap((c) => c.rules);
     const result = await preview("dev", configs.dev as string);
     const pack = packViolations(result.output, rules);
-    const validate = await runCli(["validate", agentsDir, "--policy", configs.dev as string]);
+    const validate = await runInProcess(["validate", agentsDir, "--policy", configs.dev as string]);
     const offline = validateViolations(validate.stderr);
     expect([...offline].sort()).toEqual([...pack].sort());
     for (const [key, { rules: expected }] of Object.entries(CASES)) {
@@ -258,7 +258,7 @@ describe("the policy pack", () => {
     expect(validate.stderr).toContain('"http://hooks.evil.example"');
     expect(validate.stderr).not.toContain("token=abc");
     // Mandatory in validate: exit 1.
-    const strict = await runCli(["validate", agentsDir, "--policy", configs.prod as string]);
+    const strict = await runInProcess(["validate", agentsDir, "--policy", configs.prod as string]);
     expect(strict.code).toBe(1);
   }, 180_000);
 
@@ -272,7 +272,7 @@ describe("the policy pack", () => {
       await selected.setConfig("agents:policyPackConfig", { value: config });
       const json = path.join(project.dir, `plan-${stack}.json`);
       const markdown = path.join(project.dir, `plan-${stack}.md`);
-      const result = await runCli(["plan", "--stack", stack, "--json", json, "--markdown", markdown], {
+      const result = await runInProcess(["plan", "--stack", stack, "--json", json, "--markdown", markdown], {
         cwd: project.dir,
         env,
       });
@@ -317,7 +317,7 @@ describe("the policy pack", () => {
     // The prod stack names the pack with every rule mandatory (the test above set it).
     const behave = path.join(project.dir, "blocked-behave.json");
     const html = path.join(project.dir, "blocked-behave.html");
-    const result = await runCli(
+    const result = await runInProcess(
       ["plan", "--stack", "prod", "--behave", "--behave-report", behave, "--html", html, "--markdown", "blocked.md"],
       { cwd: project.dir, env },
     );

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { CLI, runCli } from "./helpers/cli.ts";
+import { CLI, runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
@@ -35,7 +35,7 @@ describe("agent-iac smoke", () => {
   const smoke = async (...args: string[]) => {
     const junit = path.join(project.dir, `smoke-${printed.length}.xml`);
     const json = path.join(project.dir, `smoke-${printed.length}.json`);
-    const result = await runCli(["smoke", "--stack", "test", "--junit", junit, "--json", json, ...args], {
+    const result = await runInProcess(["smoke", "--stack", "test", "--junit", junit, "--json", json, ...args], {
       cwd: project.dir,
       env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
     });

@@ -6,7 +6,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
@@ -64,7 +64,7 @@ describe("agent-iac watch and audit", () => {
   const cli = async (command: string, ...args: string[]) => {
     const json = path.join(project.dir, `${command}-${printed.length}.json`);
     const markdown = path.join(project.dir, `${command}-${printed.length}.md`);
-    const result = await runCli([command, "--stack", "test", "--json", json, "--markdown", markdown, ...args], {
+    const result = await runInProcess([command, "--stack", "test", "--json", json, "--markdown", markdown, ...args], {
       cwd: project.dir,
       env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
     });

@@ -32,6 +32,7 @@ export function localBackendDir(projectDir: string = process.cwd()): string {
 export const LOCAL_PASSPHRASE = "agent-iac-local-only";
 
 let toolchainReady: Promise<string> | undefined;
+let pulumiCommand: Promise<pulumi.automation.PulumiCommand> | undefined;
 
 /**
  * Runs scripts/ensure-pulumi once per process (it builds the CLI on a first run, printing progress
@@ -176,11 +177,15 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
   if (!existsSync(path.join(workDir, "Pulumi.yaml"))) {
     throw new ConfigError(`no Pulumi.yaml in ${workDir}`);
   }
-  const pulumiCommand = await PulumiCommand.get();
+  // The CLI on PATH is fixed once ensurePulumi has run: ask its version (a process) once per process.
+  pulumiCommand ??= PulumiCommand.get().catch((error: unknown) => {
+    pulumiCommand = undefined;
+    throw error;
+  });
   const envVars = options.env ?? pulumiEnvironment();
   assertSecretsProvider(workDir, options.stackName, envVars);
   const args = { stackName: options.stackName, workDir };
-  const opts = { envVars, pulumiCommand };
+  const opts = { envVars, pulumiCommand: await pulumiCommand };
   if (options.create !== false) return LocalWorkspace.createOrSelectStack(args, opts);
   try {
     return await LocalWorkspace.selectStack(args, opts);
