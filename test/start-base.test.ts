@@ -16,7 +16,8 @@ import { simulatorCall } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-start-base-4b7e21d9c3a0";
 
-describe("npm start: the comparison base and the simulator it uses", () => {
+// Each case deploys and smoke-calls several times: minutes on a busy 2-core machine.
+describe("npm start: the comparison base and the simulator it uses", { timeout: 300_000 }, () => {
   let sandbox: PulumiSandbox;
   let project: { dir: string; cleanup(): Promise<void> };
   const env = () => ({

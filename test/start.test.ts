@@ -16,7 +16,8 @@ import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
 const API_KEY = "sk-start-e2e-0c6f2a9d4e71";
 const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;
 
-describe("npm start", () => {
+// Each case runs npm start (a deploy and smoke calls) once or more: minutes on a busy 2-core machine.
+describe("npm start", { timeout: 300_000 }, () => {
   let sandbox: PulumiSandbox;
   let project: { dir: string; cleanup(): Promise<void> };
   const logs: string[] = [];
