@@ -200,18 +200,36 @@ async function stackAgents(stack: Stack): Promise<HeldAgents> {
   const agents = stateAgents(state.deployment);
   // The agent-file directories of the program's AgentDirectory components (their `dir` output).
   const directories: string[] = [];
-  for (const resource of (state.deployment?.resources ?? []) as StateResource[]) {
+  const resources = (state.deployment?.resources ?? []) as StateResource[];
+  for (const resource of resources) {
     if (resource.type === AGENT_DIRECTORY_TYPE && typeof resource.outputs?.dir === "string") {
       directories.push(resource.outputs.dir);
     }
   }
   // Agents a program declares without listing them in an `agents` output are not stale.
-  const outputs = ((await stack.outputs()).agents?.value ?? {}) as Record<string, { version_id?: string } | undefined>;
+  const outputs = (await agentsOutput(stack, resources)) as Record<string, { version_id?: string } | undefined>;
   const stale = Object.keys(agents).filter(
     (key) => outputs[key] !== undefined && outputs[key]?.version_id !== agents[key]?.version_id,
   );
   return { agents, stale, directories };
 }
+
+/**
+ * The stack's `agents` output. Stack outputs are the root Stack resource's outputs in the state just
+ * exported, so they are read there (`stack.outputs()` is two more CLI runs); a secret output is
+ * wrapped in the export, and only then is it asked for.
+ */
+async function agentsOutput(stack: Stack, resources: StateResource[]): Promise<unknown> {
+  const root = resources.find((resource) => resource.type === "pulumi:pulumi:Stack" && !resource.delete);
+  const value = root?.outputs?.agents;
+  if (typeof value === "object" && value !== null && SECRET_SIGNATURE in value) {
+    return (await stack.outputs()).agents?.value ?? {};
+  }
+  return value ?? {};
+}
+
+/** The key Pulumi marks a secret value with in exported state. */
+const SECRET_SIGNATURE = "4dabf18193072939515e22adb298388d";
 
 /** Said when the outputs lag the state: smoke calls what the stack holds. */
 export function staleOutputsNote(stack: string, stale: string[]): string {
