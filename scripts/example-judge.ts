@@ -72,6 +72,13 @@ const server = createServer((request, response) => {
   });
 });
 
+// A busy port is the user's setup, not a crash: one line naming the port and the way out.
+server.once("error", (error: NodeJS.ErrnoException) => {
+  const reason =
+    error.code === "EADDRINUSE" ? "is already in use" : `cannot be listened on (${error.code ?? error.message})`;
+  process.stderr.write(`example judge: 127.0.0.1:${values.port} ${reason}; stop what serves it or pass --port N\n`);
+  process.exit(2);
+});
 server.listen(Number(values.port), "127.0.0.1", () => {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : values.port;

@@ -7,6 +7,8 @@ import net from "node:net";
 import path from "node:path";
 
 export const DEV_ADDRESS = "127.0.0.1:8787";
+/** The example judge's documented address (docs/judge.md): the developer's may be running too. */
+export const JUDGE_ADDRESS = "127.0.0.1:8788";
 
 /** A loopback port nothing listens on at this moment. */
 export function freePort(): Promise<number> {
@@ -30,11 +32,16 @@ export async function moveDevAddress(projectDir: string): Promise<number> {
   return port;
 }
 
-/** A README script on the moved address: URLs rewritten, `npm run service` told the port. */
-export function onDevPort(script: string, port: number): string {
+/**
+ * A README script on moved addresses: the dev stack's URLs and `npm run service` on `port`, the
+ * example judge's URLs and `--port` on `judgePort`.
+ */
+export function onDevPort(script: string, port: number, judgePort: number): string {
   return script
     .replaceAll(DEV_ADDRESS, `127.0.0.1:${port}`)
-    .replace(/npm run service( --)?/g, `npm run service -- --port ${port}`);
+    .replace(/npm run service( --)?/g, `npm run service -- --port ${port}`)
+    .replaceAll(JUDGE_ADDRESS, `127.0.0.1:${judgePort}`)
+    .replace(/(npm run example-judge -- .*--port )8788\b/g, `$1${judgePort}`);
 }
 
 /**

@@ -7,7 +7,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../../src/workspace/index.ts";
-import { moveDevAddress, onDevPort } from "../helpers/dev-address.ts";
+import { freePort, moveDevAddress, onDevPort } from "../helpers/dev-address.ts";
 import { RUN_MARK } from "../helpers/leaks.ts";
 import { parseRecipes, type Recipe, recipePages } from "./recipes.ts";
 
@@ -57,6 +57,13 @@ describe("recipe markers", () => {
     expect(() => parseRecipes("<!-- recipe: lost -->\ntext\n")).toThrow(/README\.md:1: recipe lost/);
     expect(() => parseRecipes("\n<!-- recipe: lost -->\n", "docs/x.md")).toThrow(/docs\/x\.md:2: recipe lost/);
     expect(recipes.map((r) => r.file)).toEqual(["README.md", "README.md"]);
+  });
+
+  it("moves every documented fixed address off the developer's: no recipe run by npm test names 8787 or 8788", async () => {
+    const moved = (await projectRecipes()).map((recipe) => onDevPort(recipe.script, 41001, 41002));
+    expect(moved.join("\n")).not.toMatch(/\b878[78]\b/);
+    expect(moved.some((script) => script.includes("npm run example-judge -- --port 41002"))).toBe(true);
+    expect(moved.some((script) => script.includes("http://127.0.0.1:41002/v1"))).toBe(true);
   });
 
   it("runs the README's first, then docs/ page by page in path order", () => {
@@ -123,10 +130,11 @@ describe("the docs' recipes, run as written in a fresh clone", () => {
     root = await mkdtemp(path.join(os.tmpdir(), "agent-iac-readme-"));
     clone = path.join(root, "agent-iac");
     await promisify(execFile)("git", ["clone", "--quiet", projectRoot, clone]);
-    // Not the developer's 127.0.0.1:8787 (their `npm run service` may be running): the clone's dev
-    // stack and the recipes' service use a free port instead.
+    // Not the developer's 127.0.0.1:8787 and 8788 (their `npm run service` and example judge may be
+    // running): the clone's dev stack, the recipes' service and the example judge use free ports.
     const port = await moveDevAddress(clone);
-    recipes = recipes.map((recipe) => ({ ...recipe, script: onDevPort(recipe.script, port) }));
+    const judgePort = await freePort();
+    recipes = recipes.map((recipe) => ({ ...recipe, script: onDevPort(recipe.script, port, judgePort) }));
     // A user of their own: a fresh HOME, but the machine's package, Go and toolchain caches, so the
     // recipes run at the speed of a second run (the first-run test covers an empty cache).
     const home = path.join(root, "home");
