@@ -9,6 +9,7 @@ import { SERVICE_VERSION, serviceVersionShape } from "../contract/index.ts";
 import {
   ApiError,
   ConnectionError,
+  type Credential,
   errorCode,
   errorFromNetwork,
   errorFromResponse,
@@ -388,6 +389,7 @@ export class Core {
       bodyText,
       attempts: attempt,
       secrets: this.secrets,
+      credential: credentialOf(exchange),
     });
     const outcome: RetryOutcome = {
       kind: "status",
@@ -514,4 +516,10 @@ async function readBoundedText(
     text += decoder.decode(bytes, { stream: true });
   }
   return text + decoder.decode();
+}
+
+/** A request opened with a stream token (`?token=`, no key) was refused for that token, not the key. */
+function credentialOf(exchange: Exchange): Credential {
+  const withToken = new URL(exchange.url).searchParams.has("token");
+  return withToken && !exchange.headers.authorization ? "stream_token" : "api_key";
 }

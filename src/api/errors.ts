@@ -42,8 +42,18 @@ export class ApiError extends Error {
   }
 }
 
+/** What a refused request carried: the account's API key, or a conversation's stream token instead. */
+export type Credential = "api_key" | "stream_token";
+
 /** 401 or 403: the key (or stream token) is missing, wrong, expired or not allowed here. */
-export class AuthenticationError extends ApiError {}
+export class AuthenticationError extends ApiError {
+  /** Which credential the service refused: a stream opened with its token never sent the key. */
+  readonly credential: Credential;
+  constructor(init: ApiErrorInit & { credential?: Credential | undefined }) {
+    super(init);
+    this.credential = init.credential ?? "api_key";
+  }
+}
 /** 404. */
 export class NotFoundError extends ApiError {}
 /** 400 or 422 from the service, or a request that failed validation and was never sent (`status` undefined). */
@@ -182,6 +192,8 @@ export type ResponseFailure = {
   bodyText: string;
   attempts: number;
   secrets: readonly (string | undefined)[];
+  /** A stream or session opened with its token (default: the API key). */
+  credential?: Credential | undefined;
 };
 
 /** Header names services use for the id of a request, most common first. */
@@ -225,7 +237,7 @@ export function errorFromResponse(failure: ResponseFailure): ApiError {
     attempts: failure.attempts,
   };
   const status = failure.status;
-  if (status === 401 || status === 403) return new AuthenticationError(init);
+  if (status === 401 || status === 403) return new AuthenticationError({ ...init, credential: failure.credential });
   if (status === 404) return new NotFoundError(init);
   if (status === 400 || status === 422) return new InvalidRequestError(init);
   if (status === 429) return new RateLimitError(init);

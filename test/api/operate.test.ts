@@ -235,6 +235,9 @@ describe("agent-iac events", () => {
     });
     expect(denied.code).toBe(2);
     expect(denied.stderr).toContain("403");
+    // The token was refused, not the key (none was sent): the message says which.
+    expect(denied.stderr).toContain("refused the conversation's stream token");
+    expect(denied.stderr).not.toContain("refused the API key");
     expect(denied.stderr + denied.stdout).not.toContain(other.channel.token);
   });
 
