@@ -167,7 +167,7 @@ describe("npm start: the comparison base and the simulator it uses", { timeout: 
       expect(run.stderr).toContain("it is probably another checkout's simulator");
       expect(run.stderr).toContain(`kill ${theirs.pid}`);
       expect(run.stderr).toContain("pulumi config set agents:baseUrl");
-      expect(run.stderr).toMatch(/create the agents in it:\n\s+pulumi up --stack shared --replace/);
+      expect(run.stderr).toMatch(/create the agents in it:\n\s+pulumi up --yes --stack shared --replace/);
       expect(run.stderr).toContain("no call was placed");
       expect(run.stdout).not.toMatch(/passed, \d+ failed/);
     } finally {

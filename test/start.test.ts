@@ -229,7 +229,9 @@ describe("npm start", { timeout: 300_000 }, () => {
       expect(lost.code).toBe(3);
       expect(lost.stderr).toContain("the service does not know a version that stack stale pins");
       expect(lost.stderr).toMatch(/^ {2}booking: ca_\S+@v1$/m);
-      expect(lost.stderr).toMatch(/pulumi up --replace 'urn:pulumi:stale::agents::[^']+::booking' --stack stale/);
+      expect(lost.stderr).toMatch(
+        /^ {2}pulumi up --yes --stack stale --replace 'urn:pulumi:stale::agents::[^']+::booking'$/m,
+      );
     } finally {
       await Promise.all(files.map((f, i) => writeFile(f, originals[i] ?? "")));
       await service.close();

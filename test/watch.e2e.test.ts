@@ -2,16 +2,18 @@
 // through the simulator (POST /_simulator/traffic): regressions by failure rate with both counts,
 // equal rates, too little traffic, test calls left out, old versions and unknown agent ids named,
 // and the same figures through a 429 storm while paging.
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import { simulatorCall, startTestSimulator, testProfile } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-watch-e2e-3f9a61c4d2";
 const HOUR = 3600;
+/** The variant profile's conversations name the bare agent id (`ca_x`), the default's the version. */
+const BARE_IDS = testProfile() === "variant";
 
 type Share = { count: number; of: number; value: number | null };
 type Figures = {
@@ -28,6 +30,7 @@ type Report = {
   versions: Record<string, string>;
   old_versions: Record<string, string>;
   traffic: {
+    attribution: { rule: string; by_version_id: number; by_bare_id: number; text: string } | null;
     pages_read: number;
     items_read: number;
     test_calls_excluded: number;
@@ -80,6 +83,11 @@ describe("agent-iac watch and audit", () => {
   const window = (hoursAgo: number) => {
     const to = Date.now() - (hoursAgo - 1) * HOUR * 1000;
     return ["--from", new Date(to - HOUR * 1000).toISOString(), "--to", new Date(to).toISOString()];
+  };
+
+  const bookingVersion = async () => {
+    const versions = (await project.stack.outputs()).versions?.value as Record<string, string> | undefined;
+    return versions?.booking ?? "";
   };
 
   const supportVersion = async () => {
@@ -157,6 +165,15 @@ describe("agent-iac watch and audit", () => {
     expect(run.report?.kind).toBe("watch");
     expect(run.report?.old_versions.support).toBe(oldSupport);
     expect(run.report?.traffic.test_calls_excluded).toBe(30);
+    // Every call attributed by the rule the service's answers call for, and the report says which.
+    expect(run.report?.traffic.attribution).toMatchObject(
+      BARE_IDS ? { rule: "bare agent id", by_version_id: 0 } : { rule: "version id", by_bare_id: 0 },
+    );
+    expect(run.stdout).toContain(
+      BARE_IDS
+        ? "attribution: calls attributed: 430 by the bare agent id"
+        : "attribution: calls attributed: 430 by the version id",
+    );
     expect(run.report?.traffic.pages_read).toBeGreaterThanOrEqual(2);
     expect(run.stdout).toMatch(/read \d+ page\(s\), \d+ item\(s\)/);
     expect(run.markdown).toContain("| failure rate | 25.0 % (50 of 200) | 5.0 % (10 of 200) |");
@@ -213,12 +230,46 @@ describe("agent-iac watch and audit", () => {
       calls: 230,
       test: 30,
     });
-    expect(rows.find((r) => r.agent_id === outside)).toMatchObject({ category: "unknown", key: null, calls: 7 });
+    // An agent the stack never held: its bare id stays as the service said it (no version to map to).
+    const outsideShown = BARE_IDS ? outside.split("@")[0] : outside;
+    expect(rows.find((r) => r.agent_id === outsideShown)).toMatchObject({ category: "unknown", key: null, calls: 7 });
+    // Each agent once: no "unpinned" row beside its version, and support is not idle.
+    expect(new Set(rows.map((r) => r.agent_id)).size).toBe(rows.length);
+    expect(rows).toHaveLength(3);
     expect(run.report?.traffic.idle.map((i) => i.key)).toEqual(["booking"]);
+    expect(run.report?.traffic.attribution?.rule).toBe(BARE_IDS ? "bare agent id" : "version id");
     expect(run.markdown).toContain("Older versions of this stack's agents still taking calls (1)");
     const strict = await cli("audit", "--since", "2h", "--fail-on-unknown");
     expect(strict.code).toBe(1);
-    expect(strict.stderr).toContain(`agent ids this stack never held took calls: ${outside} (7 calls)`);
+    expect(strict.stderr).toContain(`agent ids this stack never held took calls: ${outsideShown} (7 calls)`);
+  });
+
+  it("audits without the stack's history: the version replaced in the last update is unknown, and old with --baseline", async () => {
+    // A backend without readable history (S3, Postgres, Pulumi Cloud): here, the file backend's history moved aside.
+    const historyDir = path.join(sandbox.backendDir, ".pulumi", "history");
+    await rename(historyDir, `${historyDir}.aside`);
+    try {
+      const blind = await cli("audit", "--since", "2h", "--fail-on-unknown");
+      expect(blind.code).toBe(1);
+      const oldShown = BARE_IDS ? oldSupport.split("@")[0] : oldSupport;
+      expect(blind.report?.traffic.versions.find((r) => r.agent_id === oldShown)?.category).toBe("unknown");
+      // The versions saved before the release (what the deploy job saves before `pulumi up`).
+      const before = path.join(project.dir, "versions-before-replace.json");
+      await writeFile(before, JSON.stringify({ support: oldSupport, booking: await bookingVersion() }));
+      const run = await cli("audit", "--since", "2h", "--fail-on-unknown", "--baseline", before);
+      const rows = run.report?.traffic.versions ?? [];
+      expect(rows.find((r) => r.agent_id === oldSupport)).toMatchObject({
+        category: "old",
+        key: "support",
+        calls: 200,
+      });
+      expect(rows.find((r) => r.agent_id === oldSupport)?.note).toContain("--baseline");
+      expect(rows.filter((r) => r.category === "unknown").map((r) => r.calls)).toEqual([7]);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toMatch(new RegExp(`${oldSupport}\\s+200\\s+200 / 0\\s+old version of support`));
+    } finally {
+      await rename(`${historyDir}.aside`, historyDir);
+    }
   });
 
   it("reads the same figures through a 429 storm while paging, resuming from the last cursor, and says what it read", async () => {
@@ -255,7 +306,7 @@ describe("agent-iac watch and audit", () => {
     } finally {
       await simulatorCall(sim, "DELETE", "/_simulator/faults");
     }
-  });
+  }, 240_000);
 
   it("says a usage error with exit 2", async () => {
     const both = await cli("watch", "--since", "1h", "--from", "2026-01-01T00:00:00Z");

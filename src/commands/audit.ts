@@ -2,7 +2,7 @@
 import { CliError } from "../errors/index.ts";
 import { emitReport } from "../report/index.ts";
 import { trafficStack } from "../usecases/index.ts";
-import { audit, auditReport, resolveWindow } from "../watch/index.ts";
+import { audit, auditReport, readVersionsFile, resolveWindow } from "../watch/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
@@ -18,6 +18,11 @@ versions with no calls. Test calls are counted apart. A bare report file name is
   flags: {
     stack: STACK_FLAG,
     ...WINDOW_FLAGS,
+    baseline: {
+      type: "string",
+      arg: "FILE",
+      help: "the versions before the release (`pulumi stack output versions --json` saved before `pulumi up`, or a smoke JSON report): those still taking calls are old versions of their keys, never unknown",
+    },
     "fail-on-unknown": {
       type: "boolean",
       default: false,
@@ -27,8 +32,8 @@ versions with no calls. Test calls are counted apart. A bare report file name is
   },
   footer: `connection: the stack's agents:baseUrl and agents:apiKey, else AGENT_IAC_BASE_URL and
 AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The stack's update
-history is read on a file backend (the default); on other backends older versions created by a
-replace show as unknown.
+history is read on a file backend (the default); on other backends pass --baseline with the versions
+saved before the release, or the versions a replace left show as unknown.
 
 exit codes: 0 done, 1 unknown agent ids took calls (with --fail-on-unknown), 2 usage or
 configuration error, 3 the service or the backend failed.`,
@@ -40,6 +45,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values } = parsed;
   const now = new Date();
   const window = resolveWindow(values, "24h", now);
+  const baselineFile = values.baseline ? await readVersionsFile(values.baseline) : undefined;
   const { agents, history, connection } = await trafficStack(values.stack);
   return withTrafficClient(io, connection, values.stack, values, async (client, resume) => {
     const result = await audit({
@@ -47,6 +53,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       stack: values.stack,
       agents,
       history,
+      baselineFile,
       window,
       failOnUnknown: values["fail-on-unknown"],
       resume,

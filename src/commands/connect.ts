@@ -7,6 +7,7 @@ import type { HeldAgent } from "../provider/index.ts";
 import { terminalText } from "../render/index.ts";
 import type { Connection } from "../settings/index.ts";
 import { type CallOutcome, unknownVersionCalls } from "../smoke/index.ts";
+import { agentsToRecreate, recoveryCommand } from "../usecases/index.ts";
 
 /** A connection failure or a refused key, with what to do about it; anything else unchanged. */
 export function explainServiceError(error: unknown, connection: Connection): unknown {
@@ -57,16 +58,19 @@ export function unknownVersionsNote(
     );
   });
   if (unknown.size === 0) return notes.join("");
-  const lines = [...unknown].map(([key, version]) => {
-    const urn = agents[key]?.urn;
-    return `  ${key}: ${version}${urn ? `\n    pulumi up --replace '${urn}' --stack ${stack}` : ""}`;
-  });
+  const lines = [...unknown].map(([key, version]) => `  ${key}: ${version}`);
+  const recreate = agentsToRecreate(agents, unknown.keys());
+  const linked = recreate.filter((a) => !unknown.has(a.key)).map((a) => a.key);
+  const command = recoveryCommand(stack, agents, unknown.keys());
   return (
     notes.join("") +
     `\nthe service does not know ${unknown.size === 1 ? "a version" : "versions"} that stack ${stack} pins ` +
     "(its data was reset or replaced, e.g. another simulator wrote the same data file, or agents:baseUrl points at " +
-    "another service than the one that created them). If the stack points at the wrong service, point it at the " +
-    "right one (`pulumi config set agents:baseUrl …`); if this service is the right one, create the agents again:\n" +
-    `${lines.join("\n")}\n`
+    "another service than the one that created them):\n" +
+    `${lines.join("\n")}\n` +
+    "If the stack points at the wrong service, point it at the right one (`pulumi config set agents:baseUrl …`); " +
+    `if this service is the right one, create ${recreate.length === 1 ? "the agent" : `these ${recreate.length} agents`} again` +
+    `${linked.length > 0 ? ` (with the procedural agents linked to them: ${linked.join(", ")})` : ""}, then smoke again:\n` +
+    `${command ? `  ${command}\n` : ""}`
   );
 }

@@ -23,6 +23,7 @@ const traffic = (report: Report): TrafficReport =>
     versions: [],
     idle: [],
     history: null,
+    attribution: null,
   };
 
 /** `12.5 % (3 of 24)`, or – when nothing was counted. */
@@ -104,9 +105,12 @@ export function watchText(report: Report): string {
     const said = a.message.replace(`${a.key}: `, "");
     out.push(`  → ${a.status === "regressed" || a.status === "ok" ? `${a.status}: ` : ""}${said}`);
   }
-  out.push("", readsLine(t.reads), ...report.notes.map((n) => `note: ${n}`));
+  out.push("", ...attributionLine(t), readsLine(t.reads), ...report.notes.map((n) => `note: ${n}`));
   return `${out.join("\n")}\n`;
 }
+
+/** How the calls were attributed to versions (a line, or none in an older report). */
+const attributionLine = (t: TrafficReport) => (t.attribution ? [`attribution: ${t.attribution.text}`] : []);
 
 const readDetails = (t: TrafficReport) => [
   "<details><summary>What was read</summary>",
@@ -137,6 +141,7 @@ export function watchMarkdown(report: Report): string {
     if (a.status !== "ok") out.push("", tableCell(a.message));
     if (a.status === "regressed" && a.rollback) out.push("", `**Rollback:** ${tableCell(a.rollback)}.`);
   }
+  for (const line of attributionLine(t)) out.push("", markdownText(line, 2000));
   out.push("", ...readDetails(t));
   for (const note of report.notes) out.push("", `> ${markdownText(note, 2000)}`);
   return `${out.join("\n")}\n`;
@@ -161,7 +166,7 @@ export function auditText(report: Report): string {
   }
   out.push("", `current versions with no calls: ${t.idle.length === 0 ? "none" : ""}`.trimEnd());
   for (const idle of t.idle) out.push(`  ${idle.version_id}  (${idle.key})`);
-  out.push("", readsLine(t.reads));
+  out.push("", ...attributionLine(t), readsLine(t.reads));
   return `${out.join("\n")}\n`;
 }
 
@@ -184,6 +189,7 @@ export function auditMarkdown(report: Report): string {
   out.push("", `## Current versions with no calls (${t.idle.length})`);
   if (t.idle.length > 0) out.push("", ...t.idle.map((i) => `- ${codeSpan(i.version_id)} (${markdownText(i.key)})`));
   out.push("", `> stack history: ${markdownText(t.history?.source ?? "–", 2000)}`);
+  for (const line of attributionLine(t)) out.push("", `> ${markdownText(line, 2000)}`);
   out.push("", ...readDetails(t));
   return `${out.join("\n")}\n`;
 }

@@ -77,6 +77,21 @@ export const trafficSchema = z.looseObject({
   /** audit: current versions without calls in the window. */
   idle: z.array(z.looseObject({ key: z.string(), version_id: z.string() })).default([]),
   history: z.looseObject({ available: z.boolean(), source: z.string() }).nullable().default(null),
+  /**
+   * How each conversation's `agent_id` was attributed to a version: taken as it is when it is a
+   * version id, mapped from a bare agent id to the one version of that agent the stack knows.
+   * `rule`: "version id", "bare agent id", "both" or "none"; `text` says it in a sentence.
+   */
+  attribution: z
+    .looseObject({
+      rule: z.string(),
+      by_version_id: count,
+      by_bare_id: count,
+      unmapped_bare_id: count.default(0),
+      text: z.string(),
+    })
+    .nullable()
+    .default(null),
 });
 
 export type TrafficReport = z.output<typeof trafficSchema>;

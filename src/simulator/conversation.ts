@@ -196,7 +196,7 @@ export class ConversationRunner {
   /** This conversation's position (from 1) in its failure series; counted only where failure_rate is set. */
   #nextInSeries(conversation: StoredConversation): number {
     const raw = (conversation.context as { simulation?: unknown }).simulation;
-    const key = `${conversation.item.agent_id}\u0000${JSON.stringify(raw ?? null)}`;
+    const key = `${conversation.agent.id}@v${conversation.agent.version}\u0000${JSON.stringify(raw ?? null)}`;
     const n = (this.#series.get(key) ?? 0) + 1;
     this.#series.set(key, n);
     return n;

@@ -52,6 +52,11 @@ export type Profile = {
   now(at?: number): string;
   /** Nullable fields filled as objects (customer_id, sentiment, failure_reason). */
   nullableObjects: boolean;
+  /**
+   * A conversation's `agent_id` ("agent that handled the conversation"): the version that handled
+   * it (`ca_x@v2`), or the bare agent id (`ca_x`).
+   */
+  conversationAgentId: "version" | "agent";
 };
 
 const defaultProfile: Profile = {
@@ -80,6 +85,7 @@ const defaultProfile: Profile = {
   trailingEmptyPage: false,
   now: (at = Date.now()) => new Date(at).toISOString(),
   nullableObjects: false,
+  conversationAgentId: "version",
 };
 
 const variantProfile: Profile = {
@@ -116,6 +122,7 @@ const variantProfile: Profile = {
   // Microseconds and an explicit offset: 2026-01-02T03:04:05.678000+00:00.
   now: (at = Date.now()) => new Date(at).toISOString().replace("Z", "000+00:00"),
   nullableObjects: true,
+  conversationAgentId: "agent",
 };
 
 export const PROFILES: Record<ProfileName, Profile> = { default: defaultProfile, variant: variantProfile };

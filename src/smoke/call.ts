@@ -56,6 +56,8 @@ export type CallHooks = {
   keepEnvelopes?: boolean;
   /** Judges the scenario's `expect.judge` rubrics (required when it has any). */
   judge?: Judge | undefined;
+  /** How long a procedure status other than the expected one may stay unchanged (default PROCEDURE_STALL_MS). */
+  procedureStallMs?: number;
 };
 
 const POLL_MS = { first: 250, max: 2000 };
@@ -121,7 +123,8 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     result.conversationId = conversation.id;
     result.eventsUrl = displayUrl(conversation.channel.events_url);
     await follow(client, call, conversation, { signal, envelopes, state, hooks });
-    const procedures = await waitForProcedures(client, call, conversation.id, signal, state);
+    const stallMs = hooks.procedureStallMs ?? PROCEDURE_STALL_MS;
+    const procedures = await waitForProcedures(client, call, conversation.id, { signal, state, stallMs });
     if (hooks.signal?.aborted) throw hooks.signal.reason;
     ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, seconds(), procedures));
     state.stage = "judge";
@@ -259,21 +262,37 @@ async function follow(
 }
 
 /**
- * Polls the conversation's procedures until each expected one shows its expected status, or the
- * deadline passes; returns what was seen last. Any other status may still change, whatever its word.
+ * How long a procedure's status may stay the same word, other than the expected one, before the
+ * expectation fails without waiting out the scenario's timeout (issue 42). The interface names no
+ * final status, so the tool cannot know that `completed` will never become `succeeded`; but a status
+ * unchanged this long is taken as the service's last word. Documented in docs/smoke.md.
+ */
+export const PROCEDURE_STALL_MS = 20_000;
+
+/**
+ * Polls the conversation's procedures until each expected one shows its expected status, or has
+ * kept another status for `stallMs` (PROCEDURE_STALL_MS), or the deadline passes;
+ * returns what was seen last, with the statuses each procedure went through.
  */
 async function waitForProcedures(
   client: Client,
   call: PlannedCall,
   conversationId: string,
-  signal: AbortSignal,
-  state: WaitState,
+  { signal, state, stallMs }: { signal: AbortSignal; state: WaitState; stallMs: number },
 ): Promise<ObservedProcedure[]> {
   const expected = Object.entries(call.scenario.expect.procedures ?? {});
   if (expected.length === 0) return [];
   state.stage = "procedures";
   state.waitingFor = `procedures ${expected.map(([key, status]) => `${key} → ${status}`).join(", ")}`;
   let observed = expected.map(([key]) => observeProcedure(call, key, []));
+  /** Per key: the statuses seen in order (each once in a row), and when the last one was first seen. */
+  const history = new Map<string, { statuses: string[]; since: number }>();
+  const settled = (key: string, status: string) => {
+    const seen = observed.find((p) => p.key === key);
+    if (seen?.status === status) return true;
+    const since = history.get(key)?.since;
+    return seen?.status !== undefined && since !== undefined && performance.now() - since >= stallMs;
+  };
   for (let delay = POLL_MS.first; !signal.aborted; delay = Math.min(delay * 2, POLL_MS.max)) {
     try {
       const page = await client.conversations.procedures(conversationId, {}, { signal }).toArray(MAX_PROCEDURES);
@@ -282,11 +301,30 @@ async function waitForProcedures(
       if (signal.aborted) break;
       throw error;
     }
+    for (const p of observed) {
+      if (p.status === undefined) continue;
+      const seen = history.get(p.key);
+      if (!seen) history.set(p.key, { statuses: [p.status], since: performance.now() });
+      else if (seen.statuses.at(-1) !== p.status) {
+        seen.statuses.push(p.status);
+        seen.since = performance.now();
+      }
+    }
     state.lastSeen = observed.map((p) => `${p.key} ${p.status?.slice(0, 40) ?? "(none yet)"}`).join(", ");
-    if (expected.every(([key, status]) => observed.find((p) => p.key === key)?.status === status)) return observed;
+    if (expected.every(([key, status]) => settled(key, status))) {
+      return observed.map((p) => {
+        const statuses = history.get(p.key)?.statuses;
+        const wanted = call.scenario.expect.procedures?.[p.key];
+        const stalled = p.status !== undefined && p.status !== wanted;
+        return { ...p, ...(statuses ? { statuses } : {}), ...(stalled ? { stalledMs: stallMs } : {}) };
+      });
+    }
     await sleep(delay, undefined, { signal }).catch(() => {});
   }
-  return observed.map((p) => ({ ...p, timedOut: true }));
+  return observed.map((p) => {
+    const statuses = history.get(p.key)?.statuses;
+    return { ...p, ...(statuses ? { statuses } : {}), timedOut: true };
+  });
 }
 
 function observeProcedure(call: PlannedCall, key: string, page: Procedure[]): ObservedProcedure {

@@ -22,6 +22,10 @@ export type ObservedProcedure = {
   error?: unknown;
   /** The wait ended at the scenario's deadline, not at the expected status. */
   timedOut?: boolean;
+  /** The statuses the procedure went through while the call waited, in order. */
+  statuses?: string[];
+  /** The wait ended early: the status stayed another word than the expected one this long (ms). */
+  stalledMs?: number;
 };
 
 export type Observation = {
@@ -166,7 +170,12 @@ function procedureAssertion(key: string, status: string, procedure: ObservedProc
     };
   }
   const error = procedure.error ? ` (error: ${JSON.stringify(procedure.error)})` : "";
-  const when = procedure.timedOut ? "the last status seen before the scenario's timeout" : "the last status seen";
+  const used = procedure.statuses?.length ? `; the statuses it went through: ${procedure.statuses.join(" → ")}` : "";
+  const when = procedure.stalledMs
+    ? `unchanged for ${Number((procedure.stalledMs / 1000).toFixed(1))} s, so taken as the service's last word${used}; expect one of the words this service uses`
+    : procedure.timedOut
+      ? `the last status seen before the scenario's timeout${used}`
+      : "the last status seen";
   return {
     description,
     passed: false,

@@ -15,6 +15,7 @@ export {
   previewBehaviour,
   previewStack,
 } from "./preview.ts";
+export { agentsToRecreate, recoveryCommand } from "./recovery.ts";
 export {
   offlineProject,
   openSession,

@@ -8,6 +8,7 @@ import { ConfigError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { type Connection, type ResolvedConnection, requireConnection } from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
+import { recoveryCommand } from "./recovery.ts";
 import { stackFileCopy } from "./session.ts";
 import { type SimulatorDelivery, type SimulatorInfo, withSimulatorAdmin } from "./simulator-admin.ts";
 
@@ -141,11 +142,7 @@ function foreignSimulatorError(options: {
   const probably = other
     ? `it is probably another checkout's simulator (its data file is not ${shown(ours)})`
     : "it is probably another checkout's simulator, or one whose data was reset";
-  const replace = missing
-    .map((key) => held[key]?.urn)
-    .filter(Boolean)
-    .map((urn) => `--replace '${urn}'`)
-    .join(" ");
+  const recover = recoveryCommand(stackName, held, missing) ?? `pulumi up --yes --stack ${stackName}`;
   return new ConfigError(
     `the simulator serving ${baseUrl} (${describeSimulator(info)}) does not know ${missing.length} of the agents stack ${stackName} pins:\n${versions}\n${probably}; no call was placed`,
     {
@@ -155,7 +152,7 @@ function foreignSimulatorError(options: {
         ") and run `npm start` again (it starts the checkout's own), or point the stack elsewhere:\n" +
         `  pulumi config set agents:baseUrl http://127.0.0.1:<port> --stack ${stackName}\n` +
         "or, if this simulator is the one you mean to use, create the agents in it:\n" +
-        `  pulumi up --stack ${stackName} ${replace}`.trimEnd(),
+        `  ${recover}`,
     },
   );
 }

@@ -1,10 +1,12 @@
 // `agent-iac audit`: every conversation of the window grouped by the agent version that handled it
-// (`agent_id`): the stack's current versions with their calls, older versions of the stack's agents
-// still taking calls (traffic a replace did not move; named by key through the stack's update
-// history or a shared agent id), agent ids the stack never held (created elsewhere, or orphaned
+// (`agent_id`, a version id or a bare agent id: attribute.ts): the stack's current versions with
+// their calls, older versions of the stack's agents still taking calls (traffic a replace did not
+// move; named by key through the stack's update history, a `--baseline` versions file or a shared
+// agent id), agent ids the stack never held (created elsewhere, or orphaned
 // by an interrupted deploy), and current versions that took no calls.
 import type { Client } from "../api/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
+import { type Attribution, attributor } from "./attribute.ts";
 import { gatherWindow } from "./gather.ts";
 import type { StackHistory } from "./history.ts";
 import type { ReadCount, ResumeOptions } from "./read.ts";
@@ -34,6 +36,8 @@ export type AuditResult = {
   idle: { key: string; version_id: string }[];
   reads: ReadCount[];
   history: { available: boolean; source: string };
+  /** How the conversations' `agent_id`s were attributed to versions (attribute.ts). */
+  attribution: Attribution;
   exit_code: 0 | 1;
 };
 
@@ -42,6 +46,8 @@ export type AuditInput = {
   stack: string;
   agents: Record<string, HeldAgent>;
   history: StackHistory;
+  /** Key → old version id from a versions file (`--baseline`): the comparison base of the last update. */
+  baselineFile?: Record<string, string> | undefined;
   window: Window;
   failOnUnknown: boolean;
   resume: ResumeOptions;
@@ -55,6 +61,7 @@ export function classify(
   agentId: string,
   agents: Record<string, HeldAgent>,
   history: Pick<StackHistory, "past">,
+  baselineFile: Record<string, string> = {},
 ): Pick<VersionRow, "category" | "key" | "note"> {
   const all = Object.values(agents);
   const current = all.find((a) => a.version_id === agentId);
@@ -62,6 +69,14 @@ export function classify(
   const sameId = all.find((a) => a.id === bareId(agentId));
   if (sameId && !agentId.includes("@")) {
     return { category: "current", key: sameId.key, note: `${sameId.key}, unpinned (the released version)` };
+  }
+  const based = Object.entries(baselineFile).find(([, id]) => id === agentId || bareId(id) === agentId);
+  if (based) {
+    return {
+      category: "old",
+      key: based[0],
+      note: `old version of ${based[0]} still taking calls (its version before the release: --baseline)`,
+    };
   }
   const past = history.past.get(agentId) ?? history.past.get(bareId(agentId));
   if (past) {
@@ -81,19 +96,25 @@ export function classify(
 
 export async function audit(input: AuditInput): Promise<AuditResult> {
   const reads: ReadCount[] = [];
+  const attribute = attributor([
+    ...Object.values(input.agents).map((a) => a.version_id),
+    ...[...input.history.past.values()].map((p) => p.version_id),
+    ...Object.values(input.baselineFile ?? {}),
+  ]);
   const traffic = await gatherWindow(input.window, () => false, new Map(), {
     client: input.client,
     includeTestCalls: true,
     resume: input.resume,
     reads,
     now: input.now,
+    versionOf: attribute.versionOf,
   });
   const rows: VersionRow[] = [...traffic.seen].map(([agentId, seen]) => ({
     agent_id: agentId,
     calls: seen.calls,
     live: seen.live,
     test: seen.calls - seen.live,
-    ...classify(agentId, input.agents, input.history),
+    ...classify(agentId, input.agents, input.history, input.baselineFile),
   }));
   rows.sort((a, b) => b.calls - a.calls || a.agent_id.localeCompare(b.agent_id));
   const idle = Object.values(input.agents)
@@ -109,6 +130,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     idle,
     reads,
     history: { available: input.history.available, source: input.history.source },
+    attribution: attribute.counts,
     exit_code: input.failOnUnknown && unknown.length > 0 ? 1 : 0,
   };
 }

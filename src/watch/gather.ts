@@ -14,9 +14,9 @@ const PROCEDURE_GRACE_MS = 3_600_000;
 
 export type WindowTraffic = {
   window: Window;
-  /** Version id → tally, for the versions asked for. */
+  /** Version id (as attributed: attribute.ts) → tally, for the versions asked for. */
   tallies: Map<string, Tally>;
-  /** Every agent id seen in the window → its calls (live and test). */
+  /** Every version id (as attributed) seen in the window → its calls (live and test). */
   seen: Map<string, { calls: number; live: number }>;
   /** Test calls (livemode: false) left out. */
   testCallsExcluded: number;
@@ -28,6 +28,8 @@ export type GatherOptions = {
   resume: ResumeOptions;
   reads: ReadCount[];
   now: Date;
+  /** The version a conversation's `agent_id` stands for (attribute.ts). */
+  versionOf: (agentId: string) => string;
 };
 
 const iso = (d: Date) => d.toISOString().replace(/:\d{2}\.\d{3}Z$/, "Z");
@@ -53,17 +55,18 @@ export async function gatherWindow(
       options.client.conversations.list({ ...query, ...(cursor ? { cursor } : {}) }, { signal: options.resume.signal }),
     count,
     (c) => {
-      const seen = traffic.seen.get(c.agent_id) ?? { calls: 0, live: 0 };
+      const versionId = options.versionOf(c.agent_id);
+      const seen = traffic.seen.get(versionId) ?? { calls: 0, live: 0 };
       seen.calls++;
       if (c.livemode) seen.live++;
-      traffic.seen.set(c.agent_id, seen);
+      traffic.seen.set(versionId, seen);
       if (!c.livemode && !options.includeTestCalls) {
         traffic.testCallsExcluded++;
         return;
       }
-      if (!wanted(c.agent_id)) return;
-      const tally = traffic.tallies.get(c.agent_id) ?? new Tally();
-      traffic.tallies.set(c.agent_id, tally);
+      if (!wanted(versionId)) return;
+      const tally = traffic.tallies.get(versionId) ?? new Tally();
+      traffic.tallies.set(versionId, tally);
       tally.addConversation(c);
       byConversation.set(c.id, tally);
     },

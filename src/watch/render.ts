@@ -1,11 +1,13 @@
 // watch and audit results as the report value of kind "watch" / "audit" (src/report, which renders
 // it for people and scripts). Every figure keeps its counts.
 import { REPORT_FORMAT, REPORT_VERSION, type Report, reportSchema } from "../report/index.ts";
+import { type Attribution, attributionRule, attributionText } from "./attribute.ts";
 import type { AuditResult } from "./audit.ts";
 import type { ReadCount } from "./read.ts";
 import type { WatchResult } from "./watch.ts";
 import type { Window } from "./window.ts";
 
+const attributionJson = (a: Attribution) => ({ rule: attributionRule(a), ...a, text: attributionText(a) });
 const windowJson = (w: Window) => ({ from: w.from.toISOString(), to: w.to.toISOString() });
 const totals = (reads: ReadCount[]) => ({
   reads,
@@ -32,6 +34,7 @@ export function watchReport(r: WatchResult, createdAt: Date): Report {
       baseline_window: windowJson(r.baseline_window),
       ...totals(r.reads),
       test_calls_excluded: r.test_calls_excluded,
+      attribution: attributionJson(r.attribution),
       agents: r.agents.map((a) => ({
         key: a.key,
         version_id: a.version_id,
@@ -65,6 +68,13 @@ export function auditReport(
     summary: { calls: rows.reduce((n, row) => n + row.calls, 0) },
     notes: r.history.available ? [] : [`stack history: ${r.history.source}`],
     fail_on: options.failOnUnknown ? "unknown" : null,
-    traffic: { window: windowJson(r.window), ...totals(r.reads), versions: rows, idle: r.idle, history: r.history },
+    traffic: {
+      window: windowJson(r.window),
+      ...totals(r.reads),
+      versions: rows,
+      idle: r.idle,
+      history: r.history,
+      attribution: attributionJson(r.attribution),
+    },
   });
 }

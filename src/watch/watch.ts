@@ -6,6 +6,7 @@
 import type { Client } from "../api/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { pct } from "../report/index.ts";
+import { type Attribution, attributor } from "./attribute.ts";
 import { type Figures, figures, type Share, Tally } from "./figures.ts";
 import { gatherFeedbacks, gatherProcedures, gatherWindow, type WindowTraffic } from "./gather.ts";
 import { previousVersionOf, type StackHistory } from "./history.ts";
@@ -66,6 +67,8 @@ export type WatchResult = {
   reads: ReadCount[];
   test_calls_excluded: number;
   feedback_read: boolean;
+  /** How the conversations' `agent_id`s were attributed to versions (attribute.ts). */
+  attribution: Attribution;
   notes: string[];
   exit_code: 0 | 1;
 };
@@ -150,12 +153,18 @@ export async function watch(input: WatchInput): Promise<WatchResult> {
   ]);
   const wanted = (agentId: string) => bare.has(bareId(agentId));
   const reads: ReadCount[] = [];
+  const attribute = attributor([
+    ...Object.values(input.agents).map((a) => a.version_id),
+    ...[...input.history.past.values()].map((p) => p.version_id),
+    ...Object.values(input.baselineFile ?? {}),
+  ]);
   const gather = {
     client: input.client,
     includeTestCalls: input.includeTestCalls,
     resume: input.resume,
     reads,
     now: input.now,
+    versionOf: attribute.versionOf,
   };
   const byConversation = new Map<string, Tally>();
   const current = await gatherWindow(input.window, wanted, byConversation, gather);
@@ -198,6 +207,7 @@ export async function watch(input: WatchInput): Promise<WatchResult> {
     reads,
     test_calls_excluded: excluded,
     feedback_read: Boolean(input.serviceId),
+    attribution: attribute.counts,
     notes,
     exit_code: agents.some((a) => a.status === "regressed") ? 1 : 0,
   };

@@ -113,6 +113,22 @@ describe("variant profile", () => {
     expect(item.completed_at).toMatch(MICROS);
   });
 
+  it("conversations name the bare agent id that handled them, pinned to a version or not", async () => {
+    const agent = await conversational();
+    const released = await conversation(agent.id);
+    const pinned = await conversation(`${agent.id}@v1`);
+    const list: Json[] = [];
+    let cursor: string | null = null;
+    do {
+      const body: Json = await ok(sim, "GET", `/conversations${cursor ? `?cursor=${cursor}` : ""}`);
+      list.push(...body.data);
+      cursor = body.cursor;
+    } while (cursor);
+    for (const id of [released.id, pinned.id]) {
+      expect(list.find((c) => c.id === id)?.agent_id).toBe(agent.id);
+    }
+  });
+
   it("lists: pages of 2 and a trailing empty page", async () => {
     const pages: number[] = [];
     let cursor: string | null = null;

@@ -118,10 +118,15 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function call(script: Script, plannedCall: PlannedCall, onProgress?: (p: Progress) => void) {
+async function call(
+  script: Script,
+  plannedCall: PlannedCall,
+  onProgress?: (p: Progress) => void,
+  hooks: { procedureStallMs?: number } = {},
+) {
   server = await service(script);
   client = createClient({ baseUrl: server.url, apiKey: KEY, maxRetries: 0 });
-  return placeCall(client, plannedCall, onProgress ? { onProgress } : {});
+  return placeCall(client, plannedCall, { ...hooks, ...(onProgress ? { onProgress } : {}) });
 }
 
 describe("procedure polling", () => {
@@ -146,10 +151,44 @@ describe("procedure polling", () => {
     expect(result.status).toBe("failed");
     const assertion = result.assertions.find((a) => a.description === "procedure call-summary ends completed");
     expect(assertion?.detail).toBe(
-      "procedure call-summary is summarizing (the last status seen before the scenario's timeout; matched by agent id pa_old)",
+      "procedure call-summary is summarizing (the last status seen before the scenario's timeout; the statuses it went through: pending → summarizing; matched by agent id pa_old)",
     );
     expect(elapsed).toBeGreaterThanOrEqual(1900);
     expect(elapsed).toBeLessThan(4000);
+  });
+
+  it("ends early when a status other than the expected one stops changing, naming the statuses the service used", async () => {
+    // A service whose procedures end `succeeded`: the expectation says `completed`, the timeout is 60 s.
+    const started = performance.now();
+    const result = await call(
+      { statuses: ["pending", "summarizing", "succeeded"] },
+      planned({ procedures: { "call-summary": "completed" } }, { timeout: 60 }),
+      undefined,
+      { procedureStallMs: 1500 },
+    );
+    const elapsed = performance.now() - started;
+    expect(result.status).toBe("failed");
+    const assertion = result.assertions.find((a) => a.description === "procedure call-summary ends completed");
+    expect(assertion?.detail).toBe(
+      "procedure call-summary is succeeded (unchanged for 1.5 s, so taken as the service's last word; the statuses it went through: pending → summarizing → succeeded; expect one of the words this service uses; matched by agent id pa_old)",
+    );
+    expect(result.observation?.procedures[0]).toMatchObject({ stalledMs: 1500 });
+    expect(elapsed).toBeGreaterThanOrEqual(1500);
+    expect(elapsed).toBeLessThan(10_000);
+  });
+
+  it("does not end early while the status keeps changing within the bound", async () => {
+    const result = await call(
+      { statuses: ["pending", "queued", "summarizing", "reviewing", "completed"] },
+      planned({ procedures: { "call-summary": "completed" } }, { timeout: 30 }),
+      undefined,
+      { procedureStallMs: 2500 },
+    );
+    expect(result.status).toBe("passed");
+    expect(result.observation?.procedures[0]).toMatchObject({
+      status: "completed",
+      statuses: ["pending", "queued", "summarizing", "reviewing", "completed"],
+    });
   });
 
   it("reports progress while it waits: what for, the last status seen, the time left", async () => {

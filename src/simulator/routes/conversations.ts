@@ -34,7 +34,7 @@ export function createConversation(ctx: SimContext, baseUrl: string, body: unkno
     seq: store.nextSeq(),
     item: {
       id,
-      agent_id: version.version_id,
+      agent_id: options.profile.conversationAgentId === "agent" ? agent.id : version.version_id,
       livemode: request.livemode ?? true,
       created_at,
       direction: "inbound",
