@@ -41,6 +41,10 @@ const commands: Record<string, Command> = {
     load: () => import("./judge.ts"),
   },
   report: { summary: "merge the JSON reports of sharded smoke runs", load: () => import("./report.ts") },
+  scenario: {
+    summary: "print a real call as a smoke scenario (scenario capture <conversation-id>)",
+    load: () => import("./scenario.ts"),
+  },
   service: { summary: "run the local simulator of the service", load: () => import("./service.ts") },
   watch: {
     summary: "live traffic of the current versions against the previous ones; exit 1 when a figure got worse",

@@ -10,6 +10,9 @@ import { gateOf, type PlannedCall, type Progress } from "./call.ts";
 import { scenarioKey, shardOf } from "./gates.ts";
 import { planCalls, type Selection } from "./plan.ts";
 import { recordingTranscript, replayRecordings, writeRecording } from "./record.ts";
+
+export { type FoundRecording, findRecording } from "./record.ts";
+
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
 import { type NotRunReason, notRunResult, type Output, runCalls } from "./run.ts";
 

@@ -152,6 +152,26 @@ async function readRecording(file: string): Promise<Recording> {
   return { file, header, envelopes, footer };
 }
 
+/** One recorded call, found by its conversation id (what `scenario capture --from-recording` reads). */
+export type FoundRecording = {
+  file: string;
+  agent: string;
+  scenario: SmokeScenario;
+  versionId: string;
+  envelopes: EventEnvelope[];
+};
+
+/** The recording of conversation `conversationId` in `dir`, or undefined when none holds it. */
+export async function findRecording(dir: string, conversationId: string): Promise<FoundRecording | undefined> {
+  for (const file of await recordingFiles(dir)) {
+    const recording = await readRecording(file);
+    if (recording.header.conversation_id !== conversationId) continue;
+    const { agent, scenario, version_id } = recording.header;
+    return { file, agent, scenario, versionId: version_id, envelopes: recording.envelopes };
+  }
+  return undefined;
+}
+
 export type Replay = { results: ScenarioResult[]; drift: Drift; notes: string[] };
 
 /**
