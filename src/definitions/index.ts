@@ -14,7 +14,9 @@ export { type PatternParts, regexParts } from "./patterns.ts";
 export { type DeclaredOptions, declaredAgents, SCENARIO_DIR } from "./scenarios.ts";
 export {
   agentJsonSchema,
+  type CallerSpec,
   DEFAULT_JUDGE_VOTES,
+  DEFAULT_PERSONA_TURNS,
   type Expectations,
   type JudgeRubric,
   judgeRubrics,
