@@ -52,6 +52,43 @@ export type Profile = {
   now(at?: number): string;
   /** Nullable fields filled as objects (customer_id, sentiment, failure_reason). */
   nullableObjects: boolean;
+  /** The session's control messages (their shape is not shown by the interface). */
+  control: ControlShapes;
+};
+
+/** A control message as the simulator reads it: a caller's line, the end of the call, or not understood. */
+export type ControlMessage = { say: string } | { end: true } | { unknown: string | undefined };
+
+type ControlShapes = {
+  read(message: unknown): ControlMessage;
+  /** The accepted shapes, as written in the `server.error` that refuses another one. */
+  accepted: string;
+};
+
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+
+/** `{"type": "user.message", "text": "…"}` and `{"type": "end"}`. */
+const defaultControl: ControlShapes = {
+  read(message) {
+    const { type, text } = record(message);
+    if (type === "user.message" && typeof text === "string") return { say: text };
+    if (type === "end") return { end: true };
+    return { unknown: typeof type === "string" ? type : undefined };
+  },
+  accepted: '{"type": "user.message", "text": "…"} and {"type": "end"}',
+};
+
+/** `{"action": "say", "message": {"content": "…"}}` and `{"action": "hangup"}`. */
+const variantControl: ControlShapes = {
+  read(message) {
+    const { action, message: said } = record(message);
+    const content = record(said).content;
+    if (action === "say" && typeof content === "string") return { say: content };
+    if (action === "hangup") return { end: true };
+    return { unknown: typeof action === "string" ? action : undefined };
+  },
+  accepted: '{"action": "say", "message": {"content": "…"}} and {"action": "hangup"}',
 };
 
 const defaultProfile: Profile = {
@@ -80,6 +117,7 @@ const defaultProfile: Profile = {
   trailingEmptyPage: false,
   now: (at = Date.now()) => new Date(at).toISOString(),
   nullableObjects: false,
+  control: defaultControl,
 };
 
 const variantProfile: Profile = {
@@ -116,6 +154,7 @@ const variantProfile: Profile = {
   // Microseconds and an explicit offset: 2026-01-02T03:04:05.678000+00:00.
   now: (at = Date.now()) => new Date(at).toISOString().replace("Z", "000+00:00"),
   nullableObjects: true,
+  control: variantControl,
 };
 
 export const PROFILES: Record<ProfileName, Profile> = { default: defaultProfile, variant: variantProfile };
