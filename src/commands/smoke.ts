@@ -188,6 +188,7 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
     announceCost: request.selection.live,
     recordDir: request.record,
     judge: { settings: session.judge, cache: request.judgeCache },
+    caller: session.caller,
     // Asked for only when calls are placed: a dry run contacts nobody and needs no key.
     connection: () => requireConnection(session.connection, request.stack),
   };

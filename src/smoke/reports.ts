@@ -1,6 +1,8 @@
 // Smoke results → the one report (src/report: JSON v2, rendered to JUnit and other formats).
 // Nothing secret is in a result: the stream token is never stored in one.
+
 import type { EventEnvelope } from "../api/index.ts";
+import type { CallerLine } from "../caller/index.ts";
 import {
   type CallLatency,
   type CallOutcomeKind,
@@ -45,6 +47,8 @@ export type ScenarioResult = {
   /** ISO time the call started. */
   startedAt?: string;
   livemode?: boolean;
+  /** The caller's lines, when the scenario has a caller: each turn, its text, when sent and heard. */
+  callerLines?: CallerLine[];
   /** The events as received (for `--record`; never in a report). */
   envelopes?: EventEnvelope[];
 };
