@@ -23,4 +23,5 @@ export {
   type LatencyBounds,
   requiredPasses,
 } from "./schema.ts";
+export { simulationWarnings } from "./simulation.ts";
 export { MAX_DEPTH, MAX_PROMPT_BYTES, MAX_YAML_BYTES } from "./source.ts";

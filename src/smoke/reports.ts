@@ -94,7 +94,7 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
       context: passed ? [] : (context ?? []),
       ...(judgement ? { judgement } : {}),
     })),
-    transcript: transcriptLines(r.observation),
+    transcript: transcriptLines(r.observation, r.callerLines !== undefined),
     entries: (r.observation?.entries ?? []).map((entry, i) => reportEntry(entry, times[i])),
     // Arguments decoded when the service sent a JSON string; `rawArguments` keeps what it sent.
     tool_calls: r.observation?.toolCalls ?? [],
@@ -212,6 +212,12 @@ export function junitReport(results: ScenarioResult[], meta: ReportMeta = {}): s
 }
 
 /** The call's transcript as display lines (tool arguments decoded). */
-function transcriptLines(observation: Observation | undefined): string[] {
-  return (observation?.entries ?? []).map(renderEntry);
+function transcriptLines(observation: Observation | undefined, caller: boolean): string[] {
+  const times = observation?.entryTimes ?? [];
+  return (observation?.entries ?? []).map((entry, i) => {
+    if (!caller || entry.kind !== "user") return renderEntry(entry);
+    // The scenario's caller said it: labelled so, with when (from the call's start).
+    const at = times[i]?.atMs;
+    return `caller: ${renderEntry(entry).replace(/^user: /, "")}${at === null || at === undefined ? "" : ` (at ${(at / 1000).toFixed(2)} s)`}`;
+  });
 }

@@ -21,6 +21,7 @@ export {
   type StackSession,
   stackConfigOrFile,
   stackConnection,
+  stackFileAddress,
   staleOutputsNote,
 } from "./session.ts";
 export { runSmokeJob } from "./smoke-job.ts";

@@ -181,6 +181,12 @@ export async function stackConnection(stackName: string, overrides: { baseUrl?: 
   return resolveConnection(configMapReader(await stackConfigOrFile(stackName)), process.env, overrides);
 }
 
+/** The service address of a stack from its Pulumi.<stack>.yaml (else the environment), no Pulumi; undefined when neither says. */
+export async function stackFileAddress(stackName: string): Promise<string | undefined> {
+  const config = await stackFileConfig(stackName).catch(() => ({}) as StackConfig);
+  return resolveConnection(configMapReader(config)).baseUrl;
+}
+
 /** Offline (replay): the stack's agent files and judge settings from Pulumi.<stack>.yaml, no Pulumi and no network. */
 export async function offlineProject(stackName: string) {
   const config = await stackFileConfig(stackName).catch((error: unknown) => {
