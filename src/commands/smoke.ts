@@ -2,6 +2,7 @@
 // request → the smoke job (src/usecases) → emitReport.
 import { readOldVersions } from "../compare/index.ts";
 import { CliError } from "../errors/index.ts";
+import { formatDiagnostic, simulationWarnings } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
@@ -164,6 +165,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
 async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
   const session = await openSession(request.stack, { what: "reading the stack failed" });
   await session.validFiles();
+  const address = session.connection.baseUrl;
+  if (address !== undefined && !session.connection.loopback) {
+    for (const warning of simulationWarnings(await session.agentFiles(), address))
+      io.stderr.write(`${formatDiagnostic(warning)}\n`);
+  }
   const held = await session.held();
   if (Object.keys(held.agents).length === 0 && request.selection.versionId === undefined) {
     throw new CliError(`stack "${request.stack}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
@@ -188,6 +194,7 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
     announceCost: request.selection.live,
     recordDir: request.record,
     judge: { settings: session.judge, cache: request.judgeCache },
+    caller: session.caller,
     // Asked for only when calls are placed: a dry run contacts nobody and needs no key.
     connection: () => requireConnection(session.connection, request.stack),
   };

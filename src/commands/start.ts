@@ -100,6 +100,7 @@ async function smokeAfterUp(
       : { kind: "smoke" as const },
     concurrency: 4,
     judge: { settings: session.judge },
+    caller: session.caller,
     connection: () => service.connection,
   };
   const result = await runSmokeJob(job, { out: io.stdout, signal, onRetry: io.printRetry });

@@ -1,7 +1,13 @@
 // `agent-iac validate [dir] [--stack NAME] [--policy FILE]`: checks agent files offline, every error
 // as file:line; with --policy, also the org rules (src/policy: the same code as the policy pack).
 import { readFile } from "node:fs/promises";
-import { type Diagnostic, formatDiagnostic, type LoadResult, loadAgents } from "../definitions/index.ts";
+import {
+  type Diagnostic,
+  formatDiagnostic,
+  type LoadResult,
+  loadAgents,
+  simulationWarnings,
+} from "../definitions/index.ts";
 import { CliError } from "../errors/index.ts";
 import {
   type AgentViolation,
@@ -12,6 +18,8 @@ import {
   ruleSetups,
   violationMessage,
 } from "../policy/index.ts";
+import { isLoopbackUrl } from "../settings/index.ts";
+import { stackFileAddress } from "../usecases/index.ts";
 import { parseCommand } from "./args.ts";
 import type { CommandIO } from "./lifecycle.ts";
 
@@ -50,6 +58,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     for (const error of errors) io.stderr.write(`${formatDiagnostic(error)}\n`);
     io.stderr.write(`${errors.length} error${errors.length === 1 ? "" : "s"} in ${dir}\n`);
     return 1;
+  }
+  // A stack on a real service: its scenarios' simulator conventions are worth a warning.
+  const address = stack === undefined ? undefined : await stackFileAddress(stack);
+  if (address !== undefined && !isLoopbackUrl(address)) {
+    for (const warning of simulationWarnings(loaded, address)) io.stderr.write(`${formatDiagnostic(warning)}\n`);
   }
   const overlays = agents.flatMap((a) => (a.overlay ? [a.overlay] : []));
   const applied = overlays.length > 0 ? ` (overlays for stack ${stack}: ${overlays.join(", ")})` : "";

@@ -14,11 +14,14 @@ export { type PatternParts, regexParts } from "./patterns.ts";
 export { type DeclaredOptions, declaredAgents, SCENARIO_DIR } from "./scenarios.ts";
 export {
   agentJsonSchema,
+  type CallerSpec,
   DEFAULT_JUDGE_VOTES,
+  DEFAULT_PERSONA_TURNS,
   type Expectations,
   type JudgeRubric,
   judgeRubrics,
   type LatencyBounds,
   requiredPasses,
 } from "./schema.ts";
+export { simulationWarnings } from "./simulation.ts";
 export { MAX_DEPTH, MAX_PROMPT_BYTES, MAX_YAML_BYTES } from "./source.ts";

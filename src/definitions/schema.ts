@@ -207,6 +207,65 @@ export function judgeRubrics(expect: { judge?: z.input<typeof judgeRubric>[] | u
 /** The latency bounds of a scenario (`expect.latency`). */
 export type LatencyBounds = NonNullable<z.output<typeof expectations>["latency"]>;
 
+/** Longest persona conversation (caller lines) a scenario may ask for. */
+const MAX_CALLER_TURNS = 50;
+/** A persona's most lines when the scenario gives no max_turns. */
+export const DEFAULT_PERSONA_TURNS = 8;
+
+const callerTurn = z.union([
+  z
+    .string()
+    .min(1, "must not be empty")
+    .meta({ description: "A line the caller says when the agent has finished its turn." }),
+  z.strictObject({
+    say: z.string().min(1, "must not be empty").meta({ description: "The caller's line." }),
+    after: textPattern.meta({
+      description:
+        'Said only once the agent has said this (a case-insensitive phrase or "/regex/flags"); the call ends, failed, if it never does.',
+    }),
+  }),
+]);
+
+/** The caller side of a scenario: scripted `turns`, or a `persona` played by a model. Needs `transport: ws`. */
+const callerSchema = z
+  .strictObject({
+    turns: z.array(callerTurn).min(1, "give at least one turn").max(MAX_CALLER_TURNS).optional().meta({
+      description:
+        "The caller's lines in order, each sent as a control message on the session when the agent has finished its turn.",
+    }),
+    persona: z.string().min(1, "must not be empty").optional().meta({
+      description: "Who the caller is: a model (agents:callerModel) plays them and writes each line.",
+    }),
+    goal: z
+      .string()
+      .min(1, "must not be empty")
+      .optional()
+      .meta({ description: "What the persona wants from the call." }),
+    max_turns: z
+      .int()
+      .min(1)
+      .max(MAX_CALLER_TURNS)
+      .optional()
+      .meta({
+        description: `The most lines the persona says (default ${DEFAULT_PERSONA_TURNS}); the budget counts this worst case.`,
+      }),
+  })
+  .superRefine((caller, ctx) => {
+    const problem = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    if (caller.turns && caller.persona) problem("persona", "give caller.turns or caller.persona, not both");
+    if (!caller.turns && !caller.persona)
+      problem("turns", "give the caller's turns (caller.turns) or a persona (caller.persona)");
+    if (caller.persona === undefined) {
+      if (caller.goal !== undefined) problem("goal", "goal belongs to a persona: give caller.persona too");
+      if (caller.max_turns !== undefined)
+        problem("max_turns", "max_turns belongs to a persona: give caller.persona too");
+    }
+  })
+  .meta({ description: "Who plays the caller over the session (needs transport: ws): scripted turns or a persona." });
+
+/** A scenario's caller, as validated. */
+export type CallerSpec = z.output<typeof callerSchema>;
+
 export const smokeScenario = z
   .strictObject({
     name: z.string().min(1, "must not be empty"),
@@ -219,6 +278,7 @@ export const smokeScenario = z
     context: z.record(z.string(), z.unknown()).optional(),
     override_config: conversationalConfigFile.optional(),
     transport: z.enum(["sse", "ws"]).default("sse"),
+    caller: callerSchema.optional(),
     timeout: z.number().positive().max(3600).default(120).meta({ description: "Seconds (default 120)." }),
     iterations: z.int().min(1).max(100).default(1),
     min_pass: z
@@ -278,10 +338,18 @@ type ScenarioCheck = {
   pass_k?: { k: number; min: number } | undefined;
   judge_min_agreement?: number | undefined;
   expect: { judge?: unknown[] | undefined };
+  transport: "sse" | "ws";
+  caller?: unknown;
 };
 
 function checkScenario(scenario: ScenarioCheck, ctx: z.core.$RefinementCtx<ScenarioCheck>): void {
   const problem = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+  if (scenario.caller !== undefined && scenario.transport !== "ws") {
+    problem(
+      "caller",
+      "a caller speaks over the conversation's WebSocket session: give transport: ws (the event stream cannot carry the caller's lines)",
+    );
+  }
   if (scenario.judge_min_agreement !== undefined && !scenario.expect.judge?.length) {
     problem("judge_min_agreement", "the scenario has no judged expectation (expect.judge)");
   }

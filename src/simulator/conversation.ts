@@ -3,7 +3,7 @@
 // (replayed to late subscribers) and pushed to live ones.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { EventEnvelope } from "../contract/index.ts";
-import { chunks, failsAt, GOODBYE, greeting, simulation, toolNamed } from "./dialogue.ts";
+import { chunks, failsAt, GOODBYE, greeting, isFarewell, simulation, toolNamed } from "./dialogue.ts";
 import type { Profile } from "./profile.ts";
 import type { Store, StoredConversation } from "./store.ts";
 
@@ -12,8 +12,21 @@ type Live = {
   listeners: Set<Listener>;
   injected: string[];
   endRequested: boolean;
+  /** A WebSocket session is attached: a caller may speak over it. */
+  session: boolean;
   wake: (() => void) | undefined;
 };
+
+/**
+ * When the default turns are due and nobody follows the conversation yet, how long the simulated
+ * caller waits for a stream or session to attach (a client opens it right after the create).
+ */
+export const LISTENER_WAIT_MS = 1000;
+/**
+ * With a session attached, how long the simulated caller stays quiet after the greeting for the
+ * session's caller to speak first; a session that says nothing by then gets the default turns.
+ */
+export const SESSION_CALLER_WAIT_MS = 1500;
 
 export const FINAL_STATUSES = new Set(["completed", "failed"]);
 
@@ -53,7 +66,13 @@ export class ConversationRunner {
   }
 
   start(conversation: StoredConversation): void {
-    this.#live.set(conversation.item.id, { listeners: new Set(), injected: [], endRequested: false, wake: undefined });
+    this.#live.set(conversation.item.id, {
+      listeners: new Set(),
+      injected: [],
+      endRequested: false,
+      session: false,
+      wake: undefined,
+    });
     this.#run(conversation).catch((error: unknown) => {
       if (this.#controller.signal.aborted) return;
       process.stderr.write(`agent-iac simulator: conversation ${conversation.item.id}: ${String(error)}\n`);
@@ -65,7 +84,16 @@ export class ConversationRunner {
     const live = this.#live.get(id);
     if (!live) return () => {};
     live.listeners.add(listener);
+    live.wake?.();
     return () => live.listeners.delete(listener);
+  }
+
+  /** A WebSocket session attached to a running conversation: its caller may replace the default turns. */
+  attachSession(id: string): void {
+    const live = this.#live.get(id);
+    if (!live) return;
+    live.session = true;
+    live.wake?.();
   }
 
   /** A user turn from a session; false when the conversation is not running. */
@@ -152,7 +180,6 @@ export class ConversationRunner {
       return this.#finish(conversation, "failed", `simulated failure (${why})`);
     }
 
-    const scripted = [...sim.userTurns];
     let saidGoodbye = false;
     const reply = async (text: string, final: boolean) => {
       await emit({ type: "user.message.received", text });
@@ -177,6 +204,19 @@ export class ConversationRunner {
       saidGoodbye ||= final;
     };
 
+    if (!sim.scripted && (await this.#callerSpeaks(live))) {
+      // Driven over the session: only the caller's lines, until `end`, a farewell, or silence.
+      // Lines sent before `end` are answered first.
+      while (!saidGoodbye) {
+        const text = live.injected.shift();
+        if (text !== undefined) await reply(text, isFarewell(text));
+        else if (live.endRequested || !(await this.#wakeWithin(live, this.#userWaitTimeoutMs))) break;
+      }
+      if (!saidGoodbye) await say(GOODBYE);
+      return this.#finish(conversation, "completed", null);
+    }
+
+    const scripted = [...sim.userTurns];
     // Turns sent over a session go before the next scripted one; the last scripted turn is final
     // unless the conversation waits for the user.
     while (!live.endRequested && (scripted.length > 0 || live.injected.length > 0)) {
@@ -191,6 +231,47 @@ export class ConversationRunner {
     if (sim.waitForUser) await this.#waitForUser(live, reply);
     if (!saidGoodbye) await say(GOODBYE);
     return this.#finish(conversation, "completed", null);
+  }
+
+  /**
+   * Whether a caller speaks over a session before the default turns: waits for someone to follow
+   * the conversation (LISTENER_WAIT_MS), then, with a session attached, for its first line
+   * (SESSION_CALLER_WAIT_MS).
+   */
+  async #callerSpeaks(live: Live): Promise<boolean> {
+    const spoke = () => live.injected.length > 0 || live.endRequested;
+    const deadline = Date.now() + LISTENER_WAIT_MS;
+    while (live.listeners.size === 0 && !live.session && !spoke()) {
+      if (!(await this.#wakeWithin(live, deadline - Date.now()))) break;
+    }
+    if (!live.session || spoke()) return spoke();
+    const quiet = Date.now() + SESSION_CALLER_WAIT_MS;
+    while (!spoke()) if (!(await this.#wakeWithin(live, quiet - Date.now()))) break;
+    return spoke();
+  }
+
+  /** Waits for the conversation to be woken (a turn, `end`, a listener) for at most `ms`; false when it was not. */
+  async #wakeWithin(live: Live, ms: number): Promise<boolean> {
+    if (ms <= 0) return false;
+    const woke = await new Promise<boolean>((resolve) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        this.#controller.signal.removeEventListener("abort", onAbort);
+        resolve(false);
+      }, ms);
+      this.#controller.signal.addEventListener("abort", onAbort, { once: true });
+      live.wake = () => {
+        clearTimeout(timer);
+        this.#controller.signal.removeEventListener("abort", onAbort);
+        resolve(true);
+      };
+    });
+    live.wake = undefined;
+    this.#controller.signal.throwIfAborted();
+    return woke;
   }
 
   /** This conversation's position (from 1) in its failure series; counted only where failure_rate is set. */
@@ -210,24 +291,7 @@ export class ConversationRunner {
         await reply(text, false);
         continue;
       }
-      const woke = await new Promise<boolean>((resolve) => {
-        const onAbort = () => {
-          clearTimeout(timer);
-          resolve(false);
-        };
-        const timer = setTimeout(() => {
-          this.#controller.signal.removeEventListener("abort", onAbort);
-          resolve(false);
-        }, this.#userWaitTimeoutMs);
-        this.#controller.signal.addEventListener("abort", onAbort, { once: true });
-        live.wake = () => {
-          clearTimeout(timer);
-          this.#controller.signal.removeEventListener("abort", onAbort);
-          resolve(true);
-        };
-      });
-      live.wake = undefined;
-      this.#controller.signal.throwIfAborted();
+      const woke = await this.#wakeWithin(live, this.#userWaitTimeoutMs);
       if (!woke) return;
     }
   }

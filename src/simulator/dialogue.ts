@@ -25,6 +25,11 @@ export function toolNamed(config: ConversationalAgentConfig, text: string): stri
   return undefined;
 }
 
+/** A caller's line that takes leave ("bye", "goodbye", "that's all"): the agent answers it, says goodbye and ends. */
+export function isFarewell(text: string): boolean {
+  return /\b(good)?bye\b|\bthat(['’]s| is) all\b/i.test(text);
+}
+
 /** Word chunks whose concatenation is the text. */
 export function chunks(text: string): string[] {
   return text.match(/\S+\s*|\s+/g) ?? [text];
@@ -32,6 +37,8 @@ export function chunks(text: string): string[] {
 
 export type Simulation = {
   userTurns: string[];
+  /** Whether `user_turns` was given (else the default turns, which a caller over the session replaces). */
+  scripted: boolean;
   failed: boolean;
   waitForUser: boolean;
   proceduresFail: boolean;
@@ -57,6 +64,7 @@ export function simulation(context: Record<string, unknown>): Simulation {
   const turns = Array.isArray(raw.user_turns) ? raw.user_turns.filter((t): t is string => typeof t === "string") : [];
   return {
     userTurns: Array.isArray(raw.user_turns) ? turns : DEFAULT_USER_TURNS,
+    scripted: Array.isArray(raw.user_turns),
     failed: raw.outcome === "failed",
     waitForUser: raw.wait_for_user === true,
     proceduresFail: raw.procedure_outcome === "failed",

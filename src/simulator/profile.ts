@@ -57,6 +57,43 @@ export type Profile = {
    * it (`ca_x@v2`), or the bare agent id (`ca_x`).
    */
   conversationAgentId: "version" | "agent";
+  /** The session's control messages (their shape is not shown by the interface). */
+  control: ControlShapes;
+};
+
+/** A control message as the simulator reads it: a caller's line, the end of the call, or not understood. */
+export type ControlMessage = { say: string } | { end: true } | { unknown: string | undefined };
+
+type ControlShapes = {
+  read(message: unknown): ControlMessage;
+  /** The accepted shapes, as written in the `server.error` that refuses another one. */
+  accepted: string;
+};
+
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+
+/** `{"type": "user.message", "text": "…"}` and `{"type": "end"}`. */
+const defaultControl: ControlShapes = {
+  read(message) {
+    const { type, text } = record(message);
+    if (type === "user.message" && typeof text === "string") return { say: text };
+    if (type === "end") return { end: true };
+    return { unknown: typeof type === "string" ? type : undefined };
+  },
+  accepted: '{"type": "user.message", "text": "…"} and {"type": "end"}',
+};
+
+/** `{"action": "say", "message": {"content": "…"}}` and `{"action": "hangup"}`. */
+const variantControl: ControlShapes = {
+  read(message) {
+    const { action, message: said } = record(message);
+    const content = record(said).content;
+    if (action === "say" && typeof content === "string") return { say: content };
+    if (action === "hangup") return { end: true };
+    return { unknown: typeof action === "string" ? action : undefined };
+  },
+  accepted: '{"action": "say", "message": {"content": "…"}} and {"action": "hangup"}',
 };
 
 const defaultProfile: Profile = {
@@ -86,6 +123,7 @@ const defaultProfile: Profile = {
   now: (at = Date.now()) => new Date(at).toISOString(),
   nullableObjects: false,
   conversationAgentId: "version",
+  control: defaultControl,
 };
 
 const variantProfile: Profile = {
@@ -123,6 +161,7 @@ const variantProfile: Profile = {
   now: (at = Date.now()) => new Date(at).toISOString().replace("Z", "000+00:00"),
   nullableObjects: true,
   conversationAgentId: "agent",
+  control: variantControl,
 };
 
 export const PROFILES: Record<ProfileName, Profile> = { default: defaultProfile, variant: variantProfile };

@@ -5,6 +5,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Client, CreateConversationResponse, EventEnvelope, Procedure } from "../api/index.ts";
 import { displayUrl } from "../api/index.ts";
+import {
+  Caller,
+  type CallerFailure,
+  type CallerShape,
+  callerShape,
+  scriptedTurns,
+  type TurnSource,
+} from "../caller/index.ts";
 import { deepMerge } from "../contract/index.ts";
 import { requiredPasses, type SmokeScenario } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
@@ -18,6 +26,7 @@ import {
   type ProcedureMatch,
 } from "./expectations.ts";
 import type { Gate } from "./gates.ts";
+import { textMatcher } from "./matchers.ts";
 import { observeEvents } from "./observe.ts";
 import { failureOutcome, OUTCOME_CODES, StreamClosedError } from "./outcome.ts";
 import type { ScenarioResult } from "./reports.ts";
@@ -58,6 +67,10 @@ export type CallHooks = {
   judge?: Judge | undefined;
   /** How long a procedure status other than the expected one may stay unchanged (default PROCEDURE_STALL_MS). */
   procedureStallMs?: number;
+  /** How a caller's lines are sent (the job resolves it from the settings); default: the simulator's shapes. */
+  callerShape?: CallerShape | undefined;
+  /** The lines of a persona caller (`caller.persona`); scripted turns need none. */
+  persona?: ((call: PlannedCall) => TurnSource) | undefined;
 };
 
 const POLL_MS = { first: 250, max: 2000 };
@@ -72,6 +85,10 @@ type WaitState = {
   lastSeen: string;
   ended: boolean;
   firstAgentAt?: number;
+  /** The call's caller, when the scenario has one. */
+  caller?: Caller;
+  /** Why the caller failed (a turn not delivered, a cue never said): the call fails with it. */
+  callerFailure?: CallerFailure;
 };
 
 const INTERRUPTED = "interrupted: the smoke run was stopped before this call finished";
@@ -123,6 +140,10 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     result.conversationId = conversation.id;
     result.eventsUrl = displayUrl(conversation.channel.events_url);
     await follow(client, call, conversation, { signal, envelopes, state, hooks });
+    if (state.callerFailure) {
+      callerFailed(result, scenario, state.callerFailure, envelopes, seconds());
+      return finish(result, started, state, ticker);
+    }
     const stallMs = hooks.procedureStallMs ?? PROCEDURE_STALL_MS;
     const procedures = await waitForProcedures(client, call, conversation.id, { signal, state, stallMs });
     if (hooks.signal?.aborted) throw hooks.signal.reason;
@@ -130,6 +151,13 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     state.stage = "judge";
     state.waitingFor = "the judge";
     await judgeResult(result, scenario, hooks.judge, hooks.signal);
+    if (state.caller && result.outcome.kind !== "error") {
+      const n = state.caller.lines.length;
+      result.assertions.unshift({
+        description: `the caller's ${n} line${n === 1 ? " was" : "s were"} heard`,
+        passed: true,
+      });
+    }
     // A judgement the stop cut short is the stop's, not the judge's.
     if (result.outcome.kind === "error" && hooks.signal?.aborted) {
       result.outcome = { kind: "interrupted", stage: "judge" };
@@ -150,13 +178,37 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
   } finally {
     clearInterval(ticker);
   }
+  return finish(result, started, state, ticker);
+}
+
+function finish(result: ScenarioResult, started: number, state: WaitState, ticker: NodeJS.Timeout): ScenarioResult {
+  clearInterval(ticker);
   result.timings = {
     durationMs: Math.round(performance.now() - started),
     ...(state.firstAgentAt === undefined
       ? {}
       : { timeToFirstAgentMessageMs: Math.round(state.firstAgentAt - started) }),
   };
+  if (state.caller) result.callerLines = state.caller.lines.map((line) => ({ ...line }));
   return result;
+}
+
+/** A caller not heard is not a pass: the call fails with the caller's assertion first, then the literal expectations. */
+function callerFailed(
+  result: ScenarioResult,
+  scenario: Scenario,
+  failure: CallerFailure,
+  envelopes: EventEnvelope[],
+  durationSec: number,
+): void {
+  ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, durationSec, []));
+  result.assertions = [
+    { description: `the caller's turn ${failure.turn} is heard`, passed: false, detail: failure.message },
+    ...evaluate(scenario.expect, result.observation as Observation),
+  ];
+  result.status = "failed";
+  result.outcome = { kind: "failed", stage: "stream", code: OUTCOME_CODES.callerNotHeard };
+  result.error = failure.message;
 }
 
 /**
@@ -236,13 +288,25 @@ async function follow(
     idleTimeoutMs: scenario.timeout * 1000,
     signal,
   };
+  let caller: Caller | undefined;
   try {
-    const stream =
-      scenario.transport === "ws"
-        ? await client.conversations.session(conversation.id, options)
-        : client.conversations.events(conversation.id, options);
+    const session =
+      scenario.transport === "ws" ? await client.conversations.session(conversation.id, options) : undefined;
+    if (session && scenario.caller) {
+      caller = new Caller(
+        callerSource(call, hooks),
+        { send: (message) => session.send(message), close: () => session.close() },
+        hooks.callerShape ?? callerShape({ message: undefined, end: undefined }, "http://127.0.0.1"),
+        { cue: (pattern) => textMatcher(pattern).test },
+      );
+      state.caller = caller;
+      state.waitingFor = "the conversation to end (the caller speaking)";
+      caller.start();
+    }
+    const stream = session ?? client.conversations.events(conversation.id, options);
     for await (const envelope of stream) {
       envelopes.push(envelope);
+      caller?.observe(envelope);
       const type = envelope.payload.type;
       state.lastSeen = `event ${type.slice(0, 60)}`;
       if (state.firstAgentAt === undefined && type.startsWith("agent.message")) state.firstAgentAt = performance.now();
@@ -253,12 +317,37 @@ async function follow(
       }
     }
   } catch (error) {
+    // A caller not heard is the call's failure, whatever the stream did after it.
+    if (caller) {
+      const failure = caller.settle(hooks.signal?.aborted ? "closed" : signal.aborted ? "deadline" : "closed");
+      if (failure && !hooks.signal?.aborted) {
+        state.callerFailure = failure;
+        return;
+      }
+    }
     // A scenario that does not expect the call to end stops at its timeout, which is not a failure.
     if (!(signal.aborted && scenario.expect.ends === false)) throw error;
+  } finally {
+    caller?.stop();
+  }
+  if (caller) {
+    const failure = caller.settle(state.ended ? "ended" : "closed");
+    if (failure) {
+      state.callerFailure = failure;
+      return;
+    }
   }
   if (!state.ended && scenario.expect.ends !== false && !signal.aborted) {
     throw new StreamClosedError();
   }
+}
+
+/** Where the call's caller gets its lines: the scenario's turns, or the persona's model. */
+function callerSource(call: PlannedCall, hooks: CallHooks): TurnSource {
+  const spec = call.scenario.caller;
+  if (spec?.turns) return scriptedTurns(spec.turns);
+  if (!hooks.persona) throw new Error("a persona caller needs its model (the smoke job sets it up)");
+  return hooks.persona(call);
 }
 
 /**

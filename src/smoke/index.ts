@@ -14,7 +14,7 @@ import { recordingTranscript, replayRecordings, writeRecording } from "./record.
 export { type FoundRecording, findRecording } from "./record.ts";
 
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
-import { type NotRunReason, notRunResult, type Output, runCalls } from "./run.ts";
+import { type NotRunReason, notRunResult, type Output, type RunOptions, runCalls } from "./run.ts";
 
 export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 // PlannedCall, planCalls, runCalls, callResult, scenarioSummaries: for the comparison and the
@@ -129,6 +129,8 @@ export type SmokeOptions = (
   onProgress?: (progress: Progress) => void;
   /** Judges the scenarios' `expect.judge` rubrics (required when a planned scenario has any). */
   judge?: Judge | undefined;
+  /** How the scenarios' callers send their lines, and a persona's model. */
+  caller?: RunOptions["caller"];
 };
 
 /**
@@ -164,6 +166,7 @@ export async function runSmoke(
       ...(options.earlyDecisions === false ? { earlyDecisions: false } : {}),
       keepEnvelopes: options.recordDir !== undefined,
       judge: options.judge,
+      ...(options.caller ? { caller: options.caller } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       onResult: (result, results, call) => {

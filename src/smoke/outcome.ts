@@ -20,6 +20,8 @@ export type CallOutcome = {
 
 /** The codes this tool gives an outcome (a network code or the service's own are passed on as they are). */
 export const OUTCOME_CODES = {
+  /** The caller's line was not heard (not delivered, its cue never said, the call ended first). */
+  callerNotHeard: "caller_not_heard",
   /** The scenario's `timeout` passed before the call ended. */
   timeout: "timeout",
   /** The client gave up waiting for a response (its own request timeout). */

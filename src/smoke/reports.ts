@@ -1,6 +1,8 @@
 // Smoke results → the one report (src/report: JSON v2, rendered to JUnit and other formats).
 // Nothing secret is in a result: the stream token is never stored in one.
+
 import type { EventEnvelope } from "../api/index.ts";
+import type { CallerLine } from "../caller/index.ts";
 import {
   type CallLatency,
   type CallOutcomeKind,
@@ -45,6 +47,8 @@ export type ScenarioResult = {
   /** ISO time the call started. */
   startedAt?: string;
   livemode?: boolean;
+  /** The caller's lines, when the scenario has a caller: each turn, its text, when sent and heard. */
+  callerLines?: CallerLine[];
   /** The events as received (for `--record`; never in a report). */
   envelopes?: EventEnvelope[];
 };
@@ -90,7 +94,7 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
       context: passed ? [] : (context ?? []),
       ...(judgement ? { judgement } : {}),
     })),
-    transcript: transcriptLines(r.observation),
+    transcript: transcriptLines(r.observation, r.callerLines !== undefined),
     entries: (r.observation?.entries ?? []).map((entry, i) => reportEntry(entry, times[i])),
     // Arguments decoded when the service sent a JSON string; `rawArguments` keeps what it sent.
     tool_calls: r.observation?.toolCalls ?? [],
@@ -208,6 +212,12 @@ export function junitReport(results: ScenarioResult[], meta: ReportMeta = {}): s
 }
 
 /** The call's transcript as display lines (tool arguments decoded). */
-function transcriptLines(observation: Observation | undefined): string[] {
-  return (observation?.entries ?? []).map(renderEntry);
+function transcriptLines(observation: Observation | undefined, caller: boolean): string[] {
+  const times = observation?.entryTimes ?? [];
+  return (observation?.entries ?? []).map((entry, i) => {
+    if (!caller || entry.kind !== "user") return renderEntry(entry);
+    // The scenario's caller said it: labelled so, with when (from the call's start).
+    const at = times[i]?.atMs;
+    return `caller: ${renderEntry(entry).replace(/^user: /, "")}${at === null || at === undefined ? "" : ` (at ${(at / 1000).toFixed(2)} s)`}`;
+  });
 }

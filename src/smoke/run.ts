@@ -6,7 +6,7 @@ import type { Client, EventEnvelope } from "../api/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { terminalText, transcriptPrinter } from "../render/index.ts";
 import { callLines } from "../report/index.ts";
-import { type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
+import { type CallHooks, type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
 import { OUTCOME_CODES } from "./outcome.ts";
 import { callResult, type ScenarioResult, summarize } from "./reports.ts";
 import { Schedule } from "./schedule.ts";
@@ -30,6 +30,8 @@ export type RunOptions = {
   earlyDecisions?: boolean;
   /** Judges the scenarios' `expect.judge` rubrics. */
   judge?: Judge | undefined;
+  /** How the scenarios' callers send their lines, and a persona's model (see CallHooks). */
+  caller?: Pick<CallHooks, "callerShape" | "persona">;
 };
 
 export async function runCalls(client: Client, calls: PlannedCall[], options: RunOptions): Promise<ScenarioResult[]> {
@@ -60,6 +62,7 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
         onProgress,
         keepEnvelopes: options.keepEnvelopes ?? false,
         judge: options.judge,
+        ...options.caller,
         ...(options.signal ? { signal: options.signal } : {}),
       };
       let result: ScenarioResult;

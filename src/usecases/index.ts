@@ -22,6 +22,7 @@ export {
   type StackSession,
   stackConfigOrFile,
   stackConnection,
+  stackFileAddress,
   staleOutputsNote,
 } from "./session.ts";
 export { runSmokeJob } from "./smoke-job.ts";

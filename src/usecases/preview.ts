@@ -93,6 +93,7 @@ export async function previewBehaviour(
     placement: { kind: "behave" as const, report },
     concurrency: request.concurrency,
     judge: { settings: session.judge, ...(request.judgeCache ? { cache: request.judgeCache } : {}) },
+    caller: session.caller,
     connection: request.connection,
   };
   const result = await runSmokeJob(job, io);

@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse, parseDocument } from "yaml";
+import { type CallerShapeSettings, resolveCallerShapeSettings } from "../caller/index.ts";
 import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
 import {
   type AgentDefinition,
@@ -47,6 +48,8 @@ export type StackSession = {
   agentFiles(): Promise<{ agents: AgentDefinition[]; errors: Diagnostic[] }>;
   connection: Connection;
   judge: JudgeSettings;
+  /** The caller's control-message settings (agents:callerMessage, agents:callerEnd). */
+  caller: CallerShapeSettings;
   /** The Automation API's policy pack options for a preview or up (none when the stack names no pack). */
   policy(): ReturnType<typeof policyPackOptions>;
   /** The agent files, or an InvalidFilesError (`consequence`: e.g. "; nothing was previewed"). */
@@ -88,6 +91,7 @@ export async function openSession(
     agentFiles,
     connection: resolveConnection(settings),
     judge: resolveJudge(settings),
+    caller: resolveCallerShapeSettings(settings),
     policy: () => policyPackOptions(settings, workDir),
     validFiles: async (consequence = "") => {
       const { agents, errors } = await agentFiles();
@@ -175,6 +179,12 @@ export async function stackConfigOrFile(stackName: string): Promise<StackConfig>
 export async function stackConnection(stackName: string, overrides: { baseUrl?: string } = {}): Promise<Connection> {
   if (overrides.baseUrl) return resolveConnection(() => undefined, process.env, overrides);
   return resolveConnection(configMapReader(await stackConfigOrFile(stackName)), process.env, overrides);
+}
+
+/** The service address of a stack from its Pulumi.<stack>.yaml (else the environment), no Pulumi; undefined when neither says. */
+export async function stackFileAddress(stackName: string): Promise<string | undefined> {
+  const config = await stackFileConfig(stackName).catch(() => ({}) as StackConfig);
+  return resolveConnection(configMapReader(config)).baseUrl;
 }
 
 /** Offline (replay): the stack's agent files and judge settings from Pulumi.<stack>.yaml, no Pulumi and no network. */

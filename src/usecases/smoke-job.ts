@@ -5,6 +5,7 @@
 // gets its report from the plan: every planned call not run.
 import { mkdir } from "node:fs/promises";
 import { type Client, createClient, NotFoundError, type RetryNotice } from "../api/index.ts";
+import { type CallerShapeSettings, callerShape } from "../caller/index.ts";
 import { compareSides, type FailOn, type OldVersions, oldSide } from "../compare/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
@@ -47,6 +48,8 @@ export type SmokeJob = {
   judge: { settings: JudgeSettings; cache?: JudgeCacheOptions };
   /** Where to place the calls; asked for only when calls are placed (a dry run needs no key). */
   connection: () => ResolvedConnection;
+  /** The caller's control-message settings (agents:callerMessage, agents:callerEnd); none: the loopback default only. */
+  caller?: CallerShapeSettings | undefined;
 };
 
 export type JobIO = {
@@ -88,6 +91,8 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
   }
   if (job.dryRun) return { kind: "dry-run", cost };
   const connection = job.connection();
+  // A scenario with a caller on a service whose message shape nobody named stops here (exit 2).
+  const caller = callerHooks(all, job, connection.baseUrl);
   // A judged run without a judge (or with an untrusted one) stops here, before any request.
   const judge = await setupJudge(
     newCalls.map((c) => ({ agent: c.agent, scenario: c.scenario })),
@@ -99,7 +104,7 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
     if (job.recordDir !== undefined) await recordingDirectory(job.recordDir);
     if (job.announceCost) io.out.write(`${estimateLine(cost)}\n`);
     if (newCalls.length > 0) await checkAccess(client);
-    const placed = await place(job, { newCalls, oldCalls, notes }, { client, judge, io });
+    const placed = await place(job, { newCalls, oldCalls, notes }, { client, judge, io, caller });
     return { kind: "ran", cost, judge, ...placed };
   } finally {
     await client.close();
@@ -110,9 +115,16 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
 const onRetry = (io: JobIO) => (io.onRetry ? { onRetry: io.onRetry } : {});
 
 type Sides = ReturnType<typeof sides>;
-type Context = { client: Client; judge: Judge | undefined; io: JobIO };
+type Context = { client: Client; judge: Judge | undefined; io: JobIO; caller: CallerHooks };
+type CallerHooks = NonNullable<Parameters<typeof runSmoke>[0]["caller"]>;
 
-async function place(job: SmokeJob, { newCalls, oldCalls, notes }: Sides, { client, judge, io }: Context) {
+/** The callers' message shape, resolved once before any call (none needed when no scenario has a caller). */
+function callerHooks(calls: readonly PlannedCall[], job: SmokeJob, baseUrl: string): CallerHooks {
+  if (!calls.some((call) => call.scenario.caller)) return {};
+  return { callerShape: callerShape(job.caller ?? { message: undefined, end: undefined }, baseUrl, job.stack) };
+}
+
+async function place(job: SmokeJob, { newCalls, oldCalls, notes }: Sides, { client, judge, io, caller }: Context) {
   const run = (calls: PlannedCall[], extra: { earlyDecisions?: boolean; record?: boolean; onReport?: boolean }) =>
     runSmoke({
       plan: { ...job.plan, calls },
@@ -122,6 +134,7 @@ async function place(job: SmokeJob, { newCalls, oldCalls, notes }: Sides, { clie
       out: io.out,
       signal: io.signal,
       judge,
+      caller,
       ...(extra.earlyDecisions === false ? { earlyDecisions: false } : {}),
       ...(extra.record && job.recordDir !== undefined ? { recordDir: job.recordDir } : {}),
       ...(extra.onReport && io.onReport ? { onReport: io.onReport } : {}),

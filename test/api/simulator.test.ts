@@ -16,6 +16,7 @@ import {
   TranscriptBuilder,
 } from "../../src/api/index.ts";
 import type { EventEnvelope } from "../../src/contract/index.ts";
+import { SIMULATOR_SHAPES } from "../helpers/caller.ts";
 import { requestCounts, simulatorCall, startTestSimulator, storedAgents, testProfile } from "../helpers/simulator.ts";
 
 type Sim = Awaited<ReturnType<typeof startTestSimulator>>;
@@ -398,7 +399,7 @@ describe("WebSocket session", () => {
       const greeted = transcript.messages[0]?.complete;
       if (greeted && !sentTurn) {
         sentTurn = true;
-        session.send({ type: "user.message", text: "Where is my parcel?" });
+        session.send(SIMULATOR_SHAPES[testProfile()].message("Where is my parcel?"));
       }
       if (
         transcript.messages.some((m) => m.complete && m.text === "I understand: Where is my parcel?") &&
@@ -409,7 +410,7 @@ describe("WebSocket session", () => {
       }
       if (transcript.errors.length > 0 && !sentEnd) {
         sentEnd = true;
-        session.send({ type: "end" });
+        session.send(SIMULATOR_SHAPES[testProfile()].end);
       }
     }
     const transcript = builder.transcript;

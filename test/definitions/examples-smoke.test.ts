@@ -3,9 +3,11 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Client, createClient } from "../../src/api/index.ts";
+import { callerShape } from "../../src/caller/index.ts";
 import { loadAgents } from "../../src/definitions/index.ts";
 import { runSmoke } from "../../src/smoke/index.ts";
-import { createAgents, startTestSimulator } from "../helpers/simulator.ts";
+import { SIMULATOR_SHAPES } from "../helpers/caller.ts";
+import { createAgents, startTestSimulator, testProfile } from "../helpers/simulator.ts";
 
 const AGENTS = path.resolve(import.meta.dirname, "../../agents");
 
@@ -33,6 +35,8 @@ describe("the example smoke scenarios", () => {
       connection: { baseUrl: sim.url, apiKey: sim.apiKey },
       concurrency: 4,
       out: { write: (text: string) => (printed += text), isTTY: false },
+      // The examples' callers, in the test profile's control-message shape.
+      caller: { callerShape: callerShape(SIMULATOR_SHAPES[testProfile()].config, sim.url) },
     });
     expect(exitCode, printed).toBe(0);
     expect(results.length).toBe(agents.reduce((n, a) => n + a.smoke.length, 0));

@@ -4,7 +4,9 @@ import { cp, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { openStack, projectRoot, type Stack } from "../../src/workspace/index.ts";
+import { SIMULATOR_SHAPES } from "./caller.ts";
 import { type PulumiSandbox, projectCopy } from "./pulumi.ts";
+import { testProfile } from "./simulator.ts";
 
 export type AgentsProject = { dir: string; stack: Stack; cleanup(): Promise<void> };
 
@@ -21,6 +23,12 @@ export async function agentsProject(
   if (options.apiKey && !options.secretKey) env.AGENT_IAC_API_KEY = options.apiKey;
   const stack = await openStack({ stackName: options.stackName ?? "test", workDir: project.dir, env });
   await stack.setConfig("agents:baseUrl", { value: options.baseUrl });
+  // The examples' callers speak in the simulator's shape: the variant profile's must be configured.
+  if (testProfile() === "variant") {
+    const { callerMessage, callerEnd } = SIMULATOR_SHAPES.variant.config;
+    await stack.setConfig("agents:callerMessage", { value: callerMessage });
+    await stack.setConfig("agents:callerEnd", { value: callerEnd });
+  }
   if (options.apiKey && options.secretKey)
     await stack.setConfig("agents:apiKey", { value: options.apiKey, secret: true });
   return { dir: project.dir, stack, cleanup: project.cleanup };

@@ -67,7 +67,10 @@ describe("WS /conversations/{id}/session", () => {
     const slow = await startSimulator({ port: 0, apiKey: "sk-session-slow", eventDelayMs: 5, quiet: true });
     try {
       const ca = await createConversational(slow);
-      const created = await createConversation(slow, ca.id);
+      // Scripted turns (user_turns given): a session's line joins them rather than replacing them.
+      const created = await createConversation(slow, ca.id, {
+        context: { simulation: { user_turns: ["Hi, I'd like some help with my account.", "That's all, thank you."] } },
+      });
       const session = openSession(slow, created.id);
       await session.opened;
       session.ws.send(JSON.stringify({ type: "user.message", text: "Quick question." }));

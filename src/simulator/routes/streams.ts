@@ -105,6 +105,8 @@ export const streamRoutes: SimPlugin = async (app, { sim }) => {
       socket.terminate();
       return;
     }
+    // A caller may speak over this session: the simulated caller lets it (see docs/simulator.md).
+    ctx.runners.conversations.attachSession(conversation.item.id);
     const stop = follow(ctx, conversation, lastEventIdOf(request), effect, {
       send: (envelope) => socket.send(JSON.stringify(envelope)),
       end: () => socket.close(1000, "conversation ended"),
@@ -146,21 +148,20 @@ function controlHandler(ctx: SimContext, conversation: StoredConversation, socke
     } catch {
       return serverError("control message is not JSON");
     }
-    const type = (message as { type?: unknown })?.type;
-    const text = (message as { text?: unknown })?.text;
-    if (type === "user.message" && typeof text === "string") {
+    const control = ctx.options.profile.control;
+    const read = control.read(message);
+    if ("say" in read) {
       if (conversation.events.length >= LIMITS.eventsPerConversation) {
         return serverError(
           `the conversation has reached ${LIMITS.eventsPerConversation} events (the simulator's limit)`,
         );
       }
-      if (!runner.userTurn(conversation.item.id, text)) serverError("the conversation is not running");
-    } else if (type === "end") {
+      if (!runner.userTurn(conversation.item.id, read.say)) serverError("the conversation is not running");
+    } else if ("end" in read) {
       if (!runner.end(conversation.item.id)) serverError("the conversation is not running");
     } else {
-      serverError(
-        `unknown control message${typeof type === "string" ? ` type "${type.slice(0, 60)}"` : ""}: the simulator accepts {"type": "user.message", "text": "…"} and {"type": "end"}`,
-      );
+      const named = read.unknown === undefined ? "" : ` type "${read.unknown.slice(0, 60)}"`;
+      serverError(`unknown control message${named}: the simulator accepts ${control.accepted}`);
     }
   };
 }
