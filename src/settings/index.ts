@@ -8,6 +8,14 @@ import path from "node:path";
 import { isLoopbackHost } from "../contract/index.ts";
 import { ConfigError } from "../errors/index.ts";
 
+export {
+  GUARDED_SETTINGS,
+  type StackFileSettings,
+  settingChanges,
+  stackFileSettings,
+  withBaseSettings,
+} from "./changes.ts";
+
 /** The stack config keys of the connection. */
 const CONFIG_KEYS = {
   baseUrl: "agents:baseUrl",

@@ -18,9 +18,11 @@ export {
 export {
   offlineProject,
   openSession,
+  pullRequestBase,
   type StackSession,
   stackConfigOrFile,
   stackConnection,
+  stackSettingsAgainst,
   staleOutputsNote,
 } from "./session.ts";
 export { runSmokeJob } from "./smoke-job.ts";
