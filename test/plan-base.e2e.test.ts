@@ -79,7 +79,9 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     const json = path.join(project.dir, `plan-${n}.json`);
     const before = await requestCounts(sim);
     const judged = judge.requests.length;
-    const result = await runCli(["plan", "--stack", "staging", "--markdown", md, "--json", json, ...args], {
+    // Every run asks the judge itself (a cached vote would hide where a transcript goes).
+    const fresh = args.includes("--behave") ? ["--no-judge-cache"] : [];
+    const result = await runCli(["plan", "--stack", "staging", "--markdown", md, "--json", json, ...args, ...fresh], {
       cwd: project.dir,
       env: env(extra),
     });
@@ -238,6 +240,37 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     // The control: the same tree planned with no base runs the pack.
     await plan([]);
     expect(existsSync(marker())).toBe(true);
+  });
+
+  it("without credentials (a fork): the plan it can have, saying what it could not do; exit 0, or 1 on a guarded change", async () => {
+    const fork = {
+      AGENT_IAC_API_KEY: "",
+      PULUMI_BACKEND_URL: "",
+      PULUMI_CONFIG_PASSPHRASE: "",
+      AGENT_IAC_JUDGE_API_KEY: "",
+    };
+    await editSupport();
+    const plain = await plan(["--offline", "--base", "main"], fork);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.markdown).toContain("**This plan is partial.** It could not:");
+    expect(plain.markdown).toContain("preview the stack's state");
+    expect(plain.markdown).toContain("a fork's pull request gets no secrets");
+    expect(plain.markdown).toMatch(/the agent files: \d+ agent\(s\) valid/);
+    expect(`${plain.markdown}${plain.stderr}${plain.stdout}`).not.toMatch(/stack init/);
+    expect(plain.plan?.limits?.length).toBe(2);
+    await setStackSetting("agents:policyPack", "pr-pack");
+    const changed = await plan(["--offline", "--base", "main"], fork);
+    expect(changed.code, changed.stderr).toBe(1);
+    expect(existsSync(marker())).toBe(false);
+    expect(changed.markdown.indexOf("**This plan is partial.**")).toBeLessThan(
+      changed.markdown.indexOf("Stack settings changed"),
+    );
+    // A broken agent file: exit 1 with the file's line, no plan.
+    await writeFile(path.join(project.dir, "agents", "support.yaml"), "kind: conversational\nname: [\n");
+    const invalid = await plan(["--offline", "--base", "main"], fork);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain("support.yaml");
+    expect(sink.requests).toEqual([]);
   });
 
   it("refuses a base git does not know: a configuration error, nothing previewed", async () => {

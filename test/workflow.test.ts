@@ -131,7 +131,7 @@ describe(".github/workflows/agents.yml", async () => {
     const plan = workflow.jobs.plan as Job;
     const step = plan.steps.find((s) => s.id === "plan");
     expect(step?.run).toMatch(/mode=\(--behave /);
-    expect(step?.run).toContain('agent-iac plan --stack "$STACK" "${mode[@]}"');
+    expect(step?.run).toContain(`agent-iac plan --stack "$STACK" "\${mode[@]}"`);
     const comment = plan.steps.find((s) => s.uses?.startsWith("actions/github-script"));
     // A failing preview exits 1: the comment still goes out, then the job fails.
     expect(comment?.if).toContain("always()");

@@ -5,7 +5,9 @@ import { CliError, InterruptedError } from "../errors/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
 import {
+  offlinePlan,
   openSession,
+  type Previewed,
   previewBehaviour,
   previewStack,
   pullRequestBase,
@@ -35,7 +37,12 @@ differs from the base (secrets as "changed", never their values). The settings t
 the API key, the judge key and transcripts go or what code the preview runs (agents:baseUrl,
 agents:judgeBaseUrl, agents:policyPack, agents:policyPackConfig) are read from the base: a pull
 request that changes one sends nothing to its new value and runs no new pack; the plan marks the
-change and the run exits 1, so that a human reviews it.`,
+change and the run exits 1, so that a human reviews it.
+
+With --offline (no state credential and no API key: a fork's pull request gets no secrets), the plan
+is the one such a run can have: the agent files validated with the stack's overlays, agent-iac's
+org rules checked offline with the stack's agents:policyPackConfig, and the settings compared with
+the base. It says first what it could not do (preview the stack's state, play scenarios) and why.`,
   flags: {
     stack: STACK_FLAG,
     ...PLAN_REPORT_FLAGS,
@@ -43,6 +50,11 @@ change and the run exits 1, so that a human reviews it.`,
       type: "string",
       arg: "REF",
       help: "the pull request's base (a git ref): settings changes are listed, guarded ones read from it",
+    },
+    offline: {
+      type: "boolean",
+      default: false,
+      help: "without credentials (a fork's pull request): validate, check the org rules offline, compare the settings",
     },
     behave: {
       type: "boolean",
@@ -58,7 +70,9 @@ behaviour preview then places no call and its reports list every call as not run
 request changes a setting read from its base (listed first in the plan), 2 usage
 or configuration error (e.g. no stack, no API key for a remote service), 3 the preview failed
 (backend or toolchain unavailable, program error) or a previewed call could not complete,
-130 interrupted.`,
+130 interrupted. --offline exits 0 when the files are valid, no mandatory rule is broken and no
+guarded setting changed, as above otherwise: a partial plan is not a failure, it says what it
+could not do.`,
 } as const;
 
 type Parsed = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>;
@@ -67,9 +81,11 @@ function planRequest({ values }: Parsed) {
   for (const flag of ["behave-report", "html"] as const) {
     if (values[flag] && !values.behave) throw new CliError(`--${flag} needs --behave`, 2);
   }
+  if (values.offline && values.behave) throw new CliError("--behave needs credentials: not with --offline", 2);
   return {
     stack: values.stack,
     base: pullRequestBase(values.base),
+    offline: values.offline,
     behave: values.behave,
     judgeCache: judgeCache(values),
     files: reportFiles(PLAN_REPORT_FLAGS, values),
@@ -82,6 +98,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const request = planRequest(parsed);
   // In a pull request the settings that send keys and transcripts, or run code, come from the base.
   const against = request.base ? await stackSettingsAgainst(request.stack, request.base) : undefined;
+  if (request.offline) return finish(await offlinePlan(request.stack, against), request, io);
   const session = await openSession(request.stack, {
     what: "the preview failed",
     ...(against ? { base: against.base } : {}),
@@ -102,7 +119,6 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   });
   const { plan } = previewed;
   if (against && against.settings.changes.length > 0) plan.settings = against.settings;
-  const held = (plan.settings?.changes ?? []).filter((c) => c.guarded);
   let stopped = false;
   if (request.behave) {
     io.useConnection(session.connection);
@@ -118,22 +134,36 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     io.stderr.write(terminalSummary(plan.behave_report));
     stopped = stop.signal.aborted;
   }
+  return finish(previewed, request, io, () => {
+    if (stopped && plan.behave_report) throw interrupted({ calls: plan.behave_report.results, reports: written });
+  });
+}
+
+/** Writes the plan (its files, else the Markdown on stdout), says what it found, returns the exit code. */
+async function finish(
+  previewed: Previewed,
+  request: ReturnType<typeof planRequest>,
+  io: CommandIO,
+  written: () => void = () => undefined,
+): Promise<number> {
+  const { plan } = previewed;
+  const held = (plan.settings?.changes ?? []).filter((c) => c.guarded);
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
     files: request.files,
     ...(request.files.markdown ? {} : { out: io.stdout }),
   });
-  if (stopped && plan.behave_report) {
-    const calls = plan.behave_report.results;
-    throw interrupted({ calls, reports: written });
-  }
+  // An interrupted behaviour preview ends here, its reports written.
+  written();
   if (request.files.markdown) {
     const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
     const previewedText = plan.behave
       ? `; behaviour preview: ${plan.behave.passed} passed, ${plan.behave.failed + plan.behave.errors} failed, ${plan.behave.not_previewed.length} agent(s) not previewed`
       : "";
     io.stdout.write(
-      `plan for ${request.stack}: ${changed} agent(s) change${previewedText}; written to ${reportPath(request.files.markdown)}\n`,
+      plan.limits
+        ? `plan for ${request.stack}: partial (${plan.limits.length} thing(s) it could not do, listed first); written to ${reportPath(request.files.markdown)}\n`
+        : `plan for ${request.stack}: ${changed} agent(s) change${previewedText}; written to ${reportPath(request.files.markdown)}\n`,
     );
   }
   if (held.length > 0) {

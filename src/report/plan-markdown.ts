@@ -25,10 +25,12 @@ const INLINE_MAX = 120;
 export function planMarkdown(plan: Plan): string {
   const changed = plan.agents.filter((a) => a.action !== "unchanged");
   const lines = [`## Agent plan for stack \`${plan.stack}\``, ""];
-  if (plan.limits?.length) lines.push(...limitLines(plan.limits), "");
+  if (plan.limits?.length) lines.push(...limitLines(plan.limits, plan.checked ?? []), "");
   if (plan.settings?.changes.length)
     lines.push(...settingLines(plan.stack, plan.settings.base, plan.settings.changes), "");
-  if (changed.length === 0) {
+  if (plan.limits?.length && plan.agents.length === 0) {
+    // No preview ran: no agent list to show.
+  } else if (changed.length === 0) {
     lines.push(`No changes: ${plan.agents.length} agent(s) unchanged.`);
   } else {
     const count = (action: Action) => plan.agents.filter((a) => a.action === action).length;
@@ -85,8 +87,9 @@ export function planJobSummary(plan: Plan, behaviourSummary: (report: NonNullabl
 }
 
 /** What the run could not do, said before anything it did. */
-function limitLines(limits: string[]): string[] {
-  return ["> **This plan is partial.** It could not:", ...limits.map((l) => `> - ${markdownText(l)}`)];
+function limitLines(limits: string[], checked: string[]): string[] {
+  const done = checked.length > 0 ? [">", "> It checked:", ...checked.map((c) => `> - ${markdownText(c)}`)] : [];
+  return ["> **This plan is partial.** It could not:", ...limits.map((l) => `> - ${markdownText(l)}`), ...done];
 }
 
 /** After merge, what a changed guarded setting makes the stack's deploy do. */

@@ -91,4 +91,6 @@ export type Plan = {
   settings?: PlanSettings;
   /** What this plan could not do, and why (e.g. no credentials: no preview of the stack's state). */
   limits?: string[];
+  /** What a partial plan checked instead (the files, the org rules offline). */
+  checked?: string[];
 };

@@ -8,7 +8,7 @@ import type { StackSettingChange } from "../report/index.ts";
 import type { ConfigReader } from "./index.ts";
 
 /** Where the API key, the judge key and transcripts go, and what code a preview runs. */
-export const GUARDED_SETTINGS = [
+const GUARDED_SETTINGS = [
   "agents:baseUrl",
   "agents:judgeBaseUrl",
   "agents:policyPack",
@@ -28,7 +28,7 @@ const FIRST = [
 ];
 
 /** One setting of a stack file: a plain value, or a secret's ciphertext (compared, never shown). */
-export type StackFileSetting = { value: string; secret: boolean };
+type StackFileSetting = { value: string; secret: boolean };
 export type StackFileSettings = Record<string, StackFileSetting>;
 
 /** The config section of a stack file's text; `file` names it in a configuration error. */

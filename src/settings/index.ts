@@ -9,7 +9,6 @@ import { isLoopbackHost } from "../contract/index.ts";
 import { ConfigError } from "../errors/index.ts";
 
 export {
-  GUARDED_SETTINGS,
   type StackFileSettings,
   settingChanges,
   stackFileSettings,

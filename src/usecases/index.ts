@@ -12,6 +12,8 @@ export {
   localService,
 } from "./local-service.ts";
 export {
+  offlinePlan,
+  type Previewed,
   previewBehaviour,
   previewStack,
 } from "./preview.ts";

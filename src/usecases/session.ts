@@ -241,6 +241,22 @@ export async function offlineProject(stackName: string) {
 }
 
 /**
+ * Offline, without credentials (a fork's pull request): the stack file's plain settings (the
+ * guarded ones from the base, when given) and its valid agent files. No Pulumi, no network.
+ */
+export async function offlineStack(
+  stackName: string,
+  options: { base?: StackFileSettings; consequence?: string } = {},
+): Promise<{ agents: AgentDefinition[]; settings: ConfigReader }> {
+  const config = await stackFileConfig(stackName);
+  const head = configMapReader(config);
+  const settings = options.base ? withBaseSettings(head, options.base) : head;
+  const { agents, errors } = await agentFilesOf(stackName, config["agents:dir"]?.value, process.cwd());
+  if (errors.length > 0) throw invalidFiles(errors, "the agent files", options.consequence ?? "");
+  return { agents, settings };
+}
+
+/**
  * The agents the stack's state holds (what the last update, even a failed or interrupted one,
  * created), and which of them the stack outputs (written by the last successful update only) pin
  * differently.
