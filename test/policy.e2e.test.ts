@@ -268,7 +268,11 @@ describe("the policy pack", () => {
         { stackName: stack, workDir: project.dir },
         { envVars: env as Record<string, string> },
       );
-      await selected.setConfig("agents:policyPack", { value: PACK });
+      // A pack must be a folder of the project: agent-iac's pack is linked in, as node_modules would hold it.
+      await symlink(PACK, path.join(project.dir, "policy")).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      });
+      await selected.setConfig("agents:policyPack", { value: "policy" });
       await selected.setConfig("agents:policyPackConfig", { value: config });
       const json = path.join(project.dir, `plan-${stack}.json`);
       const markdown = path.join(project.dir, `plan-${stack}.md`);

@@ -13,24 +13,97 @@ type Step = {
   uses?: string;
   run?: string;
   name?: string;
+  id?: string;
   with?: Record<string, unknown>;
+  env?: Record<string, string>;
   if?: string;
   shell?: string;
 };
 type Job = {
   if?: string;
+  environment?: string;
+  env?: Record<string, string>;
   steps: Step[];
   concurrency?: { group: string; "cancel-in-progress"?: boolean };
   strategy?: { matrix?: { stack?: string[] } };
 };
 
+type Workflow = { on: Record<string, unknown>; env?: Record<string, string>; jobs: Record<string, Job> };
+
+/** The deploy credentials: only the protected environments' deploy steps may name them. */
+const DEPLOY_SECRETS = ["AGENT_IAC_API_KEY", "PULUMI_CONFIG_PASSPHRASE", "PULUMI_BACKEND_URL", "PULUMI_ACCESS_TOKEN"];
+const secretsIn = (value: unknown): string[] =>
+  [...JSON.stringify(value ?? {}).matchAll(/secrets\.([A-Za-z0-9_]+)/g)].map((m) => m[1] as string);
+
+/**
+ * What makes a workflow unsafe for pull requests: a secret in the top-level env, in a job's env, or
+ * reaching an `npm ci` step; a deploy credential in a job a pull request triggers; an action not
+ * pinned to a full commit SHA with its tag in a comment.
+ */
+function workflowProblems(workflow: Workflow, text: string): string[] {
+  const problems: string[] = [];
+  for (const name of secretsIn(workflow.env)) problems.push(`top-level env holds secrets.${name}`);
+  const pullRequest = "pull_request" in (workflow.on ?? {}) || "pull_request_target" in (workflow.on ?? {});
+  for (const [id, job] of Object.entries(workflow.jobs)) {
+    const onPullRequest = pullRequest && !/github\.event_name == 'push'/.test(job.if ?? "");
+    for (const name of secretsIn(job.env)) problems.push(`job ${id}'s env holds secrets.${name}`);
+    if (JSON.stringify(job).includes("secrets: inherit")) problems.push(`job ${id} inherits secrets`);
+    for (const step of job.steps) {
+      const secrets = secretsIn(step.env).concat(secretsIn(step.with));
+      if (/\bnpm (ci|install)\b/.test(step.run ?? "") && secrets.length > 0) {
+        problems.push(`job ${id}: npm ci step gets ${secrets.join(", ")}`);
+      }
+      if (onPullRequest) {
+        for (const name of secrets.filter((n) => DEPLOY_SECRETS.includes(n))) {
+          problems.push(`job ${id} (pull requests) gets the deploy credential secrets.${name}`);
+        }
+      }
+    }
+  }
+  for (const line of text.split("\n")) {
+    const uses = line.match(/^\s*(?:-\s+)?uses:\s*(\S+)(.*)$/);
+    if (!uses || uses[1]?.startsWith("./")) continue;
+    if (!/@[0-9a-f]{40}$/.test(uses[1] as string)) problems.push(`${uses[1]} is not pinned to a commit SHA`);
+    else if (!/#\s*v\d/.test(uses[2] ?? "")) problems.push(`${uses[1]} has no tag comment`);
+  }
+  return problems;
+}
+
+describe("the workflow safety check itself", () => {
+  it("finds each way a pull request could reach the deploy credentials, and unpinned actions", () => {
+    const unsafe = `on:
+  pull_request: {}
+env:
+  AGENT_IAC_API_KEY: \${{ secrets.AGENT_IAC_API_KEY }}
+jobs:
+  plan:
+    env:
+      TOKEN: \${{ secrets.PULUMI_ACCESS_TOKEN }}
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020
+      - run: npm ci
+        env:
+          PULUMI_CONFIG_PASSPHRASE: \${{ secrets.PULUMI_CONFIG_PASSPHRASE }}
+      - run: npx agent-iac plan
+        env:
+          PULUMI_BACKEND_URL: \${{ secrets.PULUMI_BACKEND_URL }}
+`;
+    expect(workflowProblems(parse(unsafe) as Workflow, unsafe)).toEqual([
+      "top-level env holds secrets.AGENT_IAC_API_KEY",
+      "job plan's env holds secrets.PULUMI_ACCESS_TOKEN",
+      "job plan: npm ci step gets PULUMI_CONFIG_PASSPHRASE",
+      "job plan (pull requests) gets the deploy credential secrets.PULUMI_CONFIG_PASSPHRASE",
+      "job plan (pull requests) gets the deploy credential secrets.PULUMI_BACKEND_URL",
+      "actions/checkout@v4 is not pinned to a commit SHA",
+      "actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020 has no tag comment",
+    ]);
+  });
+});
+
 describe(".github/workflows/agents.yml", async () => {
   const text = await readFile(path.join(projectRoot, ".github", "workflows", "agents.yml"), "utf8");
-  const workflow = parse(text) as {
-    on: Record<string, unknown>;
-    env: Record<string, string>;
-    jobs: Record<string, Job>;
-  };
+  const workflow = parse(text) as Workflow & { env: Record<string, string> };
   const runs = (job: Job) => job.steps.map((s) => s.run ?? "").join("\n");
 
   it("runs on pull requests and on pushes to main", () => {
@@ -38,28 +111,31 @@ describe(".github/workflows/agents.yml", async () => {
     expect((workflow.on.push as { branches: string[] }).branches).toEqual(["main"]);
   });
 
-  it("validates and posts a Markdown plan as one updated comment on pull requests", () => {
+  it("plans (validating the files) and posts a Markdown plan, or why there is none, as one updated comment", () => {
     const plan = workflow.jobs.plan as Job;
     expect(plan.if).toContain("pull_request");
     expect(runs(plan)).toMatch(/npm ci/);
-    expect(runs(plan)).toMatch(/agent-iac validate/);
     expect(runs(plan)).toMatch(/agent-iac plan .*--markdown reports\/plan\.md/);
+    // The plan step's output goes to the comment when it fails.
+    expect(runs(plan)).toMatch(/2>&1 \| tee reports\/plan\.log/);
     const comment = plan.steps.find((s) => s.uses?.startsWith("actions/github-script"));
-    expect(String(comment?.with?.script)).toMatch(/updateComment/);
-    // The comment posts the file the plan step wrote.
-    expect(String(comment?.with?.script)).toContain('readFileSync("reports/plan.md"');
-    expect(String(comment?.with?.script)).toMatch(/createComment/);
+    // Always, whether a plan was written or not (the script says which): the comment is this push's.
+    expect(comment?.if).toBe("always()");
+    expect(String(comment?.with?.script)).toContain('require("./.github/scripts/plan-comment.cjs")');
+    expect(comment?.env?.PLAN_OUTCOME).toBe(expression("steps.plan.outcome"));
+    expect(comment?.env?.JOB_STATUS).toBe(expression("job.status"));
+    expect(plan.steps.find((s) => s.id === "plan")?.run).toContain("agent-iac plan");
   });
 
   it("plays the changed agents' scenarios in the plan and posts the comment even when one fails", () => {
     const plan = workflow.jobs.plan as Job;
-    expect(runs(plan)).toMatch(/agent-iac plan .*--behave/);
+    const step = plan.steps.find((s) => s.id === "plan");
+    expect(step?.run).toMatch(/mode=\(--behave /);
+    expect(step?.run).toContain(`agent-iac plan --stack "$STACK" "\${mode[@]}"`);
     const comment = plan.steps.find((s) => s.uses?.startsWith("actions/github-script"));
     // A failing preview exits 1: the comment still goes out, then the job fails.
     expect(comment?.if).toContain("always()");
-    expect(plan.steps.indexOf(comment as Step)).toBeGreaterThan(
-      plan.steps.findIndex((s) => /--behave/.test(s.run ?? "")),
-    );
+    expect(plan.steps.indexOf(comment as Step)).toBeGreaterThan(plan.steps.findIndex((s) => s.id === "plan"));
   });
 
   it("captures the versions before the deploy and compares the new versions with them after it", () => {
@@ -93,7 +169,7 @@ describe(".github/workflows/agents.yml", async () => {
   it("writes HTML reports into the uploaded artifacts (the job summary needs no step: Actions sets GITHUB_STEP_SUMMARY)", () => {
     const plan = workflow.jobs.plan as Job;
     const deploy = workflow.jobs.deploy as Job;
-    expect(runs(plan)).toMatch(/agent-iac plan .*--behave.* --html reports\/behave\.html/);
+    expect(runs(plan)).toMatch(/mode=\(--behave --behave-report reports\/behave\.json --html reports\/behave\.html\)/);
     expect(runs(deploy)).toMatch(/agent-iac smoke .*--html reports\/smoke-\$\{\{ matrix\.stack \}\}\.html/);
     const upload = deploy.steps.find((s) => s.uses?.startsWith("actions/upload-artifact"));
     expect(String(upload?.with?.path)).toContain(`reports/smoke-${expression("matrix.stack")}.*`);
@@ -124,7 +200,8 @@ describe(".github/workflows/agents.yml", async () => {
     expect((workflow.on.pull_request as { paths: string[] }).paths).toEqual(
       expect.arrayContaining(["policy/**", "policy-config/**"]),
     );
-    expect(runs(plan)).toContain(`agent-iac plan --stack ${expression("matrix.stack")}`);
+    expect(runs(plan)).toContain('agent-iac plan --stack "$STACK"');
+    expect(plan.steps.find((s) => s.id === "plan")?.env?.STACK).toBe(expression("matrix.stack"));
     for (const stack of plan.strategy?.matrix?.stack ?? []) {
       const named = await stackPolicy(stack);
       expect(named, stack).toEqual({ pack: "policy", config: `policy-config/${stack}.json` });
@@ -159,10 +236,50 @@ describe(".github/workflows/agents.yml", async () => {
     );
   });
 
-  it("takes the API key, passphrase and backend from repository secrets, and holds no secret itself", () => {
-    expect(workflow.env.AGENT_IAC_API_KEY).toBe(expression("secrets.AGENT_IAC_API_KEY"));
-    expect(workflow.env.PULUMI_CONFIG_PASSPHRASE).toBe(expression("secrets.PULUMI_CONFIG_PASSPHRASE"));
-    expect(workflow.env.PULUMI_BACKEND_URL).toBe(expression("secrets.PULUMI_BACKEND_URL"));
+  it("gives a pull request no deploy credential, npm ci none, and pins every action by commit", () => {
+    expect(workflowProblems(workflow, text)).toEqual([]);
     expect(text).not.toMatch(/sk-[A-Za-z0-9]{8,}/);
+  });
+
+  it("keeps the deploy credentials in the protected stack environments, each reaching only the steps that use it", () => {
+    const deploy = workflow.jobs.deploy as Job;
+    expect(deploy.environment).toBe(expression("matrix.stack"));
+    const npmCi = deploy.steps.find((s) => s.run === "npm ci");
+    expect(npmCi?.env).toBeUndefined();
+    const up = deploy.steps.find((s) => /pulumi up/.test(s.run ?? ""));
+    expect(up?.env).toEqual({
+      AGENT_IAC_API_KEY: expression("secrets.AGENT_IAC_API_KEY"),
+      PULUMI_BACKEND_URL: expression("secrets.PULUMI_BACKEND_URL"),
+      PULUMI_CONFIG_PASSPHRASE: expression("secrets.PULUMI_CONFIG_PASSPHRASE"),
+    });
+    // The offline validation needs none.
+    expect(deploy.steps.find((s) => /agent-iac validate/.test(s.run ?? ""))?.env).toBeUndefined();
+  });
+
+  it("previews pull requests with the preview environment's own credential, offline (saying so) without one", () => {
+    const plan = workflow.jobs.plan as Job;
+    expect(plan.environment).toBe("preview");
+    const step = plan.steps.find((s) => s.id === "plan");
+    expect(Object.values(step?.env ?? {}).filter((v) => v.includes("secrets."))).toEqual([
+      expression("secrets.AGENT_IAC_PREVIEW_API_KEY"),
+      expression("secrets.PULUMI_PREVIEW_BACKEND_URL"),
+      expression("secrets.PULUMI_PREVIEW_CONFIG_PASSPHRASE"),
+    ]);
+    expect(step?.run).toMatch(/if \[ -n "\$PULUMI_BACKEND_URL" \]; then\s+mode=\(--behave /);
+    expect(step?.run).toContain("mode=(--offline)");
+    // The base branch is there for the settings comparison.
+    const checkout = plan.steps.find((s) => s.uses?.startsWith("actions/checkout"));
+    expect(checkout?.with).toMatchObject({ "fetch-depth": 0, "persist-credentials": false });
+  });
+
+  it("has a CODEOWNERS example covering the stack files, the policy, the packages and .github/", async () => {
+    const owners = await readFile(path.join(projectRoot, ".github", "CODEOWNERS"), "utf8");
+    const patterns = owners
+      .split("\n")
+      .filter((l) => l.trim() && !l.startsWith("#"))
+      .map((l) => l.split(/\s+/)[0]);
+    expect(patterns).toEqual(
+      expect.arrayContaining(["/Pulumi*.yaml", "/policy*/", "/package.json", "/package-lock.json", "/.github/"]),
+    );
   });
 });

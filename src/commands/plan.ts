@@ -4,7 +4,15 @@ import { rm } from "node:fs/promises";
 import { CliError, InterruptedError } from "../errors/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
-import { openSession, previewBehaviour, previewStack } from "../usecases/index.ts";
+import {
+  offlinePlan,
+  openSession,
+  type Previewed,
+  previewBehaviour,
+  previewStack,
+  pullRequestBase,
+  stackSettingsAgainst,
+} from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, judgeCache, PLAN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted, interruptedWhile } from "./lifecycle.ts";
@@ -21,10 +29,33 @@ name is written under reports/.
 With --behave, each replaced conversational agent whose change is confined to config has its smoke
 scenarios played against the version the stack holds, with the changed config sections sent whole
 as override_config (test calls, livemode false; nothing is created), and the results go under its
-diff; every other change says why it cannot be previewed.`,
+diff; every other change says why it cannot be previewed.
+
+In a pull request (--base REF, or in GitHub Actions the pull_request event's GITHUB_BASE_REF,
+read as origin/<branch>), the plan first lists each agents:* setting of Pulumi.<stack>.yaml that
+differs from the base (secrets as "changed", never their values). The settings that decide where
+the API key, the judge key and transcripts go or what code the preview runs (agents:baseUrl,
+agents:judgeBaseUrl, agents:policyPack, agents:policyPackConfig) are read from the base: a pull
+request that changes one sends nothing to its new value and runs no new pack; the plan marks the
+change and the run exits 1, so that a human reviews it.
+
+With --offline (no state credential and no API key: a fork's pull request gets no secrets), the plan
+is the one such a run can have: the agent files validated with the stack's overlays, agent-iac's
+org rules checked offline with the stack's agents:policyPackConfig, and the settings compared with
+the base. It says first what it could not do (preview the stack's state, play scenarios) and why.`,
   flags: {
     stack: STACK_FLAG,
     ...PLAN_REPORT_FLAGS,
+    base: {
+      type: "string",
+      arg: "REF",
+      help: "the pull request's base (a git ref): settings changes are listed, guarded ones read from it",
+    },
+    offline: {
+      type: "boolean",
+      default: false,
+      help: "without credentials (a fork's pull request): validate, check the org rules offline, compare the settings",
+    },
     behave: {
       type: "boolean",
       default: false,
@@ -35,10 +66,13 @@ diff; every other change says why it cannot be previewed.`,
   footer: `exit codes: 0 the preview succeeded (and, with --behave, every previewed scenario passed),
 1 the agent files are invalid (file:line errors on stderr), a previewed scenario failed or the stack's
 policy pack (agents:policyPack) reported a mandatory violation (listed under its agent; the
-behaviour preview then places no call and its reports list every call as not run), 2 usage
+behaviour preview then places no call and its reports list every call as not run), or the pull
+request changes a setting read from its base (listed first in the plan), 2 usage
 or configuration error (e.g. no stack, no API key for a remote service), 3 the preview failed
 (backend or toolchain unavailable, program error) or a previewed call could not complete,
-130 interrupted.`,
+130 interrupted. --offline exits 0 when the files are valid, no mandatory rule is broken and no
+guarded setting changed, as above otherwise: a partial plan is not a failure, it says what it
+could not do.`,
 } as const;
 
 type Parsed = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>;
@@ -47,8 +81,11 @@ function planRequest({ values }: Parsed) {
   for (const flag of ["behave-report", "html"] as const) {
     if (values[flag] && !values.behave) throw new CliError(`--${flag} needs --behave`, 2);
   }
+  if (values.offline && values.behave) throw new CliError("--behave needs credentials: not with --offline", 2);
   return {
     stack: values.stack,
+    base: pullRequestBase(values.base),
+    offline: values.offline,
     behave: values.behave,
     judgeCache: judgeCache(values),
     files: reportFiles(PLAN_REPORT_FLAGS, values),
@@ -59,7 +96,13 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const request = planRequest(parsed);
-  const session = await openSession(request.stack, { what: "the preview failed" });
+  // In a pull request the settings that send keys and transcripts, or run code, come from the base.
+  const against = request.base ? await stackSettingsAgainst(request.stack, request.base) : undefined;
+  if (request.offline) return finish(await offlinePlan(request.stack, against), request, io);
+  const session = await openSession(request.stack, {
+    what: "the preview failed",
+    ...(against ? { base: against.base } : {}),
+  });
   await session.validFiles("; nothing was previewed");
   // The program refuses to run without a key; say so as a configuration error, before a preview.
   const resolved = requireConnection(session.connection, request.stack);
@@ -75,6 +118,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
   });
   const { plan } = previewed;
+  if (against && against.settings.changes.length > 0) plan.settings = against.settings;
   let stopped = false;
   if (request.behave) {
     io.useConnection(session.connection);
@@ -90,27 +134,46 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     io.stderr.write(terminalSummary(plan.behave_report));
     stopped = stop.signal.aborted;
   }
+  return finish(previewed, request, io, () => {
+    if (stopped && plan.behave_report) throw interrupted({ calls: plan.behave_report.results, reports: written });
+  });
+}
+
+/** Writes the plan (its files, else the Markdown on stdout), says what it found, returns the exit code. */
+async function finish(
+  previewed: Previewed,
+  request: ReturnType<typeof planRequest>,
+  io: CommandIO,
+  written: () => void = () => undefined,
+): Promise<number> {
+  const { plan } = previewed;
+  const held = (plan.settings?.changes ?? []).filter((c) => c.guarded);
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
     files: request.files,
     ...(request.files.markdown ? {} : { out: io.stdout }),
   });
-  if (stopped && plan.behave_report) {
-    const calls = plan.behave_report.results;
-    throw interrupted({ calls, reports: written });
-  }
+  // An interrupted behaviour preview ends here, its reports written.
+  written();
   if (request.files.markdown) {
     const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
     const previewedText = plan.behave
       ? `; behaviour preview: ${plan.behave.passed} passed, ${plan.behave.failed + plan.behave.errors} failed, ${plan.behave.not_previewed.length} agent(s) not previewed`
       : "";
     io.stdout.write(
-      `plan for ${request.stack}: ${changed} agent(s) change${previewedText}; written to ${reportPath(request.files.markdown)}\n`,
+      plan.limits
+        ? `plan for ${request.stack}: partial (${plan.limits.length} thing(s) it could not do, listed first); written to ${reportPath(request.files.markdown)}\n`
+        : `plan for ${request.stack}: ${changed} agent(s) change${previewedText}; written to ${reportPath(request.files.markdown)}\n`,
+    );
+  }
+  if (held.length > 0) {
+    io.stderr.write(
+      `plan for ${request.stack}: the pull request changes ${held.map((c) => c.key).join(", ")} (read from ${request.base} for this preview): a human must review the change\n`,
     );
   }
   if (previewed.blocked > 0) {
     io.stderr.write(`plan for ${request.stack}: ${previewed.blocked} mandatory policy violation(s)\n`);
     return 1;
   }
-  return exitCode;
+  return held.length > 0 ? Math.max(exitCode, 1) : exitCode;
 }

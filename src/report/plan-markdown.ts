@@ -14,6 +14,7 @@ import {
   type Plan,
   type PlannedRequest,
   type PolicyViolation,
+  type StackSettingChange,
   UNKNOWN_TEXT,
 } from "./plan.ts";
 
@@ -24,7 +25,12 @@ const INLINE_MAX = 120;
 export function planMarkdown(plan: Plan): string {
   const changed = plan.agents.filter((a) => a.action !== "unchanged");
   const lines = [`## Agent plan for stack \`${plan.stack}\``, ""];
-  if (changed.length === 0) {
+  if (plan.limits?.length) lines.push(...limitLines(plan.limits, plan.checked ?? []), "");
+  if (plan.settings?.changes.length)
+    lines.push(...settingLines(plan.stack, plan.settings.base, plan.settings.changes), "");
+  if (plan.limits?.length && plan.agents.length === 0) {
+    // No preview ran: no agent list to show.
+  } else if (changed.length === 0) {
     lines.push(`No changes: ${plan.agents.length} agent(s) unchanged.`);
   } else {
     const count = (action: Action) => plan.agents.filter((a) => a.action === action).length;
@@ -62,6 +68,62 @@ export function planMarkdown(plan: Plan): string {
     );
   }
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The plan's job summary: the behaviour preview's, unless the plan fails on its own account (a
+ * guarded setting changed, a mandatory violation): then ❌ with the reasons, never a ✅.
+ */
+export function planJobSummary(plan: Plan, behaviourSummary: (report: NonNullable<Plan["behave_report"]>) => string) {
+  const reasons: string[] = [];
+  const held = (plan.settings?.changes ?? []).filter((c) => c.guarded);
+  if (held.length > 0) {
+    reasons.push(`the pull request changes ${held.map((c) => `\`${c.key}\``).join(", ")}: a human must review it`);
+  }
+  if (plan.policy?.mandatory) reasons.push(`${plan.policy.mandatory} mandatory policy violation(s)`);
+  if (reasons.length === 0) return plan.behave_report ? behaviourSummary(plan.behave_report) : undefined;
+  const behave = plan.behave ? ["", ...behaveSummaryLines(plan.behave)] : [];
+  return [`### ❌ Agent plan for stack \`${plan.stack}\`: ${reasons.join("; ")}`, ...behave].join("\n");
+}
+
+/** What the run could not do, said before anything it did. */
+function limitLines(limits: string[], checked: string[]): string[] {
+  const done = checked.length > 0 ? [">", "> It checked:", ...checked.map((c) => `> - ${markdownText(c)}`)] : [];
+  return ["> **This plan is partial.** It could not:", ...limits.map((l) => `> - ${markdownText(l)}`), ...done];
+}
+
+/** After merge, what a changed guarded setting makes the stack's deploy do. */
+function consequence(stack: string, change: StackSettingChange): string {
+  const to = change.after === undefined ? "the address the environment names" : codeSpan(change.after);
+  switch (change.key) {
+    case "agents:baseUrl":
+      return `after merge, the \`${stack}\` deploy sends its API key to ${to}`;
+    case "agents:judgeBaseUrl":
+      return `after merge, the \`${stack}\` smoke calls send the judge key and the transcripts to ${to}`;
+    case "agents:policyPack":
+      return `after merge, previews and deploys of \`${stack}\` run the code in ${to}, with their credentials in its environment`;
+    default:
+      return `after merge, the \`${stack}\` policy pack runs with ${to}`;
+  }
+}
+
+/** Each changed agents:* setting; those the preview read from the base first, marked. */
+function settingLines(stack: string, base: string, changes: StackSettingChange[]): string[] {
+  const held = changes.filter((c) => c.guarded);
+  const value = (v: string | undefined) => (v === undefined ? "(unset)" : codeSpan(v));
+  const line = (c: StackSettingChange) => {
+    const what = c.secret ? `${c.change} (secret, value not shown)` : `${value(c.before)} → ${value(c.after)}`;
+    return c.guarded ? `- ⚠️ \`${c.key}\`: ${what} — **${consequence(stack, c)}**` : `- \`${c.key}\`: ${what}`;
+  };
+  const lines = [`### ${held.length > 0 ? "⚠️ " : ""}Stack settings changed (against ${codeSpan(base)})`, ""];
+  if (held.length > 0) {
+    lines.push(
+      "**A human must review this:** these settings decide where the credentials and transcripts go or what code " +
+        "runs. This preview used the base's values: nothing was sent to the new ones and no new pack ran.",
+      "",
+    );
+  }
+  return [...lines, ...changes.map(line)];
 }
 
 function behaveSummaryLines(summary: BehaveSummary): string[] {

@@ -67,6 +67,18 @@ export type AgentPlan = {
   behaviour?: AgentBehaviour;
   violations?: PolicyViolation[];
 };
+/** One agents:* setting of the stack file that differs from the base; a secret's values are never held. */
+export type StackSettingChange = {
+  key: string;
+  change: "added" | "removed" | "changed";
+  before?: string;
+  after?: string;
+  secret: boolean;
+  /** Decides where credentials and transcripts go or what code runs: the preview read it from the base. */
+  guarded: boolean;
+};
+/** The stack-setting changes against a base (a pull request's base branch). */
+export type PlanSettings = { base: string; changes: StackSettingChange[] };
 /** The plan's value (rendered as Markdown and JSON). */
 export type Plan = {
   kind?: "plan";
@@ -76,4 +88,9 @@ export type Plan = {
   behave?: BehaveSummary;
   policy?: { mandatory: number; advisory: number; other: PolicyViolation[] };
   behave_report?: Report;
+  settings?: PlanSettings;
+  /** What this plan could not do, and why (e.g. no credentials: no preview of the stack's state). */
+  limits?: string[];
+  /** What a partial plan checked instead (the files, the org rules offline). */
+  checked?: string[];
 };

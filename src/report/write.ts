@@ -13,7 +13,7 @@ import { junitXml } from "./junit.ts";
 import { jobSummary } from "./markdown.ts";
 import { countScenarios, exitCode } from "./outcome.ts";
 import type { Plan } from "./plan.ts";
-import { planJson, planMarkdown } from "./plan-markdown.ts";
+import { planJobSummary, planJson, planMarkdown } from "./plan-markdown.ts";
 import { REPORT_FORMAT, type Report, reportSchema } from "./schema.ts";
 import { terminalSummary } from "./terminal.ts";
 import { auditMarkdown, auditText, watchMarkdown, watchText } from "./traffic-render.ts";
@@ -56,7 +56,7 @@ const PLAN: Renderers<Plan> = {
     html: (plan) => htmlReport(behaviour(plan)),
   },
   terminal: planMarkdown,
-  summary: (plan) => (plan.behave_report ? jobSummary(plan.behave_report) : undefined),
+  summary: (plan) => planJobSummary(plan, jobSummary),
 };
 
 /** Each run or traffic kind's renderers. */

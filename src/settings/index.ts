@@ -4,8 +4,16 @@
 // AGENT_IAC_API_KEY), then — for the key only, and only when the address is loopback — the local
 // simulator's public dev key. An empty value counts as unset everywhere.
 import { existsSync } from "node:fs";
+import path from "node:path";
 import { isLoopbackHost } from "../contract/index.ts";
 import { ConfigError } from "../errors/index.ts";
+
+export {
+  type StackFileSettings,
+  settingChanges,
+  stackFileSettings,
+  withBaseSettings,
+} from "./changes.ts";
 
 /** The stack config keys of the connection. */
 const CONFIG_KEYS = {
@@ -166,8 +174,8 @@ const POLICY_KEYS = { pack: "agents:policyPack", config: "agents:policyPackConfi
 
 /**
  * The policy pack options of a stack's preview and up (the Automation API's `policyPacks` and
- * `policyPackConfigs`): empty when the stack names no pack. A config file without a pack is a
- * configuration error.
+ * `policyPackConfigs`): empty when the stack names no pack. A config file without a pack, a pack
+ * outside the project or without PulumiPolicy.yaml, is a configuration error naming the setting.
  */
 export function policyPackOptions(
   config: ConfigReader,
@@ -179,15 +187,31 @@ export function policyPackOptions(
     if (packConfig) throw new ConfigError(`${POLICY_KEYS.config} is set but ${POLICY_KEYS.pack} is not`);
     return {};
   }
-  const resolve = (file: string) => (file.startsWith("/") ? file : `${projectDir.replace(/\/$/, "")}/${file}`);
-  // A pack the stack names but that is not there is a configuration error, never a run without it.
-  for (const [key, file] of [
-    [POLICY_KEYS.pack, pack],
-    [POLICY_KEYS.config, packConfig],
-  ] as const) {
-    if (file && !existsSync(resolve(file))) {
-      throw new ConfigError(`${key} names ${file}, which does not exist (relative to ${projectDir})`);
-    }
+  const root = path.resolve(projectDir);
+  const resolve = (file: string) => path.resolve(root, file);
+  // The pack is code the preview runs: it must be a pack (PulumiPolicy.yaml) inside the project,
+  // never a folder elsewhere on the runner.
+  const packDir = resolve(pack);
+  const inside = (file: string) =>
+    !path.relative(root, file).startsWith("..") && !path.isAbsolute(path.relative(root, file));
+  if (!inside(packDir)) {
+    throw new ConfigError(
+      `${POLICY_KEYS.pack} names ${pack}, which is outside the project (${root}): a policy pack must be a folder of the project`,
+    );
+  }
+  if (!existsSync(packDir)) {
+    throw new ConfigError(`${POLICY_KEYS.pack} names ${pack}, which does not exist (relative to ${projectDir})`);
+  }
+  if (!existsSync(path.join(packDir, "PulumiPolicy.yaml"))) {
+    throw new ConfigError(`${POLICY_KEYS.pack} names ${pack}, which is not a policy pack (no PulumiPolicy.yaml in it)`);
+  }
+  if (packConfig && !inside(resolve(packConfig))) {
+    throw new ConfigError(`${POLICY_KEYS.config} names ${packConfig}, which is outside the project (${root})`);
+  }
+  if (packConfig && !existsSync(resolve(packConfig))) {
+    throw new ConfigError(
+      `${POLICY_KEYS.config} names ${packConfig}, which does not exist (relative to ${projectDir})`,
+    );
   }
   return {
     policyPacks: [resolve(pack)],

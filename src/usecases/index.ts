@@ -12,6 +12,8 @@ export {
   localService,
 } from "./local-service.ts";
 export {
+  offlinePlan,
+  type Previewed,
   previewBehaviour,
   previewStack,
 } from "./preview.ts";
@@ -19,10 +21,12 @@ export { agentsToRecreate, recoveryCommand } from "./recovery.ts";
 export {
   offlineProject,
   openSession,
+  pullRequestBase,
   type StackSession,
   stackConfigOrFile,
   stackConnection,
   stackFileAddress,
+  stackSettingsAgainst,
   staleOutputsNote,
 } from "./session.ts";
 export { runSmokeJob } from "./smoke-job.ts";

@@ -4,7 +4,9 @@
 // proposed config as override_config). A preview the policy pack blocked places no call: its
 // behaviour report lists every call it would have placed as not run.
 
-import { AgentIacError, InterruptedError } from "../errors/index.ts";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { AgentIacError, ConfigError, InterruptedError } from "../errors/index.ts";
 import {
   attachBehaviour,
   type BehaviourTarget,
@@ -14,12 +16,13 @@ import {
   type PlanInputs,
   planRecorder,
 } from "../plan/index.ts";
-import type { Report } from "../report/index.ts";
-import type { ResolvedConnection } from "../settings/index.ts";
+import { definitionAgents, evaluateAgents, ruleSetups, violationMessage } from "../policy/index.ts";
+import type { PlanSettings, PolicyViolation, Report } from "../report/index.ts";
+import { policyPackOptions, type ResolvedConnection, type StackFileSettings } from "../settings/index.ts";
 import { notRunResult, type ScenarioResult, smokePlanOf } from "../smoke/index.ts";
 import { type Interrupts, interruptible, lockedStackError } from "../workspace/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
-import { backendError, type StackSession } from "./session.ts";
+import { backendError, offlineStack, type StackSession } from "./session.ts";
 import { type JobIO, runSmokeJob } from "./smoke-job.ts";
 
 export type Previewed = {
@@ -102,3 +105,57 @@ export async function previewBehaviour(
 
 const previewLine = (target: BehaviourTarget) =>
   `behaviour preview: ${target.agent} against ${target.versionId} with override_config ${target.sections.join(", ")}\n`;
+
+/** What a plan without credentials cannot do, said in the plan itself. */
+const OFFLINE_LIMITS = [
+  "preview the stack's state (which agents would be created, replaced or removed, field by field): this run has no state credential — a fork's pull request gets no secrets, or the repository has no preview environment",
+  "play the changed agents' scenarios: this run has no API key",
+];
+
+/**
+ * The plan a run without credentials can have: the agent files validated (with the stack's
+ * overlays), agent-iac's org rules checked offline with the stack's agents:policyPackConfig, and
+ * the stack settings compared with the base. It says what it could not do.
+ */
+export async function offlinePlan(
+  stackName: string,
+  against: { base: StackFileSettings; settings: PlanSettings } | undefined,
+): Promise<Previewed> {
+  const { agents, settings } = await offlineStack(stackName, {
+    ...(against ? { base: against.base } : {}),
+    consequence: "; nothing was planned",
+  });
+  const overlays = agents.flatMap((a) => (a.overlay ? [a.overlay] : []));
+  const checked = [`the agent files: ${agents.length} agent(s) valid`];
+  const plan: Plan = { kind: "plan", stack: stackName, agents: [], overlays, limits: OFFLINE_LIMITS, checked };
+  if (against && against.settings.changes.length > 0) plan.settings = against.settings;
+  // The pack the stack names (read from the base in a pull request) decides which rules apply: its config.
+  const options = policyPackOptions(settings, process.cwd());
+  const configFile = options.policyPackConfigs?.[0];
+  let blocked = 0;
+  if (options.policyPacks) {
+    const setups = ruleSetups(configFile ? await readJson(configFile) : {});
+    const violations: PolicyViolation[] = evaluateAgents(definitionAgents(agents), setups).map((v) => ({
+      rule: v.finding.rule,
+      level: v.level,
+      pack: "agent-iac (offline)",
+      message: violationMessage(v.agent, v.finding),
+      urn: "",
+    }));
+    const mandatory = violations.filter((v) => v.level === "mandatory").length;
+    const where = configFile ? path.relative(process.cwd(), configFile) : "the defaults";
+    checked.push(`agent-iac's org rules, offline, with ${where}: ${violations.length} violation(s)`);
+    if (violations.length > 0) plan.policy = { mandatory, advisory: violations.length - mandatory, other: violations };
+    blocked = mandatory;
+  }
+  return { plan, inputs: new Map(), blocked };
+}
+
+async function readJson(file: string): Promise<unknown> {
+  const text = await readFile(file, "utf8");
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${file}: not JSON: ${(error as Error).message}`);
+  }
+}

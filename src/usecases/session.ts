@@ -3,6 +3,7 @@
 // policy settings, the agents its state holds and their scenarios. Offline readers (no Pulumi:
 // replay, and the operator commands before a stack exists) read Pulumi.<stack>.yaml here too, and
 // nowhere else.
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -18,6 +19,7 @@ import {
 } from "../definitions/index.ts";
 import { AgentIacError, BackendError, ConfigError, StackNotFoundError } from "../errors/index.ts";
 import { type HeldAgent, type StateResource, stateAgents } from "../provider/index.ts";
+import type { PlanSettings } from "../report/index.ts";
 import {
   type ConfigReader,
   type Connection,
@@ -26,6 +28,10 @@ import {
   policyPackOptions,
   resolveConnection,
   resolveJudge,
+  type StackFileSettings,
+  settingChanges,
+  stackFileSettings,
+  withBaseSettings,
 } from "../settings/index.ts";
 import { createStackHint, openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
 import { invalidFiles } from "./errors.ts";
@@ -62,7 +68,13 @@ export type StackSession = {
 /** `what` names the failure of a Pulumi call ("the preview failed"). Never creates a stack unless `create`. */
 export async function openSession(
   name: string,
-  options: { what?: string; create?: boolean; workDir?: string } = {},
+  options: {
+    what?: string;
+    create?: boolean;
+    workDir?: string;
+    /** A pull request's base: the guarded settings (where keys and transcripts go, which pack runs) come from it. */
+    base?: StackFileSettings;
+  } = {},
 ): Promise<StackSession> {
   const workDir = options.workDir ?? process.cwd();
   const env = pulumiEnvironment();
@@ -74,7 +86,7 @@ export async function openSession(
   } catch (error) {
     throw backendError(options.what ?? `opening stack ${name} failed`, error);
   }
-  const settings = configMapReader(config);
+  const settings = options.base ? withBaseSettings(configMapReader(config), options.base) : configMapReader(config);
   const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
   let files: ReturnType<typeof agentFilesOf> | undefined;
   const agentFiles = () => {
@@ -106,6 +118,44 @@ export async function openSession(
       scenarioAgents({ stackName: name, dir, fromFiles: await session.validFiles(), held }),
   };
   return session;
+}
+
+/** The base a pull request's plan compares with: `--base REF`, else a GitHub Actions pull request's base branch. */
+export function pullRequestBase(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (flag) return flag;
+  const event = env.GITHUB_EVENT_NAME;
+  const branch = env.GITHUB_BASE_REF;
+  return (event === "pull_request" || event === "pull_request_target") && branch ? `origin/${branch}` : undefined;
+}
+
+const git = (args: string[], cwd: string) =>
+  new Promise<{ ok: boolean; stdout: string }>((resolve) => {
+    execFile("git", args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (error, stdout) =>
+      resolve({ ok: !error, stdout: String(stdout) }),
+    );
+  });
+
+/**
+ * The stack file's settings at `ref` and in the working tree, and each agents:* setting that
+ * differs. A stack file the base does not have counts as empty (every setting is added). A ref
+ * git does not know is a configuration error: a plan never guesses its base.
+ */
+export async function stackSettingsAgainst(
+  stackName: string,
+  ref: string,
+  workDir = process.cwd(),
+): Promise<{ base: StackFileSettings; settings: PlanSettings }> {
+  const file = `Pulumi.${stackName}.yaml`;
+  const known = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], workDir);
+  if (!known.ok) {
+    throw new ConfigError(
+      `--base ${ref}: not a commit of this repository here (in GitHub Actions, check out with fetch-depth: 0, or \`git fetch origin <branch>\`); nothing was previewed`,
+    );
+  }
+  const atBase = await git(["show", `${ref}:./${file}`], workDir);
+  const base = stackFileSettings(atBase.ok ? atBase.stdout : undefined, `${file} at ${ref}`);
+  const head = stackFileSettings(await readFile(path.join(workDir, file), "utf8").catch(() => undefined), file);
+  return { base, settings: { base: ref, changes: settingChanges(base, head) } };
 }
 
 /** A failure of the Pulumi CLI in its own lines; an error of ours (a missing stack, a toolchain failure) as it is. */
@@ -198,6 +248,22 @@ export async function offlineProject(stackName: string) {
   // No state offline: smoke/<key>.yaml stands for the agents declared in code.
   const definitions = await scenarioAgents({ stackName, dir, fromFiles: agents });
   return { dir, definitions, judge: resolveJudge(configMapReader(config)) };
+}
+
+/**
+ * Offline, without credentials (a fork's pull request): the stack file's plain settings (the
+ * guarded ones from the base, when given) and its valid agent files. No Pulumi, no network.
+ */
+export async function offlineStack(
+  stackName: string,
+  options: { base?: StackFileSettings; consequence?: string } = {},
+): Promise<{ agents: AgentDefinition[]; settings: ConfigReader }> {
+  const config = await stackFileConfig(stackName);
+  const head = configMapReader(config);
+  const settings = options.base ? withBaseSettings(head, options.base) : head;
+  const { agents, errors } = await agentFilesOf(stackName, config["agents:dir"]?.value, process.cwd());
+  if (errors.length > 0) throw invalidFiles(errors, "the agent files", options.consequence ?? "");
+  return { agents, settings };
 }
 
 /**

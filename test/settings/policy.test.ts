@@ -12,6 +12,8 @@ describe("policyPackOptions", () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-policy-settings-"));
     await mkdir(path.join(dir, "policy"));
+    await writeFile(path.join(dir, "policy", "PulumiPolicy.yaml"), "runtime: nodejs\n");
+    await mkdir(path.join(dir, "not-a-pack"));
     await writeFile(path.join(dir, "dev.json"), "{}\n");
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -32,6 +34,11 @@ describe("policyPackOptions", () => {
   it("refuses a pack or a config that is not there, naming the setting", () => {
     for (const [config, key] of [
       [{ "agents:policyPack": "missing" }, "agents:policyPack"],
+      // Code the preview would run: only a pack of the project.
+      [{ "agents:policyPack": "not-a-pack" }, "agents:policyPack"],
+      [{ "agents:policyPack": "../policy" }, "agents:policyPack"],
+      [{ "agents:policyPack": os.tmpdir() }, "agents:policyPack"],
+      [{ "agents:policyPack": "policy", "agents:policyPackConfig": "/etc/hostname" }, "agents:policyPackConfig"],
       [{ "agents:policyPack": "policy", "agents:policyPackConfig": "prod.json" }, "agents:policyPackConfig"],
     ] as const) {
       let thrown: unknown;
@@ -43,6 +50,7 @@ describe("policyPackOptions", () => {
       expect(thrown).toBeInstanceOf(ConfigError);
       expect((thrown as ConfigError).code).toBe("AGENT_IAC_CONFIG");
       expect((thrown as ConfigError).message).toContain(key);
+      expect((thrown as ConfigError).message).toMatch(/does not exist|outside the project|not a policy pack/);
     }
   });
 });

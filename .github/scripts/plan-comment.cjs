@@ -1,0 +1,133 @@
+// The pull request's plan comment and the job summary, for .github/workflows/agents.yml (run by
+// actions/github-script, which can `require` it: plain CommonJS, no dependencies, so it runs even
+// when `npm ci` failed). The comment always describes the latest push: its plan, shortened to
+// GitHub's comment limit with the whole plan named in the job's artifact, or, when the push failed
+// before a plan was written, that there is none and why, with the errors. Tested by
+// test/plan-comment.test.ts.
+const fs = require("node:fs");
+
+/** GitHub refuses a comment body longer than this (422). */
+const COMMENT_LIMIT = 65536;
+/** Lines of the plan step's output shown when it failed. */
+const ERROR_LINES = 60;
+
+const marker = (stack) => `<!-- agent-iac plan: ${stack} -->`;
+
+/** A fenced block whose fence no backtick run inside can close. */
+function fenced(text, language = "text") {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return `${fence}${language}\n${text}\n${fence}`;
+}
+
+/** The last lines of a log, at most `max` characters. */
+function tail(text, lines = ERROR_LINES, max = 8000) {
+  const kept = text.trimEnd().split("\n").slice(-lines).join("\n");
+  return kept.length > max ? kept.slice(-max) : kept;
+}
+
+/**
+ * Markdown cut to at most `budget` characters at a line end, with any open code fence and
+ * <details> block closed, so the rest of the comment still renders.
+ */
+function shorten(markdown, budget) {
+  if (markdown.length <= budget) return { text: markdown, shortened: false };
+  const cut = markdown.slice(0, budget);
+  const lines = cut.slice(0, Math.max(0, cut.lastIndexOf("\n"))).split("\n");
+  let fence = null;
+  let details = 0;
+  for (const line of lines) {
+    const run = line.match(/^(`{3,})/)?.[1];
+    if (fence === null && run) fence = run;
+    else if (fence !== null && line.trim() === fence) fence = null;
+    else if (fence === null && /^<details>/.test(line)) details++;
+    else if (fence === null && /^<\/details>/.test(line)) details--;
+  }
+  const closing = [...(fence ? [fence] : []), ...Array.from({ length: Math.max(0, details) }, () => "</details>")];
+  return { text: [...lines, ...closing].join("\n"), shortened: true };
+}
+
+/**
+ * The comment's body for one stack's plan job.
+ * @param {{ stack: string, outcome: string, jobStatus: string, plan?: string, log?: string,
+ *   sha?: string, runUrl?: string, artifact: string, limit?: number }} input
+ *   outcome: the plan step's (success, failure, cancelled, skipped); plan: reports/plan.md if it
+ *   was written; log: the plan step's output (reports/plan.log).
+ */
+function commentBody(input) {
+  const limit = input.limit ?? COMMENT_LIMIT;
+  const commit = input.sha ? ` of commit \`${input.sha.slice(0, 12)}\`` : "";
+  const run = input.runUrl ? ` ([the run](${input.runUrl}))` : "";
+  const head = [marker(input.stack)];
+  const errors = input.log?.trim()
+    ? ["", "<details><summary>The plan step's output</summary>", "", fenced(tail(input.log)), "", "</details>"]
+    : [];
+  if (input.plan === undefined) {
+    const why =
+      input.outcome === "skipped" || input.outcome === ""
+        ? "an earlier step failed (checkout, setup or `npm ci`), so the plan step did not run"
+        : input.outcome === "cancelled"
+          ? "the plan step was cancelled (a newer push supersedes this one)"
+          : "the plan step failed before it wrote a plan";
+    const body = [
+      ...head,
+      `## Agent plan for stack \`${input.stack}\`: no plan for this push`,
+      "",
+      `❌ No plan${commit}: ${why}${run}. Any plan shown here before described an earlier push, not this tree.`,
+      ...(input.log?.trim() ? ["", "Errors:", "", fenced(tail(input.log))] : []),
+    ].join("\n");
+    return shorten(body, limit).text;
+  }
+  const failed = input.outcome !== "success" || input.jobStatus === "failure";
+  const status = failed
+    ? `❌ This plan${commit} fails the job${run}: see the plan below and the step's output.`
+    : `Plan${commit}${run}.`;
+  const top = [...head, status, ...(failed ? errors : []), ""].join("\n");
+  const footer = (shown, whole) =>
+    `\n\n---\n**Shortened:** this plan is ${whole.toLocaleString("en-US")} characters, over GitHub's comment limit ` +
+    `(${COMMENT_LIMIT.toLocaleString("en-US")}); the first ${shown.toLocaleString("en-US")} are shown. The whole plan is ` +
+    `\`reports/plan.md\` in this job's artifact \`${input.artifact}\`${run}.`;
+  const room = limit - top.length - footer(limit, input.plan.length).length - 16;
+  const { text, shortened } = shorten(input.plan, Math.max(0, room));
+  return `${top}\n${text}${shortened ? footer(text.length, input.plan.length) : ""}`;
+}
+
+/** The job summary's line: ✅ only for a job that succeeded. */
+function summaryLine({ stack, outcome, jobStatus, plan }) {
+  if (outcome === "success" && jobStatus !== "failure")
+    return `### ✅ Agent plan for stack \`${stack}\`: posted to the pull request`;
+  const what = plan === undefined ? "no plan was written" : "the plan fails the job (posted to the pull request)";
+  return `### ❌ Agent plan for stack \`${stack}\`: ${what}`;
+}
+
+const read = (file) => {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+};
+
+/** Posts or replaces the stack's comment on the pull request and writes the job summary. */
+async function postPlanComment({ github, context, core, env, dir = "reports" }) {
+  const input = {
+    stack: env.STACK,
+    outcome: env.PLAN_OUTCOME ?? "",
+    jobStatus: env.JOB_STATUS ?? "",
+    plan: read(`${dir}/plan.md`),
+    log: read(`${dir}/plan.log`),
+    sha: context.payload.pull_request?.head?.sha ?? context.sha,
+    runUrl: `${context.serverUrl}/${context.repo.owner}/${context.repo.repo}/actions/runs/${context.runId}`,
+    artifact: env.ARTIFACT,
+  };
+  const body = commentBody(input);
+  const { owner, repo } = context.repo;
+  const issue_number = context.issue.number;
+  const comments = await github.paginate(github.rest.issues.listComments, { owner, repo, issue_number });
+  const previous = comments.find((c) => c.user?.type === "Bot" && c.body?.startsWith(marker(input.stack)));
+  if (previous) await github.rest.issues.updateComment({ owner, repo, comment_id: previous.id, body });
+  else await github.rest.issues.createComment({ owner, repo, issue_number, body });
+  await core.summary.addRaw(`${summaryLine(input)}\n`).write();
+}
+
+module.exports = { COMMENT_LIMIT, commentBody, summaryLine, postPlanComment };

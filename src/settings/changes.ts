@@ -1,0 +1,88 @@
+// Stack-setting changes between two versions of a Pulumi.<stack>.yaml (a pull request's base and
+// its head). Some settings decide where credentials and transcripts go or what code runs
+// (the guarded ones): in a pull request they are read from the base, and a change to one needs a
+// human. Secrets are compared by their ciphertext and never shown.
+import { parse } from "yaml";
+import { ConfigError } from "../errors/index.ts";
+import type { StackSettingChange } from "../report/index.ts";
+import type { ConfigReader } from "./index.ts";
+
+/** Where the API key, the judge key and transcripts go, and what code a preview runs. */
+const GUARDED_SETTINGS = [
+  "agents:baseUrl",
+  "agents:judgeBaseUrl",
+  "agents:policyPack",
+  "agents:policyPackConfig",
+] as const;
+
+/** Connection settings first, then the judge's, then the policy's; any other agents:* after them by name. */
+const FIRST = [
+  "agents:baseUrl",
+  "agents:apiKey",
+  "agents:serviceVersion",
+  "agents:judgeBaseUrl",
+  "agents:judgeApiKey",
+  "agents:judgeModel",
+  "agents:policyPack",
+  "agents:policyPackConfig",
+];
+
+/** One setting of a stack file: a plain value, or a secret's ciphertext (compared, never shown). */
+type StackFileSetting = { value: string; secret: boolean };
+export type StackFileSettings = Record<string, StackFileSetting>;
+
+/** The config section of a stack file's text; `file` names it in a configuration error. */
+export function stackFileSettings(text: string | undefined, file: string): StackFileSettings {
+  if (text === undefined) return {};
+  let config: unknown;
+  try {
+    config = (parse(text) as { config?: unknown } | null)?.config ?? {};
+  } catch (error) {
+    throw new ConfigError(`${file}: ${(error as Error).message}`);
+  }
+  const settings: StackFileSettings = {};
+  for (const [key, value] of Object.entries(config as Record<string, unknown>)) {
+    if (typeof value === "object" && value !== null && "secure" in value) {
+      settings[key] = { value: String((value as { secure: unknown }).secure), secret: true };
+    } else if (value !== null && value !== undefined) {
+      settings[key] = { value: typeof value === "string" ? value : JSON.stringify(value), secret: false };
+    }
+  }
+  return settings;
+}
+
+const rank = (key: string) => {
+  const index = FIRST.indexOf(key);
+  return index === -1 ? FIRST.length : index;
+};
+
+const isGuarded = (key: string) => (GUARDED_SETTINGS as readonly string[]).includes(key);
+
+/** Each agents:* setting that differs between base and head: connection and policy first. */
+export function settingChanges(base: StackFileSettings, head: StackFileSettings): StackSettingChange[] {
+  const keys = [...new Set([...Object.keys(base), ...Object.keys(head)])].filter((k) => k.startsWith("agents:"));
+  const changes: StackSettingChange[] = [];
+  for (const key of keys) {
+    const before = base[key];
+    const after = head[key];
+    if (before?.value === after?.value && before?.secret === after?.secret) continue;
+    const secret = Boolean(before?.secret || after?.secret);
+    changes.push({
+      key,
+      change: before === undefined ? "added" : after === undefined ? "removed" : "changed",
+      ...(secret || before === undefined ? {} : { before: before.value }),
+      ...(secret || after === undefined ? {} : { after: after.value }),
+      secret,
+      guarded: isGuarded(key),
+    });
+  }
+  return changes.sort((a, b) => rank(a.key) - rank(b.key) || a.key.localeCompare(b.key));
+}
+
+/**
+ * The head's settings with the guarded ones read from the base instead: a setting the base does
+ * not have is unset (the environment's value, if any, then applies as on the base).
+ */
+export function withBaseSettings(head: ConfigReader, base: StackFileSettings): ConfigReader {
+  return (key) => (isGuarded(key) ? (base[key]?.secret ? undefined : base[key]?.value) : head(key));
+}

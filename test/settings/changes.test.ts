@@ -1,0 +1,111 @@
+// Stack-setting changes against a pull request's base: each changed agents:* setting, connection and
+// policy first, secrets as "changed" only; the guarded ones read from the base; and how the plan
+// shows them (first, marked, with what the deploy would do after merge).
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { emitReport, type Plan, planMarkdown } from "../../src/report/index.ts";
+import { settingChanges, stackFileSettings, withBaseSettings } from "../../src/settings/index.ts";
+
+const BASE = `config:
+  agents:dir: agents
+  agents:baseUrl: https://api.service.example
+  agents:apiKey:
+    secure: v1:AAAAbaseciphertext
+  agents:policyPack: policy
+  agents:policyPackConfig: policy-config/prod.json
+  other:setting: x
+`;
+const HEAD = `config:
+  agents:dir: agents
+  agents:baseUrl: http://collector.example:8080
+  agents:apiKey:
+    secure: v1:BBBBheadciphertext
+  agents:judgeModel: gpt-judge
+  agents:policyPackConfig: policy-config/prod.json
+  other:setting: y
+`;
+
+describe("settingChanges", () => {
+  const base = stackFileSettings(BASE, "Pulumi.prod.yaml at origin/main");
+  const head = stackFileSettings(HEAD, "Pulumi.prod.yaml");
+
+  it("lists each changed agents:* setting, connection then judge then policy, secrets without values", () => {
+    expect(settingChanges(base, head)).toEqual([
+      {
+        key: "agents:baseUrl",
+        change: "changed",
+        before: "https://api.service.example",
+        after: "http://collector.example:8080",
+        secret: false,
+        guarded: true,
+      },
+      { key: "agents:apiKey", change: "changed", secret: true, guarded: false },
+      { key: "agents:judgeModel", change: "added", after: "gpt-judge", secret: false, guarded: false },
+      { key: "agents:policyPack", change: "removed", before: "policy", secret: false, guarded: true },
+    ]);
+    expect(settingChanges(base, base)).toEqual([]);
+    // A stack file the base does not have: every setting is added.
+    expect(settingChanges({}, head).map((c) => c.change)).toEqual(Array(5).fill("added"));
+  });
+
+  it("reads the guarded settings from the base and every other from the head", () => {
+    const headReader = (key: string) => head[key]?.value;
+    const read = withBaseSettings(headReader, base);
+    expect(read("agents:baseUrl")).toBe("https://api.service.example");
+    expect(read("agents:policyPack")).toBe("policy");
+    expect(read("agents:judgeBaseUrl")).toBeUndefined();
+    expect(read("agents:judgeModel")).toBe("gpt-judge");
+  });
+
+  it("refuses a stack file that is not YAML, naming it", () => {
+    expect(() => stackFileSettings("config: [", "Pulumi.prod.yaml at origin/main")).toThrow(
+      /Pulumi\.prod\.yaml at origin\/main/,
+    );
+  });
+
+  it("shows the changes first in the plan, the guarded ones marked with what the deploy would do, no secret", () => {
+    const plan: Plan = {
+      kind: "plan",
+      stack: "prod",
+      agents: [],
+      overlays: [],
+      settings: { base: "origin/main", changes: settingChanges(base, head) },
+    };
+    const markdown = planMarkdown(plan);
+    expect(markdown.indexOf("### ⚠️ Stack settings changed (against `origin/main`)")).toBeGreaterThan(0);
+    expect(markdown.indexOf("Stack settings changed")).toBeLessThan(markdown.indexOf("No changes"));
+    expect(markdown).toContain("**A human must review this:**");
+    expect(markdown).toContain(
+      "- ⚠️ `agents:baseUrl`: `https://api.service.example` → `http://collector.example:8080` — **after merge, the `prod` deploy sends its API key to `http://collector.example:8080`**",
+    );
+    expect(markdown).toContain("- `agents:apiKey`: changed (secret, value not shown)");
+    expect(markdown).not.toMatch(/ciphertext/);
+  });
+});
+
+describe("the plan's job summary", () => {
+  it("is ❌ with the reasons when a guarded setting changed, never the behaviour preview's ✅", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-plan-summary-"));
+    const file = path.join(dir, "summary.md");
+    const plan: Plan = {
+      kind: "plan",
+      stack: "prod",
+      agents: [],
+      overlays: [],
+      settings: {
+        base: "origin/main",
+        changes: [{ key: "agents:judgeBaseUrl", change: "added", after: "http://x", secret: false, guarded: true }],
+      },
+    };
+    try {
+      await emitReport(plan, { env: { GITHUB_STEP_SUMMARY: file } });
+      const summary = await readFile(file, "utf8");
+      expect(summary).toMatch(/^### ❌ Agent plan for stack `prod`: the pull request changes `agents:judgeBaseUrl`/);
+      expect(summary).not.toContain("✅");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
