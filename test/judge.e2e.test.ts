@@ -195,13 +195,16 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(refused.stderr).toMatch(/was never measured with test-model/);
     const labels = path.join(project.dir, "labels.yaml");
     const lines = ["agent: Hi, this is Maya from Northwind.", "user: bye"];
+    // Ten labelled transcripts (a gate needs at least 10 per rubric): 3 the human passed, 7 failed.
     await writeFile(
       labels,
       [
         "items:",
-        `  - { rubric: "${rubric}", human: fail, transcript: ${JSON.stringify(lines)} }`,
-        `  - { rubric: "${rubric}", human: pass, transcript: ${JSON.stringify([...lines, "agent: call us at 555"])} }`,
-        `  - { rubric: "${rubric}", human: fail, transcript: ${JSON.stringify(lines.slice(0, 1))} }`,
+        ...Array.from({ length: 10 }, (_, i) =>
+          i < 3
+            ? `  - { rubric: "${rubric}", human: pass, transcript: ${JSON.stringify([...lines, `agent: call us at 555-0${i}`])} }`
+            : `  - { rubric: "${rubric}", human: fail, transcript: ${JSON.stringify([...lines.slice(0, 1), `user: ${i}`])} }`,
+        ),
       ].join("\n"),
     );
     const env = {
@@ -217,22 +220,22 @@ describe("judged expectations (agent-iac smoke)", () => {
     });
     everything.push(check.stdout, check.stderr);
     expect(check.code).toBe(0);
-    // The judge fails all three; the human failed two: agreement 2/3, kappa 0 (the judge never passes).
+    // The judge fails all ten; the human failed seven: agreement 7/10, kappa 0 (the judge never passes).
     expect(check.stdout).toMatch(
-      /"introduces herself with a callback number": agreement 0\.667 \(2\/3\), kappa 0; vote consistency 1/,
+      /"introduces herself with a callback number": agreement 0\.7 \(7\/10\), kappa 0; vote consistency 1/,
     );
-    expect(check.stdout).toContain("pass×pass 0, pass×fail 1, fail×pass 0, fail×fail 2");
+    expect(check.stdout).toContain("pass×pass 0, pass×fail 3, fail×pass 0, fail×fail 7");
     const below = await smoke(["--scenario", "trusted-judge"]);
     expect(below.code).toBe(2);
-    expect(below.stderr).toMatch(/agreed with its human labels 0\.667 of the time .* below judge_min_agreement 0\.9/);
+    expect(below.stderr).toMatch(/agreed with its human labels 0\.7 of the time .* below judge_min_agreement 0\.9/);
     await judged("trusted-judge", [rubric], { judge_min_agreement: 0.6 });
     const run = await smoke(["--scenario", "trusted-judge"]);
     expect(run.code).toBe(1);
     const judgement = run.report?.results[0]?.assertions.find((a) => a.judgement)?.judgement as Record<string, unknown>;
-    expect(judgement.calibration).toMatchObject({ items: 3 });
+    expect(judgement.calibration).toMatchObject({ items: 10 });
     expect((judgement.calibration as { kappa: number }).kappa).toBeCloseTo(0, 10);
-    expect((judgement.calibration as { agreement: number }).agreement).toBeCloseTo(2 / 3, 10);
-    expect(run.html).toContain("agreement with human labels 67 % over 3");
+    expect((judgement.calibration as { agreement: number }).agreement).toBeCloseTo(0.7, 10);
+    expect(run.html).toContain("agreement with human labels 70 % over 10");
   });
 
   it("record, then replay from the cache with the judge stopped: the same verdicts; a changed rubric asks again", async () => {

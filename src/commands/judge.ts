@@ -63,6 +63,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const settings = resolveJudge(configMapReader(await stackConfigOrFile(values.stack).catch(() => ({}))));
   const endpoint = requireJudge(settings, `judge check ${file}`, values.stack);
   const cache = new VoteCache(values["judge-cache"] ?? DEFAULT_CACHE_DIR, { read: !values["no-judge-cache"] });
+  await cache.refuseTracked();
   const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: io.printRetry }), cache);
   let result: CheckResult;
   try {
@@ -71,7 +72,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     await judge.client.close();
   }
   io.stdout.write(checkText(result));
-  await cache.storeAgreements(result.model, calibrations(result, file));
+  await cache.storeAgreements(judge.identity, calibrations(result, file));
   if (values.json) await writeJsonFile(values.json, result);
   const errors = result.overall.errors;
   if (errors > 0) {

@@ -1,22 +1,43 @@
-// Votes on disk, keyed by everything that shapes an answer: the judge model, the rubric, the
-// transcript, the prompt version and the vote's index. A re-run or a replay of the same transcript
-// asks nothing; a changed rubric (or model, or prompt) is a new key and asks again. The directory
-// also keeps the last `judge check` results (agreement.json). Default: .agent-iac/judge-cache/
-// (gitignored).
-import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+// Votes on disk, keyed by everything that shapes an answer: the judge's endpoint and model, the
+// prompt (its wording and answer schema), the rubric, the transcript and the vote's index. A re-run
+// or a replay of the same transcript asks nothing; a changed rubric (or model, endpoint, prompt) is
+// a new key and asks again. The directory also keeps the last `judge check` results
+// (agreement.json). Default: .agent-iac/judge-cache/ (gitignored).
+//
+// Every entry and every agreement record carries an HMAC-SHA256 under a key only this machine (or
+// CI) holds: AGENT_IAC_JUDGE_CACHE_KEY, else a random key created 0600 in the user's config
+// directory ($XDG_CONFIG_HOME/agent-iac/judge-cache.key, ~/.config by default), outside any
+// checkout. A hand-written, edited or foreign entry fails the check and is a cache miss (or "never
+// measured"), never a verdict; a cache file tracked by git is refused.
+import { execFile } from "node:child_process";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { PROMPT_VERSION } from "./prompt.ts";
-import type { Vote } from "./verdict.ts";
+import { ConfigError } from "../errors/index.ts";
+import { PROMPT_FINGERPRINT } from "./prompt.ts";
+import { capVote, type Vote } from "./verdict.ts";
 
 export const DEFAULT_CACHE_DIR = path.join(".agent-iac", "judge-cache");
+/** The environment variable holding the cache's signing key (CI: a secret). */
+const CACHE_KEY_ENV = "AGENT_IAC_JUDGE_CACHE_KEY";
 
-export type VoteKey = { model: string; rubric: string; lines: readonly string[]; vote: number };
+/** The judge that answers: its endpoint and model (its votes and calibrations are evidence only for it). */
+export type JudgeIdentity = { baseUrl: string; model: string };
 
-/** The key of one vote: a SHA-256 over the model, rubric, transcript, prompt version and vote index. */
+export type VoteKey = { judge: JudgeIdentity; rubric: string; lines: readonly string[]; vote: number };
+
+/** The key of one vote: a SHA-256 over the prompt, endpoint, model, rubric, transcript and vote index. */
 function voteKey(key: VoteKey): string {
-  const material = JSON.stringify([PROMPT_VERSION, key.model, key.rubric, key.lines, key.vote]);
+  const material = JSON.stringify([
+    PROMPT_FINGERPRINT,
+    key.judge.baseUrl,
+    key.judge.model,
+    key.rubric,
+    key.lines,
+    key.vote,
+  ]);
   return createHash("sha256").update(material).digest("hex");
 }
 
@@ -25,6 +46,45 @@ const voteSchema = z.object({
   reason: z.string(),
   lines: z.array(z.int()),
 });
+const entrySchema = z.object({ vote: voteSchema, mac: z.string() });
+
+/** Where the machine's signing key lives when AGENT_IAC_JUDGE_CACHE_KEY is not set. */
+function cacheKeyFile(env: NodeJS.ProcessEnv = process.env): string {
+  const config = env.XDG_CONFIG_HOME || path.join(os.homedir(), ".config");
+  return path.join(config, "agent-iac", "judge-cache.key");
+}
+
+/** The signing key: the environment's, else the machine's (created 0600 on first use). */
+async function signingKey(env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+  const fromEnv = env[CACHE_KEY_ENV];
+  if (fromEnv) return Buffer.from(fromEnv, "utf8");
+  const file = cacheKeyFile(env);
+  const existing = await readFile(file, "utf8").catch(() => undefined);
+  if (existing?.trim()) return Buffer.from(existing.trim(), "utf8");
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const fresh = randomBytes(32).toString("hex");
+  try {
+    await writeFile(file, `${fresh}\n`, { mode: 0o600, flag: "wx" });
+    return Buffer.from(fresh, "utf8");
+  } catch {
+    // Another run created it first: use theirs.
+    return Buffer.from((await readFile(file, "utf8")).trim(), "utf8");
+  }
+}
+
+/** The fields of a vote and of a calibration in one fixed order (what is signed). */
+const voteFields = (v: Vote) => [v.verdict, v.reason, v.lines];
+const calibrationFields = (c: Calibration) => [c.agreement, c.kappa, c.items, c.consistency, c.checked_at, c.file];
+
+function mac(key: Buffer, ...parts: unknown[]): string {
+  return createHmac("sha256", key).update(JSON.stringify(parts)).digest("hex");
+}
+
+function sameMac(a: string, b: string): boolean {
+  const x = Buffer.from(a, "utf8");
+  const y = Buffer.from(b, "utf8");
+  return x.length === y.length && timingSafeEqual(x, y);
+}
 
 /** Writes a file whole or not at all (a killed run leaves no half-written JSON). */
 async function writeAtomic(file: string, text: string): Promise<void> {
@@ -34,69 +94,160 @@ async function writeAtomic(file: string, text: string): Promise<void> {
   await rename(temporary, file);
 }
 
+/** The paths under `dir` that git tracks (none when git or a repository is not there). */
+function trackedFiles(dir: string): Promise<string[]> {
+  return new Promise((resolve) => {
+    execFile(
+      "git",
+      ["ls-files", "-z", "--full-name", "--", "."],
+      { cwd: dir, timeout: 10_000, maxBuffer: 1 << 20 },
+      (error, stdout) => resolve(error ? [] : stdout.split("\0").filter(Boolean)),
+    );
+  });
+}
+
 export class VoteCache {
   readonly dir: string;
   /** False with --no-judge-cache: nothing is read (answers are still written for the next run). */
   readonly read: boolean;
+  readonly #env: NodeJS.ProcessEnv;
+  #key: Promise<Buffer> | undefined;
 
-  constructor(dir: string = DEFAULT_CACHE_DIR, options: { read?: boolean } = {}) {
+  constructor(dir: string = DEFAULT_CACHE_DIR, options: { read?: boolean; env?: NodeJS.ProcessEnv } = {}) {
     this.dir = dir;
     this.read = options.read ?? true;
+    this.#env = options.env ?? process.env;
+  }
+
+  #signingKey(): Promise<Buffer> {
+    this.#key ??= signingKey(this.#env);
+    return this.#key;
+  }
+
+  /**
+   * Refuses a cache directory git tracks a file of: a committed cache is anyone's writing, not
+   * this judge's answers (a ConfigError naming the file and the way out).
+   */
+  async refuseTracked(): Promise<void> {
+    const exists = await stat(this.dir).catch(() => undefined);
+    if (!exists?.isDirectory()) return;
+    const tracked = await trackedFiles(this.dir);
+    if (tracked.length === 0) return;
+    throw new ConfigError(
+      `the judge cache ${this.dir} holds file(s) tracked by git (${tracked[0]}${tracked.length > 1 ? ` and ${tracked.length - 1} more` : ""}): a committed cache or calibration is not evidence of this judge, so it is not used`,
+      {
+        hint: `remove it from git with \`git rm -r --cached ${this.dir}\` (it stays on disk and is gitignored), or point --judge-cache elsewhere`,
+      },
+    );
   }
 
   #file(hash: string): string {
     return path.join(this.dir, "votes", hash.slice(0, 2), `${hash}.json`);
   }
 
+  /** The stored vote, when its signature is this machine's and it was made for this key; else undefined. */
   async get(key: VoteKey): Promise<Vote | undefined> {
     if (!this.read) return undefined;
-    const text = await readFile(this.#file(voteKey(key)), "utf8").catch(() => undefined);
+    const hash = voteKey(key);
+    const text = await readFile(this.#file(hash), "utf8").catch(() => undefined);
     if (text === undefined) return undefined;
+    let parsed: ReturnType<typeof entrySchema.safeParse>;
     try {
-      const parsed = voteSchema.safeParse(JSON.parse(text));
-      return parsed.success ? parsed.data : undefined;
+      parsed = entrySchema.safeParse(JSON.parse(text));
     } catch {
       return undefined;
     }
+    if (!parsed.success) return undefined;
+    const { vote, mac: stored } = parsed.data;
+    if (!sameMac(stored, mac(await this.#signingKey(), "vote", hash, voteFields(vote)))) return undefined;
+    return capVote(vote);
   }
 
   async put(key: VoteKey, vote: Vote): Promise<void> {
-    await writeAtomic(this.#file(voteKey(key)), `${JSON.stringify(vote)}\n`);
+    const hash = voteKey(key);
+    const entry = { vote, mac: mac(await this.#signingKey(), "vote", hash, voteFields(vote)) };
+    await writeAtomic(this.#file(hash), `${JSON.stringify(entry)}\n`);
   }
 
   get agreementFile(): string {
     return path.join(this.dir, "agreement.json");
   }
 
-  /** The last `judge check` results, by model then rubric. */
-  async agreements(): Promise<AgreementStore> {
+  async #records(): Promise<AgreementRecord[]> {
     const text = await readFile(this.agreementFile, "utf8").catch(() => undefined);
-    if (text === undefined) return {};
+    if (text === undefined) return [];
     try {
-      const parsed = agreementStore.safeParse(JSON.parse(text));
-      return parsed.success ? parsed.data : {};
+      const parsed = agreementFileSchema.safeParse(JSON.parse(text));
+      return parsed.success ? parsed.data.records : [];
     } catch {
-      return {};
+      return [];
     }
   }
 
-  /** Stores a check's results per rubric (other rubrics' and models' results are kept). */
-  async storeAgreements(model: string, byRubric: Record<string, Calibration>): Promise<void> {
-    const store = await this.agreements();
-    store[model] = { ...(store[model] ?? {}), ...byRubric };
-    await writeAtomic(this.agreementFile, `${JSON.stringify(store, null, 2)}\n`);
+  /**
+   * The last `judge check` results of this judge (endpoint, model and prompt), by rubric: only
+   * records signed on this machine for this judge count.
+   */
+  async agreements(judge: JudgeIdentity): Promise<Record<string, Calibration>> {
+    const key = await this.#signingKey();
+    const found: Record<string, Calibration> = {};
+    for (const record of await this.#records()) {
+      if (record.base_url !== judge.baseUrl || record.model !== judge.model) continue;
+      const expected = mac(
+        key,
+        "calibration",
+        PROMPT_FINGERPRINT,
+        judge.baseUrl,
+        judge.model,
+        record.rubric,
+        calibrationFields(record.calibration),
+      );
+      if (sameMac(record.mac, expected)) found[record.rubric] = record.calibration;
+    }
+    return found;
+  }
+
+  /** Stores a check's results per rubric, signed (other rubrics' and judges' results are kept). */
+  async storeAgreements(judge: JudgeIdentity, byRubric: Record<string, Calibration>): Promise<void> {
+    const key = await this.#signingKey();
+    const kept = (await this.#records()).filter(
+      (r) => !(r.base_url === judge.baseUrl && r.model === judge.model && r.rubric in byRubric),
+    );
+    const added = Object.entries(byRubric).map(([rubric, calibration]) => ({
+      base_url: judge.baseUrl,
+      model: judge.model,
+      rubric,
+      calibration,
+      mac: mac(
+        key,
+        "calibration",
+        PROMPT_FINGERPRINT,
+        judge.baseUrl,
+        judge.model,
+        rubric,
+        calibrationFields(calibration),
+      ),
+    }));
+    await writeAtomic(this.agreementFile, `${JSON.stringify({ version: 2, records: [...kept, ...added] }, null, 2)}\n`);
   }
 }
 
 /** A rubric's last measured agreement with human labels (`agent-iac judge check`). */
-const calibrationSchema = z.looseObject({
+const calibrationSchema = z.object({
   agreement: z.number(),
   kappa: z.number().nullable(),
   items: z.int(),
-  consistency: z.number().nullable().default(null),
+  consistency: z.number().nullable(),
   checked_at: z.string(),
-  file: z.string().nullable().default(null),
+  file: z.string().nullable(),
 });
 export type Calibration = z.output<typeof calibrationSchema>;
-const agreementStore = z.record(z.string(), z.record(z.string(), calibrationSchema));
-export type AgreementStore = z.output<typeof agreementStore>;
+const agreementRecord = z.object({
+  base_url: z.string(),
+  model: z.string(),
+  rubric: z.string(),
+  calibration: calibrationSchema,
+  mac: z.string(),
+});
+type AgreementRecord = z.output<typeof agreementRecord>;
+const agreementFileSchema = z.object({ version: z.literal(2), records: z.array(agreementRecord) });

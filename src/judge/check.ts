@@ -11,6 +11,11 @@ import type { Calibration } from "./cache.ts";
 import type { Judge, Judgement } from "./votes.ts";
 
 const DEFAULT_CHECK_VOTES = 3;
+/**
+ * The fewest labelled transcripts of a rubric whose measured agreement a scenario's
+ * judge_min_agreement accepts (with fewer, one lucky item reaches agreement 1).
+ */
+export const MIN_CALIBRATION_ITEMS = 10;
 
 const itemSchema = z
   .strictObject({

@@ -9,6 +9,7 @@ export {
   calibrations,
   checkJudge,
   LabelledFileError,
+  MIN_CALIBRATION_ITEMS,
   readLabelledFile,
 } from "./check.ts";
 export { JudgeClient } from "./client.ts";

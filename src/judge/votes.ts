@@ -2,7 +2,7 @@
 // decides, the agreement (`2/3`) is kept and a split vote is uncertain. Any vote that could not be
 // had — a malformed answer, a refusal, a timeout, retries exhausted — makes the judgement an error:
 // never a pass.
-import type { AgreementStore, Calibration, VoteCache } from "./cache.ts";
+import type { Calibration, JudgeIdentity, VoteCache } from "./cache.ts";
 import type { JudgeClient } from "./client.ts";
 import type { VerdictWord, Vote } from "./verdict.ts";
 
@@ -50,10 +50,14 @@ export class Judge {
     return this.client.model;
   }
 
-  /** The last `judge check` results of this model, by rubric. */
+  /** The endpoint and model answering: what cached votes and calibrations must have been made by. */
+  get identity(): JudgeIdentity {
+    return { baseUrl: this.client.baseUrl, model: this.client.model };
+  }
+
+  /** The last `judge check` results of this judge (endpoint and model), by rubric, as signed on this machine. */
   calibrations(): Promise<Record<string, Calibration>> {
-    const store = this.cache ? this.cache.agreements() : Promise.resolve<AgreementStore>({});
-    this.#calibrations ??= store.then((s) => s[this.model] ?? {});
+    this.#calibrations ??= this.cache ? this.cache.agreements(this.identity) : Promise.resolve({});
     return this.#calibrations;
   }
 
@@ -64,7 +68,7 @@ export class Judge {
     index: number,
     signal?: AbortSignal,
   ): Promise<Vote & { cached: boolean }> {
-    const key = { model: this.model, rubric, lines, vote: index };
+    const key = { judge: this.identity, rubric, lines, vote: index };
     const cached = await this.cache?.get(key);
     if (cached) {
       this.stats.cached++;

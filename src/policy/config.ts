@@ -44,13 +44,31 @@ export function ruleSetups(config: unknown): RuleSetup[] {
   const known = new Set(RULES.map((rule) => rule.name));
   for (const key of Object.keys(entries)) {
     if (key !== "all" && !known.has(key)) {
-      throw new PolicyConfigError(`unknown rule "${key}" (the rules: ${[...known].join(", ")})`);
+      throw new PolicyConfigError(
+        `unknown rule ${JSON.stringify(key.length > 80 ? `${key.slice(0, 79)}…` : key)} (the rules: ${[...known].join(", ")})`,
+      );
+    }
+  }
+  for (const [key, value] of Object.entries(entries)) {
+    // What `pulumi preview --policy-pack-config` refuses, refused here too.
+    if (typeof value !== "string" && (typeof value !== "object" || value === null || Array.isArray(value))) {
+      throw new PolicyConfigError(
+        `${key}: ${JSON.stringify(value)?.slice(0, 80)} is not a valid value: give an enforcement level (advisory, mandatory or disabled) or an object`,
+      );
+    }
+    if (key === "all" && typeof value === "object") {
+      const other = Object.keys(value).filter((k) => k !== "enforcementLevel");
+      if (other.length > 0) {
+        throw new PolicyConfigError(
+          `all: only enforcementLevel can be set for all rules, not ${other.map((k) => JSON.stringify(k.slice(0, 80))).join(", ")}`,
+        );
+      }
     }
   }
   const levelOf = (key: string, value: unknown): EnforcementLevel | undefined => {
-    const raw =
-      typeof value === "string" ? value : (value as { enforcementLevel?: unknown } | undefined)?.enforcementLevel;
-    if (raw === undefined) return undefined;
+    if (value === undefined) return undefined;
+    if (typeof value === "object" && !Object.hasOwn(value as object, "enforcementLevel")) return undefined;
+    const raw = typeof value === "string" ? value : (value as { enforcementLevel: unknown }).enforcementLevel;
     const parsed = level.safeParse(raw);
     if (!parsed.success)
       throw new PolicyConfigError(`${key}: enforcementLevel must be advisory, mandatory or disabled`);

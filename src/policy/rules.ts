@@ -43,7 +43,9 @@ export type Rule = {
   check(agent: PolicyAgent, settings: never): Finding[];
 };
 
-const patternList = z.array(z.string().min(1));
+/** An allow-list: at most MAX_LISTED patterns of at most 256 characters (a config is not a database). */
+const MAX_LISTED = 1000;
+const patternList = z.array(z.string().min(1).max(256)).max(MAX_LISTED);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -59,13 +61,27 @@ function at(value: unknown, path: readonly PathSegment[]): unknown {
   return current;
 }
 
-/** `openai/*` → a whole-string match with `*` as any run of characters. */
+/**
+ * `openai/*` → a whole-string match with `*` as any run of characters. Linear in the value's length
+ * per `*`-free part (no regular expression: a glob of many `*` cannot backtrack).
+ */
 function globMatches(pattern: string, value: string, ignoreCase = false): boolean {
-  const source = pattern
-    .split("*")
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".*");
-  return new RegExp(`^${source}$`, ignoreCase ? "i" : "").test(value);
+  const fold = (text: string) => (ignoreCase ? text.toLowerCase() : text);
+  const parts = fold(pattern).split("*");
+  const text = fold(value);
+  const first = parts[0] ?? "";
+  if (parts.length === 1) return text === first;
+  const last = parts.at(-1) ?? "";
+  if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last)) return false;
+  const end = text.length - last.length;
+  let at = first.length;
+  for (const part of parts.slice(1, -1)) {
+    if (part === "") continue;
+    const found = text.indexOf(part, at);
+    if (found < 0 || found + part.length > end) return false;
+    at = found + part.length;
+  }
+  return true;
 }
 
 /** A value for a message: JSON-quoted and clipped. */
@@ -75,7 +91,9 @@ function shown(value: unknown): string {
   return typeof value === "string" ? JSON.stringify(clipped) : clipped;
 }
 
-const listed = (items: readonly string[]) => items.join(", ");
+/** A list for a message: the first ten, then how many more. */
+const listed = (items: readonly string[]) =>
+  items.length > 10 ? `${items.slice(0, 10).join(", ")} and ${items.length - 10} more` : items.join(", ");
 const configHint = (rule: string, key: string) => `add it to ${rule}.${key} in the stack's policy config`;
 
 /** A value an allow-list rule checks: where it is in the config, as matched, and as shown. */
@@ -237,8 +255,10 @@ const forbiddenPatterns: Rule = {
       rule: this.name,
       path: ["config", "runtime", "prompt", "text"],
       value: match.masked,
-      problem: `the prompt contains ${match.what}`,
-      fix: "take it out of the prompt: pass such values per conversation as a variable (config.runtime.variables) or keep them in the service's own settings",
+      problem: match.problem ?? `the prompt contains ${match.what}`,
+      fix: match.problem
+        ? "rewrite the pattern in the policy config without nested repetition (or drop it)"
+        : "take it out of the prompt: pass such values per conversation as a variable (config.runtime.variables) or keep them in the service's own settings",
       offset: match.offset,
     }));
   },

@@ -5,7 +5,7 @@
 import type { RetryNotice } from "../api/index.ts";
 import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import { DEFAULT_CACHE_DIR, Judge, JudgeClient, VoteCache } from "../judge/index.ts";
+import { DEFAULT_CACHE_DIR, Judge, JudgeClient, MIN_CALIBRATION_ITEMS, VoteCache } from "../judge/index.ts";
 import { type JudgeSettings, requireJudge } from "../settings/index.ts";
 
 /** How the run uses the judge's vote cache. */
@@ -26,6 +26,7 @@ export async function setupJudge(
     options.stack,
   );
   const cache = new VoteCache(options.cache?.dir ?? DEFAULT_CACHE_DIR, { read: options.cache?.read ?? true });
+  await cache.refuseTracked();
   const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: options.onRetry }), cache);
   try {
     await requireAgreement(judged, judge);
@@ -45,7 +46,13 @@ async function requireAgreement(scenarios: readonly { agent: string; scenario: S
     for (const { rubric } of judgeRubrics(scenario.expect)) {
       const last = measured[rubric];
       if (!last)
-        problems.push(`${agent}/${scenario.name}: ${JSON.stringify(rubric)} was never measured with ${judge.model}`);
+        problems.push(
+          `${agent}/${scenario.name}: ${JSON.stringify(rubric)} was never measured with ${judge.model} at ${judge.identity.baseUrl} on this machine (a calibration copied from elsewhere, hand-written or made with another judge does not count)`,
+        );
+      else if (last.items < MIN_CALIBRATION_ITEMS)
+        problems.push(
+          `${agent}/${scenario.name}: ${JSON.stringify(rubric)} was measured over ${last.items} labelled transcript(s); judge_min_agreement needs at least ${MIN_CALIBRATION_ITEMS} per rubric`,
+        );
       else if (last.agreement < min)
         problems.push(
           `${agent}/${scenario.name}: ${JSON.stringify(rubric)} agreed with its human labels ${round(last.agreement)} of the time (${last.checked_at}), below judge_min_agreement ${min}`,
