@@ -153,7 +153,7 @@ async function readRecording(file: string): Promise<Recording> {
 }
 
 /** One recorded call, found by its conversation id (what `scenario capture --from-recording` reads). */
-export type FoundRecording = {
+type FoundRecording = {
   file: string;
   agent: string;
   scenario: SmokeScenario;
