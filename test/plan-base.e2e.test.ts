@@ -268,7 +268,11 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     // The same pull request planned without --offline on a backend without its stack: no "create the stack" advice.
     const empty = path.join(project.dir, "empty-backend");
     await mkdir(empty, { recursive: true });
-    const noStack = await plan(["--base", "main"], { ...fork, PULUMI_BACKEND_URL: `file://${empty}` });
+    const noStack = await plan(["--base", "main"], {
+      ...fork,
+      PULUMI_BACKEND_URL: `file://${empty}`,
+      PULUMI_CONFIG_PASSPHRASE: "not-the-stacks",
+    });
     expect(noStack.code).not.toBe(0);
     expect(noStack.stderr).toContain('there is no stack "staging"');
     expect(noStack.stderr).toContain("agent-iac plan --offline");
