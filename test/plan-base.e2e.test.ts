@@ -265,6 +265,18 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     expect(changed.markdown.indexOf("**This plan is partial.**")).toBeLessThan(
       changed.markdown.indexOf("Stack settings changed"),
     );
+    // The same pull request planned without --offline on a backend without its stack: no "create the stack" advice.
+    const empty = path.join(project.dir, "empty-backend");
+    await mkdir(empty, { recursive: true });
+    const noStack = await plan(["--base", "main"], {
+      ...fork,
+      PULUMI_BACKEND_URL: `file://${empty}`,
+      PULUMI_CONFIG_PASSPHRASE: "not-the-stacks",
+    });
+    expect(noStack.code).not.toBe(0);
+    expect(noStack.stderr).toContain('there is no stack "staging"');
+    expect(noStack.stderr).toContain("agent-iac plan --offline");
+    expect(noStack.stderr).not.toMatch(/stack init/);
     // A broken agent file: exit 1 with the file's line, no plan.
     await writeFile(path.join(project.dir, "agents", "support.yaml"), "kind: conversational\nname: [\n");
     const invalid = await plan(["--offline", "--base", "main"], fork);

@@ -238,6 +238,8 @@ describe(".github/workflows/agents.yml", async () => {
 
   it("gives a pull request no deploy credential, npm ci none, and pins every action by commit", () => {
     expect(workflowProblems(workflow, text)).toEqual([]);
+    // pull_request_target would run the pull request's code with the base's secrets.
+    expect(workflow.on).not.toHaveProperty("pull_request_target");
     expect(text).not.toMatch(/sk-[A-Za-z0-9]{8,}/);
   });
 

@@ -1,7 +1,7 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
 // Flags → one typed request → the preview (and behaviour preview) use cases → emitReport.
 import { rm } from "node:fs/promises";
-import { CliError, InterruptedError } from "../errors/index.ts";
+import { CliError, InterruptedError, StackNotFoundError } from "../errors/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
 import {
@@ -102,6 +102,13 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const session = await openSession(request.stack, {
     what: "the preview failed",
     ...(against ? { base: against.base } : {}),
+  }).catch((error: unknown) => {
+    // In a pull request a missing stack means missing credentials (a fork's), not a stack to create.
+    if (!(error instanceof StackNotFoundError) || !against) throw error;
+    throw new StackNotFoundError(request.stack, {
+      hint: `in a pull request this means the run has no state credential (a fork's pull request gets no secrets): run \`agent-iac plan --offline\` for the plan it can have; the stack is not to be created here`,
+      cause: error,
+    });
   });
   await session.validFiles("; nothing was previewed");
   // The program refuses to run without a key; say so as a configuration error, before a preview.
