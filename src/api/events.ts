@@ -261,7 +261,7 @@ export class EventStream implements AsyncIterable<EventEnvelope> {
       idleMs,
       () =>
         new TimeoutError({
-          message: `GET ${describe.path}: no event for ${seconds(idleMs)} (the idle timeout, idleTimeoutMs; comments and keep-alives do not count)`,
+          message: `GET ${describe.path}: no event for ${seconds(idleMs)} (the idle timeout; comments and keep-alives do not count)`,
           ...describe,
           requestSent: true,
           attempts: attempt,

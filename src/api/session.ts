@@ -129,7 +129,7 @@ export class Session implements AsyncIterable<EventEnvelope> {
   #opened(signal: AbortSignal | undefined): Promise<void> {
     const ws = this.#ws;
     const opening = new Deadline(signal, this.#idleMs, () =>
-      this.#timeout(`the session did not open within ${seconds(this.#idleMs)} (idleTimeoutMs)`),
+      this.#timeout(`the session did not open within ${seconds(this.#idleMs)} (the idle timeout)`),
     );
     return new Promise<void>((resolve, reject) => {
       let open = false;
@@ -271,7 +271,7 @@ export class Session implements AsyncIterable<EventEnvelope> {
   /** The next item, waiting at most the idle timeout. */
   async #next(): Promise<Item> {
     const idle = new Deadline(undefined, this.#idleMs, () =>
-      this.#timeout(`no event for ${seconds(this.#idleMs)} (the idle timeout, idleTimeoutMs)`),
+      this.#timeout(`no event for ${seconds(this.#idleMs)} (the idle timeout)`),
     );
     try {
       return await new Promise<Item>((resolve, reject) => {

@@ -21,7 +21,7 @@ versions with no calls. Test calls are counted apart. A bare report file name is
     baseline: {
       type: "string",
       arg: "FILE",
-      help: "the versions before the release (`pulumi stack output versions --json` saved before `pulumi up`, or a smoke JSON report): those still taking calls are old versions of their keys, never unknown",
+      help: "the versions before the release (as watch takes them): old versions of their keys, never unknown",
     },
     "fail-on-unknown": {
       type: "boolean",

@@ -1,5 +1,5 @@
 // `agent-iac events <conversation-id>`: follows a conversation's event stream live.
-import { displayUrl, type EventEnvelope } from "../api/index.ts";
+import { AuthenticationError, displayUrl, type EventEnvelope } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { jsonLine, transcriptPrinter } from "../render/index.ts";
 import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
@@ -68,7 +68,13 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
       idleTimeoutMs,
       signal: stop.signal,
     });
-    const { events, ended } = await printStream(stream, { json: values.json === true, io, signal: stop.signal });
+    const { events, ended } = await printStream(stream, {
+      json: values.json === true,
+      io,
+      signal: stop.signal,
+    }).catch((error: unknown) => {
+      throw useToken ? tokenRefused(error, conversationId) : error;
+    });
     if (stop.signal.aborted) {
       throw interruptedWhile(
         `the stream was closed after ${events} event${events === 1 ? "" : "s"}${ended ? " (the conversation had ended)" : ""}`,
@@ -79,6 +85,19 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
   } finally {
     stop.release();
   }
+}
+
+/** A refused stream token is the token's fault, not the API key's (none was sent). */
+function tokenRefused(error: unknown, conversationId: string): unknown {
+  if (!(error instanceof AuthenticationError)) return error;
+  return new CliError(
+    `the service refused the stream token from AGENT_IAC_STREAM_TOKEN for conversation ${conversationId} (HTTP ${error.status ?? 401})`,
+    2,
+    {
+      cause: error,
+      hint: "a stream token opens only its own conversation's stream and expires; the create-conversation response gives one with its events_url (or unset AGENT_IAC_STREAM_TOKEN to use the API key)",
+    },
+  );
 }
 
 /** Prints each envelope as it arrives (a transcript, or one JSON line each); a stop ends it quietly. */

@@ -7,7 +7,7 @@ import type { HeldAgent } from "../provider/index.ts";
 import { emitReport, type Report } from "../report/index.ts";
 import { notRunReport, planSmoke } from "../smoke/index.ts";
 import {
-  checkReusedSimulator,
+  checkBeforeDeploy,
   type Deployed,
   deploy,
   failedDeliveries,
@@ -26,11 +26,14 @@ import { type CommandIO, interrupted } from "./lifecycle.ts";
 const SPEC = {
   name: "start",
   about: `Runs \`pulumi up --yes\` for agents/ on the stack, prints the agents and their version ids, then
-places the smoke scenarios against those versions. When the stack's agents:baseUrl is a loopback
-address (as in the dev stack), a simulator already serving it (\`npm run service\`) is used;
-otherwise the local simulator serves the run on a free port (its data in .agent-iac/simulator.json)
-with the local dev key. Ctrl+C (or SIGTERM) cancels the Pulumi run cleanly: the operations in
-flight finish and the stack is left unlocked.`,
+places the smoke scenarios against those versions. Before the up it checks the service: when the
+stack's agents:baseUrl is a loopback address (as in the dev stack), a simulator already serving it
+(\`npm run service\`) is used only if it knows every agent the stack holds (else exit 2, nothing
+deployed), and any other service answering there is used as the stack's service; where nothing
+answers, the dev stack's run is served by the local simulator on a free port (its data in
+.agent-iac/simulator.json) with the local dev key, and any other stack stops with exit 2. Ctrl+C
+(or SIGTERM) cancels the Pulumi run cleanly: the operations in flight finish and the stack is left
+unlocked.`,
   flags: {
     stack: STACK_FLAG,
     "no-smoke": { type: "boolean", default: false, help: "provision only; place no smoke calls" },
@@ -57,6 +60,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   let service: LocalService | undefined;
   try {
     service = await localService(session.connection, stackName, (line) => io.stdout.write(`${line}\n`));
+    await checkBeforeDeploy(session, service, { smoke });
     const log = { log: (text: string) => io.stdout.write(text), color: Boolean(io.stdout.isTTY) };
     const deployed = await deploy(session, service, { ...log, signal: stop.signal, interrupts: io.onInterrupt }).catch(
       async (error: unknown) => {
@@ -68,7 +72,6 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       `\n${deployed.changed ? "Changes applied." : "No changes."}\n${agentTable(deployed.held.agents)}\n`,
     );
     if (!smoke) return 0;
-    await checkReusedSimulator(service, deployed.held.agents, stackName);
     return await smokeAfterUp(session, service, deployed, { io, signal: stop.signal });
   } finally {
     stop.release();

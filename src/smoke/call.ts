@@ -356,7 +356,7 @@ function callerSource(call: PlannedCall, hooks: CallHooks): TurnSource {
  * final status, so the tool cannot know that `completed` will never become `succeeded`; but a status
  * unchanged this long is taken as the service's last word. Documented in docs/smoke.md.
  */
-export const PROCEDURE_STALL_MS = 20_000;
+const PROCEDURE_STALL_MS = 20_000;
 
 /**
  * Polls the conversation's procedures until each expected one shows its expected status, or has

@@ -6,11 +6,11 @@ export { cleanErrorLines, type Deployed, deploy } from "./deploy.ts";
 
 export { setupJudge } from "./judge.ts";
 export {
-  checkReusedSimulator,
   failedDeliveries,
   type LocalService,
   localService,
 } from "./local-service.ts";
+export { checkBeforeDeploy } from "./preflight.ts";
 export {
   offlinePlan,
   type Previewed,

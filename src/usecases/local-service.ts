@@ -1,7 +1,10 @@
 // The service `start` deploys to. A stack whose agents:baseUrl is not loopback uses that service.
 // On a loopback address (the dev stack's), a simulator already serving it (`npm run service`) is
-// used as it is; otherwise the embedded simulator serves this run on a free port, persisting its
-// data in .agent-iac/, and the run uses a copy of the stack's config file with that address.
+// used as it is, and so is anything else that answers there (a port-forward or tunnel to the
+// service: never replaced by a throwaway simulator). Where nothing answers, the dev stack's run is
+// served by the embedded simulator on a free port, persisting its data in .agent-iac/, with a copy
+// of the stack's config file with that address; any other stack stops there (a ConfigError): it
+// never gets a local simulator silently.
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError } from "../errors/index.ts";
@@ -42,11 +45,23 @@ export async function localService(
   const dataFile = path.join(stateDir, "simulator.json");
   if (connection.baseUrl) {
     const running = await runningSimulator(connection.baseUrl, connection.apiKey, dataFile);
-    if (running) {
+    if (running.kind === "simulator") {
       say(`using the simulator already serving ${connection.baseUrl} (${describeSimulator(running.info)})`);
-      return { connection: requireConnection(connection, stackName), reused: running, simulated: true, close: none };
+      return {
+        connection: requireConnection(connection, stackName),
+        reused: { info: running.info },
+        simulated: true,
+        close: none,
+      };
+    }
+    if (running.kind === "other") {
+      say(
+        `using the service answering at ${connection.baseUrl} (not agent-iac's simulator: ${running.answer}) as stack ${stackName}'s service`,
+      );
+      return { connection: requireConnection(connection, stackName), simulated: false, close: none };
     }
   }
+  if (stackName !== DEV_STACK) throw noLocalSimulator(connection.baseUrl, stackName);
   await mkdir(stateDir, { recursive: true });
   const simulator = await startSimulator({
     port: 0,
@@ -89,10 +104,32 @@ async function runningSimulator(baseUrl: string, apiKey: string | undefined, dat
       hint: "give it the same key (AGENT_IAC_API_KEY when starting `npm run service`), or stop it",
     });
   }
-  return probe.kind === "simulator" ? { info: probe.info } : undefined;
+  return probe;
 }
 
-/** A reused simulator must hold the agents the stack pins; otherwise say whose it probably is. */
+/** The stack `npm start` serves with its own simulator when nothing answers at the stack's address. */
+const DEV_STACK = "dev";
+
+/** Nothing answers at a stack's loopback address and it is not the dev stack: no simulator is started for it. */
+function noLocalSimulator(baseUrl: string | undefined, stackName: string): ConfigError {
+  const where = baseUrl
+    ? `nothing answers at ${baseUrl} (stack ${stackName}'s agents:baseUrl)`
+    : `stack ${stackName} sets no agents:baseUrl`;
+  const url = baseUrl ? new URL(baseUrl) : undefined;
+  const serve = url
+    ? `npm run service -- --host ${url.hostname} --port ${url.port || 80} --data .agent-iac/${stackName}.simulator.json`
+    : "npm run service";
+  return new ConfigError(
+    `${where}; start serves only the dev stack with a simulator of its own, so stack ${stackName} was not deployed`,
+    {
+      hint:
+        `start the service it means first (for a simulator: ${serve}), ` +
+        `or point it at its service: pulumi config set agents:baseUrl <url> --stack ${stackName}`,
+    },
+  );
+}
+
+/** A reused simulator must hold the agents the stack pins (checked before `pulumi up`); otherwise say whose it probably is. */
 export async function checkReusedSimulator(
   service: LocalService,
   held: Record<string, HeldAgent>,
@@ -144,7 +181,7 @@ function foreignSimulatorError(options: {
     : "it is probably another checkout's simulator, or one whose data was reset";
   const recover = recoveryCommand(stackName, held, missing) ?? `pulumi up --yes --stack ${stackName}`;
   return new ConfigError(
-    `the simulator serving ${baseUrl} (${describeSimulator(info)}) does not know ${missing.length} of the agents stack ${stackName} pins:\n${versions}\n${probably}; no call was placed`,
+    `the simulator serving ${baseUrl} (${describeSimulator(info)}) does not know ${missing.length} of the agents stack ${stackName} pins:\n${versions}\n${probably}; nothing was deployed and no call was placed`,
     {
       hint:
         "either use the simulator that holds them: stop this one (" +

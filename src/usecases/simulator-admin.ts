@@ -3,7 +3,7 @@
 // procedures' post_url deliveries. Not part of the service: every read answers undefined where no
 // agent-iac simulator answers, so the same code is harmless against anything else.
 import type { z } from "zod";
-import { AuthenticationError, RequestCore } from "../api/index.ts";
+import { ApiError, AuthenticationError, ConnectionError, RequestCore } from "../api/index.ts";
 import {
   type SimulatorDelivery,
   type SimulatorHealth,
@@ -16,8 +16,16 @@ import {
 
 export type { SimulatorDelivery, SimulatorInfo };
 
-/** What serves an address: a simulator (with what it says of itself), one that refuses the key, or neither. */
-export type Probe = { kind: "simulator"; info: SimulatorInfo } | { kind: "refused" } | { kind: "none" };
+/**
+ * What serves an address: a simulator (with what it says of itself), one that refuses the key,
+ * something else that answers (a service, a port-forward or tunnel to one: `answer` says how it
+ * answered), or nothing (the connection was refused).
+ */
+export type Probe =
+  | { kind: "simulator"; info: SimulatorInfo }
+  | { kind: "refused" }
+  | { kind: "other"; answer: string }
+  | { kind: "none" };
 
 export class SimulatorAdmin {
   readonly #core: RequestCore;
@@ -49,10 +57,19 @@ export class SimulatorAdmin {
   /** Who serves the address: its process, data file and directory, when it is a simulator. */
   async probe(): Promise<Probe> {
     try {
-      const info = await this.#get("/_simulator/info", simulatorInfo);
-      return info ? { kind: "simulator", info } : { kind: "none" };
-    } catch {
-      return { kind: "refused" };
+      const info = await this.#core.request({ method: "GET", path: "/_simulator/info", responseSchema: simulatorInfo });
+      return { kind: "simulator", info };
+    } catch (error) {
+      if (error instanceof ConnectionError && !error.requestSent) return { kind: "none" };
+      // A simulator that refuses the key still says what it is on its open health route.
+      if (error instanceof AuthenticationError && (await this.health())) return { kind: "refused" };
+      const answer =
+        error instanceof ApiError && error.status !== undefined
+          ? `HTTP ${error.status} to GET /_simulator/info`
+          : error instanceof ConnectionError
+            ? `the connection failed after the request (${error.code ?? "no code"})`
+            : `no answer a simulator gives (${error instanceof Error ? error.name : "unknown error"})`;
+      return { kind: "other", answer };
     }
   }
 

@@ -24,7 +24,7 @@ export type Attributor = {
 const isVersionId = (id: string) => /@v\d+$/.test(id);
 const bareId = (id: string) => id.split("@")[0] ?? id;
 
-export const noAttribution = (): Attribution => ({ by_version_id: 0, by_bare_id: 0, unmapped_bare_id: 0 });
+const noAttribution = (): Attribution => ({ by_version_id: 0, by_bare_id: 0, unmapped_bare_id: 0 });
 
 /** An attributor over the version ids the stack knows (current, past, from a baseline file). */
 export function attributor(knownVersions: Iterable<string>): Attributor {

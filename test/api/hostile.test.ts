@@ -115,7 +115,7 @@ describe("event stream: bounded lines, events and idle time", () => {
     });
     expect(seen).toEqual(["1"]);
     expect(error).toBeInstanceOf(TimeoutError);
-    expect((error as Error).message).toMatch(/no event for 300 ms \(the idle timeout, idleTimeoutMs; comments/);
+    expect((error as Error).message).toMatch(/no event for 300 ms \(the idle timeout; comments/);
     expect(ms).toBeGreaterThanOrEqual(280);
     expect(ms).toBeLessThan(2_000);
   });

@@ -239,6 +239,14 @@ describe("agent-iac events", () => {
     expect(denied.stderr).toContain("refused the conversation's stream token");
     expect(denied.stderr).not.toContain("refused the API key");
     expect(denied.stderr + denied.stdout).not.toContain(other.channel.token);
+    // A token the service does not know (401) is the token's fault, not the API key's.
+    const wrong = await cli(["events", conv.id, "--events-url", conv.channel.events_url], {
+      AGENT_IAC_STREAM_TOKEN: "tok_not_a_token_of_this_service",
+    });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain("the service refused the stream token from AGENT_IAC_STREAM_TOKEN");
+    expect(wrong.stderr).not.toContain("refused the API key");
+    expect(wrong.stderr + wrong.stdout).not.toContain("tok_not_a_token_of_this_service");
   });
 
   test("an unknown conversation exits 2; an unreachable stream exits 3", async () => {

@@ -59,6 +59,8 @@ describe("commands against a hostile service", () => {
     const result = await cli("events", "conv_quiet", "--idle-timeout", "1");
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toMatch(/no event for 1 s \(the idle timeout/);
+    // The client's option name is no word of the user's.
+    expect(result.stderr).not.toContain("idleTimeoutMs");
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 

@@ -12,6 +12,7 @@ import { cliOutcome } from "../../src/commands/errors.ts";
 import type { Conversation } from "../../src/contract/index.ts";
 import { InvalidInputError } from "../../src/errors/index.ts";
 import type { HeldAgent } from "../../src/provider/index.ts";
+import { attributionRule, attributionText, attributor } from "../../src/watch/attribute.ts";
 import {
   classify,
   figures,
@@ -191,6 +192,26 @@ const agent = (key: string, id: string, version = 1): HeldAgent => ({
   name: key,
   postprocess_agents: [],
   urn: `urn:pulumi:test::agents::x::${key}`,
+});
+
+describe("attribution", () => {
+  it("takes a version id as it is and maps a bare id to the one version of that agent the stack knows", () => {
+    const attribute = attributor(["ca_new@v1", "ca_old@v1", "pa_x@v1", "ca_two@v1", "ca_two@v2"]);
+    expect(attribute.versionOf("ca_new@v1")).toBe("ca_new@v1");
+    expect(attribute.versionOf("ca_zzz@v3")).toBe("ca_zzz@v3");
+    expect(attribute.versionOf("ca_new")).toBe("ca_new@v1");
+    expect(attribute.versionOf("ca_old")).toBe("ca_old@v1");
+    // Two known versions of one agent: a bare id cannot say which; an unknown agent: nothing to map to.
+    expect(attribute.versionOf("ca_two")).toBe("ca_two");
+    expect(attribute.versionOf("ca_elsewhere")).toBe("ca_elsewhere");
+    expect(attribute.counts).toEqual({ by_version_id: 2, by_bare_id: 2, unmapped_bare_id: 2 });
+    expect(attributionRule(attribute.counts)).toBe("both");
+    expect(attributionText(attribute.counts)).toContain(
+      "2 by the bare agent id the service named (agent_id ca_x), mapped to the one version",
+    );
+    expect(attributionRule({ by_version_id: 0, by_bare_id: 5, unmapped_bare_id: 0 })).toBe("bare agent id");
+    expect(attributionRule({ by_version_id: 0, by_bare_id: 0, unmapped_bare_id: 0 })).toBe("none");
+  });
 });
 
 describe("classify", () => {
