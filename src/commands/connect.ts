@@ -17,12 +17,6 @@ export function explainServiceError(error: unknown, connection: Connection): unk
       hint: "start the local simulator in another terminal with `npm run service` (or run `npm start`, which starts its own)",
     });
   }
-  if (error instanceof AuthenticationError && error.credential === "stream_token") {
-    return new CliError(`the service refused the conversation's stream token: ${terminalText(error.message)}`, 2, {
-      cause: error,
-      hint: "AGENT_IAC_STREAM_TOKEN must be the stream_token the create-conversation response gave for this --events-url (tokens may expire); without it, the stream is opened with the API key",
-    });
-  }
   if (error instanceof AuthenticationError) {
     return new CliError(
       `the service refused the API key from ${connection.keySource ?? "nowhere"}: ${terminalText(error.message)}`,

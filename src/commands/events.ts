@@ -1,7 +1,7 @@
 // `agent-iac events <conversation-id>`: follows a conversation's event stream live.
 import { AuthenticationError, displayUrl, type EventEnvelope } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
-import { jsonLine, transcriptPrinter } from "../render/index.ts";
+import { jsonLine, terminalText, transcriptPrinter } from "../render/index.ts";
 import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
 import { stackConnection } from "../usecases/index.ts";
 import { parseCommand, positiveNumber } from "./args.ts";
@@ -73,7 +73,7 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
       io,
       signal: stop.signal,
     }).catch((error: unknown) => {
-      throw useToken ? tokenRefused(error, conversationId) : error;
+      throw tokenRefused(error, conversationId);
     });
     if (stop.signal.aborted) {
       throw interruptedWhile(
@@ -89,9 +89,9 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
 
 /** A refused stream token is the token's fault, not the API key's (none was sent). */
 function tokenRefused(error: unknown, conversationId: string): unknown {
-  if (!(error instanceof AuthenticationError)) return error;
+  if (!(error instanceof AuthenticationError && error.credential === "stream_token")) return error;
   return new CliError(
-    `the service refused the stream token from AGENT_IAC_STREAM_TOKEN for conversation ${conversationId} (HTTP ${error.status ?? 401})`,
+    `the service refused the stream token from AGENT_IAC_STREAM_TOKEN for conversation ${conversationId}: ${terminalText(error.message)}`,
     2,
     {
       cause: error,

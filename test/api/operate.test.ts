@@ -235,8 +235,9 @@ describe("agent-iac events", () => {
     });
     expect(denied.code).toBe(2);
     expect(denied.stderr).toContain("403");
-    // The token was refused, not the key (none was sent): the message says which.
-    expect(denied.stderr).toContain("refused the conversation's stream token");
+    // The token was refused, not the key (none was sent): the message says which, with the reason.
+    expect(denied.stderr).toContain("the service refused the stream token from AGENT_IAC_STREAM_TOKEN");
+    expect(denied.stderr).toMatch(/→ 403: .*request id req_/);
     expect(denied.stderr).not.toContain("refused the API key");
     expect(denied.stderr + denied.stdout).not.toContain(other.channel.token);
     // A token the service does not know (401) is the token's fault, not the API key's.
