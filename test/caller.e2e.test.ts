@@ -118,7 +118,11 @@ describe.each(["default", "variant"] as ProfileName[])("a scripted caller on the
       const run = await cli("validate");
       expect(run.code).toBe(1);
       // At the caller's value: the line after `caller:`.
-      const callerLine = doc.toString().split("\n").findIndex((line) => line.trim() === "caller:") + 1;
+      const callerLine =
+        doc
+          .toString()
+          .split("\n")
+          .findIndex((line) => line.trim() === "caller:") + 1;
       expect(run.stderr).toContain(`booking.yaml:${callerLine + 1}:`);
       expect(run.stderr).toMatch(/smoke\[0\]\.caller: .*transport: ws/);
     } finally {

@@ -5,18 +5,12 @@ export {
   Caller,
   type CallerFailure,
   type CallerLine,
-  type CallerTurn,
-  type CallerView,
-  FIRST_TURN_WAIT_MS,
-  QUIET_MS,
   scriptedTurns,
   type TurnSource,
 } from "./script.ts";
 export {
-  CALLER_KEYS,
   type CallerShape,
   type CallerShapeSettings,
   callerShape,
   resolveCallerShapeSettings,
-  SIMULATOR_CALLER_SHAPE,
 } from "./shape.ts";

@@ -6,7 +6,7 @@
 import { ConfigError } from "../errors/index.ts";
 import { type ConfigReader, isLoopbackUrl } from "../settings/index.ts";
 
-export const CALLER_KEYS = {
+const CALLER_KEYS = {
   message: { config: "agents:callerMessage", env: "AGENT_IAC_CALLER_MESSAGE" },
   end: { config: "agents:callerEnd", env: "AGENT_IAC_CALLER_END" },
 } as const;
@@ -25,7 +25,7 @@ export type CallerShape = {
 };
 
 /** The local simulator's shapes (docs/simulator.md, the `default` profile): the loopback default. */
-export const SIMULATOR_CALLER_SHAPE = {
+const SIMULATOR_CALLER_SHAPE = {
   message: '{"type": "user.message", "text": "{{text}}"}',
   end: '{"type": "end"}',
 } as const;
