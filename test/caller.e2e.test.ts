@@ -96,11 +96,31 @@ describe.each(["default", "variant"] as ProfileName[])("a scripted caller on the
     await project.stack.removeConfig("agents:callerMessage");
     await project.stack.setConfig("agents:baseUrl", { value: "https://agents.invalid" });
     const before = (await requestCounts(sim)).count;
+    // A simulator fault knob in a scenario: a real service would get it as data.
+    const file = path.join(project.dir, "agents", "booking.yaml");
+    const text = await readFile(file, "utf8");
+    const doc = parseDocument(text);
+    doc.setIn(["smoke", 0, "context"], doc.createNode({ simulation: { response_delay_ms: 5 } }));
+    await writeFile(file, doc.toString());
+    const knobLine =
+      doc
+        .toString()
+        .split("\n")
+        .findIndex((line) => line.trim() === "simulation:") + 1;
     try {
+      const validate = await cli("validate", "--stack", "test");
+      expect(validate.code, validate.stderr).toBe(0);
+      expect(validate.stderr).toMatch(
+        new RegExp(
+          `booking\\.yaml:${knobLine + 1}:\\d+: smoke\\[0\\]\\.context\\.simulation: warning: .*caller\\.turns`,
+        ),
+      );
       const run = await smoke("--scenario", "checks-availability-and-books");
       expect(run.code, run.stdout + run.stderr).toBe(2);
       expect(run.stderr).toMatch(/agents:callerMessage is not set .*does not show the shape/);
+      expect(run.stderr).toContain("smoke[0].context.simulation: warning:");
     } finally {
+      await writeFile(file, text);
       await project.stack.setConfig("agents:baseUrl", { value: sim.url });
       await setShape(shapes);
     }

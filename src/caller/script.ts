@@ -17,7 +17,7 @@ const FIRST_TURN_WAIT_MS = 3000;
 type CallerTurn = { say: string; after?: string };
 
 /** What the caller knows when it chooses its next line. */
-type CallerView = {
+export type CallerView = {
   /** The conversation so far, one line per message: `agent: …`, `caller: …`. */
   transcript: string[];
   /** Lines said so far. */
