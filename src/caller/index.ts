@@ -1,6 +1,7 @@
 // The caller: who speaks to the agent during a smoke call, over the conversation's WebSocket
 // session — scripted turns, or a model playing a persona. Knows nothing of smoke or the commands: it
 // takes a session port, the control-message shape (configuration) and a source of lines.
+export { capturedScenario } from "./capture.ts";
 export { PersonaModel, requirePersona } from "./persona.ts";
 export {
   Caller,

@@ -40,6 +40,10 @@ const commands: Record<string, Command> = {
     summary: "measure the configured judge against labelled transcripts (judge check FILE)",
     load: () => import("./judge.ts"),
   },
+  scenario: {
+    summary: "print a smoke scenario made from a real call (scenario capture <conversation-id>)",
+    load: () => import("./scenario.ts"),
+  },
   report: { summary: "merge the JSON reports of sharded smoke runs", load: () => import("./report.ts") },
   service: { summary: "run the local simulator of the service", load: () => import("./service.ts") },
   watch: {

@@ -9,7 +9,7 @@ import { callLines, type Report, reportExitCode } from "../report/index.ts";
 import { gateOf, type PlannedCall, type Progress } from "./call.ts";
 import { scenarioKey, shardOf } from "./gates.ts";
 import { planCalls, type Selection } from "./plan.ts";
-import { recordingTranscript, replayRecordings, writeRecording } from "./record.ts";
+import { recordedConversation, recordingTranscript, replayRecordings, writeRecording } from "./record.ts";
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
 import { type NotRunReason, notRunResult, type Output, type RunOptions, runCalls } from "./run.ts";
 
@@ -24,7 +24,7 @@ export { planCalls } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
 export { notRunResult, runCalls } from "./run.ts";
-export { recordingTranscript };
+export { recordedConversation, recordingTranscript };
 
 /** A recording could not be written (the run's calls are done; the reports are written first). */
 export class RecordingError extends IoError {

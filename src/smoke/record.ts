@@ -152,6 +152,19 @@ async function readRecording(file: string): Promise<Recording> {
   return { file, header, envelopes, footer };
 }
 
+/** A recorded call of one conversation: its agent, the scenario as it was, its events; undefined when none in `dir`. */
+export async function recordedConversation(
+  dir: string,
+  conversationId: string,
+): Promise<{ agent: string; scenario: SmokeScenario; envelopes: EventEnvelope[] } | undefined> {
+  for (const file of await recordingFiles(dir)) {
+    const recording = await readRecording(file);
+    if (recording.header.conversation_id !== conversationId) continue;
+    return { agent: recording.header.agent, scenario: recording.header.scenario, envelopes: recording.envelopes };
+  }
+  return undefined;
+}
+
 export type Replay = { results: ScenarioResult[]; drift: Drift; notes: string[] };
 
 /**
