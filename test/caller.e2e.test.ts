@@ -76,6 +76,34 @@ describe.each(["default", "variant"] as ProfileName[])("a scripted caller on the
     expect(run.stdout).not.toContain(API_KEY);
   });
 
+  it("captures a recorded call as a scenario that passes against the same version", async () => {
+    const recorded = await smoke("--scenario", "checks-availability-and-books", "--record", "rec");
+    expect(recorded.code, recorded.stdout + recorded.stderr).toBe(0);
+    const conversation = (recorded.report?.results[0] as { conversation_id?: string } | undefined)?.conversation_id;
+    expect(conversation).toMatch(/^conv_/);
+    const captured = await cli("scenario", "capture", String(conversation), "--from-recording", "rec");
+    expect(captured.code, captured.stderr).toBe(0);
+    expect(captured.stdout).toContain("Can you check availability for a cleaning on Tuesday morning?");
+    expect(captured.stdout).toMatch(/tool_calls:\n\s+- check_availability\n\s+- book_appointment/);
+    // The service replays an ended conversation's stream here: the same scenario.
+    const fromService = await cli("scenario", "capture", String(conversation), "--stack", "test");
+    expect(fromService.code, fromService.stderr).toBe(0);
+    expect(fromService.stdout).toContain("caller:");
+    const file = path.join(project.dir, "agents", "booking.yaml");
+    const text = await readFile(file, "utf8");
+    const doc = parseDocument(text);
+    const scenario = parseDocument(captured.stdout).toJS()[0];
+    doc.addIn(["smoke"], doc.createNode(scenario));
+    await writeFile(file, doc.toString());
+    try {
+      const run = await smoke("--scenario", scenario.name);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.report?.results[0]?.status).toBe("passed");
+    } finally {
+      await writeFile(file, text);
+    }
+  });
+
   it("fails as 'turn 1 was not delivered' (exit 1) with the other profile's message shape", async () => {
     await setShape(other);
     try {

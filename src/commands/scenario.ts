@@ -34,6 +34,11 @@ it ended: then exit 3; record calls with \`agent-iac smoke --record DIR\` and ca
 
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const [sub, ...rest] = argv;
+  // `scenario --help` is the help of its one subcommand.
+  if (sub === "--help" || sub === "-h") {
+    parseCommand(SPEC, [sub], io.stdout);
+    return 0;
+  }
   if (sub !== "capture") {
     throw new CliError(`usage: agent-iac scenario capture <conversation-id> (unknown: ${sub ?? "nothing"})`, 2);
   }
