@@ -122,6 +122,8 @@ describe("a persona caller", () => {
     const replay = await smoke("--replay", "rec");
     expect(replay.code, replay.stdout + replay.stderr).toBe(0);
     expect(replay.report?.results[0]?.status).toBe("passed");
+    // The recorded lines are the caller's in the replayed transcript too.
+    expect(replay.report?.results[0]?.transcript.filter((line) => line.startsWith("caller: ")).length).toBe(2);
 
     for (const dir of await readdir(path.join(project.dir, "rec"), { recursive: true })) {
       const full = path.join(project.dir, "rec", dir);
