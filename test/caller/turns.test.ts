@@ -42,7 +42,7 @@ describe("scripted caller turns", () => {
     project = undefined;
   });
 
-  const run = async (scenario: string[]) => {
+  const run = async (scenario: string[], isTTY = false) => {
     project = await tempProject({ "agents/desk.yaml": agentFile(scenario) });
     const { agents, errors } = await loadAgents(project.agents);
     expect(errors).toEqual([]);
@@ -54,7 +54,7 @@ describe("scripted caller turns", () => {
       selection: {},
       connection: { baseUrl: sim.url, apiKey: sim.apiKey },
       concurrency: 1,
-      out: { write: (text: string) => (printed += text), isTTY: false },
+      out: { write: (text: string) => (printed += text), isTTY },
       caller: { callerShape: callerShape({ message: undefined, end: undefined }, sim.url) },
     });
     return { result: results[0], printed };
@@ -85,17 +85,22 @@ describe("scripted caller turns", () => {
   });
 
   it("passes when every line is heard, quotes and backslashes included, and the cue was said", async () => {
-    const { result, printed } = await run([
-      "caller:",
-      "  turns:",
-      '    - "Please check availability, I said \\"Tuesday\\" \\\\ ok?"',
-      '    - { say: "Thanks, that is all.", after: "check_availability" }',
-      "expect: { tool_calls: [check_availability] }",
-    ]);
+    const { result, printed } = await run(
+      [
+        "caller:",
+        "  turns:",
+        '    - "Please check availability, I said \\"Tuesday\\" \\\\ ok?"',
+        '    - { say: "Thanks, that is all.", after: "check_availability" }',
+        "expect: { tool_calls: [check_availability] }",
+      ],
+      true,
+    );
     expect(result?.status, printed).toBe("passed");
     expect(
       result?.observation?.entries.filter((e) => e.kind === "user").map((e) => (e as { text: string }).text),
     ).toEqual(['Please check availability, I said "Tuesday" \\ ok?', "Thanks, that is all."]);
     expect(result?.callerLines?.every((line) => line.heardAt !== undefined)).toBe(true);
+    // The live transcript says who spoke.
+    expect(printed).toContain("│ caller: Thanks, that is all.");
   });
 });
