@@ -76,6 +76,42 @@ describe.each(["default", "variant"] as ProfileName[])("a scripted caller on the
     expect(run.stdout).not.toContain(API_KEY);
   });
 
+  it("captures a recorded call as a scenario that passes against the same version", async () => {
+    const recorded = await smoke("--scenario", "checks-availability-and-books", "--record", "rec");
+    expect(recorded.code, recorded.stdout + recorded.stderr).toBe(0);
+    const conversation = (recorded.report?.results[0] as { conversation_id?: string } | undefined)?.conversation_id;
+    expect(conversation).toMatch(/^conv_/);
+    const captured = await cli("scenario", "capture", String(conversation), "--from-recording", "rec");
+    expect(captured.code, captured.stderr).toBe(0);
+    expect(captured.stdout).toContain("Can you check availability for a cleaning on Tuesday morning?");
+    expect(captured.stdout).toMatch(/tool_calls:\n\s+- check_availability\n\s+- book_appointment/);
+    // The service replays an ended conversation's stream here: the same scenario.
+    const fromService = await cli(
+      "scenario",
+      "capture",
+      String(conversation),
+      "--stack",
+      "test",
+      "--callee-no",
+      "+15550142100",
+    );
+    expect(fromService.code, fromService.stderr).toBe(0);
+    expect(fromService.stdout).toContain("caller:");
+    const file = path.join(project.dir, "agents", "booking.yaml");
+    const text = await readFile(file, "utf8");
+    const doc = parseDocument(text);
+    const scenario = parseDocument(captured.stdout).toJS()[0];
+    doc.addIn(["smoke"], doc.createNode(scenario));
+    await writeFile(file, doc.toString());
+    try {
+      const run = await smoke("--scenario", scenario.name);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.report?.results[0]?.status).toBe("passed");
+    } finally {
+      await writeFile(file, text);
+    }
+  });
+
   it("fails as 'turn 1 was not delivered' (exit 1) with the other profile's message shape", async () => {
     await setShape(other);
     try {
@@ -96,11 +132,31 @@ describe.each(["default", "variant"] as ProfileName[])("a scripted caller on the
     await project.stack.removeConfig("agents:callerMessage");
     await project.stack.setConfig("agents:baseUrl", { value: "https://agents.invalid" });
     const before = (await requestCounts(sim)).count;
+    // A simulator fault knob in a scenario: a real service would get it as data.
+    const file = path.join(project.dir, "agents", "booking.yaml");
+    const text = await readFile(file, "utf8");
+    const doc = parseDocument(text);
+    doc.setIn(["smoke", 0, "context"], doc.createNode({ simulation: { response_delay_ms: 5 } }));
+    await writeFile(file, doc.toString());
+    const knobLine =
+      doc
+        .toString()
+        .split("\n")
+        .findIndex((line) => line.trim() === "simulation:") + 1;
     try {
+      const validate = await cli("validate", "--stack", "test");
+      expect(validate.code, validate.stderr).toBe(0);
+      expect(validate.stderr).toMatch(
+        new RegExp(
+          `booking\\.yaml:${knobLine + 1}:\\d+: smoke\\[0\\]\\.context\\.simulation: warning: .*caller\\.turns`,
+        ),
+      );
       const run = await smoke("--scenario", "checks-availability-and-books");
       expect(run.code, run.stdout + run.stderr).toBe(2);
       expect(run.stderr).toMatch(/agents:callerMessage is not set .*does not show the shape/);
+      expect(run.stderr).toContain("smoke[0].context.simulation: warning:");
     } finally {
+      await writeFile(file, text);
       await project.stack.setConfig("agents:baseUrl", { value: sim.url });
       await setShape(shapes);
     }
@@ -118,7 +174,11 @@ describe.each(["default", "variant"] as ProfileName[])("a scripted caller on the
       const run = await cli("validate");
       expect(run.code).toBe(1);
       // At the caller's value: the line after `caller:`.
-      const callerLine = doc.toString().split("\n").findIndex((line) => line.trim() === "caller:") + 1;
+      const callerLine =
+        doc
+          .toString()
+          .split("\n")
+          .findIndex((line) => line.trim() === "caller:") + 1;
       expect(run.stderr).toContain(`booking.yaml:${callerLine + 1}:`);
       expect(run.stderr).toMatch(/smoke\[0\]\.caller: .*transport: ws/);
     } finally {

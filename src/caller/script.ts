@@ -9,12 +9,12 @@ import type { EventEnvelope } from "../contract/index.ts";
 import type { CallerShape } from "./shape.ts";
 
 /** No event for this long after the agent's last one, with nothing open: its turn is over. */
-export const QUIET_MS = 300;
+const QUIET_MS = 300;
 /** A service whose agent does not greet: the caller speaks first after this long. */
-export const FIRST_TURN_WAIT_MS = 3000;
+const FIRST_TURN_WAIT_MS = 3000;
 
 /** A line to say, optionally once the agent has said something ("/re/flags" or a phrase). */
-export type CallerTurn = { say: string; after?: string };
+type CallerTurn = { say: string; after?: string };
 
 /** What the caller knows when it chooses its next line. */
 export type CallerView = {

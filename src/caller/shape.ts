@@ -4,15 +4,16 @@
 // where the line goes (JSON-escaped), and optionally `agents:callerEnd`, the message that ends the
 // call after the last turn. On a loopback address the simulator's shapes are the default.
 import { ConfigError } from "../errors/index.ts";
-import { type ConfigReader, isLoopbackUrl } from "../settings/index.ts";
+import { type ConfigReader, isLoopbackUrl, resolveJudge } from "../settings/index.ts";
+import { PERSONA_KEYS, type PersonaSettings } from "./persona.ts";
 
-export const CALLER_KEYS = {
+const CALLER_KEYS = {
   message: { config: "agents:callerMessage", env: "AGENT_IAC_CALLER_MESSAGE" },
   end: { config: "agents:callerEnd", env: "AGENT_IAC_CALLER_END" },
 } as const;
 
-/** The control-message templates, as written in the settings. */
-export type CallerShapeSettings = { message: string | undefined; end: string | undefined };
+/** The control-message templates, as written in the settings, and the persona model's settings. */
+export type CallerShapeSettings = { message: string | undefined; end: string | undefined; persona?: PersonaSettings };
 
 /** How a caller's line and the end of the call are sent on the session. */
 export type CallerShape = {
@@ -25,7 +26,7 @@ export type CallerShape = {
 };
 
 /** The local simulator's shapes (docs/simulator.md, the `default` profile): the loopback default. */
-export const SIMULATOR_CALLER_SHAPE = {
+const SIMULATOR_CALLER_SHAPE = {
   message: '{"type": "user.message", "text": "{{text}}"}',
   end: '{"type": "end"}',
 } as const;
@@ -40,7 +41,15 @@ export function resolveCallerShapeSettings(
   env: NodeJS.ProcessEnv = process.env,
 ): CallerShapeSettings {
   const read = (key: { config: string; env: string }) => set(config(key.config)) ?? set(env[key.env]);
-  return { message: read(CALLER_KEYS.message), end: read(CALLER_KEYS.end) };
+  // The persona's model: its own settings, else the judge's, setting by setting.
+  const judge = resolveJudge(config, env);
+  const persona: PersonaSettings = {
+    baseUrl: read(PERSONA_KEYS.baseUrl) ?? judge.baseUrl,
+    model: read(PERSONA_KEYS.model) ?? judge.model,
+    apiKey: read(PERSONA_KEYS.apiKey) ?? judge.apiKey,
+    timeoutSec: judge.timeoutSec,
+  };
+  return { message: read(CALLER_KEYS.message), end: read(CALLER_KEYS.end), persona };
 }
 
 function jsonObject(text: string, setting: string): Record<string, unknown> {

@@ -1,8 +1,8 @@
 // `agent-iac smoke`: smoke test calls against the version ids the stack holds. Flags → one typed
 // request → the smoke job (src/usecases) → emitReport.
 import { readOldVersions } from "../compare/index.ts";
-import { CliError } from "../errors/index.ts";
 import { formatDiagnostic, simulationWarnings } from "../definitions/index.ts";
+import { CliError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";

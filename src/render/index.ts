@@ -42,6 +42,8 @@ export type TranscriptPrinterOptions = {
   prefix?: string;
   /** Write agent text as its deltas arrive (default); otherwise each message once, when complete. */
   streamText?: boolean;
+  /** Who the user turns are (default "user"; "caller" when a scenario's caller speaks them). */
+  userLabel?: string;
 };
 
 /**
@@ -82,7 +84,9 @@ export function transcriptPrinter(write: (text: string) => void, options: Transc
     }
     if (entry) {
       closeOpen();
-      write(`${prefix}${entryLine(entry)}\n`);
+      const line = entryLine(entry);
+      const label = options.userLabel;
+      write(`${prefix}${entry.kind === "user" && label ? line.replace(/^user:/, `${label}:`) : line}\n`);
     }
     if (builder.ended && !wasEnded) {
       closeOpen();

@@ -21,12 +21,12 @@ type Live = {
  * When the default turns are due and nobody follows the conversation yet, how long the simulated
  * caller waits for a stream or session to attach (a client opens it right after the create).
  */
-export const LISTENER_WAIT_MS = 1000;
+const LISTENER_WAIT_MS = 1000;
 /**
  * With a session attached, how long the simulated caller stays quiet after the greeting for the
  * session's caller to speak first; a session that says nothing by then gets the default turns.
  */
-export const SESSION_CALLER_WAIT_MS = 1500;
+const SESSION_CALLER_WAIT_MS = 1500;
 
 export const FINAL_STATUSES = new Set(["completed", "failed"]);
 

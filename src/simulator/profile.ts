@@ -62,7 +62,7 @@ export type Profile = {
 };
 
 /** A control message as the simulator reads it: a caller's line, the end of the call, or not understood. */
-export type ControlMessage = { say: string } | { end: true } | { unknown: string | undefined };
+type ControlMessage = { say: string } | { end: true } | { unknown: string | undefined };
 
 type ControlShapes = {
   read(message: unknown): ControlMessage;

@@ -2,10 +2,16 @@
 // (every call lasting its scenario's whole timeout, every planned iteration placed: early
 // decisions and sequential tests only ever place fewer), and the judge requests its judged
 // expectations may make (every vote of every rubric of every call; the cache may answer some).
-import { judgeRubrics } from "../definitions/index.ts";
+import { DEFAULT_PERSONA_TURNS, judgeRubrics } from "../definitions/index.ts";
 import type { PlannedCall } from "./call.ts";
 
-export type Estimate = { calls: number; worstCaseMinutes: number; judgeRequests: number };
+export type Estimate = { calls: number; worstCaseMinutes: number; judgeRequests: number; personaRequests: number };
+
+/** The persona model requests one call may make: a line per turn up to max_turns, and the one that says it is done. */
+function personaRequestsPerCall(call: PlannedCall): number {
+  const caller = call.scenario.caller;
+  return caller?.persona ? (caller.max_turns ?? DEFAULT_PERSONA_TURNS) + 1 : 0;
+}
 
 /** The judge requests one call of a scenario may make: Σ votes over its rubrics. */
 function judgeRequestsPerCall(call: PlannedCall): number {
@@ -18,13 +24,18 @@ export function estimate(calls: readonly PlannedCall[]): Estimate {
     calls: calls.length,
     worstCaseMinutes: Math.round((seconds / 60) * 100) / 100,
     judgeRequests: calls.reduce((sum, call) => sum + judgeRequestsPerCall(call), 0),
+    personaRequests: calls.reduce((sum, call) => sum + personaRequestsPerCall(call), 0),
   };
 }
 
 export function estimateLine(value: Estimate): string {
   const judged =
     value.judgeRequests > 0 ? `, at most ${value.judgeRequests} judge request(s) (Σ calls × votes per rubric)` : "";
-  return `worst case: ${value.calls} call(s), ${value.worstCaseMinutes} call minutes (Σ iterations × timeout)${judged}`;
+  const persona =
+    value.personaRequests > 0
+      ? `, at most ${value.personaRequests} persona model request(s) (Σ calls × (max_turns + 1))`
+      : "";
+  return `worst case: ${value.calls} call(s), ${value.worstCaseMinutes} call minutes (Σ iterations × timeout)${judged}${persona}`;
 }
 
 /** The calls a run would place, one line per scenario (`--dry-run`), then the worst case. */
@@ -46,7 +57,13 @@ export function dryRunText(calls: readonly PlannedCall[]): string {
           : "";
     const judged = judgeRequestsPerCall(call);
     const judge = judged > 0 ? `, ${judged} judge request(s) per call` : "";
-    return `${call.agent} ${call.versionId} ${call.scenario.name}: ${iterations} iteration(s), transport ${call.scenario.transport}, livemode ${livemode}, timeout ${call.scenario.timeout} s${judge}${early}`;
+    const spec = call.scenario.caller;
+    const caller = spec?.turns
+      ? `, caller: ${spec.turns.length} scripted turn(s)`
+      : spec?.persona
+        ? `, caller: a persona, at most ${spec.max_turns ?? DEFAULT_PERSONA_TURNS} line(s)`
+        : "";
+    return `${call.agent} ${call.versionId} ${call.scenario.name}: ${iterations} iteration(s), transport ${call.scenario.transport}, livemode ${livemode}, timeout ${call.scenario.timeout} s${caller}${judge}${early}`;
   });
   return `${["would place (no call is placed with --dry-run):", ...lines.map((l) => `  ${l}`), estimateLine(estimate(calls))].join("\n")}\n`;
 }

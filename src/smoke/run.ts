@@ -186,7 +186,8 @@ function liveTranscript(out: Output, streamText: boolean): CallListener {
     let printer = printers.get(call);
     if (!printer) {
       const prefix = `  ${call.agent}/${call.scenario.name}#${call.iteration} │ `;
-      printer = transcriptPrinter((text) => out.write(text), { prefix, streamText });
+      const userLabel = call.scenario.caller ? { userLabel: "caller" } : {};
+      printer = transcriptPrinter((text) => out.write(text), { prefix, streamText, ...userLabel });
       printers.set(call, printer);
     }
     printer(envelope);

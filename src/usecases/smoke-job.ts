@@ -5,8 +5,9 @@
 // gets its report from the plan: every planned call not run.
 import { mkdir } from "node:fs/promises";
 import { type Client, createClient, NotFoundError, type RetryNotice } from "../api/index.ts";
-import { type CallerShapeSettings, callerShape } from "../caller/index.ts";
+import { type CallerShapeSettings, callerShape, PersonaModel, requirePersona } from "../caller/index.ts";
 import { compareSides, type FailOn, type OldVersions, oldSide } from "../compare/index.ts";
+import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import type { Report } from "../report/index.ts";
@@ -92,7 +93,7 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
   if (job.dryRun) return { kind: "dry-run", cost };
   const connection = job.connection();
   // A scenario with a caller on a service whose message shape nobody named stops here (exit 2).
-  const caller = callerHooks(all, job, connection.baseUrl);
+  const caller = callerHooks(all, job, connection.baseUrl, io);
   // A judged run without a judge (or with an untrusted one) stops here, before any request.
   const judge = await setupJudge(
     newCalls.map((c) => ({ agent: c.agent, scenario: c.scenario })),
@@ -109,6 +110,7 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
   } finally {
     await client.close();
     await judge?.client.close();
+    await caller.close?.();
   }
 }
 
@@ -118,10 +120,40 @@ type Sides = ReturnType<typeof sides>;
 type Context = { client: Client; judge: Judge | undefined; io: JobIO; caller: CallerHooks };
 type CallerHooks = NonNullable<Parameters<typeof runSmoke>[0]["caller"]>;
 
-/** The callers' message shape, resolved once before any call (none needed when no scenario has a caller). */
-function callerHooks(calls: readonly PlannedCall[], job: SmokeJob, baseUrl: string): CallerHooks {
+/**
+ * The callers' message shape and a persona's model, resolved once before any call (none needed
+ * when no scenario has a caller): a missing setting stops the run here (exit 2).
+ */
+function callerHooks(
+  calls: readonly PlannedCall[],
+  job: SmokeJob,
+  baseUrl: string,
+  io: JobIO,
+): CallerHooks & { close?: () => Promise<void> } {
   if (!calls.some((call) => call.scenario.caller)) return {};
-  return { callerShape: callerShape(job.caller ?? { message: undefined, end: undefined }, baseUrl, job.stack) };
+  const settings = job.caller ?? { message: undefined, end: undefined };
+  const shape = callerShape(settings, baseUrl, job.stack);
+  const personas = [
+    ...new Set(calls.filter((c) => c.scenario.caller?.persona).map((c) => `${c.agent}/${c.scenario.name}`)),
+  ];
+  if (personas.length === 0) return { callerShape: shape };
+  const none = { baseUrl: undefined, model: undefined, apiKey: undefined, timeoutSec: 60 };
+  const endpoint = requirePersona(
+    settings.persona ?? none,
+    `scenario(s) ${personas.join(", ")} have a persona caller`,
+    job.stack,
+  );
+  // Made at the first persona call, so a run stopped before it holds no connection.
+  let model: PersonaModel | undefined;
+  return {
+    callerShape: shape,
+    close: async () => model?.close(),
+    persona: (call) => {
+      const spec = call.scenario.caller ?? {};
+      model ??= new PersonaModel({ ...endpoint, ...onRetry(io) });
+      return model.turns(spec.persona ?? "", spec.goal, spec.max_turns ?? DEFAULT_PERSONA_TURNS);
+    },
+  };
 }
 
 async function place(job: SmokeJob, { newCalls, oldCalls, notes }: Sides, { client, judge, io, caller }: Context) {

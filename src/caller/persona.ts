@@ -1,0 +1,127 @@
+// A persona caller: a model the team names (an OpenAI-compatible Chat Completions endpoint,
+// `agents:callerBaseUrl` / `agents:callerModel` / `agents:callerApiKey`, the judge's settings where
+// these are unset) is given the persona, the goal and the transcript so far, and answers the
+// caller's next line or DONE. Nothing plays a persona by default. Requests go through the service
+// client's request core: a deadline, bounded retries, and the key removed from every error text.
+// The lines it writes reach the conversation's events as `user.message.received`, so a recording
+// holds them and `--replay` re-evaluates the call with no model.
+import { z } from "zod";
+import { RequestCore, type RetryNotice } from "../api/index.ts";
+import { ConfigError } from "../errors/index.ts";
+import type { CallerView, TurnSource } from "./script.ts";
+
+export type PersonaEndpoint = {
+  baseUrl: string;
+  model: string;
+  apiKey?: string | undefined;
+  timeoutSec: number;
+  onRetry?: ((notice: RetryNotice) => void) | undefined;
+};
+
+/** The persona model's settings (undefined where unset). */
+export type PersonaSettings = {
+  baseUrl: string | undefined;
+  model: string | undefined;
+  apiKey: string | undefined;
+  timeoutSec: number;
+};
+
+export const PERSONA_KEYS = {
+  baseUrl: { config: "agents:callerBaseUrl", env: "AGENT_IAC_CALLER_BASE_URL" },
+  model: { config: "agents:callerModel", env: "AGENT_IAC_CALLER_MODEL" },
+  apiKey: { config: "agents:callerApiKey", env: "AGENT_IAC_CALLER_API_KEY" },
+} as const;
+
+/** The word the model answers when the caller is done. */
+const DONE = "DONE";
+
+const chatResponse = z.looseObject({
+  choices: z.array(z.looseObject({ message: z.looseObject({ content: z.string().nullable().optional() }) })).min(1),
+});
+
+/** The persona model with address and model, or a ConfigError naming the settings (exit 2, before any call). */
+export function requirePersona(settings: PersonaSettings, why: string, stack?: string): PersonaEndpoint {
+  if (settings.baseUrl && settings.model) {
+    return {
+      baseUrl: settings.baseUrl,
+      model: settings.model,
+      timeoutSec: settings.timeoutSec,
+      ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+    };
+  }
+  const on = stack ? ` for stack ${stack}` : "";
+  const missing = [
+    settings.baseUrl
+      ? undefined
+      : `${PERSONA_KEYS.baseUrl.config} (or ${PERSONA_KEYS.baseUrl.env}, or the judge's agents:judgeBaseUrl)`,
+    settings.model
+      ? undefined
+      : `${PERSONA_KEYS.model.config} (or ${PERSONA_KEYS.model.env}, or the judge's agents:judgeModel)`,
+  ].filter(Boolean);
+  throw new ConfigError(
+    `${why}, but no model is configured to play it${on}: set ${missing.join(" and ")}; the key, if the endpoint needs one, with \`pulumi config set --secret ${PERSONA_KEYS.apiKey.config}\` or ${PERSONA_KEYS.apiKey.env}. Nothing was called.`,
+  );
+}
+
+/** The messages that ask for the caller's next line. */
+function personaMessages(persona: string, goal: string | undefined, view: CallerView) {
+  const system = [
+    "You play the caller in a test call to a conversational agent. Stay in character.",
+    `The caller: ${persona}`,
+    goal ? `The caller's goal: ${goal}` : "The caller has no goal beyond the conversation itself.",
+    `Answer with the caller's next line only: one or two sentences, no quotes, no stage directions. When the goal is reached, or the call cannot go further, answer exactly ${DONE}.`,
+  ].join("\n");
+  const transcript = view.transcript.length > 0 ? view.transcript.join("\n") : "(nothing has been said yet)";
+  return [
+    { role: "system", content: system },
+    { role: "user", content: `The conversation so far:\n${transcript}\n\nThe caller's next line:` },
+  ];
+}
+
+export class PersonaModel {
+  readonly model: string;
+  readonly #core: RequestCore;
+
+  constructor(endpoint: PersonaEndpoint) {
+    this.model = endpoint.model;
+    const ms = Math.round(endpoint.timeoutSec * 1000);
+    this.#core = new RequestCore({
+      baseUrl: endpoint.baseUrl,
+      apiKey: endpoint.apiKey,
+      readOnly: true,
+      maxRetries: 3,
+      timeouts: { requestMs: ms, headersMs: ms + 1000, bodyMs: ms + 1000 },
+      onRetry: endpoint.onRetry,
+    });
+  }
+
+  /** The caller's lines for one call: the persona's, at most `maxTurns`. */
+  turns(persona: string, goal: string | undefined, maxTurns: number): TurnSource {
+    return {
+      maxTurns,
+      mayStopEarly: true,
+      next: async (view) => {
+        const line = await this.#line(personaMessages(persona, goal, view));
+        return line === undefined ? undefined : { say: line };
+      },
+    };
+  }
+
+  async #line(messages: { role: string; content: string }[]): Promise<string | undefined> {
+    const response = await this.#core.request({
+      method: "POST",
+      path: "/chat/completions",
+      body: { model: this.model, messages },
+      requestSchema: z.looseObject({ model: z.string().min(1) }),
+      responseSchema: chatResponse,
+    });
+    const content = (response.choices[0]?.message.content ?? "").trim().replace(/^"(.*)"$/s, "$1");
+    if (content === "") throw new Error("the persona model's answer has no content");
+    if (content.toUpperCase() === DONE || content.toUpperCase().startsWith(`${DONE}.`)) return undefined;
+    return content.slice(0, 2000);
+  }
+
+  async close(): Promise<void> {
+    await this.#core.close();
+  }
+}

@@ -1,0 +1,106 @@
+// Scripted turns against the real simulator (port 0), through smoke's call placement: a turn whose
+// `after` the agent never says ends the call, failed, naming it; a script the agent hears passes
+// with each line in the transcript as `caller:`; lines are JSON-escaped into the message template.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Client, createClient } from "../../src/api/index.ts";
+import { callerShape } from "../../src/caller/index.ts";
+import { loadAgents } from "../../src/definitions/index.ts";
+import { runSmoke } from "../../src/smoke/index.ts";
+import { type TempProject, tempProject } from "../definitions/helpers.ts";
+import { createAgents, startTestSimulator } from "../helpers/simulator.ts";
+
+const agentFile = (scenario: string[]) =>
+  [
+    "kind: conversational",
+    "name: Desk",
+    "description: d",
+    "config:",
+    "  personas: [{ name: Leo, voice: { id: male-1, provider: service } }]",
+    "  tool: { tools: [{ ns: syscall, name: check_availability }] }",
+    "smoke:",
+    "  - name: s",
+    '    channel: { callee_no: "+15550100100" }',
+    "    transport: ws",
+    "    timeout: 20",
+    ...scenario.map((line) => `    ${line}`),
+  ].join("\n");
+
+describe("scripted caller turns", () => {
+  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
+  let client: Client;
+  let project: TempProject | undefined;
+  beforeAll(async () => {
+    sim = await startTestSimulator({ profile: "default" });
+    client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await sim?.close();
+  });
+  afterEach(async () => {
+    await project?.cleanup();
+    project = undefined;
+  });
+
+  const run = async (scenario: string[], isTTY = false) => {
+    project = await tempProject({ "agents/desk.yaml": agentFile(scenario) });
+    const { agents, errors } = await loadAgents(project.agents);
+    expect(errors).toEqual([]);
+    const held = await createAgents(client, agents);
+    let printed = "";
+    const { results } = await runSmoke({
+      definitions: agents,
+      held,
+      selection: {},
+      connection: { baseUrl: sim.url, apiKey: sim.apiKey },
+      concurrency: 1,
+      out: { write: (text: string) => (printed += text), isTTY },
+      caller: { callerShape: callerShape({ message: undefined, end: undefined }, sim.url) },
+    });
+    return { result: results[0], printed };
+  };
+
+  it("ends the call, failed, when the agent finished its turn without the turn's cue", async () => {
+    const { result } = await run([
+      "caller:",
+      "  turns:",
+      '    - "Hello, is anyone there?"',
+      '    - { say: "Tuesday at 10", after: "/which day/i" }',
+      "expect: { says: [this is Leo] }",
+    ]);
+    expect(result?.status).toBe("failed");
+    expect(result?.outcome).toMatchObject({ kind: "failed", code: "caller_not_heard" });
+    expect(result?.error).toBe(
+      "the caller's turn 2 waits for the agent to say /which day/i, and the agent finished its turn without it: the call was ended",
+    );
+    expect(result?.callerLines?.map((line) => line.text)).toEqual(["Hello, is anyone there?"]);
+    // The literal expectations are still evaluated beside the caller's failure.
+    expect(result?.assertions.map((a) => [a.description, a.passed])).toEqual([
+      ["the caller's turn 2 is heard", false],
+      ['says "this is Leo"', true],
+      ["no server.error events", true],
+      // The call was ended before the conversation did.
+      ["the conversation ends", false],
+    ]);
+  });
+
+  it("passes when every line is heard, quotes and backslashes included, and the cue was said", async () => {
+    const { result, printed } = await run(
+      [
+        "caller:",
+        "  turns:",
+        '    - "Please check availability, I said \\"Tuesday\\" \\\\ ok?"',
+        '    - { say: "Thanks, that is all.", after: "check_availability" }',
+        "expect: { tool_calls: [check_availability] }",
+      ],
+      true,
+    );
+    expect(result?.status, printed).toBe("passed");
+    expect(
+      result?.observation?.entries.filter((e) => e.kind === "user").map((e) => (e as { text: string }).text),
+    ).toEqual(['Please check availability, I said "Tuesday" \\ ok?', "Thanks, that is all."]);
+    expect(result?.callerLines?.every((line) => line.heardAt !== undefined)).toBe(true);
+    // The live transcript says who spoke.
+    expect(printed).toContain("│ caller: Thanks, that is all.");
+  });
+});
