@@ -61,7 +61,8 @@ describe("the example agents", () => {
       iterations: 1,
       expect: { no_errors: true, ends: true, procedures: { "call-summary": "completed" } },
     });
-    const spanish = scenarios.find((s) => s.transport === "ws");
+    const spanish = scenarios.find((s) => s.name === "spanish-persona-over-websocket");
+    expect(spanish?.transport).toBe("ws");
     expect(spanish?.override_config?.personas?.[0]?.name).toBe("Lucía");
   });
 
