@@ -137,7 +137,11 @@ function comparisonSummary(report: Report): string[] {
     const c = s.comparison;
     const passed = s.verdict === "passed" || s.verdict === "flaky";
     if (!c) {
-      lines.push(`  · ${s.agent}/${s.scenario}: no old version, plain smoke (${passed ? "passed" : "failed"})`);
+      const old = report.results.find((r) => r.side === "old" && r.agent === s.agent && r.scenario === s.scenario);
+      const why = old
+        ? `the old version ${JSON.stringify(old.version_id)} could not run (${unevaluatedText(old)}): no baseline, no comparison`
+        : "no old version, plain smoke";
+      lines.push(`  · ${s.agent}/${s.scenario}: ${why} (${passed ? "passed" : "failed"})`);
       continue;
     }
     count[c.outcome]++;
