@@ -8,6 +8,7 @@ import {
   evaluated,
   figure,
   judgedCalls,
+  nothingChecked,
   tolerated,
   unevaluatedText,
   verdictReason,
@@ -209,6 +210,7 @@ export function terminalSummary(report: Report): string {
     ...(s.tolerated > 0 ? [`${s.tolerated} still failing (--fail-on regression)`] : []),
     ...(notPlaced > 0 ? [`${notPlaced} not run`] : []),
   ];
+  if (nothingChecked(report)) lines.push("nothing was checked: no scenario was evaluated, so this run is not a pass");
   lines.push(`${s.passed} passed, ${s.failed + s.errors} failed${extra.map((e) => `, ${e}`).join("")}`);
   return `${lines.join("\n")}\n`;
 }
