@@ -212,13 +212,34 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
       "--scenario",
       "spanish-persona-over-websocket",
     );
-    // The new version passes; the old side's failure is said, not hidden.
+    // The new version passes; the old side's failure is said, not hidden, and it is no baseline.
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(
-      /fixed booking\/spanish-persona-over-websocket \(ca_gone@v1 → .*\(the old version's call could not complete: .*404/,
+    const line =
+      /booking\/spanish-persona-over-websocket: the old version "ca_gone@v1" could not run \(.*404.*\): no baseline, no comparison \(passed\)/;
+    expect(run.stdout).toMatch(line);
+    expect(scenario(run.report, "booking", "spanish-persona-over-websocket")?.comparison).toBeUndefined();
+    expect(run.report?.notes.join("\n")).toMatch(
+      /no comparison for booking\/spanish-persona-over-websocket: the old version "ca_gone@v1" could not run \(its call could not complete: .*\), so it is no baseline; the verdict is the new side's/,
     );
     const old = run.report?.results.find((r) => r.side === "old");
     expect(old).toMatchObject({ status: "error", version_id: "ca_gone@v1" });
+    // A failing scenario against an old side that could not run fails the run, even under --fail-on regression.
+    await writeFile(unknown, JSON.stringify({ support: "ca_gone@v1" }));
+    const failing = await compare(
+      "--compare",
+      unknown,
+      "--agent",
+      "support",
+      "--scenario",
+      "never-right",
+      "--fail-on",
+      "regression",
+    );
+    expect(failing.code, failing.stdout).toBe(1);
+    expect(scenario(failing.report, "support", "never-right")).toMatchObject({ verdict: "failed" });
+    expect(scenario(failing.report, "support", "never-right")?.comparison).toBeUndefined();
+    expect(failing.stdout).not.toContain("still failing support/never-right");
+    expect(failing.junit).toMatch(/failures="1"/);
   });
 
   it("--shard 1/2 and 2/2 of a comparison place exactly the unsharded comparison's calls, and its dry run counts both sides", async () => {

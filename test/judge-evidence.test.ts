@@ -182,6 +182,9 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
       env: env(),
     });
     expect(check3.code, check3.stderr).toBe(0);
+    expect(check3.stdout).toContain(
+      "only 3 labelled transcript(s): judge_min_agreement accepts a measurement over 10 or more",
+    );
     const few = await replay(["--judge-cache", "c3"]);
     expect(few.code).toBe(2);
     expect(few.stderr).toContain(

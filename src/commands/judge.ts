@@ -10,6 +10,7 @@ import {
   Judge,
   JudgeClient,
   LabelledFileError,
+  MIN_CALIBRATION_ITEMS,
   readLabelledFile,
   VoteCache,
 } from "../judge/index.ts";
@@ -106,6 +107,11 @@ export function checkText(result: CheckResult): string {
       `${r.name}: ${agreementLine(r)}; vote consistency ${consistency}${r.errors > 0 ? `; ${r.errors} not judged` : ""}`,
       `  confusion (human × judge): pass×pass ${c.human_pass_judge_pass}, pass×fail ${c.human_pass_judge_fail}, fail×pass ${c.human_fail_judge_pass}, fail×fail ${c.human_fail_judge_fail}`,
     );
+    if (r.name !== "overall" && r.items < MIN_CALIBRATION_ITEMS) {
+      lines.push(
+        `  only ${r.items} labelled transcript(s): judge_min_agreement accepts a measurement over ${MIN_CALIBRATION_ITEMS} or more`,
+      );
+    }
   }
   return `${lines.map(terminalText).join("\n")}\n`;
 }

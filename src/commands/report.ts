@@ -1,7 +1,7 @@
 // `agent-iac report merge A.json B.json … [--junit F] [--json F] [--html F]`: shard reports → one report whose
 // verdicts are those an unsharded run gives (rebuilt from the calls, thresholds and latency bounds).
 import { CliError } from "../errors/index.ts";
-import { emitReport, readReport } from "../report/index.ts";
+import { emitReport, notEvidence, type Report, readReport } from "../report/index.ts";
 import { mergeReports } from "../smoke/index.ts";
 import { parseCommand } from "./args.ts";
 import type { CommandIO } from "./lifecycle.ts";
@@ -20,9 +20,11 @@ output file name is written under reports/.`,
     json: { type: "string", arg: "FILE", help: "write the merged JSON report" },
     html: { type: "string", arg: "FILE", help: "write the merged HTML report" },
   },
-  footer: `exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed, 2 usage error (an
-unreadable or foreign report, two reports of one shard, a call in two reports), 3 a call could not
-complete, or a scenario has no call in any report (a shard's report is missing).`,
+  footer: `exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed, 2 usage error or not
+evidence (an unreadable or foreign report, one with no scenario or of a newer version, a call whose
+verdict does not follow from its expectations, two reports of one shard, a call in two reports, a
+missing shard: the reports are still written, its calls as failed iterations), 3 a call could not
+complete.`,
   positionals: { min: 1, max: MAX_INPUTS + 1, what: "a subcommand (merge)" },
 } as const;
 
@@ -41,11 +43,33 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       }
     }),
   );
+  for (const { file, report } of inputs) {
+    const problem = notEvidence(report);
+    if (problem) throw new CliError(`${file}: not evidence a merge can count: ${problem}`, 2);
+  }
   const merged = mergeReports(inputs);
   const { junit, json, html } = parsed.values;
   for (const note of merged.notes) io.stderr.write(`${note}\n`);
-  return emitReport(merged, {
+  const code = await emitReport(merged, {
     files: { ...(junit ? { junit } : {}), ...(json ? { json } : {}), ...(html ? { html } : {}) },
     out: io.stdout,
   });
+  // The reports are written (a missing shard's calls as failed iterations), but the merge is refused.
+  const missing = missingShards(inputs.map((i) => i.report));
+  if (missing.length > 0) {
+    throw new CliError(
+      `report merge: no report of shard(s) ${missing.join(", ")} among ${files.join(", ")}: a merge with a missing shard is not a result; its calls were counted as failed iterations`,
+      2,
+    );
+  }
+  return code;
+}
+
+/** The shards (`I/N`) of a sharding that no report holds. */
+function missingShards(reports: readonly Report[]): string[] {
+  const count = reports[0]?.shard?.count ?? 1;
+  const seen = new Set(reports.map((r) => r.shard?.index));
+  return Array.from({ length: count }, (_, i) => i + 1)
+    .filter((i) => count > 1 && !seen.has(i))
+    .map((i) => `${i}/${count}`);
 }

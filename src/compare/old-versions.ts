@@ -3,7 +3,7 @@
 // JSON report (read tolerantly: the versions its calls were pinned to).
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { InvalidInputError, type Wording } from "../errors/index.ts";
+import { ConfigError, InvalidInputError, type Wording } from "../errors/index.ts";
 import { REPORT_FORMAT, reportSchema } from "../report/index.ts";
 
 export type OldVersions = { versions: Record<string, string>; source: "outputs" | "report" };
@@ -77,20 +77,47 @@ export type DeployBase = { versions: Record<string, string>; seen: string[] };
 const baseFile = (stateDir: string, stack: string) =>
   path.join(stateDir, `comparison-base.${stack.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`);
 
-/** The pending base of the stack, or undefined (none, or unreadable: then the next deploy records anew). */
+/**
+ * The pending base of the stack, or undefined (none). A damaged file, or one holding another
+ * stack's base, is a ConfigError naming the file and the way out: the pending comparison is never
+ * dropped, nor applied to the wrong stack, without a word.
+ */
 async function pendingBase(stateDir: string, stack: string): Promise<PendingBase | undefined> {
-  const text = await readFile(baseFile(stateDir, stack), "utf8").catch(() => undefined);
+  const file = baseFile(stateDir, stack);
+  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return undefined;
+    throw damagedBase(file, `cannot read it (${error.code ?? error.message})`);
+  });
   if (text === undefined) return undefined;
+  let value: PendingBase;
   try {
-    const value = JSON.parse(text) as PendingBase;
-    const versions = isObject(value?.versions) ? value.versions : undefined;
-    if (value?.stack !== stack || !versions || !Object.values(versions).every((v) => typeof v === "string")) {
-      return undefined;
-    }
-    return { ...value, versions, seen: Array.isArray(value.seen) ? value.seen.map(String) : Object.keys(versions) };
+    value = JSON.parse(text) as PendingBase;
   } catch {
-    return undefined;
+    throw damagedBase(file, "it is not JSON (truncated or edited)");
   }
+  const versions = isObject(value?.versions) ? value.versions : undefined;
+  if (
+    !versions ||
+    !Object.values(versions).every((v) => typeof v === "string") ||
+    typeof value.recorded_at !== "string"
+  ) {
+    throw damagedBase(file, "it does not hold a comparison base ({stack, versions, seen, recorded_at})");
+  }
+  if (value.stack !== stack) {
+    throw new ConfigError(
+      `${file} holds the comparison base of stack ${JSON.stringify(String(value.stack).slice(0, 80))}, not of ${JSON.stringify(stack)}: it is not applied to this stack`,
+      {
+        hint: `delete it (rm ${file}) if that stack's pending comparison is not needed; the next deploy records a new base`,
+      },
+    );
+  }
+  return { ...value, versions, seen: Array.isArray(value.seen) ? value.seen.map(String) : Object.keys(versions) };
+}
+
+function damagedBase(file: string, why: string): ConfigError {
+  return new ConfigError(`${file}: the pending comparison base is damaged: ${why}`, {
+    hint: `delete it (rm ${file}) to record a new base at this deploy — the comparison with the versions before the earlier, uncompared deploy is then lost — or restore it from a backup`,
+  });
 }
 
 /**

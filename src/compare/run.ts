@@ -53,14 +53,16 @@ export function compareSides(
   },
 ): { scenarios: ComparedScenario[]; report: Report } {
   const oldVersions = options.old.versions;
+  const notes: string[] = [];
   const scenarios = compared(sides.newResults, sides.oldResults, oldVersions, {
     alpha: options.alpha ?? DEFAULT_ALPHA,
     partial: options.partial ?? false,
+    notes,
   });
   const report = compareReport(scenarios, {
     ...(options.stack ? { stack: options.stack } : {}),
     oldVersions,
-    notes: sides.notes,
+    notes: [...sides.notes, ...notes],
     failOn: options.failOn,
     interrupted: options.interrupted,
   });
@@ -72,7 +74,7 @@ function compared(
   newResults: ScenarioResult[],
   oldResults: ScenarioResult[],
   oldVersions: Record<string, string>,
-  { alpha, partial }: { alpha: number; partial: boolean },
+  { alpha, partial, notes }: { alpha: number; partial: boolean; notes: string[] },
 ): ComparedScenario[] {
   const key = (agent: string, scenario: string) => `${agent}\u0000${scenario}`;
   // Each side's verdicts under the scenarios' thresholds, as plain smoke judges them.
@@ -105,14 +107,27 @@ function compared(
       group.oldResults = group.newResults;
     }
   }
+  // An old side that could not run (its calls errors, or never placed) is no baseline: no
+  // comparison, the scenario's verdict is its new side's, and the report says why.
+  const compare = withOld.filter(([k, group]) => {
+    if (group.sameVersion) return true;
+    const oldVerdict = oldVerdicts.get(k) ?? "not_run";
+    if (oldVerdict !== "error" && oldVerdict !== "not_run") return true;
+    const why = (group.oldResults ?? []).map((r) => callResult(r, "old").error).find((e) => e);
+    const reason = why ? `: ${why.length > 200 ? `${why.slice(0, 199)}…` : why}` : "";
+    notes.push(
+      `no comparison for ${group.agent}/${group.scenario}: the old version ${JSON.stringify(oldVersions[group.agent])} could not run (${oldVerdict === "error" ? "its call could not complete" : "its call was not placed"}${reason}), so it is no baseline; the verdict is the new side's`,
+    );
+    return false;
+  });
   // The evidence of the scenarios that ran on two versions, Holm-adjusted across them.
-  const tested = withOld.filter(([, group]) => !group.sameVersion);
+  const tested = compare.filter(([, group]) => !group.sameVersion);
   const evidence = regressionEvidence(
     tested.map(([, g]) => ({ old: sideOf(g.oldResults ?? [], "old"), new: sideOf(g.newResults, "new") })),
     alpha,
   );
   const evidenceOf = new Map(tested.map(([k], i) => [k, evidence[i]]));
-  for (const [k, group] of withOld) {
+  for (const [k, group] of compare) {
     const oldVerdict = group.sameVersion ? group.newVerdict : oldVerdicts.get(k);
     group.comparison = compareScenario(
       sideOf(group.oldResults ?? [], "old"),

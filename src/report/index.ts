@@ -4,6 +4,7 @@
 // the job summary, the terminal text, the exit code. Nothing here imports a producer (smoke,
 // compare, plan, watch): they import this.
 export { fenced, jsonLine, terminalLines, terminalText } from "./escape.ts";
+export { notEvidence } from "./evidence.ts";
 export { htmlReport } from "./html/index.ts";
 export { junitXml } from "./junit.ts";
 export { jobSummary } from "./markdown.ts";

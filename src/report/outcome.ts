@@ -145,10 +145,23 @@ export function exitCode(report: Report): number {
     const unknown = report.traffic?.versions.some((v) => v.category === "unknown") ?? false;
     return report.fail_on === "unknown" && unknown ? 1 : 0;
   }
+  if (nothingChecked(report)) return 3;
   const counts = countScenarios(report);
   const unfinished = counts.calls_not_run + counts.calls_interrupted;
   if (counts.errors > 0 || unfinished > 0 || (report.kind === "merged" && counts.not_run > 0)) return 3;
   return counts.failed + (counts.inconclusive ?? 0) > 0 ? 1 : 0;
+}
+
+/**
+ * A smoke, replay, merge or comparison in which no scenario was evaluated (none listed, or every
+ * one not run): nothing checked is never passed (exit 3, said on the terminal). A shard's own
+ * report is exempt (the merge judges it).
+ */
+export function nothingChecked(report: Pick<Report, "kind" | "scenarios" | "shard">): boolean {
+  if (!["smoke", "replay", "merged", "compare"].includes(report.kind)) return false;
+  // One shard may hold no call (the others' calls are the merge's to judge).
+  if (report.kind !== "merged" && report.shard) return false;
+  return report.scenarios.every((s) => s.verdict === "not_run");
 }
 
 export type Headline = { exitCode: number; mark: "✅" | "⚠️" | "❌"; word: string };
@@ -157,6 +170,7 @@ export type Headline = { exitCode: number; mark: "✅" | "⚠️" | "❌"; word:
 export function headline(report: Report): Headline {
   const code = exitCode(report);
   if (code === 130) return { exitCode: code, mark: "❌", word: "interrupted" };
+  if (code === 3 && nothingChecked(report)) return { exitCode: code, mark: "❌", word: "nothing checked" };
   if (code === 3) return { exitCode: code, mark: "❌", word: "could not complete" };
   if (code !== 0) return { exitCode: code, mark: "❌", word: report.kind === "watch" ? "regressed" : "failed" };
   const s = countScenarios(report);

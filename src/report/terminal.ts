@@ -8,6 +8,7 @@ import {
   evaluated,
   figure,
   judgedCalls,
+  nothingChecked,
   tolerated,
   unevaluatedText,
   verdictReason,
@@ -137,7 +138,11 @@ function comparisonSummary(report: Report): string[] {
     const c = s.comparison;
     const passed = s.verdict === "passed" || s.verdict === "flaky";
     if (!c) {
-      lines.push(`  · ${s.agent}/${s.scenario}: no old version, plain smoke (${passed ? "passed" : "failed"})`);
+      const old = report.results.find((r) => r.side === "old" && r.agent === s.agent && r.scenario === s.scenario);
+      const why = old
+        ? `the old version ${JSON.stringify(old.version_id)} could not run (${unevaluatedText(old)}): no baseline, no comparison`
+        : "no old version, plain smoke";
+      lines.push(`  · ${s.agent}/${s.scenario}: ${why} (${passed ? "passed" : "failed"})`);
       continue;
     }
     count[c.outcome]++;
@@ -205,6 +210,7 @@ export function terminalSummary(report: Report): string {
     ...(s.tolerated > 0 ? [`${s.tolerated} still failing (--fail-on regression)`] : []),
     ...(notPlaced > 0 ? [`${notPlaced} not run`] : []),
   ];
+  if (nothingChecked(report)) lines.push("nothing was checked: no scenario was evaluated, so this run is not a pass");
   lines.push(`${s.passed} passed, ${s.failed + s.errors} failed${extra.map((e) => `, ${e}`).join("")}`);
   return `${lines.join("\n")}\n`;
 }

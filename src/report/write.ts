@@ -14,7 +14,7 @@ import { jobSummary } from "./markdown.ts";
 import { countScenarios, exitCode } from "./outcome.ts";
 import type { Plan } from "./plan.ts";
 import { planJobSummary, planJson, planMarkdown } from "./plan-markdown.ts";
-import { REPORT_FORMAT, type Report, reportSchema } from "./schema.ts";
+import { REPORT_FORMAT, REPORT_VERSION, type Report, reportSchema } from "./schema.ts";
 import { terminalSummary } from "./terminal.ts";
 import { auditMarkdown, auditText, watchMarkdown, watchText } from "./traffic-render.ts";
 
@@ -187,6 +187,12 @@ export async function readReport(file: string): Promise<Report> {
   }
   if ((value as { format?: unknown } | null)?.format !== REPORT_FORMAT) {
     throw new Error(`${file}: not an agent-iac report (no "format": "${REPORT_FORMAT}")`);
+  }
+  const version = (value as { version?: unknown }).version;
+  if (typeof version === "number" && version > REPORT_VERSION) {
+    throw new Error(
+      `${file}: a report of version ${version}, newer than this agent-iac reads (${REPORT_VERSION}): upgrade agent-iac to read it`,
+    );
   }
   const parsed = reportSchema.safeParse(value);
   if (!parsed.success) {

@@ -2,7 +2,7 @@
 // Verdicts are rebuilt from the calls (never copied from a shard, which saw only its part); the
 // gates come from the shards' scenario entries, which every shard writes for every planned scenario.
 import { InvalidInputError } from "../errors/index.ts";
-import { type CallResult, endedOnItsOwn, type Report } from "../report/index.ts";
+import { type CallResult, callResultSchema, endedOnItsOwn, type Report } from "../report/index.ts";
 import { gateDecision, scenarioKey } from "./gates.ts";
 import { reportFromCalls, type ScenarioGate } from "./reports.ts";
 
@@ -28,7 +28,7 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
   const missingShards = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !seenShards.has(i));
   if (count > 1 && missingShards.length > 0) {
     notes.push(
-      `no report of shard(s) ${missingShards.map((i) => `${i}/${count}`).join(", ")}: their calls count as not run`,
+      `no report of shard(s) ${missingShards.map((i) => `${i}/${count}`).join(", ")}: their calls count as failed iterations`,
     );
   }
 
@@ -78,15 +78,37 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
       calls.set(key, { file, call });
     }
   }
+  // A missing shard's calls are failed iterations (never "not run", never "not needed"): the
+  // planned iterations no report holds.
+  const lost: CallResult[] = [];
+  if (count > 1 && missingShards.length > 0) {
+    const why = `no report of shard(s) ${missingShards.map((i) => `${i}/${count}`).join(", ")}: counted as a failed iteration`;
+    for (const gate of gates.values()) {
+      for (let iteration = 1; iteration <= gate.plannedIterations; iteration++) {
+        if (calls.has(`${scenarioKey(gate.agent, gate.scenario, gate.versionId)}\u0000${iteration}\u0000new`)) continue;
+        lost.push(
+          callResultSchema.parse({
+            agent: gate.agent,
+            scenario: gate.scenario,
+            iteration,
+            status: "failed",
+            version_id: gate.versionId,
+            error: why,
+            assertions: [{ description: "its shard's report is merged", passed: false, detail: why }],
+            timings: { duration_ms: 0 },
+            outcome: { kind: "failed", code: "shard_missing" },
+          }),
+        );
+      }
+    }
+  }
   // Planned order: by scenario as the gates list them, then by iteration.
   const order = [...gates.keys()];
-  const sorted = [...calls.values()]
-    .map(({ call }) => call)
-    .sort((a, b) => {
-      const ka = order.indexOf(scenarioKey(a.agent, a.scenario, a.version_id));
-      const kb = order.indexOf(scenarioKey(b.agent, b.scenario, b.version_id));
-      return ka - kb || a.iteration - b.iteration;
-    });
+  const sorted = [...[...calls.values()].map(({ call }) => call), ...lost].sort((a, b) => {
+    const ka = order.indexOf(scenarioKey(a.agent, a.scenario, a.version_id));
+    const kb = order.indexOf(scenarioKey(b.agent, b.scenario, b.version_id));
+    return ka - kb || a.iteration - b.iteration;
+  });
   for (const gate of gates.values()) {
     const mine = sorted.filter(
       (c) => c.agent === gate.agent && c.scenario === gate.scenario && c.version_id === gate.versionId,

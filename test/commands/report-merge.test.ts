@@ -57,9 +57,9 @@ describe("agent-iac report merge", () => {
     const merged = reportSchema.parse(JSON.parse(await readFile(json, "utf8")));
     expect(merged.scenarios.map((s) => `${s.verdict} ${s.passes}/${s.iterations}`)).toEqual(["failed 3/4"]);
     expect(await readFile(junit, "utf8")).toMatch(/<failure message="ends — 3 of 4 iterations passed \(min_pass 4\)"/);
-    // Shard 2's report missing: its calls count as not run.
+    // Shard 2's report missing: its calls count as failed iterations, and the merge is refused (issue 41).
     const half = await runInProcess(["report", "merge", a]);
-    expect(half.code).toBe(1);
+    expect(half.code).toBe(2);
     expect(half.stderr).toContain("no report of shard(s) 2/2");
   });
 

@@ -55,7 +55,19 @@ describe("jobSummary", () => {
     expect(summary).toContain("30 scenarios: 0 passed, 30 failed");
     expect(summary.match(/^- ✗ failed:/gm)).toHaveLength(25);
     expect(summary).toContain("- … and 5 more (see the HTML report)");
-    const green = jobSummary({ summary: { passed: 2, calls: 2, scenarios: 2 } });
+    const passed = (scenario: string) => ({
+      agent: "support",
+      scenario,
+      version_id: "ca_1@v2",
+      verdict: "passed" as const,
+      iterations: 1,
+      passes: 1,
+      min_pass: 1,
+    });
+    const green = jobSummary({
+      scenarios: [passed("a"), passed("b")],
+      summary: { passed: 2, calls: 2, scenarios: 2 },
+    });
     expect(green.startsWith("### ✅ agent-iac smoke")).toBe(true);
     expect(green).not.toContain("Failed scenarios");
   });
