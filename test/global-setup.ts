@@ -8,6 +8,9 @@ import { describeLeaks, markedProcesses, RUN_MARK } from "./helpers/leaks.ts";
 export default function setup() {
   const mark = randomUUID();
   process.env[RUN_MARK] = mark;
+  // The judge cache signs with the user's machine key unless this is set: a run of tests never
+  // creates or uses the developer's ~/.config/agent-iac/judge-cache.key (cache-key.test.ts covers it).
+  process.env.AGENT_IAC_JUDGE_CACHE_KEY ??= randomUUID();
   return async () => {
     // Workers and their children get a moment to finish exiting.
     let leaks = await markedProcesses(mark);

@@ -104,9 +104,13 @@ export function requireConnection(connection: Connection, stack?: string): Resol
 
 /** The secrets an error message must never show: the API keys and a stream token from the environment. */
 export function secretsInEnvironment(env: NodeJS.ProcessEnv = process.env): string[] {
-  return [env.AGENT_IAC_API_KEY, env.AGENT_IAC_STREAM_TOKEN, env.AGENT_IAC_JUDGE_API_KEY].filter((v): v is string =>
-    Boolean(v),
-  );
+  return [
+    env.AGENT_IAC_API_KEY,
+    env.AGENT_IAC_STREAM_TOKEN,
+    env.AGENT_IAC_JUDGE_API_KEY,
+    env.AGENT_IAC_CALLER_API_KEY,
+    env.AGENT_IAC_JUDGE_CACHE_KEY,
+  ].filter((v): v is string => Boolean(v));
 }
 
 /** The stack config keys of the judge (judged expectations), and their environment fallbacks. */

@@ -31,6 +31,9 @@ describe("judge settings", () => {
     });
     expect(resolveJudge(config({ "agents:judgeTimeoutSec": "5" }), {}).timeoutSec).toBe(5);
     expect(secretsInEnvironment(env)).toContain("sk-env-judge");
+    // Every secret the environment may hold is redacted: the caller model's key and the cache's signing key too.
+    const all = { AGENT_IAC_CALLER_API_KEY: "sk-caller", AGENT_IAC_JUDGE_CACHE_KEY: "cache-signing-key" };
+    expect(secretsInEnvironment(all)).toEqual(["sk-caller", "cache-signing-key"]);
   });
 
   it("requireJudge: a configuration error naming both settings and their variables; the key is optional", () => {
