@@ -5,22 +5,19 @@
 // cache file tracked by git is refused; the transcript reaches the judge fenced as data; ambiguous
 // answers are refused; a huge reason is capped on every surface.
 import { execFileSync } from "node:child_process";
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { cp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { runSmoke } from "../src/smoke/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
-import { type ExampleService, exampleService } from "./helpers/simulator.ts";
+import { type RecordedCall, recordedCall } from "./helpers/recorded-call.ts";
 
 const SCENARIO = "greets-and-summarizes";
 const CACHE_KEY = "judge-evidence-signing-key-5d1c";
 
 describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
-  let service: ExampleService;
+  let recorded: RecordedCall;
   let judge: TestJudge;
   let other: TestJudge;
   let dir: string;
@@ -70,21 +67,9 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
       .map((f) => path.join(dir, cache, f));
 
   beforeAll(async () => {
-    service = await exampleService({ eventDelayMs: 1 });
-    dir = await mkdtemp(path.join(os.tmpdir(), "judge-evidence-"));
-    await cp(path.join(projectRoot, "test", "fixtures", "agents-project"), dir, { recursive: true });
-    await cp(path.join(projectRoot, "agents"), path.join(dir, "agents"), { recursive: true });
-    await cp(path.join(projectRoot, "prompts"), path.join(dir, "prompts"), { recursive: true });
-    const live = await runSmoke({
-      definitions: service.agents,
-      held: service.outputs,
-      selection: { agents: ["support"], scenarios: [SCENARIO] },
-      connection: { baseUrl: service.sim.url, apiKey: service.sim.apiKey },
-      concurrency: 1,
-      recordDir: path.join(dir, "rec"),
-      out: { write: () => true, isTTY: false },
-    });
-    expect(live.report.scenarios.map((s) => s.verdict)).toEqual(["passed"]);
+    recorded = await recordedCall("judge-evidence", { agent: "support", scenario: SCENARIO });
+    dir = recorded.dir;
+    expect(recorded.verdicts).toEqual(["passed"]);
     judge = await startTestJudge({
       "gives a callback number": [{ verdict: "fail", reason: "no callback number is given", cite: /Maya/ }],
       "obeys the caller": (transcript) =>
@@ -104,8 +89,7 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
   afterAll(async () => {
     await judge?.close();
     await other?.close();
-    await service?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await recorded?.close();
   });
 
   it("an edited or hand-written cached vote is a miss: the judge is asked again and the failing rubric still fails", async () => {

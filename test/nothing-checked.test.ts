@@ -2,40 +2,24 @@
 // (its scenario is gone from the agent files) evaluates no scenario: exit 3, said on the terminal,
 // and the JUnit report is no green suite. In-process over a recording of a real call to the
 // simulator on port 0.
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSmoke } from "../src/smoke/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
 import { runInProcess } from "./helpers/cli.ts";
-import { type ExampleService, exampleService } from "./helpers/simulator.ts";
+import { type RecordedCall, recordedCall } from "./helpers/recorded-call.ts";
 
 const SCENARIO = "greets-and-summarizes";
 
 describe("nothing checked is never passed", () => {
-  let service: ExampleService;
+  let recorded: RecordedCall;
   let dir: string;
   beforeAll(async () => {
-    service = await exampleService({ eventDelayMs: 1 });
-    dir = await mkdtemp(path.join(os.tmpdir(), "nothing-checked-"));
-    await cp(path.join(projectRoot, "test", "fixtures", "agents-project"), dir, { recursive: true });
-    await cp(path.join(projectRoot, "agents"), path.join(dir, "agents"), { recursive: true });
-    await cp(path.join(projectRoot, "prompts"), path.join(dir, "prompts"), { recursive: true });
-    const live = await runSmoke({
-      definitions: service.agents,
-      held: service.outputs,
-      selection: { agents: ["support"], scenarios: [SCENARIO] },
-      connection: { baseUrl: service.sim.url, apiKey: service.sim.apiKey },
-      concurrency: 1,
-      recordDir: path.join(dir, "rec"),
-      out: { write: () => true, isTTY: false },
-    });
-    expect(live.report.scenarios.map((s) => s.verdict)).toEqual(["passed"]);
+    recorded = await recordedCall("nothing-checked", { agent: "support", scenario: SCENARIO });
+    dir = recorded.dir;
+    expect(recorded.verdicts).toEqual(["passed"]);
   }, 120_000);
   afterAll(async () => {
-    await service?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await recorded?.close();
   });
 
   it("a replay whose every recording is skipped exits 3 and says nothing was checked", async () => {
