@@ -230,6 +230,10 @@ describe("the policy pack", () => {
     const validate = await runInProcess(["validate", agentsDir, "--policy", configs.defaults as string]);
     expect(validate.code).toBe(0);
     const offline = validateViolations(validate.stderr);
+    // `{}` itself means the defaults, as the docs say: the same violations without a file.
+    const literal = await runInProcess(["validate", agentsDir, "--policy", "{}"]);
+    expect(literal.code, literal.stderr).toBe(0);
+    expect(validateViolations(literal.stderr)).toEqual(offline);
     const phone = [...offline].find((v) => v.includes("a phone number"));
     expect(phone).toContain('agent "prod-support": config.runtime.prompt.text "+1');
     expect(pack.has(phone as string)).toBe(true);

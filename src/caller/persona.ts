@@ -5,9 +5,9 @@
 // client's request core: a deadline, bounded retries, and the key removed from every error text.
 // The lines it writes reach the conversation's events as `user.message.received`, so a recording
 // holds them and `--replay` re-evaluates the call with no model.
-import { z } from "zod";
-import { RequestCore, type RetryNotice } from "../api/index.ts";
+import type { RetryNotice } from "../api/index.ts";
 import { ConfigError } from "../errors/index.ts";
+import { ChatClient } from "../judge/index.ts";
 import type { CallerView, TurnSource } from "./script.ts";
 
 export type PersonaEndpoint = {
@@ -34,10 +34,6 @@ export const PERSONA_KEYS = {
 
 /** The word the model answers when the caller is done. */
 const DONE = "DONE";
-
-const chatResponse = z.looseObject({
-  choices: z.array(z.looseObject({ message: z.looseObject({ content: z.string().nullable().optional() }) })).min(1),
-});
 
 /** The persona model with address and model, or a ConfigError naming the settings (exit 2, before any call). */
 export function requirePersona(settings: PersonaSettings, why: string, stack?: string): PersonaEndpoint {
@@ -79,20 +75,10 @@ function personaMessages(persona: string, goal: string | undefined, view: Caller
 }
 
 export class PersonaModel {
-  readonly model: string;
-  readonly #core: RequestCore;
+  readonly #chat: ChatClient;
 
   constructor(endpoint: PersonaEndpoint) {
-    this.model = endpoint.model;
-    const ms = Math.round(endpoint.timeoutSec * 1000);
-    this.#core = new RequestCore({
-      baseUrl: endpoint.baseUrl,
-      apiKey: endpoint.apiKey,
-      readOnly: true,
-      maxRetries: 3,
-      timeouts: { requestMs: ms, headersMs: ms + 1000, bodyMs: ms + 1000 },
-      onRetry: endpoint.onRetry,
-    });
+    this.#chat = new ChatClient(endpoint);
   }
 
   /** The caller's lines for one call: the persona's, at most `maxTurns`. */
@@ -108,20 +94,14 @@ export class PersonaModel {
   }
 
   async #line(messages: { role: string; content: string }[]): Promise<string | undefined> {
-    const response = await this.#core.request({
-      method: "POST",
-      path: "/chat/completions",
-      body: { model: this.model, messages },
-      requestSchema: z.looseObject({ model: z.string().min(1) }),
-      responseSchema: chatResponse,
-    });
-    const content = (response.choices[0]?.message.content ?? "").trim().replace(/^"(.*)"$/s, "$1");
+    const choice = await this.#chat.complete(messages);
+    const content = (choice?.message.content ?? "").trim().replace(/^"(.*)"$/s, "$1");
     if (content === "") throw new Error("the persona model's answer has no content");
     if (content.toUpperCase() === DONE || content.toUpperCase().startsWith(`${DONE}.`)) return undefined;
     return content.slice(0, 2000);
   }
 
-  async close(): Promise<void> {
-    await this.#core.close();
+  close(): Promise<void> {
+    return this.#chat.close();
   }
 }

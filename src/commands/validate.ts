@@ -39,7 +39,11 @@ takes ({} for the defaults). Each violation is printed as file:line:column: fiel
 the pack's message. Mandatory violations fail; advisory ones are warnings.`,
   flags: {
     stack: { type: "string", arg: "NAME", help: "merge this stack's overlays" },
-    policy: { type: "string", arg: "FILE", help: "check the org rules with this policy config JSON" },
+    policy: {
+      type: "string",
+      arg: "FILE",
+      help: "check the org rules with this policy config JSON ('{}' for the defaults)",
+    },
   },
   footer:
     "exit codes: 0 the files are valid (advisory violations only), 1 they are not or a mandatory rule is\nviolated, 2 usage error or an unreadable policy config.",
@@ -84,10 +88,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   return 0;
 }
 
+/** FILE, or the literal `{}` (the defaults, as the docs say, without a file to hold them). */
 async function policySetups(file: string) {
-  let text: string;
+  let text = "{}";
   try {
-    text = await readFile(file, "utf8");
+    if (file.trim() !== "{}") text = await readFile(file, "utf8");
   } catch (error) {
     throw new CliError(`cannot read the policy config ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`, 2);
   }

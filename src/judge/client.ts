@@ -35,7 +35,14 @@ const chatResponse = z.looseObject({
     .min(1),
 });
 
-export class JudgeClient {
+/** The first choice of a Chat Completions answer, as far as its readers need it. */
+export type ChatChoice = z.output<typeof chatResponse>["choices"][number];
+
+/**
+ * The one OpenAI-compatible Chat Completions client (the judge's, and the persona caller's model):
+ * `POST {baseUrl}/chat/completions` through the request core, read-only, with a deadline per request.
+ */
+export class ChatClient {
   readonly model: string;
   readonly #core: Core;
 
@@ -48,7 +55,7 @@ export class JudgeClient {
       readOnly: true,
       maxRetries: endpoint.maxRetries ?? 3,
       ...(endpoint.retryBaseDelayMs === undefined ? {} : { retryBaseDelayMs: endpoint.retryBaseDelayMs }),
-      // The whole-response deadline comes first, so a stalled judge is one error, not four waits.
+      // The whole-response deadline comes first, so a stalled model is one error, not four waits.
       timeouts: { requestMs: ms, headersMs: ms + 1000, bodyMs: ms + 1000 },
       onRetry: endpoint.onRetry,
     });
@@ -58,24 +65,40 @@ export class JudgeClient {
     return this.#core.baseUrl;
   }
 
-  /** One vote: a request for a verdict on one rubric. Throws a JudgeAnswerError or the core's ApiError. */
-  async vote(rubric: string, lines: readonly string[], signal?: AbortSignal): Promise<Vote> {
+  /** One completion: the messages (and any other request fields) sent, the first choice returned. */
+  async complete(
+    messages: readonly { role: string; content: string }[],
+    options: { extra?: Record<string, unknown>; signal?: AbortSignal | undefined } = {},
+  ): Promise<ChatChoice | undefined> {
     const response = await this.#core.request({
       method: "POST",
       path: "/chat/completions",
-      body: {
-        model: this.model,
-        messages: judgeMessages(rubric, lines),
+      body: { model: this.model, messages, ...options.extra },
+      requestSchema: z.looseObject({ model: z.string().min(1) }),
+      responseSchema: chatResponse,
+      signal: options.signal,
+    });
+    return response.choices[0];
+  }
+
+  async close(): Promise<void> {
+    await this.#core.close();
+  }
+}
+
+/** The judge: one vote per request, its answer held to the verdict's shape. */
+export class JudgeClient extends ChatClient {
+  /** One vote: a request for a verdict on one rubric. Throws a JudgeAnswerError or the core's ApiError. */
+  async vote(rubric: string, lines: readonly string[], signal?: AbortSignal): Promise<Vote> {
+    const choice = await this.complete(judgeMessages(rubric, lines), {
+      extra: {
         response_format: {
           type: "json_schema",
           json_schema: { name: "verdict", strict: true, schema: VERDICT_JSON_SCHEMA },
         },
       },
-      requestSchema: z.looseObject({ model: z.string().min(1) }),
-      responseSchema: chatResponse,
       signal,
     });
-    const choice = response.choices[0];
     const refusal = choice?.message.refusal;
     if (refusal) throw new JudgeAnswerError(`the judge refused: ${JSON.stringify(refusal.slice(0, 200))}`);
     if (choice?.finish_reason === "content_filter") {
@@ -86,9 +109,5 @@ export class JudgeClient {
     const content = choice?.message.content;
     if (!content) throw new JudgeAnswerError("the judge's answer has no content");
     return parseVote(content, lines.length);
-  }
-
-  async close(): Promise<void> {
-    await this.#core.close();
   }
 }

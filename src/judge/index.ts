@@ -12,7 +12,7 @@ export {
   MIN_CALIBRATION_ITEMS,
   readLabelledFile,
 } from "./check.ts";
-export { JudgeClient } from "./client.ts";
+export { ChatClient, JudgeClient } from "./client.ts";
 
 export { JudgeAnswerError } from "./verdict.ts";
 export { Judge, type Judgement, majority } from "./votes.ts";

@@ -22,7 +22,7 @@ import {
 import { gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
 import type { ObservedProcedure } from "./expectations.ts";
 import { addDrift, type Drift, driftLines } from "./observe.ts";
-import { type CallOutcome, outcomeFromReport, reportOutcome } from "./outcome.ts";
+import { type CallOutcome, OUTCOME_CODES, outcomeFromReport, reportOutcome } from "./outcome.ts";
 import { type ScenarioResult, statusOf } from "./reports.ts";
 import { renderEntry } from "./transcript.ts";
 
@@ -258,7 +258,18 @@ async function replayOne(
     result.error = footer?.error ?? "the recording ends before the call did";
     return result;
   }
+  // The caller's lines are the recorded user messages: labelled as the caller's in the transcript.
+  if (header.scenario.caller) result.callerLines = [];
+  const recorded = result.outcome;
   await judgeResult(result, scenario, judge);
+  // A caller not heard stays the call's failure, whatever the expectations say of the rest.
+  if (recorded.code === OUTCOME_CODES.callerNotHeard) {
+    const why = footer?.error ?? "the caller was not heard";
+    result.assertions.unshift({ description: "the caller is heard", passed: false, detail: why });
+    result.status = "failed";
+    result.outcome = recorded;
+    result.error = why;
+  }
   return result;
 }
 
