@@ -103,7 +103,7 @@ describe("npm start", { timeout: 300_000 }, () => {
         status: 429,
       });
       const again = await run("--stack", "remote");
-      expect(again.code, again.stderr).toBe(0);
+      expect(again.code, `${again.stdout}\n${again.stderr}`).toBe(0);
       expect(again.stdout).toContain(`using the simulator already serving ${service.url}`);
       expect(again.stdout).toMatch(/retrying POST \/procedural_agents after 429 in \d+(\.\d)? m?s \(attempt 2 of \d\)/);
       expect(again.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
@@ -169,7 +169,7 @@ describe("npm start", { timeout: 300_000 }, () => {
 
       const again = await runCli(["start", "--stack", "interrupt"], { cwd: project.dir, env });
       logs.push(again.stdout, again.stderr);
-      expect(again.code, again.stderr).toBe(0);
+      expect(again.code, `${again.stdout}\n${again.stderr}`).toBe(0);
       expect(again.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
       const stored = await storedAgents(service);
       expect(stored.procedural.length + stored.conversational.length).toBe(4);

@@ -58,6 +58,7 @@ export function createContext(store: Store, options: Settings): SimContext {
   const conversations = new ConversationRunner(store, {
     eventDelayMs: options.eventDelayMs,
     userWaitTimeoutMs: options.userWaitTimeoutMs,
+    latencyMs: options.latencyMs,
     profile: options.profile,
     onEnded: (conversation) => procedures?.afterConversation(conversation),
   });

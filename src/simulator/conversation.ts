@@ -34,6 +34,8 @@ export class ConversationRunner {
   readonly #store: Store;
   readonly #eventDelayMs: number;
   readonly #userWaitTimeoutMs: number;
+  /** The latency the simulator adds to every request: a client's session attaches that much later. */
+  readonly #latencyMs: number;
   readonly #onEnded: (conversation: StoredConversation) => void;
   readonly #profile: Profile;
   readonly #controller = new AbortController();
@@ -46,10 +48,12 @@ export class ConversationRunner {
     options: {
       eventDelayMs: number;
       userWaitTimeoutMs: number;
+      latencyMs?: number;
       profile: Profile;
       onEnded: (c: StoredConversation) => void;
     },
   ) {
+    this.#latencyMs = options.latencyMs ?? 0;
     this.#profile = options.profile;
     this.#store = store;
     this.#eventDelayMs = options.eventDelayMs;
@@ -240,7 +244,8 @@ export class ConversationRunner {
    */
   async #callerSpeaks(live: Live): Promise<boolean> {
     const spoke = () => live.injected.length > 0 || live.endRequested;
-    const deadline = Date.now() + LISTENER_WAIT_MS;
+    // The simulator's own request latency delays the client's session handshake as much.
+    const deadline = Date.now() + LISTENER_WAIT_MS + this.#latencyMs;
     while (live.listeners.size === 0 && !live.session && !spoke()) {
       if (!(await this.#wakeWithin(live, deadline - Date.now()))) break;
     }
