@@ -10,7 +10,30 @@ export type ShardReport = { file: string; report: Report };
 
 export function mergeReports(inputs: readonly ShardReport[]): Report {
   if (inputs.length === 0) throw new InvalidInputError("report merge needs at least one report");
+  const { count, missing } = checkShards(inputs);
   const notes: string[] = [];
+  const lostWhy =
+    count > 1 && missing.length > 0
+      ? `no report of shard(s) ${missing.map((i) => `${i}/${count}`).join(", ")}`
+      : undefined;
+  if (lostWhy) notes.push(`${lostWhy}: their calls count as failed iterations`);
+  const gates = mergedGates(inputs);
+  const calls = mergedCalls(inputs);
+  const lost = lostWhy ? lostCalls(gates, calls, `${lostWhy}: counted as a failed iteration`) : [];
+  // Planned order: by scenario as the gates list them, then by iteration.
+  const order = [...gates.keys()];
+  const sorted = [...calls.values(), ...lost].sort((a, b) => {
+    const ka = order.indexOf(scenarioKey(a.agent, a.scenario, a.version_id));
+    const kb = order.indexOf(scenarioKey(b.agent, b.scenario, b.version_id));
+    return ka - kb || a.iteration - b.iteration;
+  });
+  notes.push(...missingIterationNotes(gates, sorted));
+  const stack = inputs.find((i) => i.report.stack)?.report.stack;
+  return reportFromCalls(sorted, gates, { kind: "merged", ...(stack ? { stack } : {}), notes });
+}
+
+/** One sharding, smoke reports only, each shard once: the shard count and the shards no report holds. */
+function checkShards(inputs: readonly ShardReport[]): { count: number; missing: number[] } {
   const counts = new Set(inputs.map((i) => i.report.shard?.count ?? 1));
   if (counts.size > 1)
     throw new InvalidInputError(`the reports come from different shardings (${[...counts].join(", ")} shards)`);
@@ -25,13 +48,12 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
     seenShards.set(index, file);
   }
   const count = [...counts][0] ?? 1;
-  const missingShards = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !seenShards.has(i));
-  if (count > 1 && missingShards.length > 0) {
-    notes.push(
-      `no report of shard(s) ${missingShards.map((i) => `${i}/${count}`).join(", ")}: their calls count as failed iterations`,
-    );
-  }
+  const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !seenShards.has(i));
+  return { count, missing };
+}
 
+/** Each planned scenario's gate, from the shards' scenario entries (which must agree). */
+function mergedGates(inputs: readonly ShardReport[]): Map<string, ScenarioGate> {
   const gates = new Map<string, ScenarioGate>();
   for (const { file, report } of inputs) {
     for (const s of report.scenarios) {
@@ -64,51 +86,60 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
       if (!known) gates.set(key, gate);
     }
   }
+  return gates;
+}
 
-  const calls = new Map<string, { file: string; call: CallResult }>();
+const callKey = (agent: string, scenario: string, versionId: string, iteration: number, side: string) =>
+  `${scenarioKey(agent, scenario, versionId)}\u0000${iteration}\u0000${side}`;
+
+/** Every call of every report, by scenario, iteration and side; a call in two reports is refused. */
+function mergedCalls(inputs: readonly ShardReport[]): Map<string, CallResult> {
+  const calls = new Map<string, CallResult>();
+  const from = new Map<string, string>();
   for (const { file, report } of inputs) {
     for (const call of report.results) {
-      const key = `${scenarioKey(call.agent, call.scenario, call.version_id)}\u0000${call.iteration}\u0000${call.side}`;
-      const other = calls.get(key);
+      const key = callKey(call.agent, call.scenario, call.version_id, call.iteration, call.side);
+      const other = from.get(key);
       if (other) {
-        throw new InvalidInputError(
-          `${call.agent}/${call.scenario}#${call.iteration} is in both ${other.file} and ${file}`,
-        );
+        throw new InvalidInputError(`${call.agent}/${call.scenario}#${call.iteration} is in both ${other} and ${file}`);
       }
-      calls.set(key, { file, call });
+      calls.set(key, call);
+      from.set(key, file);
     }
   }
-  // A missing shard's calls are failed iterations (never "not run", never "not needed"): the
-  // planned iterations no report holds.
+  return calls;
+}
+
+/**
+ * A missing shard's calls are failed iterations (never "not run", never "not needed"): the
+ * planned iterations no report holds.
+ */
+function lostCalls(gates: Map<string, ScenarioGate>, calls: Map<string, CallResult>, why: string): CallResult[] {
   const lost: CallResult[] = [];
-  if (count > 1 && missingShards.length > 0) {
-    const why = `no report of shard(s) ${missingShards.map((i) => `${i}/${count}`).join(", ")}: counted as a failed iteration`;
-    for (const gate of gates.values()) {
-      for (let iteration = 1; iteration <= gate.plannedIterations; iteration++) {
-        if (calls.has(`${scenarioKey(gate.agent, gate.scenario, gate.versionId)}\u0000${iteration}\u0000new`)) continue;
-        lost.push(
-          callResultSchema.parse({
-            agent: gate.agent,
-            scenario: gate.scenario,
-            iteration,
-            status: "failed",
-            version_id: gate.versionId,
-            error: why,
-            assertions: [{ description: "its shard's report is merged", passed: false, detail: why }],
-            timings: { duration_ms: 0 },
-            outcome: { kind: "failed", code: "shard_missing" },
-          }),
-        );
-      }
+  for (const gate of gates.values()) {
+    for (let iteration = 1; iteration <= gate.plannedIterations; iteration++) {
+      if (calls.has(callKey(gate.agent, gate.scenario, gate.versionId, iteration, "new"))) continue;
+      lost.push(
+        callResultSchema.parse({
+          agent: gate.agent,
+          scenario: gate.scenario,
+          iteration,
+          status: "failed",
+          version_id: gate.versionId,
+          error: why,
+          assertions: [{ description: "its shard's report is merged", passed: false, detail: why }],
+          timings: { duration_ms: 0 },
+          outcome: { kind: "failed", code: "shard_missing" },
+        }),
+      );
     }
   }
-  // Planned order: by scenario as the gates list them, then by iteration.
-  const order = [...gates.keys()];
-  const sorted = [...[...calls.values()].map(({ call }) => call), ...lost].sort((a, b) => {
-    const ka = order.indexOf(scenarioKey(a.agent, a.scenario, a.version_id));
-    const kb = order.indexOf(scenarioKey(b.agent, b.scenario, b.version_id));
-    return ka - kb || a.iteration - b.iteration;
-  });
+  return lost;
+}
+
+/** Scenarios whose reports hold fewer ended calls than their verdict needs. */
+function missingIterationNotes(gates: Map<string, ScenarioGate>, sorted: readonly CallResult[]): string[] {
+  const notes: string[] = [];
   for (const gate of gates.values()) {
     const mine = sorted.filter(
       (c) => c.agent === gate.agent && c.scenario === gate.scenario && c.version_id === gate.versionId,
@@ -124,6 +155,5 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
       );
     }
   }
-  const stack = inputs.find((i) => i.report.stack)?.report.stack;
-  return reportFromCalls(sorted, gates, { kind: "merged", ...(stack ? { stack } : {}), notes });
+  return notes;
 }
