@@ -2,6 +2,8 @@
 // when a process started by it is still alive (a simulator still listening, an orphaned Pulumi
 // plugin), naming each with its ports, and stops it. See helpers/leaks.ts.
 import { randomUUID } from "node:crypto";
+import os from "node:os";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describeLeaks, markedProcesses, RUN_MARK } from "./helpers/leaks.ts";
 
@@ -11,6 +13,10 @@ export default function setup() {
   // The judge cache signs with the user's machine key unless this is set: a run of tests never
   // creates or uses the developer's ~/.config/agent-iac/judge-cache.key (cache-key.test.ts covers it).
   process.env.AGENT_IAC_JUDGE_CACHE_KEY ??= randomUUID();
+  // V8's compiled code kept between processes: the workers (set before they start), the CLIs the
+  // tests spawn and every Pulumi program and provider start about twice as fast. Correctness never
+  // depends on it: a clean machine's first run fills it.
+  process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), "agent-iac-test-compile-cache");
   return async () => {
     // Workers and their children get a moment to finish exiting.
     let leaks = await markedProcesses(mark);
