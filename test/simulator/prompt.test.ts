@@ -2,7 +2,12 @@
 import { describe, expect, it } from "vitest";
 import { toolNamed } from "../../src/simulator/dialogue.ts";
 
-const tools = { tools: [{ ns: "syscall", name: "check_availability" }, { ns: "syscall", name: "book_appointment" }] };
+const tools = {
+  tools: [
+    { ns: "syscall", name: "check_availability" },
+    { ns: "syscall", name: "book_appointment" },
+  ],
+};
 const withPrompt = (text: string) => ({ tool: tools, runtime: { prompt: { type: "fixed", text } } });
 const BOOK = "Great, please book appointment for Tuesday at 10am.";
 
