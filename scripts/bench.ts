@@ -10,6 +10,7 @@
 //   npm run bench -- --quick              10 and 100 agents, file backend, no figures (BENCH_QUICK=1 too)
 //   npm run bench -- --agents 10,100 --backends postgres --skip-figures
 //   npm run bench -- --decisions          only the decision rules (scripts/bench-decisions.ts, seconds)
+//   npm run bench -- --caller             only the caller's cost per turn (scripts/bench-caller.ts, ~1 minute)
 //   npm run bench -- --profile [--agents 1000]   CPU profiles of every process, ours vs the control
 //                                         (scripts/bench-profile.ts, file backend, a few minutes)
 
@@ -28,6 +29,7 @@ import { stateFile } from "../test/helpers/agents-project.ts";
 import { conversationalKey, proceduralKey, writeGeneratedAgents } from "../test/helpers/generate.ts";
 import { type Backend, pulumiSandbox } from "../test/helpers/pulumi.ts";
 import { requestCounts } from "../test/helpers/simulator.ts";
+import { type CallerBenchResult, callerBench, callerTable } from "./bench-caller.ts";
 import { fleetChart } from "./bench-chart.ts";
 import { decisionBench, decisionTables } from "./bench-decisions.ts";
 import { curveTable, type FleetResult, fleetCurve, targetTable } from "./bench-fleet.ts";
@@ -43,6 +45,7 @@ const { values: flags } = parseArgs({
     "skip-figures": { type: "boolean" },
     chart: { type: "string" },
     decisions: { type: "boolean" },
+    caller: { type: "boolean" },
     profile: { type: "boolean" },
   },
 });
@@ -58,6 +61,8 @@ const PAIRS = 50; // 100 agents
 const PARALLEL = 16;
 const LATENCY_MS = 50;
 const SSE_EVENTS = 100_000;
+/** The caller's figure: a network of 25 ms each way, an agent that answers after 300 ms, 8 calls of 4 turns. */
+const CALLER = { oneWayMs: 25, responseDelayMs: 300, calls: 8 };
 
 type Figure = { id: string; what: string; target: string; values: number[]; ok?: (median: number) => boolean };
 
@@ -296,6 +301,7 @@ async function main() {
   }
   const decisions = await decisionBench();
   process.stdout.write(`\n${decisionTables(decisions)}`);
+  const caller = await measureCaller();
   const totalS = seconds(performance.now() - benchStarted);
   process.stdout.write(`\nbenchmark took ${totalS.toFixed(0)} s\n`);
   const verdict = await load.stop();
@@ -305,7 +311,7 @@ async function main() {
   const loadRecord = { before: load.before, cores: load.cores, limits: LIMITS, ...verdict };
   await writeFile(
     path.join(projectRoot, "bench-results.json"),
-    `${JSON.stringify({ date: new Date().toISOString(), machine, load: loadRecord, curve, runs: RUNS, figures: FIGURES ? rows : [], figureLoads, raw, decisions, seconds: totalS }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), machine, load: loadRecord, curve, runs: RUNS, figures: FIGURES ? rows : [], figureLoads, raw, decisions, caller, seconds: totalS }, null, 2)}\n`,
   );
 }
 
@@ -323,6 +329,25 @@ async function decisionsOnly() {
     `${JSON.stringify({ ...previous, decisions, decisions_date: new Date().toISOString() }, null, 2)}\n`,
   );
   process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (decisions)\n`);
+}
+
+/** The caller's cost per turn over the service's own response time, printed with its bound's verdict. */
+async function measureCaller(): Promise<CallerBenchResult> {
+  const result = await callerBench({ ...CALLER, log: (line) => process.stderr.write(`caller: ${line}\n`) });
+  process.stdout.write(`\n${callerTable(result)}`);
+  return result;
+}
+
+/** `--caller`: only the caller's figure; it replaces `caller` in bench-results.json. */
+async function callerOnly() {
+  const caller = await measureCaller();
+  const file = path.join(projectRoot, "bench-results.json");
+  const previous = await readFile(file, "utf8").then(
+    (text) => JSON.parse(text) as Record<string, unknown>,
+    () => ({}),
+  );
+  await writeFile(file, `${JSON.stringify({ ...previous, caller, caller_date: new Date().toISOString() }, null, 2)}\n`);
+  process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (caller)\n`);
 }
 
 /** The same 100 creations the provider makes, straight through the client at the same concurrency. */
@@ -412,4 +437,4 @@ if (flags.profile)
     agents: Number(flags.agents ?? "1000"),
     log: (line) => process.stderr.write(`profile: ${line}\n`),
   });
-else await (flags.decisions ? decisionsOnly() : main());
+else await (flags.decisions ? decisionsOnly() : flags.caller ? callerOnly() : main());

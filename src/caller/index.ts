@@ -6,6 +6,7 @@ export {
   Caller,
   type CallerFailure,
   type CallerLine,
+  isCallerLine,
   scriptedTurns,
   type TurnSource,
 } from "./script.ts";

@@ -42,8 +42,20 @@ export function scriptedTurns(turns: readonly (string | { say: string; after: st
   };
 }
 
-/** One line the caller said: its turn (from 1), its text, and when it was sent and heard (epoch ms). */
-export type CallerLine = { turn: number; text: string; sentAt: number; heardAt?: number };
+/**
+ * One line the caller said: its turn (from 1), its text, and on this machine's clock (epoch ms)
+ * when it was sent, when the service showed it heard (`user.message.received`) and when the agent's
+ * first word after it arrived (its next agent message event): the response latency the caller
+ * lived, `firstWordAt − sentAt`.
+ */
+export type CallerLine = { turn: number; text: string; sentAt: number; heardAt?: number; firstWordAt?: number };
+
+const normalized = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
+
+/** Whether a `user.message.received` text is the caller's line (whitespace and case aside). */
+export function isCallerLine(line: Pick<CallerLine, "text">, text: string): boolean {
+  return normalized(line.text) === normalized(text);
+}
 
 export type CallerFailureKind = "not_delivered" | "cue_missing" | "not_said" | "source_failed";
 
@@ -59,8 +71,6 @@ export type CallerOptions = {
   firstTurnWaitMs?: number;
 };
 
-const normalized = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
-
 export class Caller {
   readonly lines: CallerLine[] = [];
   #failure: CallerFailure | undefined;
@@ -74,6 +84,8 @@ export class Caller {
   /** Completed agent messages since the caller's last line was heard. */
   #agentSaid: string[] = [];
   #awaiting: CallerLine | undefined;
+  /** The last line heard, until the agent's first word after it. */
+  #unanswered: CallerLine | undefined;
   /** The agent completed a message since the caller's last line (or, before any, at all). */
   #answered = false;
   #finished = false;
@@ -113,8 +125,9 @@ export class Caller {
         break;
       case "user.message.received": {
         const text = typeof payload.text === "string" ? payload.text : "";
-        if (this.#awaiting && normalized(text) === normalized(this.#awaiting.text)) {
+        if (this.#awaiting && isCallerLine(this.#awaiting, text)) {
           this.#awaiting.heardAt = Date.now();
+          this.#unanswered = this.#awaiting;
           this.#awaiting = undefined;
           this.#answered = false;
           this.#agentSaid = [];
@@ -123,9 +136,11 @@ export class Caller {
         break;
       }
       case "agent.message.delta":
+        this.#firstWord();
         this.#openMessages.add(String(payload.generation_id));
         break;
       case "agent.message.completed": {
+        this.#firstWord();
         this.#openMessages.delete(String(payload.generation_id));
         const text = typeof payload.text === "string" ? payload.text : "";
         this.#agentSaid.push(text);
@@ -175,6 +190,13 @@ export class Caller {
       };
     }
     return this.#failure;
+  }
+
+  /** An agent message event arrived: the first after a heard line is the agent's first word to it. */
+  #firstWord(): void {
+    if (!this.#unanswered) return;
+    this.#unanswered.firstWordAt = Date.now();
+    this.#unanswered = undefined;
   }
 
   stop(): void {

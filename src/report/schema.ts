@@ -70,7 +70,13 @@ const entrySchema = z.discriminatedUnion("kind", [
     complete: z.boolean().default(true),
     at_ms: ms.nullable().default(null),
   }),
-  z.looseObject({ kind: z.literal("user"), text: z.string(), at_ms: ms.nullable().default(null) }),
+  // `by: "caller"`: the scenario's caller said it (`caller:` in the transcript lines).
+  z.looseObject({
+    kind: z.literal("user"),
+    text: z.string(),
+    at_ms: ms.nullable().default(null),
+    by: z.literal("caller").optional(),
+  }),
   z.looseObject({
     kind: z.literal("tool"),
     name: z.string(),

@@ -15,14 +15,28 @@ export function greeting(config: ConversationalAgentConfig): string {
   return `Hello, this is ${name}. How can I help you today?`;
 }
 
-/** The first of the agent's tools named in the text (case-insensitive; `_` may be written as a space). */
+/** Whether the text names the tool (case-insensitive; `_` may be written as a space). */
+function names(lower: string, tool: string): boolean {
+  const name = tool.toLowerCase();
+  return name !== "" && (lower.includes(name) || lower.includes(name.replaceAll("_", " ")));
+}
+
+/**
+ * Whether the agent's prompt forbids the tool: a sentence of it says "never use", "do not use" or
+ * "don't use" and names the tool. The only thing the simulated agent reads in its prompt.
+ */
+function forbidden(config: ConversationalAgentConfig, tool: string): boolean {
+  const prompt = config.runtime?.prompt?.text ?? "";
+  return prompt
+    .toLowerCase()
+    .split(/[.!?\n]+/)
+    .some((sentence) => /\b(never|do not|don['’]t) use\b/.test(sentence) && names(sentence, tool));
+}
+
+/** The first of the agent's tools named in the text that its prompt does not forbid. */
 export function toolNamed(config: ConversationalAgentConfig, text: string): string | undefined {
   const lower = text.toLowerCase();
-  for (const tool of config.tool?.tools ?? []) {
-    const name = tool.name.toLowerCase();
-    if (name && (lower.includes(name) || lower.includes(name.replaceAll("_", " ")))) return tool.name;
-  }
-  return undefined;
+  return (config.tool?.tools ?? []).find((tool) => names(lower, tool.name) && !forbidden(config, tool.name))?.name;
 }
 
 /** A caller's line that takes leave ("bye", "goodbye", "that's all"): the agent answers it, says goodbye and ends. */

@@ -8,6 +8,7 @@ import { displayUrl } from "../api/index.ts";
 import {
   Caller,
   type CallerFailure,
+  type CallerLine,
   type CallerShape,
   callerShape,
   scriptedTurns,
@@ -141,13 +142,18 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     result.eventsUrl = displayUrl(conversation.channel.events_url);
     await follow(client, call, conversation, { signal, envelopes, state, hooks });
     if (state.callerFailure) {
-      callerFailed(result, scenario, state.callerFailure, envelopes, seconds());
+      callerFailed(result, scenario, state.callerFailure, envelopes, seconds(), state.caller?.lines);
       return finish(result, started, state, ticker);
     }
     const stallMs = hooks.procedureStallMs ?? PROCEDURE_STALL_MS;
     const procedures = await waitForProcedures(client, call, conversation.id, { signal, state, stallMs });
     if (hooks.signal?.aborted) throw hooks.signal.reason;
-    ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, seconds(), procedures));
+    ({ observation: result.observation, latency: result.latency } = observeCall(
+      envelopes,
+      seconds(),
+      procedures,
+      state.caller?.lines,
+    ));
     state.stage = "judge";
     state.waitingFor = "the judge";
     await judgeResult(result, scenario, hooks.judge, hooks.signal);
@@ -174,7 +180,12 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
         : error instanceof Error
           ? error.message
           : String(error);
-    ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, seconds(), []));
+    ({ observation: result.observation, latency: result.latency } = observeCall(
+      envelopes,
+      seconds(),
+      [],
+      state.caller?.lines,
+    ));
   } finally {
     clearInterval(ticker);
   }
@@ -200,8 +211,9 @@ function callerFailed(
   failure: CallerFailure,
   envelopes: EventEnvelope[],
   durationSec: number,
+  callerLines: readonly CallerLine[] | undefined,
 ): void {
-  ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, durationSec, []));
+  ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, durationSec, [], callerLines));
   result.assertions = [
     { description: `the caller's turn ${failure.turn} is heard`, passed: false, detail: failure.message },
     ...evaluate(scenario.expect, result.observation as Observation),
@@ -437,8 +449,9 @@ export function observeCall(
   envelopes: readonly EventEnvelope[],
   durationSec: number,
   procedures: ObservedProcedure[],
+  callerLines?: readonly CallerLine[],
 ): { observation: Observation; latency: CallLatency } {
-  const { transcript, entryTimes, latency } = observeEvents(envelopes);
+  const { transcript, entryTimes, latency } = observeEvents(envelopes, callerLines);
   const { entries, toolCalls } = observedEntries(transcript);
   const observation: Observation = {
     agentMessages: transcript.messages.map((m) => ({ text: m.text, complete: m.complete })),

@@ -4,6 +4,7 @@
 // schemas did not recognise (drift between the service and the contract).
 import type { EventEnvelope, Transcript } from "../api/index.ts";
 import { TranscriptBuilder } from "../api/index.ts";
+import { type CallerLine, isCallerLine } from "../caller/index.ts";
 import { knownPayload } from "../contract/index.ts";
 import type { CallLatency } from "../report/index.ts";
 
@@ -31,9 +32,15 @@ const elapsed = (from: number | null, to: number | null): number | null =>
  * The transcript, entry times and latency of a call. The call's start is `conversation.started`
  * (else its first event); first response is the first agent message event after it; each user
  * turn's response latency runs to the next agent message event; a tool's round trip from
- * `agent.tool_call.created` to `returned` with the same call_id.
+ * `agent.tool_call.created` to `returned` with the same call_id. A turn the scenario's caller
+ * played (`callerLines`, matched in order by text) runs instead from the caller's send to the
+ * agent's first word as this machine received them — what the caller waited, network included —
+ * when both were seen; other turns keep the service's `created_at`.
  */
-export function observeEvents(envelopes: readonly EventEnvelope[]): EventsObserved {
+export function observeEvents(
+  envelopes: readonly EventEnvelope[],
+  callerLines: readonly CallerLine[] = [],
+): EventsObserved {
   const builder = new TranscriptBuilder();
   const entryTimes: EntryTime[] = [];
   const callEntry = new Map<string, number>();
@@ -43,7 +50,9 @@ export function observeEvents(envelopes: readonly EventEnvelope[]): EventsObserv
   const start = startEvent ? timeOf(startEvent) : null;
   const seen = new Set<string>();
   let started = false;
-  let waitingTurns: (number | null)[] = [];
+  /** Turns waiting for the agent's answer: the service's time of the turn, or the caller's measured latency. */
+  let waitingTurns: ({ at: number | null } | { measured: number })[] = [];
+  let nextCallerLine = 0;
   for (const envelope of envelopes) {
     const type = envelope.payload?.type;
     const at = timeOf(envelope);
@@ -52,11 +61,19 @@ export function observeEvents(envelopes: readonly EventEnvelope[]): EventsObserv
       entryTimes.push({ atMs: elapsed(start, at), returnedAtMs: null });
     const after = entryTimes.length;
     if (envelope === startEvent) started = true;
-    if (type === "user.message.received") waitingTurns.push(at);
+    if (type === "user.message.received") {
+      const line = callerLines[nextCallerLine];
+      const text = (envelope.payload as { text?: unknown }).text;
+      if (line && typeof text === "string" && isCallerLine(line, text)) {
+        nextCallerLine++;
+        const { sentAt, firstWordAt } = line;
+        waitingTurns.push(firstWordAt === undefined ? { at } : { measured: Math.max(0, firstWordAt - sentAt) });
+      } else waitingTurns.push({ at });
+    }
     if (AGENT_RESPONSE.has(type)) {
       if (started && latency.first_response_ms === null) latency.first_response_ms = elapsed(start, at);
       for (const turn of waitingTurns) {
-        const ms = elapsed(turn, at);
+        const ms = "measured" in turn ? turn.measured : elapsed(turn.at, at);
         if (ms !== null) latency.response_ms.push(ms);
       }
       waitingTurns = [];

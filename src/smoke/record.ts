@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { EventEnvelope } from "../api/index.ts";
+import type { CallerLine } from "../caller/index.ts";
 import { eventEnvelope } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
 import { requiredPasses } from "../definitions/index.ts";
@@ -53,7 +54,24 @@ type Footer = {
   /** The duration the expectations saw (max_duration_sec). */
   duration_sec: number;
   procedures: ObservedProcedure[];
+  /** The caller's lines with this machine's times (a replay measures response latency as the call did). */
+  caller_lines?: CallerLine[];
 };
+
+/** The footer's caller lines that are whole (a hand-edited or older recording may have none). */
+function recordedCallerLines(footer: Footer | undefined): CallerLine[] {
+  const lines = Array.isArray(footer?.caller_lines) ? footer.caller_lines : [];
+  const time = (value: unknown) => typeof value === "number" && Number.isFinite(value);
+  return lines
+    .filter((l) => l && typeof l.text === "string" && typeof l.turn === "number" && time(l.sentAt))
+    .map(({ turn, text, sentAt, heardAt, firstWordAt }) => ({
+      turn,
+      text,
+      sentAt,
+      ...(time(heardAt) ? { heardAt } : {}),
+      ...(time(firstWordAt) ? { firstWordAt } : {}),
+    }));
+}
 
 const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 60);
 
@@ -87,6 +105,7 @@ export async function writeRecording(dir: string, call: PlannedCall, result: Sce
     duration_ms: result.timings.durationMs,
     duration_sec: result.observation?.durationSec ?? result.timings.durationMs / 1000,
     procedures: result.observation?.procedures ?? [],
+    ...(result.callerLines ? { caller_lines: result.callerLines } : {}),
   };
   const lines = [header, ...(result.envelopes ?? []), footer].map((value) => JSON.stringify(value));
   await mkdir(path.dirname(file), { recursive: true });
@@ -233,7 +252,8 @@ async function replayOne(
   const { header, footer, envelopes } = recording;
   const durationMs = footer?.duration_ms ?? 0;
   const durationSec = typeof footer?.duration_sec === "number" ? footer.duration_sec : durationMs / 1000;
-  const { observation, latency } = observeCall(envelopes, durationSec, footer?.procedures ?? []);
+  const callerLines = recordedCallerLines(footer);
+  const { observation, latency } = observeCall(envelopes, durationSec, footer?.procedures ?? [], callerLines);
   const result: ScenarioResult = {
     agent: header.agent,
     scenario: scenario.name,
@@ -259,7 +279,7 @@ async function replayOne(
     return result;
   }
   // The caller's lines are the recorded user messages: labelled as the caller's in the transcript.
-  if (header.scenario.caller) result.callerLines = [];
+  if (header.scenario.caller) result.callerLines = callerLines;
   const recorded = result.outcome;
   await judgeResult(result, scenario, judge);
   // A caller not heard stays the call's failure, whatever the expectations say of the rest.

@@ -95,7 +95,9 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
       ...(judgement ? { judgement } : {}),
     })),
     transcript: transcriptLines(r.observation, r.callerLines !== undefined),
-    entries: (r.observation?.entries ?? []).map((entry, i) => reportEntry(entry, times[i])),
+    entries: (r.observation?.entries ?? []).map((entry, i) =>
+      reportEntry(entry, times[i], r.callerLines !== undefined),
+    ),
     // Arguments decoded when the service sent a JSON string; `rawArguments` keeps what it sent.
     tool_calls: r.observation?.toolCalls ?? [],
     procedures: r.observation?.procedures ?? [],
@@ -109,13 +111,13 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
   };
 }
 
-function reportEntry(entry: ObservedEntry, time: EntryTime | undefined): ReportEntry {
+function reportEntry(entry: ObservedEntry, time: EntryTime | undefined, caller: boolean): ReportEntry {
   const at_ms = time?.atMs ?? null;
   switch (entry.kind) {
     case "agent":
       return { kind: "agent", text: entry.message.text, complete: entry.message.complete, at_ms };
     case "user":
-      return { kind: "user", text: entry.text, at_ms };
+      return { kind: "user", text: entry.text, at_ms, ...(caller ? { by: "caller" as const } : {}) };
     case "tool":
       return {
         kind: "tool",

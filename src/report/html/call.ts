@@ -50,7 +50,8 @@ function entryItem(entry: ReportEntry, id: string, pointed: number[] | undefined
     case "agent":
       return html`<li class="${cls}" id="${id}"><div class="who">agent${at(entry.at_ms)}${entry.complete ? null : html` <span class="note">(incomplete)</span>`} ${pointedNote(pointed)}</div><div class="bubble">${clip(entry.text)}</div></li>`;
     case "user":
-      return html`<li class="${cls}" id="${id}"><div class="who">user${at(entry.at_ms)} ${pointedNote(pointed)}</div><div class="bubble">${clip(entry.text)}</div></li>`;
+      // The scenario's caller said it: labelled so, as in the terminal, JSON and JUnit transcripts.
+      return html`<li class="${cls}${entry.by === "caller" ? " caller" : ""}" id="${id}"><div class="who">${entry.by ?? "user"}${at(entry.at_ms)} ${pointedNote(pointed)}</div><div class="bubble">${clip(entry.text)}</div></li>`;
     case "tool": {
       const returned =
         "result" in entry

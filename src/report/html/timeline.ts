@@ -18,8 +18,9 @@ type Row = { label: string; marks: Html[] };
 function entryText(entry: ReportEntry): string {
   switch (entry.kind) {
     case "agent":
+      return `agent: ${entry.text}`;
     case "user":
-      return `${entry.kind}: ${entry.text}`;
+      return `${entry.by ?? "user"}: ${entry.text}`;
     case "tool":
       return `tool ${entry.name}`;
     case "error":
@@ -38,7 +39,8 @@ function ticks(span: number, x: (ms: number) => number, y: number): Html[] {
 function eventRows(entries: readonly ReportEntry[], x: (ms: number) => number): { rows: Row[]; drawn: number } {
   const lanes: Record<ReportEntry["kind"], Row> = {
     agent: { label: "agent", marks: [] },
-    user: { label: "user", marks: [] },
+    // The caller's lane when the scenario's caller spoke.
+    user: { label: entries.some((e) => e.kind === "user" && e.by === "caller") ? "caller" : "user", marks: [] },
     tool: { label: "tool calls", marks: [] },
     error: { label: "errors", marks: [] },
   };
