@@ -81,6 +81,9 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
         { malformed: 'Verdict: fail.\n```json\n{"verdict": "pass", "reason": "fine", "lines": [1]}\n```' },
       ],
       "long winded": [{ verdict: "fail", reason: "x".repeat(200_000), cite: /./ }],
+      "cites nothing": [{ verdict: "pass", reason: "trust me", lines: [] }],
+      "cites line 999": [{ verdict: "pass", reason: "see line 999", lines: [999] }],
+      "cites the greeting": [{ verdict: "fail", reason: "the greeting names no callback number", cite: /^agent: / }],
     });
     other = await startTestJudge({
       "gives a callback number": [{ verdict: "pass", reason: "another judge passes it" }],
@@ -233,6 +236,32 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
     const prose = await replay(["--no-judge-cache"]);
     expect(prose.code).toBe(3);
     expect(prose.stdout).toMatch(/ambiguous \(its JSON says "pass" and its text around it says "fail"\)/);
+  });
+
+  it("a verdict must cite transcript lines: citing none, or lines the transcript lacks, is refused (exit 3); cited lines are shown", async () => {
+    await judged("cites nothing");
+    const none = await replay(["--no-judge-cache"]);
+    expect(none.code, none.stdout + none.stderr).toBe(3);
+    expect(none.stdout).toContain("the judge's answer cites no transcript line");
+    expect(none.stdout).not.toMatch(/✓ support/);
+    await judged("cites line 999");
+    const missing = await replay(["--no-judge-cache"]);
+    expect(missing.code, missing.stdout + missing.stderr).toBe(3);
+    expect(missing.stdout).toMatch(/the judge cited line\(s\) 999, which the transcript does not have/);
+    // The system message asks for at least one line.
+    const body = judge.requests.at(-1)?.body as { messages: { role: string; content: string }[] };
+    expect(body.messages.find((m) => m.role === "system")?.content).toMatch(/Cite at least one line/);
+    // A verdict citing lines: the JSON holds their text beside it, and the terminal shows it.
+    await judged("cites the greeting");
+    const cited = await replay(["--no-judge-cache"]);
+    expect(cited.code, cited.stdout + cited.stderr).toBe(1);
+    const assertion = JSON.parse(cited.json).results[0].assertions.find((a: { judgement?: unknown }) => a.judgement);
+    expect(assertion.judgement.lines.length).toBeGreaterThan(0);
+    expect(assertion.context.length).toBe(assertion.judgement.lines.length);
+    for (const line of assertion.context) {
+      expect(line).toMatch(/^agent: /);
+      expect(cited.stdout).toContain(`| ${line}`);
+    }
   });
 
   it("a huge reason is capped at 500 characters and citations at 20 lines on every surface", async () => {
