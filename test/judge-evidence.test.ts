@@ -264,6 +264,33 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
     }
   });
 
+  it("judge check with an alias bomb, a directory or a FIFO as a recording: a clear error at its line (exit 2), no hang", async () => {
+    const check = (file: string) =>
+      runInProcess(["judge", "check", file, "--no-judge-cache"], { cwd: dir, env: env() });
+    // A "billion laughs": 8 levels of 9 aliases each (9^8 nodes when expanded).
+    const levels = ["a: &a [x, x, x, x, x, x, x, x, x]"];
+    for (const name of "bcdefgh") {
+      const below = String.fromCharCode(name.charCodeAt(0) - 1);
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${below}`).join(", ")}]`);
+    }
+    await writeFile(path.join(dir, "bomb.yaml"), `${levels.join("\n")}\nitems: [*h]\n`);
+    const bomb = await check("bomb.yaml");
+    expect(bomb.code, bomb.stderr).toBe(2);
+    expect(bomb.stderr).toContain("bomb.yaml: cannot be read as data (Excessive alias count");
+    await writeFile(path.join(dir, "etc.yaml"), 'items:\n  - { rubric: "r", human: pass, recording: /etc }\n');
+    const etc = await check("etc.yaml");
+    expect(etc.code, etc.stderr).toBe(2);
+    expect(etc.stderr).toContain("etc.yaml:2: items.0.recording: /etc: it is a directory, not a file");
+    execFileSync("mkfifo", [path.join(dir, "pipe.jsonl")]);
+    await writeFile(path.join(dir, "fifo.yaml"), 'items:\n  - { rubric: "r", human: pass, recording: pipe.jsonl }\n');
+    const fifo = await check("fifo.yaml");
+    expect(fifo.code, fifo.stderr).toBe(2);
+    expect(fifo.stderr).toMatch(/fifo\.yaml:2: items\.0\.recording: .*pipe\.jsonl: it is not a regular file/);
+    const direct = await check("pipe.jsonl");
+    expect(direct.code, direct.stderr).toBe(2);
+    for (const run of [bomb, etc, fifo, direct]) expect(run.stderr).not.toMatch(/this is a bug/);
+  });
+
   it("a huge reason is capped at 500 characters and citations at 20 lines on every surface", async () => {
     await judged("long winded");
     const result = await replay(["--no-judge-cache", "--html", "r.html"]);
