@@ -19,11 +19,13 @@ function answer(user: string): { verdict: "pass" | "fail"; reason: string; lines
     n: Number(m[1]),
     text: (m[2] ?? "").toLowerCase(),
   }));
+  // A verdict cites the lines it rests on: a failure, the agent's lines it read (else the first line).
+  const read = agentLines.length > 0 ? agentLines.map((line) => line.n) : /^1: /m.test(user) ? [1] : [];
   if (phrases.length === 0) {
     return {
       verdict: "fail",
       reason: "the example judge checks only quoted phrases, and this rubric quotes none",
-      lines: [],
+      lines: read,
     };
   }
   const found = phrases.map((phrase) => agentLines.find((line) => line.text.includes(phrase)));
@@ -32,7 +34,7 @@ function answer(user: string): { verdict: "pass" | "fail"; reason: string; lines
     return {
       verdict: "fail",
       reason: `the agent never says ${missing.map((p) => JSON.stringify(p)).join(", ")}`,
-      lines: [],
+      lines: read,
     };
   }
   const lines = [...new Set(found.map((line) => line?.n as number))].sort((a, b) => a - b);

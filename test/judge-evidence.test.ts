@@ -81,6 +81,9 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
         { malformed: 'Verdict: fail.\n```json\n{"verdict": "pass", "reason": "fine", "lines": [1]}\n```' },
       ],
       "long winded": [{ verdict: "fail", reason: "x".repeat(200_000), cite: /./ }],
+      "cites nothing": [{ verdict: "pass", reason: "trust me", lines: [] }],
+      "cites line 999": [{ verdict: "pass", reason: "see line 999", lines: [999] }],
+      "cites the greeting": [{ verdict: "fail", reason: "the greeting names no callback number", cite: /^agent: / }],
     });
     other = await startTestJudge({
       "gives a callback number": [{ verdict: "pass", reason: "another judge passes it" }],
@@ -233,6 +236,59 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
     const prose = await replay(["--no-judge-cache"]);
     expect(prose.code).toBe(3);
     expect(prose.stdout).toMatch(/ambiguous \(its JSON says "pass" and its text around it says "fail"\)/);
+  });
+
+  it("a verdict must cite transcript lines: citing none, or lines the transcript lacks, is refused (exit 3); cited lines are shown", async () => {
+    await judged("cites nothing");
+    const none = await replay(["--no-judge-cache"]);
+    expect(none.code, none.stdout + none.stderr).toBe(3);
+    expect(none.stdout).toContain("the judge's answer cites no transcript line");
+    expect(none.stdout).not.toMatch(/✓ support/);
+    await judged("cites line 999");
+    const missing = await replay(["--no-judge-cache"]);
+    expect(missing.code, missing.stdout + missing.stderr).toBe(3);
+    expect(missing.stdout).toMatch(/the judge cited line\(s\) 999, which the transcript does not have/);
+    // The system message asks for at least one line.
+    const body = judge.requests.at(-1)?.body as { messages: { role: string; content: string }[] };
+    expect(body.messages.find((m) => m.role === "system")?.content).toMatch(/Cite at least one line/);
+    // A verdict citing lines: the JSON holds their text beside it, and the terminal shows it.
+    await judged("cites the greeting");
+    const cited = await replay(["--no-judge-cache"]);
+    expect(cited.code, cited.stdout + cited.stderr).toBe(1);
+    const assertion = JSON.parse(cited.json).results[0].assertions.find((a: { judgement?: unknown }) => a.judgement);
+    expect(assertion.judgement.lines.length).toBeGreaterThan(0);
+    expect(assertion.context.length).toBe(assertion.judgement.lines.length);
+    for (const line of assertion.context) {
+      expect(line).toMatch(/^agent: /);
+      expect(cited.stdout).toContain(`| ${line}`);
+    }
+  });
+
+  it("judge check with an alias bomb, a directory or a FIFO as a recording: a clear error at its line (exit 2), no hang", async () => {
+    const check = (file: string) =>
+      runInProcess(["judge", "check", file, "--no-judge-cache"], { cwd: dir, env: env() });
+    // A "billion laughs": 8 levels of 9 aliases each (9^8 nodes when expanded).
+    const levels = ["a: &a [x, x, x, x, x, x, x, x, x]"];
+    for (const name of "bcdefgh") {
+      const below = String.fromCharCode(name.charCodeAt(0) - 1);
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${below}`).join(", ")}]`);
+    }
+    await writeFile(path.join(dir, "bomb.yaml"), `${levels.join("\n")}\nitems: [*h]\n`);
+    const bomb = await check("bomb.yaml");
+    expect(bomb.code, bomb.stderr).toBe(2);
+    expect(bomb.stderr).toContain("bomb.yaml: cannot be read as data (Excessive alias count");
+    await writeFile(path.join(dir, "etc.yaml"), 'items:\n  - { rubric: "r", human: pass, recording: /etc }\n');
+    const etc = await check("etc.yaml");
+    expect(etc.code, etc.stderr).toBe(2);
+    expect(etc.stderr).toContain("etc.yaml:2: items.0.recording: /etc: it is a directory, not a file");
+    execFileSync("mkfifo", [path.join(dir, "pipe.jsonl")]);
+    await writeFile(path.join(dir, "fifo.yaml"), 'items:\n  - { rubric: "r", human: pass, recording: pipe.jsonl }\n');
+    const fifo = await check("fifo.yaml");
+    expect(fifo.code, fifo.stderr).toBe(2);
+    expect(fifo.stderr).toMatch(/fifo\.yaml:2: items\.0\.recording: .*pipe\.jsonl: it is not a regular file/);
+    const direct = await check("pipe.jsonl");
+    expect(direct.code, direct.stderr).toBe(2);
+    for (const run of [bomb, etc, fifo, direct]) expect(run.stderr).not.toMatch(/this is a bug/);
   });
 
   it("a huge reason is capped at 500 characters and citations at 20 lines on every surface", async () => {

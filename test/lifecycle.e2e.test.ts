@@ -172,6 +172,8 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
       const report = reportSchema.parse(JSON.parse(await readFile(path.join(reportsDir(), "behave.json"), "utf8")));
       expect(report.results.length).toBe(Number(match?.[2]));
       expect(report.results.filter((r) => /^interrupted\b/.test(r.error ?? "")).length).toBeGreaterThan(0);
+      // The report says the preview was stopped (issue 41: it said "interrupted": false).
+      expect(report.interrupted).toBe(true);
       const markdown = await readFile(path.join(reportsDir(), "plan.md"), "utf8");
       expect(markdown).not.toContain(EARLIER);
       expect(markdown).toContain("booking");

@@ -1,7 +1,9 @@
 // The flags several commands share, declared once: the report files of each report kind (with the
 // format each writes), the judge's cache, the connection and the traffic window.
+import path from "node:path";
+import { parseArgs } from "node:util";
 import { DEFAULT_CACHE_DIR } from "../judge/index.ts";
-import type { ReportFiles } from "../report/index.ts";
+import { type ReportFiles, reportPath } from "../report/index.ts";
 import { type Flag, STACK_FLAG } from "./args.ts";
 
 type FileFlag = Flag & { type: "string"; format: keyof ReportFiles };
@@ -65,6 +67,43 @@ export function reportFiles(flags: Record<string, FileFlag>, values: Record<stri
     if (typeof file === "string" && file !== "") files[flag.format] = file;
   }
   return files;
+}
+
+/** The smoke reports of \`start\` (without --no-smoke), always rewritten by the run. */
+export const START_REPORTS = { junit: "smoke.junit.xml", json: "smoke.json", html: "smoke.html" } as const;
+
+/**
+ * The report files (as written: a bare name under reports/) that \`argv\` asks a command for, read
+ * before the command runs so that no earlier run's file outlives the run's first moment (see
+ * CommandIO.claimReports). \`--help\` asks for none; a file also read by the run (a \`--compare\`
+ * report, a report to merge) is an input, never claimed. The command's own parser decides later
+ * whether the flags are valid: a refused run has still cleared the files it was asked for.
+ */
+export function askedReportFiles(
+  flags: Record<string, FileFlag>,
+  argv: readonly string[],
+  inputs: { flags?: readonly string[]; positionals?: boolean } = {},
+): string[] {
+  const options = Object.fromEntries(
+    [...Object.keys(flags), ...(inputs.flags ?? [])].map((name) => [name, { type: "string" as const, multiple: true }]),
+  );
+  const { values, positionals } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true });
+  if (argv.some((arg) => arg === "--help" || arg === "-h")) return [];
+  const strings = (name: string) => {
+    const value = values[name];
+    return (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === "string" && v !== "");
+  };
+  const read = new Set(
+    [...(inputs.flags ?? []).flatMap(strings), ...(inputs.positionals ? positionals : [])].map((f) => path.resolve(f)),
+  );
+  const files = Object.keys(flags).flatMap((name) => strings(name).map(reportPath));
+  return [...new Set(files)].filter((file) => !read.has(path.resolve(file)));
+}
+
+/** `start`'s reports (none with --no-smoke or --help), claimed like the others. */
+export function startReportFiles(argv: readonly string[]): string[] {
+  const none = argv.some((arg) => arg === "--no-smoke" || arg === "--help" || arg === "-h");
+  return none ? [] : Object.values(START_REPORTS).map(reportPath);
 }
 
 /** Every command that runs scenarios takes these for the judge. */

@@ -7,6 +7,13 @@
 // its exit code and from its fields to flags.
 import { AgentIacError } from "../errors/index.ts";
 import { cliOutcome } from "./errors.ts";
+import {
+  askedReportFiles,
+  PLAN_REPORT_FLAGS,
+  RUN_REPORT_FLAGS,
+  startReportFiles,
+  TRAFFIC_REPORT_FLAGS,
+} from "./flags.ts";
 import { type CommandIO, processIO } from "./lifecycle.ts";
 
 export { CommandIO, processIO } from "./lifecycle.ts";
@@ -16,12 +23,15 @@ type Command = {
   load: () => Promise<{ run(argv: string[], io: CommandIO): Promise<number> }>;
   /** The operator commands share one module, which takes the command name as its first argument. */
   withName?: boolean;
+  /** The report files its arguments ask for: claimed (an earlier run's removed) before it loads. */
+  reports?: (argv: readonly string[]) => string[];
 };
 
 const commands: Record<string, Command> = {
   start: {
     summary: "provision agents/ against the stack (the local simulator by default) and smoke-call them",
     load: () => import("./start.ts"),
+    reports: startReportFiles,
   },
   validate: { summary: "check agents/*.yaml offline; file:line errors", load: () => import("./validate.ts") },
   schema: {
@@ -31,16 +41,23 @@ const commands: Record<string, Command> = {
   plan: {
     summary: "preview a stack and render a reviewable plan (Markdown, JSON)",
     load: () => import("./plan.ts"),
+    reports: (argv) => askedReportFiles(PLAN_REPORT_FLAGS, argv),
   },
   smoke: {
     summary: "place smoke test calls against the stack's pinned version ids",
     load: () => import("./smoke.ts"),
+    // A previous report given as the old side is read, not replaced.
+    reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv, { flags: ["compare"] }),
   },
   judge: {
     summary: "measure the configured judge against labelled transcripts (judge check FILE)",
     load: () => import("./judge.ts"),
   },
-  report: { summary: "merge the JSON reports of sharded smoke runs", load: () => import("./report.ts") },
+  report: {
+    summary: "merge the JSON reports of sharded smoke runs",
+    load: () => import("./report.ts"),
+    reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv, { positionals: true }),
+  },
   scenario: {
     summary: "print a real call as a smoke scenario (scenario capture <conversation-id>)",
     load: () => import("./scenario.ts"),
@@ -49,10 +66,12 @@ const commands: Record<string, Command> = {
   watch: {
     summary: "live traffic of the current versions against the previous ones; exit 1 when a figure got worse",
     load: () => import("./watch.ts"),
+    reports: (argv) => askedReportFiles(TRAFFIC_REPORT_FLAGS, argv),
   },
   audit: {
     summary: "which agent versions take calls: current, older versions of ours, unknown ids",
     load: () => import("./audit.ts"),
+    reports: (argv) => askedReportFiles(TRAFFIC_REPORT_FLAGS, argv),
   },
   conversations: {
     summary: "list conversations, or a conversation's procedures",
@@ -136,11 +155,13 @@ export async function runCli(argv: string[], io: CommandIO = processIO()): Promi
   // The Pulumi program run by start and plan reads it too: with it, it keeps stack traces.
   if (debug) process.env.AGENT_IAC_DEBUG = "1";
   const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
+  const command = name && Object.hasOwn(commands, name) ? commands[name] : undefined;
+  // The run's first moment: no earlier run's report outlives it, whatever ends it (a signal too).
+  await io.claimReports(command?.reports?.(rest) ?? []);
   if (!name || name === "--help" || name === "-h" || name === "help") {
     io.stdout.write(usage());
     return name ? 0 : 2;
   }
-  const command = commands[name];
   if (!command) {
     const { suggestion } = await import("./args.ts");
     io.stderr.write(`agent-iac: unknown command "${name}"${suggestion(name, Object.keys(commands))}\n\n${usage()}`);

@@ -6,8 +6,14 @@
 //   AbortSignal stops placing calls and aborts the calls in flight; the command then writes its
 //   reports with every call's result) and ends with `interrupted(...)`: one line, exit 130. While
 //   no part of the command listens, a signal ends the run at once (`onIdleSignal`).
+// - the report files it was asked for, from its first moment (`claimReports`, before the command
+//   is even loaded): an earlier run's files of those names are removed then, so an interrupted or
+//   failed run never leaves another run's reports (green or not) where its own were asked for.
+//   Signals that come before (while the command's code loads) are held and delivered right after.
 // - the clients for the service, which say each retry on stderr, closed when the run ends;
 // - the service's errors, said as one message for the connection the command used.
+import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { Client, RetryNotice } from "../api/index.ts";
 import { createClient } from "../api/index.ts";
@@ -28,30 +34,60 @@ export type Interruption = {
   release(): void;
 };
 
+/** Told of a signal nothing listens for; `note` says which asked-for reports are not written. */
+export type IdleSignalHandler = (signal: NodeJS.Signals, note: string) => void;
+
 export class CommandIO {
   readonly stdout: Output;
   readonly stderr: Output;
-  readonly #onIdleSignal: (signal: NodeJS.Signals) => void;
+  readonly #onIdleSignal: IdleSignalHandler;
   readonly #listeners = new Set<InterruptListener>();
   readonly #clients = new Set<Client>();
   #received: NodeJS.Signals | undefined;
   #connection: Connection | undefined;
+  /** Signals received before the run claimed its reports; undefined once it has. */
+  #held: NodeJS.Signals[] | undefined = [];
+  #claimed: readonly string[] = [];
 
   /** `onIdleSignal`: a signal with nothing listening ends the run (the process: exit 130 at once). */
-  constructor(streams: { stdout: Output; stderr: Output }, onIdleSignal: (signal: NodeJS.Signals) => void) {
+  constructor(streams: { stdout: Output; stderr: Output }, onIdleSignal: IdleSignalHandler) {
     this.stdout = streams.stdout;
     this.stderr = streams.stderr;
     this.#onIdleSignal = onIdleSignal;
   }
 
-  /** Delivers SIGINT/SIGTERM to the run. */
+  /** Delivers SIGINT/SIGTERM to the run (held until it has claimed its reports). */
   readonly signal = (signal: NodeJS.Signals): void => {
+    if (this.#held) {
+      this.#held.push(signal);
+      return;
+    }
     const repeat = this.#received !== undefined;
     this.#received ??= signal;
     // Nothing in flight that could stop cleanly (reading files, building the toolchain, a list).
-    if (this.#listeners.size === 0) this.#onIdleSignal(signal);
+    if (this.#listeners.size === 0) this.#onIdleSignal(signal, this.#unwrittenNote());
     else for (const listener of [...this.#listeners]) listener(signal, repeat);
   };
+
+  /**
+   * The run's first moment: removes the files of the reports it was asked for (an earlier run's;
+   * the run writes its own later), then delivers the signals held until now. Once per run.
+   */
+  async claimReports(files: readonly string[]): Promise<void> {
+    if (!this.#held) return;
+    // A file that cannot be removed cannot be written either: the run's write says so.
+    await Promise.all(files.map((file) => rm(file, { force: true }).catch(() => undefined)));
+    this.#claimed = files;
+    const held = this.#held;
+    this.#held = undefined;
+    for (const signal of held) this.signal(signal);
+  }
+
+  /** `; no report written (reports/a.json removed: not this run's)` for the claimed files not written. */
+  #unwrittenNote(): string {
+    const missing = this.#claimed.filter((file) => !existsSync(file)).map(shownPath);
+    return missing.length > 0 ? `; no report written (${missing.join(", ")} removed: not this run's)` : "";
+  }
 
   /** Listens for SIGINT/SIGTERM until the returned function is called. */
   readonly onInterrupt = (listener: InterruptListener): (() => void) => {
@@ -116,8 +152,8 @@ export class CommandIO {
 
 /** The process's own streams; a signal nothing listens for ends the process with exit 130. */
 export function processIO(): CommandIO {
-  return new CommandIO({ stdout: process.stdout, stderr: process.stderr }, (signal) => {
-    process.stderr.write(`\ninterrupted (${signal})\n`);
+  return new CommandIO({ stdout: process.stdout, stderr: process.stderr }, (signal, note) => {
+    process.stderr.write(`\ninterrupted (${signal})${note}\n`);
     process.exit(130);
   });
 }
@@ -139,11 +175,16 @@ export type InterruptedRun = {
 /** `interrupted: N of M calls finished; reports in reports/smoke.json, …` */
 export function interrupted(run: InterruptedRun): Interrupted {
   // Where src/report wrote them: a bare name under reports/.
-  const files = run.reports.map((file) => path.relative(process.cwd(), path.resolve(reportPath(file))) || file);
+  const files = run.reports.map((file) => shownPath(reportPath(file)));
   const where = files.length > 0 ? `; reports in ${files.join(", ")}` : "; no report was asked for";
   const phase = run.phase ? ` (${run.phase})` : "";
   const finished = finishedCalls(run.calls);
   return new Interrupted(`interrupted: ${finished} of ${run.calls.length} calls finished${phase}${where}`, 130);
+}
+
+/** A written file's path as said: relative to the working directory. */
+function shownPath(file: string): string {
+  return path.relative(process.cwd(), path.resolve(file)) || file;
 }
 
 /** An interrupted run that places no calls (a stream, a read of the traffic): `interrupted: <what>`. */

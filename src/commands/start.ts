@@ -21,6 +21,7 @@ import {
 import { ensurePulumi, InterruptedError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { unknownVersionsNote } from "./connect.ts";
+import { START_REPORTS } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
 
 const SPEC = {
@@ -42,9 +43,6 @@ unlocked.`,
 deployed then), 2 usage or configuration error, 3 the service or the backend failed (including a
 failed \`pulumi up\`), 130 interrupted.`,
 } as const;
-
-/** The smoke reports of `start`, always rewritten by the run (never left from an earlier one). */
-const START_REPORTS = { junit: "smoke.junit.xml", json: "smoke.json", html: "smoke.html" } as const;
 
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);

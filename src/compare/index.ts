@@ -8,6 +8,7 @@ export {
   transcriptDiff,
 } from "./compare.ts";
 export {
+  checkPendingBase,
   consumeBase,
   type OldVersions,
   parseOldVersions,

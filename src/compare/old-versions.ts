@@ -114,6 +114,37 @@ async function pendingBase(stateDir: string, stack: string): Promise<PendingBase
   return { ...value, versions, seen: Array.isArray(value.seen) ? value.seen.map(String) : Object.keys(versions) };
 }
 
+/**
+ * Before a deploy: the pending base of the stack (if any) must name only versions the stack held —
+ * `held(versionId)` says whether it holds or held one (its state and update history). A base naming
+ * another version (another stack's, edited, or a service's that never had it) would be compared
+ * against calls that cannot be placed: a ConfigError naming the file, the versions and the way out.
+ * A damaged base is the same ConfigError as at the deploy. Without the stack's history
+ * (`held` undefined: a backend whose history holds no outputs) only the file's shape is checked.
+ */
+export async function checkPendingBase(
+  stateDir: string,
+  stack: string,
+  held: ((versionId: string) => boolean) | undefined,
+): Promise<void> {
+  const pending = await pendingBase(stateDir, stack);
+  if (!pending || !held) return;
+  const foreign = Object.entries(pending.versions).filter(([, version]) => !held(version));
+  if (foreign.length === 0) return;
+  const file = baseFile(stateDir, stack);
+  const named = foreign
+    .slice(0, 5)
+    .map(([key, version]) => `${JSON.stringify(key.slice(0, 80))}: ${JSON.stringify(version.slice(0, 80))}`)
+    .join(", ");
+  const more = foreign.length > 5 ? ` and ${foreign.length - 5} more` : "";
+  throw new ConfigError(
+    `${file} names version(s) stack ${JSON.stringify(stack)} never held (${named}${more}): the comparison base is not applied, nothing was deployed`,
+    {
+      hint: `delete it (rm ${file}) to record a new base at this deploy — the pending comparison, if it was this stack's, is then lost — or restore the file this checkout wrote`,
+    },
+  );
+}
+
 function damagedBase(file: string, why: string): ConfigError {
   return new ConfigError(`${file}: the pending comparison base is damaged: ${why}`, {
     hint: `delete it (rm ${file}) to record a new base at this deploy — the comparison with the versions before the earlier, uncompared deploy is then lost — or restore it from a backup`,

@@ -1,7 +1,7 @@
 // `agent-iac judge check FILE`: the configured judge over transcripts a person labelled. The file
 // (YAML) lists items — a rubric, a transcript (its display lines) or a recording, and the human's
 // verdict — and every problem in it is reported at its file:line.
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { isNode, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
@@ -58,7 +58,25 @@ export class LabelledFileError extends InvalidInputError {
   }
 }
 
+/** The largest labelled file read (bytes); its recordings are bounded where they are read. */
+const MAX_LABELLED_FILE_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Why `file` cannot be read as a whole (a directory, a FIFO or device that would block or never
+ * end, over `max` bytes, missing or unreadable), or undefined when it is a regular file in bounds.
+ */
+async function unreadable(file: string, max: number): Promise<string | undefined> {
+  const info = await stat(file).catch((error: NodeJS.ErrnoException) => error);
+  if (info instanceof Error) return `cannot read it (${info.code ?? info.message})`;
+  if (info.isDirectory()) return "it is a directory, not a file";
+  if (!info.isFile()) return "it is not a regular file (a FIFO, socket or device is never read)";
+  if (info.size > max) return `it is larger than ${max} bytes`;
+  return undefined;
+}
+
 export async function readLabelledFile(file: string): Promise<LabelledFile> {
+  const problem = await unreadable(file, MAX_LABELLED_FILE_BYTES);
+  if (problem) throw new LabelledFileError(file, [`${file}: ${problem}`]);
   const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new LabelledFileError(file, [`${file}: cannot read it (${error.code ?? error.message})`]);
   });
@@ -78,7 +96,16 @@ export async function readLabelledFile(file: string): Promise<LabelledFile> {
     }
     return 1;
   };
-  const parsed = labelledFileSchema.safeParse(doc.toJS() ?? {});
+  let value: unknown;
+  try {
+    // The yaml library refuses a document whose aliases expand past its bound (a "billion laughs").
+    value = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  } catch (error) {
+    throw new LabelledFileError(file, [
+      `${file}: cannot be read as data (${(error as Error).message.slice(0, 200)}): expand its aliases (&name / *name)`,
+    ]);
+  }
+  const parsed = labelledFileSchema.safeParse(value);
   if (!parsed.success) {
     throw new LabelledFileError(
       file,
@@ -87,15 +114,20 @@ export async function readLabelledFile(file: string): Promise<LabelledFile> {
       ),
     );
   }
-  return {
-    file,
-    votes: parsed.data.votes,
-    items: parsed.data.items.map((item, i) => ({
-      ...item,
-      ...(item.recording ? { recording: path.resolve(path.dirname(file), item.recording) } : {}),
-      line: at(["items", i]),
-    })),
-  };
+  const items = parsed.data.items.map((item, i) => ({
+    ...item,
+    ...(item.recording ? { recording: path.resolve(path.dirname(file), item.recording) } : {}),
+    line: at(["items", i]),
+  }));
+  // A recording that is a directory, a FIFO (a read that never ends) or missing is named at its line.
+  const problems: string[] = [];
+  for (const [i, item] of items.entries()) {
+    if (!item.recording) continue;
+    const why = await unreadable(item.recording, Number.MAX_SAFE_INTEGER);
+    if (why) problems.push(`${file}:${at(["items", i, "recording"])}: items.${i}.recording: ${item.recording}: ${why}`);
+  }
+  if (problems.length > 0) throw new LabelledFileError(file, problems);
+  return { file, votes: parsed.data.votes, items };
 }
 
 type CheckedItem = { item: LabelledItem; judgement: Judgement };

@@ -1,6 +1,7 @@
 // One judge answer → one vote, or why it is not one. The JSON object may come as the whole message
 // (a server that honours response_format) or inside text (one that ignores it: prose, a ```json
-// fence); it is invalid when its shape is wrong or it cites a line the transcript does not have, and
+// fence); it is invalid when its shape is wrong, cites no line of a transcript that has lines, or
+// cites a line the transcript does not have (a verdict rests on lines it names, shown with it), and
 // ambiguous — refused, never read as either — when it gives more than one verdict (two `verdict`
 // keys, two objects, or prose naming the other verdict). The reason and the cited lines are capped
 // (MAX_REASON_CHARS, MAX_CITED_LINES) here, so every surface shows at most that.
@@ -82,6 +83,13 @@ export function parseVote(content: string, lineCount: number): Vote {
   const other = parsed.data.verdict === "pass" ? "fail" : "pass";
   if (new RegExp(`\\b${other}\\b`, "i").test(around)) {
     throw ambiguous(`its JSON says "${parsed.data.verdict}" and its text around it says "${other}"`);
+  }
+  // A verdict rests on the lines it names (shown beside it in the reports): one naming none is no
+  // evidence of either verdict, refused like an ambiguous one.
+  if (parsed.data.lines.length === 0 && lineCount > 0) {
+    throw new JudgeAnswerError(
+      `the judge's answer cites no transcript line (a verdict must name the lines it relies on): it is not counted as either verdict`,
+    );
   }
   const missing = parsed.data.lines.filter((n) => n < 1 || n > lineCount);
   if (missing.length > 0) {

@@ -4,7 +4,15 @@
 
 const MAX_TEXT = 300;
 
-/** Plain text for Markdown inside a line: one line, bounded, HTML and inline Markdown syntax escaped. */
+// A zero-width space (as an entity: it survives every Markdown renderer) that breaks what GitHub
+// would otherwise turn into a notification or a link: `@org/team` and `@user` mentions (and e-mail
+// autolinks), `#12` and `owner/repo#12` references, `https://…` and `www.` autolinks.
+const ZWSP = "&#8203;";
+
+/**
+ * Plain text for Markdown inside a line: one line, bounded, HTML and inline Markdown syntax
+ * escaped, and inert on GitHub — no mention notifies anyone, no reference or URL becomes a link.
+ */
 export function markdownText(text: string, max = MAX_TEXT): string {
   const line = text.replace(/\s+/g, " ").trim();
   const clipped = line.length > max ? `${line.slice(0, max)}…` : line;
@@ -12,7 +20,11 @@ export function markdownText(text: string, max = MAX_TEXT): string {
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")
-    .replace(/[\\`*_[\]|~]/g, (c) => `\\${c}`);
+    .replace(/[\\`*_[\]|~]/g, (c) => `\\${c}`)
+    .replace(/#(?=\d)/g, `#${ZWSP}`)
+    .replace(/@(?=[A-Za-z0-9])/g, `@${ZWSP}`)
+    .replace(/:\/\//g, `:${ZWSP}//`)
+    .replace(/\bwww\./gi, (www) => `${www.slice(0, 3)}${ZWSP}.`);
 }
 
 /** Markdown (already made safe) in a table cell: one line, pipes escaped. */

@@ -32,8 +32,9 @@ export function failureText(call: CallResult): string {
 
 /** A finished call: `✓ agent/scenario#1 (version, conversation) 3 checks, 1.2 s`, a failure with its unmet expectations under it. */
 export function callLines(call: CallResult): string {
-  const name = `${call.agent}/${call.scenario}#${call.iteration}`;
-  const where = `${call.version_id}${call.conversation_id ? `, ${call.conversation_id}` : ""}`;
+  // The version id may come from a file (`--compare OLD`) and the conversation id from the service: data, escaped.
+  const name = terminalText(`${call.agent}/${call.scenario}#${call.iteration}`);
+  const where = terminalText(`${call.version_id}${call.conversation_id ? `, ${call.conversation_id}` : ""}`);
   const time = `${(call.timings.duration_ms / 1000).toFixed(1)} s`;
   const byName = call.procedures.some((p) => (p as { matchedBy?: unknown } | null)?.matchedBy === "name")
     ? " (procedures matched by name: this is not the stack's current version)"
@@ -196,11 +197,16 @@ function callsLine(report: Report): string {
  */
 export function terminalSummary(report: Report): string {
   const s = countScenarios(report);
-  const lines = report.kind === "compare" ? comparisonSummary(report) : [];
+  // Version ids (from `--compare OLD`) and the old calls' errors are data: each line escaped whole.
+  const lines = report.kind === "compare" ? comparisonSummary(report).map(terminalText) : [];
   // A scenario with no call here (another shard's) is not this report's to tell; one whose calls
   // were never placed is.
   const notPlaced = report.scenarios.filter((x) => x.verdict === "not_run" && x.iterations > 0).length;
-  lines.push(...report.scenarios.filter((x) => x.verdict !== "not_run" || x.iterations > 0).map(scenarioLine));
+  lines.push(
+    ...report.scenarios
+      .filter((x) => x.verdict !== "not_run" || x.iterations > 0)
+      .map((x) => terminalText(scenarioLine(x))),
+  );
   if (report.results.length > 0) lines.push(callsLine(report));
   if (s.calls_saved)
     lines.push(`${s.calls_saved} planned call(s) not needed: their scenarios were decided without them`);

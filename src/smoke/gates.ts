@@ -170,10 +170,13 @@ function repeatFigures(all: readonly CallResult[], gate: Gate, verdict: Verdict,
   // Only calls that ended on their own settle anything: a cut-short or unplaced call is never "not needed".
   const list = ended(all);
   const passes = list.filter(passed).length;
-  const decided = verdict !== "not_run" && gateDecision(gate, passes, list.length - passes) !== "continue";
+  // A scenario with a call cut short or never placed did not complete: nothing was "decided after" a
+  // few calls and no call was "not needed" (its calls never placed are not run).
+  const stopped = list.length < all.length;
+  const decided = verdict !== "not_run" && !stopped && gateDecision(gate, passes, list.length - passes) !== "continue";
   const saved = !partial && decided ? Math.max(0, gate.plannedIterations - all.length) : 0;
   const figures: Partial<ScenarioSummary> = {
-    decided_after: partial ? null : decidedAfter(list, gate),
+    decided_after: partial || stopped ? null : decidedAfter(list, gate),
     calls_saved: saved,
     pass_k: list.length >= 2 ? passHatKs(passes, list.length) : [],
   };

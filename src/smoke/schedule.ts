@@ -1,7 +1,9 @@
 // Which planned call goes next. Fixed repeats stop as soon as their verdict cannot change
 // (src/stats: curtailment); a sequential test places its calls in rounds of `concurrency` and
 // looks after each (src/stats: the SPRT). Calls in flight always finish; a call that is no longer
-// needed is never placed and never reported as run or failed.
+// needed is never placed and never reported as run or failed — unless the run's stop cut one of its
+// scenario's calls short: that scenario did not complete, and every call of it never placed is
+// "not run" (never "not needed").
 
 import { type CallOutcomeKind, endedOnItsOwn } from "../report/index.ts";
 import type { PlannedCall } from "./call.ts";
@@ -16,6 +18,8 @@ type ScenarioState = {
   failures: number;
   /** A sequential test's calls placed by the end of its current round. */
   roundEnd: number;
+  /** One of its calls was cut short by the run's stop (ended `interrupted`). */
+  cut: boolean;
 };
 
 export type ScheduleOptions = {
@@ -49,7 +53,7 @@ export class Schedule {
     const key = scenarioKey(call.agent, call.scenario.name, call.versionId);
     let state = this.#states.get(key);
     if (!state) {
-      state = { gate: gateOf(call.scenario), placed: 0, inflight: 0, passes: 0, failures: 0, roundEnd: 0 };
+      state = { gate: gateOf(call.scenario), placed: 0, inflight: 0, passes: 0, failures: 0, roundEnd: 0, cut: false };
       this.#states.set(key, state);
     }
     return state;
@@ -105,18 +109,26 @@ export class Schedule {
     state.inflight--;
     if (kind === "passed") state.passes++;
     else if (endedOnItsOwn(kind)) state.failures++;
+    else state.cut = true;
     this.#wake();
   }
 
-  /** Calls never placed that are still needed (after a stop: they are reported as not run). */
+  /**
+   * Calls never placed that are still needed, or whose scenario the stop cut short (after a stop:
+   * they are reported as not run), in planned order; the rest stay "not needed".
+   */
   unplaced(): number[] {
-    const left = this.#pending.filter((index) => {
-      if (!this.#decided(this.#state(index))) return true;
+    const left = [...this.#pending, ...this.notNeeded].filter((index) => {
+      const state = this.#state(index);
+      if (state.cut || !this.#decided(state)) {
+        this.notNeeded.delete(index);
+        return true;
+      }
       this.notNeeded.add(index);
       return false;
     });
     this.#pending.length = 0;
-    return left;
+    return left.sort((a, b) => a - b);
   }
 
   #wake(): void {

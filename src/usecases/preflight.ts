@@ -2,6 +2,7 @@
 // at the stack's address is known to be the one its agents live in, and a judged smoke has a judge.
 import { judgeRubrics } from "../definitions/index.ts";
 import { requireJudge } from "../settings/index.ts";
+import { checkComparisonBase } from "./comparison-base.ts";
 import { checkReusedSimulator, type LocalService } from "./local-service.ts";
 import type { StackSession } from "./session.ts";
 
@@ -19,6 +20,7 @@ export async function checkBeforeDeploy(
   const held = await session.held();
   await checkReusedSimulator(service, held.agents, session.name);
   if (!options.smoke) return;
+  await checkComparisonBase(session, held);
   const definitions = await session.scenarioAgents(held);
   const judged = definitions.flatMap((agent) =>
     agent.smoke.filter((s) => judgeRubrics(s.expect).length > 0).map((s) => `${agent.key}/${s.name}`),

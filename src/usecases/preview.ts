@@ -83,7 +83,8 @@ export async function previewBehaviour(
   const calls = targets.flatMap((t) => t.calls);
   const report = (results: ScenarioResult[]) => {
     attachBehaviour(plan, targets, skipped, results);
-    return behaveReport(plan, targets, results);
+    // A stopped preview says so in its report, as a stopped smoke run does.
+    return { ...behaveReport(plan, targets, results), interrupted: io.signal.aborted };
   };
   if (previewed.blocked > 0) {
     const reason = "a mandatory policy violation blocked the preview";

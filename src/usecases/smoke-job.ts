@@ -10,7 +10,7 @@ import { compareSides, type FailOn, type OldVersions, oldSide } from "../compare
 import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
-import type { Report } from "../report/index.ts";
+import { type Report, terminalLines, terminalText } from "../report/index.ts";
 import type { JudgeSettings, ResolvedConnection } from "../settings/index.ts";
 import {
   dryRunText,
@@ -86,7 +86,8 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
   const { newCalls, oldCalls, notes } = sides(job);
   const all = [...oldCalls, ...newCalls];
   const cost = estimate(all);
-  if (job.dryRun) io.out.write(dryRunText(all));
+  // The version ids may come from a file (`--compare OLD`): each line escaped, its breaks kept.
+  if (job.dryRun) io.out.write(terminalLines(dryRunText(all)));
   if (job.maxCallMinutes !== undefined && cost.worstCaseMinutes > job.maxCallMinutes) {
     throw overBudget(cost, job.maxCallMinutes);
   }
@@ -180,7 +181,7 @@ async function place(job: SmokeJob, { newCalls, oldCalls, notes }: Sides, { clie
     const { results } = await run(newCalls, {});
     return { report: placement.report(results), results, oldResults: [] };
   }
-  for (const note of notes) io.out.write(`note: ${note}\n`);
+  for (const note of notes) io.out.write(`note: ${terminalText(note)}\n`);
   // The test of old against new needs every planned call of fixed repeats on both sides.
   let oldResults: ScenarioResult[] = [];
   if (oldCalls.length > 0) {

@@ -1,5 +1,6 @@
 // The job summary's Markdown from report objects built here (pure logic).
 import { describe, expect, it } from "vitest";
+import { planMarkdown } from "../../src/report/index.ts";
 import { jobSummary, markdownText } from "../../src/report/markdown.ts";
 
 const failedCall = (scenario: string, description: string) => ({
@@ -15,7 +16,15 @@ const failedCall = (scenario: string, description: string) => ({
 describe("jobSummary", () => {
   it("escapes text from agent files and the service: no HTML, links, images or table cells", () => {
     expect(markdownText(`<img src=x onerror=alert(1)> | ![x](http://e/) *b* \`c\`\nnext`)).toBe(
-      "&lt;img src=x onerror=alert(1)&gt; \\| !\\[x\\](http://e/) \\*b\\* \\`c\\` next",
+      "&lt;img src=x onerror=alert(1)&gt; \\| !\\[x\\](http:&#8203;//e/) \\*b\\* \\`c\\` next",
+    );
+    // Inert on GitHub (issue 41): no mention notifies a team or a user, no reference or URL is a link.
+    expect(
+      markdownText(
+        "ping @acme/security and @mallory, see #12, acme/app#3, https://evil.example/x, www.evil.example, a@b.io",
+      ),
+    ).toBe(
+      "ping @&#8203;acme/security and @&#8203;mallory, see #&#8203;12, acme/app#&#8203;3, https:&#8203;//evil.example/x, www&#8203;.evil.example, a@&#8203;b.io",
     );
     const summary = jobSummary({
       scenarios: [
@@ -70,5 +79,32 @@ describe("jobSummary", () => {
     });
     expect(green.startsWith("### ✅ agent-iac smoke")).toBe(true);
     expect(green).not.toContain("Failed scenarios");
+  });
+});
+
+describe("the plan's Markdown (the pull request comment)", () => {
+  it("renders a policy violation's text inert: no @org/team mention, no link", () => {
+    const message =
+      "model gpt-x is not allowed: ask @acme/platform-team or see https://evil.example/#1 (www.evil.example)";
+    const markdown = planMarkdown({
+      stack: "prod",
+      overlays: [],
+      agents: [
+        {
+          agent: "support",
+          kind: "conversational",
+          action: "unchanged",
+          why: "config changed",
+          fields: [],
+          promptDiffs: {},
+          violations: [{ rule: "agent-allowed-models", level: "mandatory", pack: "@acme/pack", message, urn: "urn:x" }],
+        },
+      ],
+    });
+    expect(markdown).toContain(
+      "ask @&#8203;acme/platform-team or see https:&#8203;//evil.example/#&#8203;1 (www&#8203;.evil.example)",
+    );
+    expect(markdown).toContain("(@&#8203;acme/pack)");
+    expect(markdown).not.toMatch(/@acme|https:\/\/|www\.evil/);
   });
 });
