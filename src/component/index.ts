@@ -8,6 +8,14 @@ import { type AgentDefinition, formatDiagnostic, loadAgents } from "../definitio
 import { ConversationalAgent, ProceduralAgent } from "../provider/index.ts";
 import { requireConnection, resolveConnection } from "../settings/index.ts";
 
+export {
+  PREVIOUS_VERSIONS_OUTPUT,
+  previousVersions,
+  previousVersionsOf,
+  stackOutputsBefore,
+  versionsBeforeIn,
+} from "./previous.ts";
+
 /** The component's Pulumi type token: `smoke` finds a stack's agent directories by it. */
 export const AGENT_DIRECTORY_TYPE = "agent-iac:index:AgentDirectory";
 

@@ -9,7 +9,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse, parseDocument } from "yaml";
 import { type CallerShapeSettings, resolveCallerShapeSettings } from "../caller/index.ts";
-import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
+import { AGENT_DIRECTORY_TYPE, PREVIOUS_VERSIONS_OUTPUT, versionsBeforeIn } from "../component/index.ts";
 import {
   type AgentDefinition,
   type Diagnostic,
@@ -38,8 +38,17 @@ import { invalidFiles } from "./errors.ts";
 
 export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
 
-/** What the stack's state holds: its agents, which of them the outputs pin differently, its AgentDirectory folders. */
-export type HeldAgents = { agents: Record<string, HeldAgent>; stale: string[]; directories: string[] };
+/**
+ * What the stack's state holds: its agents, which of them the outputs pin differently, its
+ * AgentDirectory folders, and the version each agent held before its current one (the program's
+ * `previous_versions` output: what its last replace left).
+ */
+export type HeldAgents = {
+  agents: Record<string, HeldAgent>;
+  stale: string[];
+  directories: string[];
+  previous: Record<string, string>;
+};
 
 export type StackSession = {
   name: string;
@@ -287,7 +296,16 @@ async function stackAgents(stack: Stack): Promise<HeldAgents> {
   const stale = Object.keys(agents).filter(
     (key) => outputs[key] !== undefined && outputs[key]?.version_id !== agents[key]?.version_id,
   );
-  return { agents, stale, directories };
+  return { agents, stale, directories, previous: previousVersionsOf(resources, agents) };
+}
+
+/** The stack's `previous_versions` output (src/component/previous.ts), for the agents it holds; {} before one was written. */
+function previousVersionsOf(resources: StateResource[], agents: Record<string, HeldAgent>): Record<string, string> {
+  const root = resources.find((resource) => resource.type === "pulumi:pulumi:Stack" && !resource.delete);
+  const { previous } = versionsBeforeIn({ [PREVIOUS_VERSIONS_OUTPUT]: root?.outputs?.[PREVIOUS_VERSIONS_OUTPUT] });
+  return Object.fromEntries(
+    Object.entries(previous).filter(([key, version]) => agents[key] && agents[key].version_id !== version),
+  );
 }
 
 /**
