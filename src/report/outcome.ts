@@ -94,7 +94,9 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results" | "f
     regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
     inconclusive: n("inconclusive"),
     calls_saved: report.scenarios.reduce((sum, s) => sum + (s.calls_saved ?? 0), 0),
-    calls: report.results.filter((c) => c.outcome.kind !== "not_run").length,
+    // `calls` are those the verdicts stand on, as `calls_passed`… are; the old side is counted apart.
+    calls: judged.filter((c) => c.outcome.kind !== "not_run").length,
+    calls_old: report.results.filter((c) => c.side === "old" && c.outcome.kind !== "not_run").length,
     calls_passed: kind("passed"),
     calls_failed: kind("failed"),
     calls_errors: kind("error"),

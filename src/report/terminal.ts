@@ -181,8 +181,7 @@ function comparisonSummary(report: Report): string[] {
 function callsLine(report: Report): string {
   const s = countScenarios(report);
   const judged = judgedCalls(report).length;
-  const placed = judged - s.calls_not_run;
-  const old = s.calls - placed;
+  const old = s.calls_old;
   const unfinished = [
     ...(s.calls_interrupted > 0 ? [`${s.calls_interrupted} interrupted`] : []),
     ...(s.calls_not_run > 0 ? [`${s.calls_not_run} not run`] : []),
