@@ -10,6 +10,7 @@ import {
   evaluated,
   failsRun,
   headline,
+  needsText,
   scenarioCounts,
   tolerated,
   unevaluatedText,
@@ -134,7 +135,7 @@ export function jobSummary(input: ReportInput): string {
     out.push("", "**Flaky scenarios** (passed enough iterations, not all)", "");
     out.push(
       ...bounded(flaky, (x) => [
-        `- ≈ ${name(x)}: ${x.passes} of ${x.iterations} passed (needs ${x.min_pass})${repeatsText(x)}`,
+        `- ≈ ${name(x)}: ${x.passes} of ${x.iterations} passed (${needsText(x)})${repeatsText(x)}`,
         ...unmet(callsOf(report, x), "≈").map((line) => `  - ${line}`),
       ]),
     );

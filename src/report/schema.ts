@@ -250,6 +250,10 @@ const scenarioSummarySchema = z.looseObject({
   /** Iterations the scenario plans (`iterations:` in its file); merge judges the threshold on these. */
   planned_iterations: z.int().min(0).optional(),
   passes: z.int().min(0),
+  /**
+   * Passes needed (fixed repeats). A sequential test is judged by `sequential`, not by this (it is its
+   * rate × its cap, kept for `report merge`): no surface shows it beside such a scenario's passes.
+   */
   min_pass: z.int().min(0),
   /** Pass rate with its Wilson 95 % interval. */
   pass_rate: z.looseObject({ value: z.number(), low: z.number(), high: z.number() }).nullable().default(null),
