@@ -33,7 +33,14 @@ import {
   stackFileSettings,
   withBaseSettings,
 } from "../settings/index.ts";
-import { createStackHint, openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
+import {
+  createStackHint,
+  openStack,
+  pulumiEnvironment,
+  pulumiErrorSummary,
+  type Stack,
+  stackError,
+} from "../workspace/index.ts";
 import { invalidFiles } from "./errors.ts";
 
 export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
@@ -83,17 +90,26 @@ export async function openSession(
     workDir?: string;
     /** A pull request's base: the guarded settings (where keys and transcripts go, which pack runs) come from it. */
     base?: StackFileSettings;
+    /** The caller reads what the state holds first thing: it is exported beside the config, at once. */
+    readState?: boolean;
   } = {},
 ): Promise<StackSession> {
   const workDir = options.workDir ?? process.cwd();
   const env = pulumiEnvironment();
   let stack: Stack;
   let config: StackConfig;
+  // The export read at open (readState): the first `held()` takes it, later ones read the state again.
+  let prefetched: Promise<HeldAgents | Error> | undefined;
   try {
     stack = await openStack({ stackName: name, workDir, create: options.create ?? false, env });
-    config = await stack.getAllConfig();
+    // The state is read beside the config where the caller will read it (two CLI runs at once).
+    const [read] = await Promise.all([
+      stack.getAllConfig(),
+      options.readState ? (prefetched = stackAgents(stack).catch((error: unknown) => error as Error)) : undefined,
+    ]);
+    config = read;
   } catch (error) {
-    throw backendError(options.what ?? `opening stack ${name} failed`, error);
+    throw backendError(options.what ?? `opening stack ${name} failed`, stackError(error, name));
   }
   const settings = options.base ? withBaseSettings(configMapReader(config), options.base) : configMapReader(config);
   const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
@@ -119,10 +135,13 @@ export async function openSession(
       if (errors.length > 0) throw invalidFiles(errors, "the agent files", consequence);
       return agents;
     },
-    held: () =>
-      stackAgents(stack).catch((error: unknown) => {
-        throw backendError("reading the stack's state failed", error);
-      }),
+    held: async () => {
+      const first = prefetched;
+      prefetched = undefined;
+      const held = await (first ?? stackAgents(stack)).catch((error: unknown) => error as Error);
+      if (held instanceof Error) throw backendError("reading the stack's state failed", held);
+      return held;
+    },
     scenarioAgents: async (held) =>
       scenarioAgents({ stackName: name, dir, fromFiles: await session.validFiles(), held }),
   };
@@ -224,7 +243,7 @@ export async function stackConfigOrFile(stackName: string): Promise<StackConfig>
     const stack = await openStack({ stackName, workDir: process.cwd(), create: false, env: pulumiEnvironment() });
     return await stack.getAllConfig();
   } catch (error) {
-    const failure = backendError(`reading stack ${stackName} failed`, error);
+    const failure = backendError(`reading stack ${stackName} failed`, stackError(error, stackName));
     if (!(failure instanceof StackNotFoundError)) throw failure;
     return await stackFileConfig(stackName);
   }

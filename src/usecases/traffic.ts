@@ -15,7 +15,7 @@ export type TrafficStack = {
 
 /** Never creates a stack. */
 export async function trafficStack(stackName: string): Promise<TrafficStack> {
-  const session = await openSession(stackName, { what: `reading stack ${stackName} failed` });
+  const session = await openSession(stackName, { what: `reading stack ${stackName} failed`, readState: true });
   const { agents, previous } = await session.held();
   try {
     const project = (await session.stack.workspace.projectSettings()).name;
