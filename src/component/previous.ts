@@ -48,6 +48,27 @@ export async function stackOutputsBefore(): Promise<Record<string, unknown>> {
   }
 }
 
+/**
+ * The outputs a component registered in the stack's last update (`readStackResourceOutputs`: every
+ * resource's outputs by URN), read before its children are declared; {} when it is new.
+ */
+export async function componentOutputsBefore(component: pulumi.Resource): Promise<Record<string, unknown>> {
+  const urn = await new Promise<string>((resolve) => component.urn.apply(resolve));
+  const stackName = `${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`;
+  try {
+    const result = (await pulumi.runtime.invoke("pulumi:pulumi:readStackResourceOutputs", { stackName })) as {
+      outputs?: Record<string, { outputs?: Record<string, unknown> } | undefined>;
+    };
+    return result?.outputs?.[urn]?.outputs ?? {};
+  } catch (error) {
+    pulumi.log.warn(
+      `could not read the outputs of the stack's last update (${(error as Error).message}): ${PREVIOUS_VERSIONS_OUTPUT} starts again from this update`,
+      component,
+    );
+    return {};
+  }
+}
+
 /** Key → the version before the current one: the old version where it changes, else the one already recorded. */
 export function previousVersionsOf(current: Record<string, string>, before: VersionsBefore): Record<string, string> {
   const previous: Record<string, string> = {};

@@ -103,11 +103,8 @@ export async function openSession(
   try {
     stack = await openStack({ stackName: name, workDir, create: options.create ?? false, env });
     // The state is read beside the config where the caller will read it (two CLI runs at once).
-    const [read] = await Promise.all([
-      stack.getAllConfig(),
-      options.readState ? (prefetched = stackAgents(stack).catch((error: unknown) => error as Error)) : undefined,
-    ]);
-    config = read;
+    if (options.readState) prefetched = stackAgents(stack).catch((error: unknown) => error as Error);
+    config = await stack.getAllConfig();
   } catch (error) {
     throw backendError(options.what ?? `opening stack ${name} failed`, stackError(error, name));
   }
@@ -318,10 +315,18 @@ async function stackAgents(stack: Stack): Promise<HeldAgents> {
   return { agents, stale, directories, previous: previousVersionsOf(resources, agents) };
 }
 
-/** The stack's `previous_versions` output (src/component/previous.ts), for the agents it holds; {} before one was written. */
+/**
+ * The `previous_versions` outputs (src/component/previous.ts) of the stack and of its AgentDirectory
+ * components, for the agents it holds; {} before one was written.
+ */
 function previousVersionsOf(resources: StateResource[], agents: Record<string, HeldAgent>): Record<string, string> {
-  const root = resources.find((resource) => resource.type === "pulumi:pulumi:Stack" && !resource.delete);
-  const { previous } = versionsBeforeIn({ [PREVIOUS_VERSIONS_OUTPUT]: root?.outputs?.[PREVIOUS_VERSIONS_OUTPUT] });
+  const previous: Record<string, string> = {};
+  for (const resource of resources) {
+    if (resource.delete || (resource.type !== "pulumi:pulumi:Stack" && resource.type !== AGENT_DIRECTORY_TYPE))
+      continue;
+    const value = resource.outputs?.[PREVIOUS_VERSIONS_OUTPUT];
+    Object.assign(previous, versionsBeforeIn({ [PREVIOUS_VERSIONS_OUTPUT]: value }).previous);
+  }
   return Object.fromEntries(
     Object.entries(previous).filter(([key, version]) => agents[key] && agents[key].version_id !== version),
   );
