@@ -3,7 +3,13 @@
 // AgentDirectory component, with the agents at the stack's root where this program has always
 // declared them (so upgrading replaces nothing: test/package.upgrade.test.ts).
 import * as pulumi from "@pulumi/pulumi";
-import { declareAgents, readAgentDirectory } from "./component/index.ts";
+import {
+  declareAgents,
+  previousVersions,
+  readAgentDirectory,
+  stackOutputsBefore,
+  versionsBeforeIn,
+} from "./component/index.ts";
 
 // The SDK captures a stack trace for every promise it makes (kept only to name leaked promises) and
 // formats each through source-map-support: at 1,000 agents that was 1.5 s of the program's 5.3 s of
@@ -12,6 +18,8 @@ import { declareAgents, readAgentDirectory } from "./component/index.ts";
 if (process.env.AGENT_IAC_DEBUG !== "1") Error.stackTraceLimit = 0;
 
 const dir = new pulumi.Config("agents").get("dir") ?? "agents";
+// Read before any agent is declared: the outputs of the stack's last update (src/component/previous.ts).
+const before = versionsBeforeIn(await stackOutputsBefore());
 const declared = declareAgents(await readAgentDirectory(dir));
 
 /** `{key: version_id}`: what smoke calls pin. */
@@ -19,3 +27,6 @@ export const versions = declared.versions;
 
 /** `{key: {id, version_id, kind, name}}`. */
 export const agents = declared.agents;
+
+/** `{key: version_id}`: the version each agent held before its current one (what its last replace left). */
+export const previous_versions = previousVersions(declared.versions, before);

@@ -153,6 +153,14 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
     expect(sides.filter((s) => s.includes("support/greets-and-summarizes"))).toEqual([
       `new support/greets-and-summarizes ${newVersions.support}`,
     ]);
+    // The JSON summary's calls are the ones its passed/failed figures count (the new side); the old side apart.
+    const counted = report.summary;
+    expect(counted.calls).toBe(
+      counted.calls_passed + counted.calls_failed + counted.calls_errors + counted.calls_interrupted,
+    );
+    expect(counted.calls).toBe(report.results.filter((r) => r.side !== "old").length);
+    expect(counted.calls_old).toBe(report.results.filter((r) => r.side === "old").length);
+    expect(counted.calls_old).toBeGreaterThan(0);
 
     // JUnit: the regression is a failure naming the flipped expectation; the comparison in system-out.
     expect(run.junit).toContain(

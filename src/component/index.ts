@@ -7,6 +7,15 @@ import * as pulumi from "@pulumi/pulumi";
 import { type AgentDefinition, formatDiagnostic, loadAgents } from "../definitions/index.ts";
 import { ConversationalAgent, ProceduralAgent } from "../provider/index.ts";
 import { requireConnection, resolveConnection } from "../settings/index.ts";
+import { componentOutputsBefore, previousVersions, versionsBeforeIn } from "./previous.ts";
+
+export {
+  PREVIOUS_VERSIONS_OUTPUT,
+  previousVersions,
+  previousVersionsOf,
+  stackOutputsBefore,
+  versionsBeforeIn,
+} from "./previous.ts";
 
 /** The component's Pulumi type token: `smoke` finds a stack's agent directories by it. */
 export const AGENT_DIRECTORY_TYPE = "agent-iac:index:AgentDirectory";
@@ -36,33 +45,41 @@ type Loaded = {
   agents: Record<string, pulumi.Output<DeployedAgent>>;
 };
 
+type LoadedDirectory = Loaded & { previous_versions: pulumi.Output<Record<string, string>> };
+
 /**
  * Deploys a folder of agent YAML files: procedural agents first, conversational agents linking
  * them by id. Invalid files fail the preview with every problem at its file:line, before anything
  * is created.
  */
-export class AgentDirectory extends pulumi.ComponentResource<Loaded> {
+export class AgentDirectory extends pulumi.ComponentResource<LoadedDirectory> {
   /** `{key: version_id}` of every agent in the directory: what smoke calls pin. */
   readonly versions: pulumi.Output<Record<string, string>>;
   /** `{key: {id, version_id, kind, name}}` of every agent in the directory. */
   readonly agents: pulumi.Output<Record<string, DeployedAgent>>;
+  /** `{key: version_id}`: the version each agent held before its current one (what its last replace left). */
+  readonly previous_versions: pulumi.Output<Record<string, string>>;
 
   constructor(name: string, args: AgentDirectoryArgs, opts: pulumi.ComponentResourceOptions = {}) {
     super(AGENT_DIRECTORY_TYPE, name, { dir: args.dir }, opts);
     const loaded = this.getData();
     this.versions = pulumi.output(loaded.then((data) => data.versions)) as pulumi.Output<Record<string, string>>;
     this.agents = pulumi.output(loaded.then((data) => data.agents)) as pulumi.Output<Record<string, DeployedAgent>>;
+    this.previous_versions = pulumi.output(loaded.then((data) => data.previous_versions));
   }
 
   /** Runs inside the base constructor: loads the files and declares one resource per agent. */
-  protected override async initialize(props: pulumi.Inputs): Promise<Loaded> {
+  protected override async initialize(props: pulumi.Inputs): Promise<LoadedDirectory> {
     // Keeps the program running until the agents are declared (reading files awaits no Pulumi call).
     const done = pulumi.runtime.rpcKeepAlive();
     try {
       const { dir } = props as AgentDirectoryArgs;
-      const loaded = declareAgents(await readAgentDirectory(dir), this);
-      this.registerOutputs({ dir, versions: loaded.versions, agents: loaded.agents });
-      return loaded;
+      // What the component's last update registered, read before its agents are declared.
+      const [definitions, before] = await Promise.all([readAgentDirectory(dir), componentOutputsBefore(this)]);
+      const loaded = declareAgents(definitions, this);
+      const previous_versions = previousVersions(loaded.versions, versionsBeforeIn(before));
+      this.registerOutputs({ dir, versions: loaded.versions, agents: loaded.agents, previous_versions });
+      return { ...loaded, previous_versions };
     } finally {
       done();
     }

@@ -9,6 +9,8 @@
 import { z } from "zod";
 
 /** The single allowed `Service-Version` for conversation, procedure and agent-creation operations. */
+export { issuesText } from "./issues.ts";
+
 export const SERVICE_VERSION = "2025-06-19";
 
 const dateTime = z.iso.datetime({ offset: true });

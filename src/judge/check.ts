@@ -17,9 +17,18 @@ const DEFAULT_CHECK_VOTES = 3;
  */
 export const MIN_CALIBRATION_ITEMS = 10;
 
+/** Independent judge requests per item: odd (a majority), 1 … 15. */
+const votesSchema = z
+  .int()
+  .min(1)
+  .max(15)
+  .refine((n) => n % 2 === 1, "must be odd");
+
 const itemSchema = z
   .strictObject({
     rubric: z.string().trim().min(1, "must not be empty"),
+    /** This item's votes (where the docs list it, beside `rubric`); else the file's `votes`. */
+    votes: votesSchema.optional(),
     transcript: z.array(z.string()).min(1, "must have at least one line").optional(),
     recording: z
       .string()
@@ -36,12 +45,7 @@ const itemSchema = z
   });
 
 const labelledFileSchema = z.strictObject({
-  votes: z
-    .int()
-    .min(1)
-    .max(15)
-    .refine((n) => n % 2 === 1, "must be odd")
-    .default(DEFAULT_CHECK_VOTES),
+  votes: votesSchema.default(DEFAULT_CHECK_VOTES),
   items: z.array(itemSchema).min(1, "must list at least one labelled transcript"),
 });
 
@@ -151,7 +155,8 @@ export async function checkJudge(
   const items: CheckedItem[] = [];
   for (const item of labelled.items) {
     const lines = item.transcript ?? (await readTranscript(item.recording as string));
-    items.push({ item, judgement: await judge.judge({ rubric: item.rubric, votes: labelled.votes }, lines) });
+    const votes = item.votes ?? labelled.votes;
+    items.push({ item, judgement: await judge.judge({ rubric: item.rubric, votes }, lines) });
   }
   const measure = (list: CheckedItem[]) => {
     const judged = list.filter((c) => c.judgement.verdict !== "error");

@@ -129,6 +129,8 @@ export function attachBehaviour(
     const entry = byAgent.get(target.agent);
     const passed = scenarios.filter((s) => s.status === "passed").length;
     const notRun = scenarios.filter((s) => s.status === "not_run").length;
+    // A scenario that could not complete is an error, not a failure (as on every surface).
+    const errors = scenarios.filter((s) => s.status === "error").length;
     if (entry) {
       entry.behaviour = {
         previewed: true,
@@ -136,7 +138,8 @@ export function attachBehaviour(
         override_sections: target.sections,
         passed,
         // A scenario none of whose calls was placed neither passed nor failed.
-        failed: scenarios.length - passed - notRun,
+        failed: scenarios.length - passed - notRun - errors,
+        ...(errors > 0 ? { errors } : {}),
         ...(notRun > 0 ? { not_run: notRun } : {}),
         scenarios,
       };
@@ -144,7 +147,7 @@ export function attachBehaviour(
     summary.scenarios += scenarios.length;
     summary.passed += passed;
     summary.failed += scenarios.filter((s) => s.status === "failed").length;
-    summary.errors += scenarios.filter((s) => s.status === "error").length;
+    summary.errors += errors;
     if (notRun > 0) summary.not_run = (summary.not_run ?? 0) + notRun;
   }
   plan.behave = summary;

@@ -6,7 +6,15 @@
 // comparison a regression is a failure naming the flipped expectations, and system-out starts with
 // the comparison; a scenario the report's `fail_on` lets through has no failure (outcome.ts).
 import { xml } from "./escape.ts";
-import { countScenarios, evaluated, failsRun, latencyReasons, outcomeFacts, unevaluatedText } from "./outcome.ts";
+import {
+  countScenarios,
+  evaluated,
+  failsRun,
+  latencyReasons,
+  outcomeFacts,
+  thresholdText,
+  unevaluatedText,
+} from "./outcome.ts";
 import { decidedText, passKText, sequentialText, shownPassK } from "./repeats.ts";
 import type { CallResult, Report, ScenarioSummary } from "./schema.ts";
 import { comparisonLines, failureText } from "./terminal.ts";
@@ -57,7 +65,7 @@ function failureOf(scenario: ScenarioSummary, failing: CallResult[]): { message:
         : `regression: ${what} passed on ${c.old_version_id}, fails on ${c.new_version_id}`;
     return { message, type: "regression" };
   }
-  const ofN = `${scenario.passes} of ${scenario.iterations} iterations passed (min_pass ${scenario.min_pass})`;
+  const ofN = `${scenario.passes} of ${scenario.iterations} iterations passed (${thresholdText(scenario)})`;
   const reasons = [...new Set(failing.flatMap(failedDescriptions)), ...latencyProblems(scenario)];
   const also = c ? ` (also failed on ${c.old_version_id})` : "";
   return { message: `${reasons.join("; ")}${scenario.iterations > 1 ? ` — ${ofN}` : ""}${also}`, type: "expectation" };
@@ -68,7 +76,8 @@ function properties(scenario: ScenarioSummary, calls: readonly CallResult[]): st
     ["version_id", scenario.version_id],
     ["iterations", scenario.iterations],
     ["passes", scenario.passes],
-    ["min_pass", scenario.min_pass],
+    // A sequential test's rule is its own property (below): min_pass is not what it was judged by.
+    ...(scenario.sequential ? [] : ([["min_pass", scenario.min_pass]] as [string, number][])),
     ["verdict", scenario.verdict],
     ["pass_rate", scenario.pass_rate?.value],
     ["pass_rate_low", scenario.pass_rate?.low],
@@ -121,7 +130,7 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
     `      <properties>${properties(scenario, calls).join("")}</properties>`,
   ];
   const failing = calls.filter((c) => c.outcome.kind !== "passed");
-  const ofN = `${scenario.passes} of ${scenario.iterations} iterations passed (min_pass ${scenario.min_pass})`;
+  const ofN = `${scenario.passes} of ${scenario.iterations} iterations passed (${thresholdText(scenario)})`;
   if (scenario.verdict === "error") {
     const reasons = [...new Set(failing.flatMap(failedDescriptions))];
     const text = failing.map((c) => `#${c.iteration}\n${failureText(c)}`).join("\n\n");

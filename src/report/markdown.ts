@@ -10,6 +10,7 @@ import {
   evaluated,
   failsRun,
   headline,
+  needsText,
   scenarioCounts,
   tolerated,
   unevaluatedText,
@@ -94,7 +95,7 @@ export function jobSummary(input: ReportInput): string {
   const s = countScenarios(report);
   const mark = headline(report);
   const seconds = Math.round(s.duration_ms / 100) / 10;
-  const old = s.calls - s.calls_passed - s.calls_failed - s.calls_errors - s.calls_interrupted;
+  const old = s.calls_old;
   const unfinished = [
     ...(s.calls_interrupted > 0 ? [`${s.calls_interrupted} interrupted`] : []),
     ...(s.calls_not_run > 0 ? [`${s.calls_not_run} not run`] : []),
@@ -134,7 +135,7 @@ export function jobSummary(input: ReportInput): string {
     out.push("", "**Flaky scenarios** (passed enough iterations, not all)", "");
     out.push(
       ...bounded(flaky, (x) => [
-        `- ≈ ${name(x)}: ${x.passes} of ${x.iterations} passed (needs ${x.min_pass})${repeatsText(x)}`,
+        `- ≈ ${name(x)}: ${x.passes} of ${x.iterations} passed (${needsText(x)})${repeatsText(x)}`,
         ...unmet(callsOf(report, x), "≈").map((line) => `  - ${line}`),
       ]),
     );

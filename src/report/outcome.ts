@@ -94,7 +94,9 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results" | "f
     regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
     inconclusive: n("inconclusive"),
     calls_saved: report.scenarios.reduce((sum, s) => sum + (s.calls_saved ?? 0), 0),
-    calls: report.results.filter((c) => c.outcome.kind !== "not_run").length,
+    // `calls` are those the verdicts stand on, as `calls_passed`… are; the old side is counted apart.
+    calls: judged.filter((c) => c.outcome.kind !== "not_run").length,
+    calls_old: report.results.filter((c) => c.side === "old" && c.outcome.kind !== "not_run").length,
     calls_passed: kind("passed"),
     calls_failed: kind("failed"),
     calls_errors: kind("error"),
@@ -206,20 +208,38 @@ export function latencyReasons(s: ScenarioSummary): string[] {
 }
 
 /**
+ * The rule a scenario's passes are judged by, as every surface names it: `min_pass N`, or for a
+ * sequential test its pass rate (its `min_pass` is not its rule: a sequential test decides on the
+ * calls it has, and passes with fewer passes than the rate × the cap).
+ */
+export function thresholdText(s: Pick<ScenarioSummary, "min_pass" | "sequential">): string {
+  const q = s.sequential;
+  return q ? `pass_rate ${q.pass_rate} ± ${q.margin} at confidence ${q.confidence}` : `min_pass ${s.min_pass}`;
+}
+
+/** `needs 8` beside `6 of 10 passed`; for a sequential test, its rule. */
+export function needsText(s: Pick<ScenarioSummary, "min_pass" | "sequential">): string {
+  return s.sequential ? `sequential test, ${thresholdText(s)}` : `needs ${s.min_pass}`;
+}
+
+/**
  * Why a scenario's verdict is what it is when its passes alone do not say so: a latency bound
  * missed, too few passes for its threshold, a call that could not complete. Empty when they do.
  */
 export function verdictReason(s: ScenarioSummary): string[] {
   // A threshold below all iterations (min_pass) is worth naming when it was missed.
+  // A sequential test's verdict is its own decision: no pass count is "needed".
   const needed =
-    s.passes < s.min_pass && s.min_pass < (s.planned_iterations ?? s.iterations) ? [`needs ${s.min_pass}`] : [];
+    !s.sequential && s.passes < s.min_pass && s.min_pass < (s.planned_iterations ?? s.iterations)
+      ? [`needs ${s.min_pass}`]
+      : [];
   switch (s.verdict) {
     case "failed":
       return s.passes >= s.min_pass ? latencyReasons(s) : [...needed, ...latencyReasons(s)];
     case "error":
       return ["a call could not complete"];
     case "flaky":
-      return [`${s.iterations - s.passes} failed, min_pass ${s.min_pass}`];
+      return [`${s.iterations - s.passes} failed, ${thresholdText(s)}`];
     case "inconclusive":
       return ["the sequential test reached its cap undecided"];
     case "not_run":

@@ -129,10 +129,10 @@ function settingLines(stack: string, base: string, changes: StackSettingChange[]
 function behaveSummaryLines(summary: BehaveSummary): string[] {
   const lines: string[] = [];
   if (summary.scenarios > 0) {
-    const failed = summary.failed + summary.errors;
+    const errors = summary.errors > 0 ? `, ${summary.errors} could not complete` : "";
     lines.push(
       `**Behaviour preview** (scenarios played against the deployed versions with the proposed config; test calls): ` +
-        `${summary.passed} passed, ${failed} failed${summary.not_run ? `, ${summary.not_run} not run` : ""}.`,
+        `${summary.passed} passed, ${summary.failed} failed${errors}${summary.not_run ? `, ${summary.not_run} not run` : ""}.`,
     );
   } else lines.push("**Behaviour preview:** no changed agent could be previewed.");
   if (summary.not_previewed.length > 0) {
@@ -147,7 +147,7 @@ function behaviourLines(behaviour: AgentBehaviour): string[] {
   const sections = behaviour.override_sections.map((s) => `\`${s}\``).join(", ");
   const lines = [
     `**Behaviour with the proposed config** (against \`${behaviour.version_id}\`, override_config ${sections}): ` +
-      `${behaviour.passed} passed, ${behaviour.failed} failed${behaviour.not_run ? `, ${behaviour.not_run} not run` : ""}`,
+      `${behaviour.passed} passed, ${behaviour.failed} failed${behaviour.errors ? `, ${behaviour.errors} could not complete` : ""}${behaviour.not_run ? `, ${behaviour.not_run} not run` : ""}`,
     "",
   ];
   for (const scenario of behaviour.scenarios) {

@@ -42,6 +42,8 @@ export type AgentBehaviour =
       override_sections: string[];
       passed: number;
       failed: number;
+      /** Scenarios that could not complete (counted apart from `failed`). */
+      errors?: number;
       not_run?: number;
       scenarios: BehaviourScenario[];
     }

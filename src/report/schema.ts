@@ -256,6 +256,10 @@ const scenarioSummarySchema = z.looseObject({
   /** Iterations the scenario plans (`iterations:` in its file); merge judges the threshold on these. */
   planned_iterations: z.int().min(0).optional(),
   passes: z.int().min(0),
+  /**
+   * Passes needed (fixed repeats). A sequential test is judged by `sequential`, not by this (it is its
+   * rate × its cap, kept for `report merge`): no surface shows it beside such a scenario's passes.
+   */
   min_pass: z.int().min(0),
   /** Pass rate with its Wilson 95 % interval. */
   pass_rate: z.looseObject({ value: z.number(), low: z.number(), high: z.number() }).nullable().default(null),
@@ -289,9 +293,10 @@ const scenarioSummarySchema = z.looseObject({
  * The headline counts, in scenarios: `passed` met their threshold (the `flaky` ones included),
  * `failed` fail the run, `tolerated` failed but do not fail it (`--fail-on regression`: they also
  * failed on the old version), `errors` could not complete, `not_run` have no call here or none of
- * theirs was placed. Calls are the second figure: `calls` every call placed (both sides of a
- * comparison; not the `not_run` ones), `calls_passed`, `calls_failed`, `calls_errors`,
- * `calls_interrupted`, `calls_not_run` those the verdicts stand on (the new side), by outcome kind.
+ * theirs was placed. Calls are the second figure, all of them those the verdicts stand on (the new
+ * side of a comparison): `calls` every such call placed (not the `not_run` ones), `calls_passed`,
+ * `calls_failed`, `calls_errors`, `calls_interrupted`, `calls_not_run` by outcome kind; the old
+ * side's placed calls are `calls_old`.
  * Counted by one rule (outcome.ts `countScenarios`). Kinds watch/audit count calls and regressed
  * agents only.
  */
@@ -305,6 +310,8 @@ const summarySchema = z.looseObject({
   tolerated: z.int().min(0).default(0),
   regressions: z.int().min(0).default(0),
   calls: z.int().min(0).default(0),
+  /** Calls placed on the old versions of a comparison (not in `calls`). */
+  calls_old: z.int().min(0).default(0),
   calls_passed: z.int().min(0).default(0),
   calls_failed: z.int().min(0).default(0),
   calls_errors: z.int().min(0).default(0),

@@ -182,8 +182,7 @@ function comparisonSummary(report: Report): string[] {
 function callsLine(report: Report): string {
   const s = countScenarios(report);
   const judged = judgedCalls(report).length;
-  const placed = judged - s.calls_not_run;
-  const old = s.calls - placed;
+  const old = s.calls_old;
   const unfinished = [
     ...(s.calls_interrupted > 0 ? [`${s.calls_interrupted} interrupted`] : []),
     ...(s.calls_not_run > 0 ? [`${s.calls_not_run} not run`] : []),
@@ -193,7 +192,7 @@ function callsLine(report: Report): string {
 
 /**
  * The closing text of a run: the comparison (if any), one line per scenario, the calls, and last
- * `N passed, N failed[, N flaky]` in scenarios (a flaky one passed; the mark follows the exit code).
+ * `N passed, N failed[, N could not complete][, N flaky]` in scenarios (a flaky one passed; the mark follows the exit code).
  */
 export function terminalSummary(report: Report): string {
   const s = countScenarios(report);
@@ -210,13 +209,16 @@ export function terminalSummary(report: Report): string {
   if (report.results.length > 0) lines.push(callsLine(report));
   if (s.calls_saved)
     lines.push(`${s.calls_saved} planned call(s) not needed: their scenarios were decided without them`);
+  // A scenario that could not complete is counted apart from the failed ones, as on every surface
+  // (the JSON summary's and the job summary's `errors`, JUnit's <error>, the HTML tile).
   const extra = [
+    ...(s.errors > 0 ? [`${s.errors} could not complete`] : []),
     ...(s.flaky > 0 ? [`${s.flaky} flaky`] : []),
     ...(s.inconclusive ? [`${s.inconclusive} inconclusive`] : []),
     ...(s.tolerated > 0 ? [`${s.tolerated} still failing (--fail-on regression)`] : []),
     ...(notPlaced > 0 ? [`${notPlaced} not run`] : []),
   ];
   if (nothingChecked(report)) lines.push("nothing was checked: no scenario was evaluated, so this run is not a pass");
-  lines.push(`${s.passed} passed, ${s.failed + s.errors} failed${extra.map((e) => `, ${e}`).join("")}`);
+  lines.push(`${s.passed} passed, ${s.failed} failed${extra.map((e) => `, ${e}`).join("")}`);
   return `${lines.join("\n")}\n`;
 }

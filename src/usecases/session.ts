@@ -9,7 +9,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parse, parseDocument } from "yaml";
 import { type CallerShapeSettings, resolveCallerShapeSettings } from "../caller/index.ts";
-import { AGENT_DIRECTORY_TYPE } from "../component/index.ts";
+import { AGENT_DIRECTORY_TYPE, PREVIOUS_VERSIONS_OUTPUT, versionsBeforeIn } from "../component/index.ts";
 import {
   type AgentDefinition,
   type Diagnostic,
@@ -33,13 +33,29 @@ import {
   stackFileSettings,
   withBaseSettings,
 } from "../settings/index.ts";
-import { createStackHint, openStack, pulumiEnvironment, pulumiErrorSummary, type Stack } from "../workspace/index.ts";
+import {
+  createStackHint,
+  openStack,
+  pulumiEnvironment,
+  pulumiErrorSummary,
+  type Stack,
+  stackError,
+} from "../workspace/index.ts";
 import { invalidFiles } from "./errors.ts";
 
 export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
 
-/** What the stack's state holds: its agents, which of them the outputs pin differently, its AgentDirectory folders. */
-export type HeldAgents = { agents: Record<string, HeldAgent>; stale: string[]; directories: string[] };
+/**
+ * What the stack's state holds: its agents, which of them the outputs pin differently, its
+ * AgentDirectory folders, and the version each agent held before its current one (the program's
+ * `previous_versions` output: what its last replace left).
+ */
+export type HeldAgents = {
+  agents: Record<string, HeldAgent>;
+  stale: string[];
+  directories: string[];
+  previous: Record<string, string>;
+};
 
 export type StackSession = {
   name: string;
@@ -74,17 +90,23 @@ export async function openSession(
     workDir?: string;
     /** A pull request's base: the guarded settings (where keys and transcripts go, which pack runs) come from it. */
     base?: StackFileSettings;
+    /** The caller reads what the state holds first thing: it is exported beside the config, at once. */
+    readState?: boolean;
   } = {},
 ): Promise<StackSession> {
   const workDir = options.workDir ?? process.cwd();
   const env = pulumiEnvironment();
   let stack: Stack;
   let config: StackConfig;
+  // The export read at open (readState): the first `held()` takes it, later ones read the state again.
+  let prefetched: Promise<HeldAgents | Error> | undefined;
   try {
     stack = await openStack({ stackName: name, workDir, create: options.create ?? false, env });
+    // The state is read beside the config where the caller will read it (two CLI runs at once).
+    if (options.readState) prefetched = stackAgents(stack).catch((error: unknown) => error as Error);
     config = await stack.getAllConfig();
   } catch (error) {
-    throw backendError(options.what ?? `opening stack ${name} failed`, error);
+    throw backendError(options.what ?? `opening stack ${name} failed`, stackError(error, name));
   }
   const settings = options.base ? withBaseSettings(configMapReader(config), options.base) : configMapReader(config);
   const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
@@ -110,10 +132,13 @@ export async function openSession(
       if (errors.length > 0) throw invalidFiles(errors, "the agent files", consequence);
       return agents;
     },
-    held: () =>
-      stackAgents(stack).catch((error: unknown) => {
-        throw backendError("reading the stack's state failed", error);
-      }),
+    held: async () => {
+      const first = prefetched;
+      prefetched = undefined;
+      const held = await (first ?? stackAgents(stack)).catch((error: unknown) => error as Error);
+      if (held instanceof Error) throw backendError("reading the stack's state failed", held);
+      return held;
+    },
     scenarioAgents: async (held) =>
       scenarioAgents({ stackName: name, dir, fromFiles: await session.validFiles(), held }),
   };
@@ -215,7 +240,7 @@ export async function stackConfigOrFile(stackName: string): Promise<StackConfig>
     const stack = await openStack({ stackName, workDir: process.cwd(), create: false, env: pulumiEnvironment() });
     return await stack.getAllConfig();
   } catch (error) {
-    const failure = backendError(`reading stack ${stackName} failed`, error);
+    const failure = backendError(`reading stack ${stackName} failed`, stackError(error, stackName));
     if (!(failure instanceof StackNotFoundError)) throw failure;
     return await stackFileConfig(stackName);
   }
@@ -287,7 +312,24 @@ async function stackAgents(stack: Stack): Promise<HeldAgents> {
   const stale = Object.keys(agents).filter(
     (key) => outputs[key] !== undefined && outputs[key]?.version_id !== agents[key]?.version_id,
   );
-  return { agents, stale, directories };
+  return { agents, stale, directories, previous: previousVersionsOf(resources, agents) };
+}
+
+/**
+ * The `previous_versions` outputs (src/component/previous.ts) of the stack and of its AgentDirectory
+ * components, for the agents it holds; {} before one was written.
+ */
+function previousVersionsOf(resources: StateResource[], agents: Record<string, HeldAgent>): Record<string, string> {
+  const previous: Record<string, string> = {};
+  for (const resource of resources) {
+    if (resource.delete || (resource.type !== "pulumi:pulumi:Stack" && resource.type !== AGENT_DIRECTORY_TYPE))
+      continue;
+    const value = resource.outputs?.[PREVIOUS_VERSIONS_OUTPUT];
+    Object.assign(previous, versionsBeforeIn({ [PREVIOUS_VERSIONS_OUTPUT]: value }).previous);
+  }
+  return Object.fromEntries(
+    Object.entries(previous).filter(([key, version]) => agents[key] && agents[key].version_id !== version),
+  );
 }
 
 /**

@@ -3,7 +3,7 @@
 // simulator's service id where it serves the stack (GET /feedbacks needs one).
 import type { HeldAgent } from "../provider/index.ts";
 import type { Connection } from "../settings/index.ts";
-import { readHistory, type StackHistory } from "../watch/index.ts";
+import { readHistory, type StackHistory, withPreviousVersions } from "../watch/index.ts";
 import { backendError, openSession } from "./session.ts";
 import { withSimulatorAdmin } from "./simulator-admin.ts";
 
@@ -15,8 +15,8 @@ export type TrafficStack = {
 
 /** Never creates a stack. */
 export async function trafficStack(stackName: string): Promise<TrafficStack> {
-  const session = await openSession(stackName, { what: `reading stack ${stackName} failed` });
-  const { agents } = await session.held();
+  const session = await openSession(stackName, { what: `reading stack ${stackName} failed`, readState: true });
+  const { agents, previous } = await session.held();
   try {
     const project = (await session.stack.workspace.projectSettings()).name;
     const history = await readHistory({
@@ -25,7 +25,7 @@ export async function trafficStack(stackName: string): Promise<TrafficStack> {
       stack: stackName,
       current: agents,
     });
-    return { agents, history, connection: session.connection };
+    return { agents, history: withPreviousVersions(history, previous, agents), connection: session.connection };
   } catch (error) {
     throw backendError(`reading stack ${stackName} failed`, error);
   }

@@ -80,6 +80,13 @@ export function classify(
   }
   const past = history.past.get(agentId) ?? history.past.get(bareId(agentId));
   if (past) {
+    if (past.from_outputs) {
+      return {
+        category: "old",
+        key: past.key,
+        note: `old version of ${past.key} still taking calls (its version before the last replace: the stack's previous_versions)`,
+      };
+    }
     const when = past.last_held_at
       ? ` (held until ${past.last_update === null ? "" : `update ${past.last_update}, `}${past.last_held_at})`
       : "";

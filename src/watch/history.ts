@@ -7,7 +7,9 @@
 // update beside its history record (`.pulumi/history/<project>/<stack>/<stack>-<ns>.checkpoint.json`,
 // unless PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS is set): on a file backend (the default here)
 // those are read directly. Other backends (S3, Postgres, Pulumi Cloud) give no history here: the
-// result says so, and their older versions show as unknown unless they share an agent id.
+// result says so; the stack's own `previous_versions` output (src/component/previous.ts) still names
+// the version each agent held before its current one (withPreviousVersions), and older versions show
+// as unknown unless they share an agent id.
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +22,8 @@ export type PastVersion = HeldAgent & {
   /** The last update that held it (counted from the stack's first, as `pulumi stack history` does), and when it ended. */
   last_update: number | null;
   last_held_at: string | null;
+  /** Named by the stack's `previous_versions` output (no history read said it). */
+  from_outputs?: true;
 };
 
 export type StackHistory = {
@@ -133,4 +137,38 @@ export function previousVersionOf(
     if (!best || (version.last_held_at ?? "") > (best.last_held_at ?? "")) best = version;
   }
   return best;
+}
+
+/**
+ * The history with the stack's `previous_versions` output added (key → the version before its
+ * current one: what the program recorded at its last replace, src/component/previous.ts), for the
+ * versions the history does not name: on a backend without readable history they are all it has.
+ */
+export function withPreviousVersions(
+  history: StackHistory,
+  previous: Record<string, string>,
+  current: Record<string, HeldAgent>,
+): StackHistory {
+  const past = new Map(history.past);
+  let added = 0;
+  for (const [key, version_id] of Object.entries(previous)) {
+    const agent = current[key];
+    if (!agent || past.has(version_id) || agent.version_id === version_id) continue;
+    const id = version_id.split("@")[0] ?? version_id;
+    const version: PastVersion = {
+      ...agent,
+      id,
+      version_id,
+      postprocess_agents: [],
+      last_update: null,
+      last_held_at: null,
+      from_outputs: true,
+    };
+    past.set(version_id, version);
+    if (!past.has(id) && agent.id !== id) past.set(id, version);
+    added++;
+  }
+  if (added === 0) return history;
+  const source = `${history.source}; the stack's previous_versions output names ${added} version(s) its agents held before their current one`;
+  return { ...history, source, past };
 }

@@ -4,7 +4,7 @@
 export { audit, classify } from "./audit.ts";
 export { readVersionsFile, versionsIn } from "./baseline.ts";
 export { DEFAULT_NEGATIVE_RATINGS, figures, percentile, Tally } from "./figures.ts";
-export { readHistory, type StackHistory } from "./history.ts";
+export { readHistory, type StackHistory, withPreviousVersions } from "./history.ts";
 export { type ReadCount, type ResumeOptions, readAll } from "./read.ts";
 export { auditReport, watchReport } from "./render.ts";
 export { type Thresholds, trafficVerdict, watch } from "./watch.ts";

@@ -168,8 +168,10 @@ export function createStackHint(stack: string): string {
 
 /**
  * Opens (or creates) a stack of the project in `workDir` through the Automation API. With
- * `create: false`, a stack the backend does not hold is a StackNotFoundError (recognised by the
- * Automation API's own StackNotFoundError); the Pulumi CLI's other failures are its own errors.
+ * `create: false` it runs no `pulumi stack select` (a CLI run of ~0.5–1 s, and it would change the
+ * stack the user has selected): every command the Automation API runs names the stack with
+ * `--stack`, and the first one says when the backend does not hold it — a StackNotFoundError
+ * through `stackError`. The Pulumi CLI's other failures are its own errors.
  */
 export async function openStack(options: OpenStackOptions): Promise<Stack> {
   await ensurePulumi();
@@ -187,14 +189,22 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
   const args = { stackName: options.stackName, workDir };
   const opts = { envVars, pulumiCommand: await pulumiCommand };
   if (options.create !== false) return LocalWorkspace.createOrSelectStack(args, opts);
-  try {
-    return await LocalWorkspace.selectStack(args, opts);
-  } catch (error) {
-    if (error instanceof pulumi.automation.StackNotFoundError) {
-      throw new StackNotFoundError(options.stackName, { hint: createStackHint(options.stackName), cause: error });
-    }
-    throw error;
+  const workspace = await LocalWorkspace.create({ ...opts, workDir });
+  // The Stack object without its `stack select`: the workspace's select is the only thing its
+  // construction runs.
+  workspace.selectStack = async () => {};
+  return pulumi.automation.Stack.select(options.stackName, workspace);
+}
+
+/**
+ * The Automation API's StackNotFoundError (from whichever command first named a stack the backend
+ * does not hold) as ours, with the safe way to create it; any other error as it is.
+ */
+export function stackError(error: unknown, stackName: string): unknown {
+  if (error instanceof pulumi.automation.StackNotFoundError) {
+    return new StackNotFoundError(stackName, { hint: createStackHint(stackName), cause: error });
   }
+  return error;
 }
 
 /**

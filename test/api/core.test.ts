@@ -198,7 +198,11 @@ describe("request core", () => {
       res.end(bodies[index]);
     });
     const client = fast(server.url);
-    for (const [index, reason] of ["✖", "the body is not JSON", "the body is not JSON"].entries()) {
+    for (const [index, reason] of [
+      "version_id: expected string, received undefined",
+      "the body is not JSON",
+      "the body is not JSON",
+    ].entries()) {
       const error = (await client.conversationalAgents.create(agentBody).catch((e: unknown) => e)) as ConnectionError;
       expect(error).toBeInstanceOf(ConnectionError);
       expect(error).toMatchObject({ requestSent: true, status: 200, requestId: `req_${index}`, attempts: 1 });

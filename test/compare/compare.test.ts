@@ -243,7 +243,8 @@ describe("the comparison report", () => {
       kind: "compare",
       versions: { booking: "ca_c@v1" },
       old_versions: { booking: "ca_b@v1" },
-      summary: { regressions: 1, calls: 2, failed: 1 },
+      // The calls the verdicts stand on, as the passed/failed figures count them; the old side apart.
+      summary: { regressions: 1, calls: 1, calls_old: 1, calls_passed: 0, calls_failed: 1, failed: 1 },
     });
     expect(report.results.map((r) => `${r.side} ${r.version_id}`)).toEqual(["new ca_c@v1", "old ca_b@v1"]);
     expect(report.scenarios[0]?.comparison?.outcome).toBe("regression");

@@ -81,7 +81,7 @@ describe("runSmoke", () => {
     expect(printed).toContain(`! ${results[0]?.agent}/${results[0]?.scenario}#1`);
     expect(printed).toContain(`○ ${results[1]?.agent}/${results[1]?.scenario}#1`);
     expect(run.interrupted).toBe(true);
-    expect(terminalSummary(run)).toContain(`0 passed, 1 failed, ${planned - 1} not run`);
+    expect(terminalSummary(run)).toContain(`0 passed, 0 failed, 1 could not complete, ${planned - 1} not run`);
     expect(terminalSummary(run)).toContain(
       `calls: 0 of ${planned} passed, 0 failed, 0 could not complete, 1 interrupted, ${planned - 1} not run`,
     );

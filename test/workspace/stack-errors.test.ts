@@ -13,6 +13,7 @@ import {
   projectRoot,
   StackLockedError,
   StackNotFoundError,
+  stackError,
 } from "../../src/workspace/index.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../helpers/pulumi.ts";
@@ -33,9 +34,11 @@ describe("Pulumi's stack errors, typed", () => {
   it("a missing stack is a StackNotFoundError naming it, with the safe way to create it; nothing is created", async () => {
     let thrown: unknown;
     try {
-      await openStack({ stackName: "nowhere", workDir: project.dir, create: false, env: sandbox.env });
+      // Opening runs no CLI command: the first one that names the stack finds it missing.
+      const stack = await openStack({ stackName: "nowhere", workDir: project.dir, create: false, env: sandbox.env });
+      await stack.getAllConfig();
     } catch (error) {
-      thrown = error;
+      thrown = stackError(error, "nowhere");
     }
     expect(thrown).toBeInstanceOf(StackNotFoundError);
     const error = thrown as StackNotFoundError;
@@ -48,6 +51,19 @@ describe("Pulumi's stack errors, typed", () => {
     });
     const stacks = await pulumi.automation.LocalWorkspace.create({ workDir: project.dir, envVars: sandbox.env });
     expect((await stacks.listStacks()).map((s) => s.name)).not.toContain("nowhere");
+  });
+
+  it("reading a stack runs no `pulumi stack select`: the stack the user selected stays selected", async () => {
+    await openStack({ stackName: "other", workDir: project.dir, env: sandbox.env });
+    const chosen = await openStack({ stackName: "chosen", workDir: project.dir, env: sandbox.env });
+    await chosen.setConfig("agents:baseUrl", { value: "http://127.0.0.1:9" });
+    expect((await chosen.workspace.stack())?.name).toBe("chosen");
+    const other = await openStack({ stackName: "other", workDir: project.dir, create: false, env: sandbox.env });
+    expect(await other.getAllConfig()).toEqual({});
+    expect((await other.exportStack()).deployment).toBeDefined();
+    expect((await chosen.workspace.stack())?.name).toBe("chosen");
+    // The config read is the named stack's, not the selected one's.
+    expect((await chosen.getAllConfig())["agents:baseUrl"]?.value).toBe("http://127.0.0.1:9");
   });
 
   it("the CLI says a missing stack with exit 2, its name and how to create it", async () => {

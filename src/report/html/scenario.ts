@@ -1,7 +1,7 @@
 // Scenarios with their calls. A scenario of a comparison shows its outcome, the expectations that
 // flipped, the transcript diff, and the old and new calls side by side.
 
-import { evaluated, verdictReason } from "../outcome.ts";
+import { evaluated, needsText, verdictReason } from "../outcome.ts";
 import { decidedText, evidenceText, passKText, sequentialText } from "../repeats.ts";
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary, Verdict } from "../schema.ts";
 import { callArticle } from "./call.ts";
@@ -81,7 +81,7 @@ function scenarioFacts(summary: ScenarioSummary): Html {
   const why = verdictReason(summary);
   return html`<dl class="facts">
 <div><dt>version</dt><dd><code>${summary.version_id}</code></dd></div>
-<div><dt>passed iterations</dt><dd>${summary.passes} of ${summary.iterations} (needs ${summary.min_pass})</dd></div>
+<div><dt>passed iterations</dt><dd>${summary.passes} of ${summary.iterations} (${needsText(summary)})</dd></div>
 ${why.length > 0 ? html`<div><dt>why ${summary.verdict.replace("_", " ")}</dt><dd data-why>${why.join(", ")}</dd></div>` : null}
 ${summary.pass_rate ? html`<div><dt>pass rate</dt><dd>${percent(summary.pass_rate.value)} (95 % interval ${percent(summary.pass_rate.low)}–${percent(summary.pass_rate.high)})</dd></div>` : null}
 ${[
