@@ -13,6 +13,7 @@ import {
   type FieldChange,
   type Plan,
   type PlannedRequest,
+  type PlanSettings,
   type PolicyViolation,
   type StackSettingChange,
   UNKNOWN_TEXT,
@@ -26,8 +27,7 @@ export function planMarkdown(plan: Plan): string {
   const changed = plan.agents.filter((a) => a.action !== "unchanged");
   const lines = [`## Agent plan for stack \`${plan.stack}\``, ""];
   if (plan.limits?.length) lines.push(...limitLines(plan.limits, plan.checked ?? []), "");
-  if (plan.settings?.changes.length)
-    lines.push(...settingLines(plan.stack, plan.settings.base, plan.settings.changes), "");
+  if (plan.settings?.changes.length) lines.push(...settingLines(plan.stack, plan.settings), "");
   if (plan.limits?.length && plan.agents.length === 0) {
     // No preview ran: no agent list to show.
   } else if (changed.length === 0) {
@@ -107,15 +107,26 @@ function consequence(stack: string, change: StackSettingChange): string {
   }
 }
 
+/** What the settings were compared with: the pull request's base, the last deploy, or none (a first deploy). */
+function settingsHeading(settings: PlanSettings): string {
+  const deployed = settings.deployed;
+  if (settings.base !== undefined) return `Stack settings changed (against ${codeSpan(settings.base)})`;
+  if (deployed && "ended" in deployed) {
+    return `Stack settings changed since the last deploy (update ${deployed.update}, ${deployed.ended})`;
+  }
+  return "Stack settings of the first deploy (the stack has never been deployed)";
+}
+
 /** Each changed agents:* setting; those the preview read from the base first, marked. */
-function settingLines(stack: string, base: string, changes: StackSettingChange[]): string[] {
+function settingLines(stack: string, settings: PlanSettings): string[] {
+  const { changes } = settings;
   const held = changes.filter((c) => c.guarded);
   const value = (v: string | undefined) => (v === undefined ? "(unset)" : codeSpan(v));
   const line = (c: StackSettingChange) => {
     const what = c.secret ? `${c.change} (secret, value not shown)` : `${value(c.before)} → ${value(c.after)}`;
     return c.guarded ? `- ⚠️ \`${c.key}\`: ${what} — **${consequence(stack, c)}**` : `- \`${c.key}\`: ${what}`;
   };
-  const lines = [`### ${held.length > 0 ? "⚠️ " : ""}Stack settings changed (against ${codeSpan(base)})`, ""];
+  const lines = [`### ${held.length > 0 ? "⚠️ " : ""}${settingsHeading(settings)}`, ""];
   if (held.length > 0) {
     lines.push(
       "**A human must review this:** these settings decide where the credentials and transcripts go or what code " +
