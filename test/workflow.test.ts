@@ -296,6 +296,18 @@ describe(".github/workflows/agents.yml", async () => {
     expect(deploy.steps[smoke]?.env?.AGENT_IAC_JUDGE_API_KEY).toBe(expression("secrets.AGENT_IAC_JUDGE_API_KEY"));
   });
 
+  it("installs the Pulumi CLI of the project's @pulumi/pulumi release in both jobs, never the latest", async () => {
+    const lock = JSON.parse(await readFile(path.join(projectRoot, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { version?: string }>;
+    };
+    const sdk = lock.packages["node_modules/@pulumi/pulumi"]?.version;
+    expect(sdk).toMatch(/^\d+\.\d+\.\d+$/);
+    for (const id of ["plan", "deploy"]) {
+      const step = (workflow.jobs[id] as Job).steps.find((s) => s.uses?.startsWith("pulumi/actions@"));
+      expect(step?.with?.["pulumi-version"], id).toBe(sdk);
+    }
+  });
+
   it("has a CODEOWNERS example covering the stack files, the policy, the packages and .github/", async () => {
     const owners = await readFile(path.join(projectRoot, ".github", "CODEOWNERS"), "utf8");
     const patterns = owners
