@@ -81,6 +81,12 @@ export function planJobSummary(plan: Plan, behaviourSummary: (report: NonNullabl
     reasons.push(`the pull request changes ${held.map((c) => `\`${c.key}\``).join(", ")}: a human must review it`);
   }
   if (plan.policy?.mandatory) reasons.push(`${plan.policy.mandatory} mandatory policy violation(s)`);
+  if (reasons.length === 0 && plan.behave && plan.behave.scenarios === 0) {
+    // Nothing was played: no ✅ over an empty table (nothing checked is never passed), but what the plan is.
+    const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
+    const skipped = plan.behave.not_previewed.length;
+    return `### Agent plan for stack \`${plan.stack}\`: ${changed} agent(s) change; no scenario played (${skipped} changed agent(s) could not be previewed, each with its reason in the plan)`;
+  }
   if (reasons.length === 0) return plan.behave_report ? behaviourSummary(plan.behave_report) : undefined;
   const behave = plan.behave ? ["", ...behaveSummaryLines(plan.behave)] : [];
   return [`### ❌ Agent plan for stack \`${plan.stack}\`: ${reasons.join("; ")}`, ...behave].join("\n");

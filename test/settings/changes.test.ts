@@ -121,6 +121,46 @@ describe("settings against the last deploy (a plan without a base)", () => {
 });
 
 describe("the plan's job summary", () => {
+  it("shows no ✅ when the behaviour preview played nothing: it says what changed and that nothing was played", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-plan-summary-"));
+    const file = path.join(dir, "summary.md");
+    const created = (agent: string) => ({
+      agent,
+      kind: "conversational" as const,
+      action: "create" as const,
+      why: "new agent",
+      fields: [],
+      promptDiffs: {},
+    });
+    const plan: Plan = {
+      kind: "plan",
+      stack: "staging",
+      agents: [created("line-1"), created("line-2")],
+      overlays: [],
+      behave: {
+        previewed: [],
+        not_previewed: [
+          { agent: "line-1", reason: "a new agent has no version to play against" },
+          { agent: "line-2", reason: "a new agent has no version to play against" },
+        ],
+        scenarios: 0,
+        passed: 0,
+        failed: 0,
+        errors: 0,
+      },
+    };
+    try {
+      await emitReport(plan, { env: { GITHUB_STEP_SUMMARY: file } });
+      const summary = await readFile(file, "utf8");
+      expect(summary).toContain(
+        "### Agent plan for stack `staging`: 2 agent(s) change; no scenario played (2 changed agent(s) could not be previewed",
+      );
+      expect(summary).not.toContain("✅");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("is ❌ with the reasons when a guarded setting changed, never the behaviour preview's ✅", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-plan-summary-"));
     const file = path.join(dir, "summary.md");
