@@ -109,6 +109,11 @@ describe("the plan comment", () => {
 
   it("never writes ✅ into the job summary of a failed job", () => {
     expect(script.summaryLine({ ...base, outcome: "success", jobStatus: "success", plan: "x" })).toMatch(/^### ✅/);
+    // A fork's plan (no credentials) passes and says it is partial.
+    const partial = "## Agent plan\n\n> **This plan is partial.** It could not:\n";
+    expect(script.summaryLine({ ...base, outcome: "success", jobStatus: "success", plan: partial })).toMatch(
+      /^### ✅ Agent plan for stack `prod`: posted to the pull request \(partial: no credentials/,
+    );
     for (const [outcome, jobStatus] of [
       ["failure", "failure"],
       ["skipped", "failure"],

@@ -264,6 +264,7 @@ describe(".github/workflows/agents.yml", async () => {
     const step = plan.steps.find((s) => s.id === "plan");
     expect(Object.values(step?.env ?? {}).filter((v) => v.includes("secrets."))).toEqual([
       expression("secrets.AGENT_IAC_PREVIEW_API_KEY"),
+      expression("secrets.AGENT_IAC_PREVIEW_JUDGE_API_KEY"),
       expression("secrets.PULUMI_PREVIEW_BACKEND_URL"),
       expression("secrets.PULUMI_PREVIEW_CONFIG_PASSPHRASE"),
     ]);
@@ -274,6 +275,39 @@ describe(".github/workflows/agents.yml", async () => {
     expect(checkout?.with).toMatchObject({ "fetch-depth": 0, "persist-credentials": false });
   });
 
+  it("measures the judge where a scenario needs it before the calls that rely on it: the plan's with the base's settings", () => {
+    const plan = workflow.jobs.plan as Job;
+    const step = plan.steps.find((s) => s.id === "plan");
+    const run = step?.run ?? "";
+    // In the plan step (its output is the comment's when it fails), before the plan, with the pull request's base.
+    expect(run).toContain('.github/scripts/judge-check.sh "$STACK" "origin/$GITHUB_BASE_REF" &&');
+    expect(run.indexOf("judge-check.sh")).toBeLessThan(run.indexOf("agent-iac plan"));
+    expect(run).toMatch(/\}\s*2>&1 \| tee reports\/plan\.log/);
+    expect(step?.env?.AGENT_IAC_JUDGE_LABELS).toBe(expression("vars.AGENT_IAC_JUDGE_LABELS"));
+    const deploy = workflow.jobs.deploy as Job;
+    const measure = deploy.steps.findIndex((s) => /judge-check\.sh/.test(s.run ?? ""));
+    const smoke = deploy.steps.findIndex((s) => /agent-iac smoke/.test(s.run ?? ""));
+    const up = deploy.steps.findIndex((s) => /pulumi up/.test(s.run ?? ""));
+    expect(measure).toBeGreaterThan(up);
+    expect(measure).toBeLessThan(smoke);
+    expect(deploy.steps[measure]?.run).toBe(`.github/scripts/judge-check.sh ${expression("matrix.stack")}`);
+    // The judge step needs no service key; the judged smoke gets the judge's.
+    expect(deploy.steps[measure]?.env).not.toHaveProperty("AGENT_IAC_API_KEY");
+    expect(deploy.steps[smoke]?.env?.AGENT_IAC_JUDGE_API_KEY).toBe(expression("secrets.AGENT_IAC_JUDGE_API_KEY"));
+  });
+
+  it("installs the Pulumi CLI of the project's @pulumi/pulumi release in both jobs, never the latest", async () => {
+    const lock = JSON.parse(await readFile(path.join(projectRoot, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { version?: string }>;
+    };
+    const sdk = lock.packages["node_modules/@pulumi/pulumi"]?.version;
+    expect(sdk).toMatch(/^\d+\.\d+\.\d+$/);
+    for (const id of ["plan", "deploy"]) {
+      const step = (workflow.jobs[id] as Job).steps.find((s) => s.uses?.startsWith("pulumi/actions@"));
+      expect(step?.with?.["pulumi-version"], id).toBe(sdk);
+    }
+  });
+
   it("has a CODEOWNERS example covering the stack files, the policy, the packages and .github/", async () => {
     const owners = await readFile(path.join(projectRoot, ".github", "CODEOWNERS"), "utf8");
     const patterns = owners
@@ -281,7 +315,14 @@ describe(".github/workflows/agents.yml", async () => {
       .filter((l) => l.trim() && !l.startsWith("#"))
       .map((l) => l.split(/\s+/)[0]);
     expect(patterns).toEqual(
-      expect.arrayContaining(["/Pulumi*.yaml", "/policy*/", "/package.json", "/package-lock.json", "/.github/"]),
+      expect.arrayContaining([
+        "/Pulumi*.yaml",
+        "/policy*/",
+        "/package.json",
+        "/package-lock.json",
+        "/.github/",
+        "/judge-labels*.yaml",
+      ]),
     );
   });
 });

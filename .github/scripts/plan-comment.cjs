@@ -94,8 +94,13 @@ function commentBody(input) {
 
 /** The job summary's line: ✅ only for a job that succeeded. */
 function summaryLine({ stack, outcome, jobStatus, plan }) {
-  if (outcome === "success" && jobStatus !== "failure")
-    return `### ✅ Agent plan for stack \`${stack}\`: posted to the pull request`;
+  if (outcome === "success" && jobStatus !== "failure") {
+    // A plan without credentials (a fork's) passes, but says it is partial here too.
+    const partial = plan?.includes("**This plan is partial.**")
+      ? " (partial: no credentials, so no preview of the stack's state and no scenario played; the plan lists what it checked)"
+      : "";
+    return `### ✅ Agent plan for stack \`${stack}\`: posted to the pull request${partial}`;
+  }
   const what = plan === undefined ? "no plan was written" : "the plan fails the job (posted to the pull request)";
   return `### ❌ Agent plan for stack \`${stack}\`: ${what}`;
 }

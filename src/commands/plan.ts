@@ -11,6 +11,7 @@ import {
   previewBehaviour,
   previewStack,
   pullRequestBase,
+  settingsSinceDeploy,
   stackSettingsAgainst,
 } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
@@ -31,13 +32,15 @@ scenarios played against the version the stack holds, with the changed config se
 as override_config (test calls, livemode false; nothing is created), and the results go under its
 diff; every other change says why it cannot be previewed.
 
-In a pull request (--base REF, or in GitHub Actions the pull_request event's GITHUB_BASE_REF,
-read as origin/<branch>), the plan first lists each agents:* setting of Pulumi.<stack>.yaml that
-differs from the base (secrets as "changed", never their values). The settings that decide where
-the API key, the judge key and transcripts go or what code the preview runs (agents:baseUrl,
-agents:judgeBaseUrl, agents:policyPack, agents:policyPackConfig) are read from the base: a pull
-request that changes one sends nothing to its new value and runs no new pack; the plan marks the
-change and the run exits 1, so that a human reviews it.
+Every plan first lists each agents:* setting of the stack that changed (secrets as "changed", never
+their values; connection and policy first): against the settings the stack was last deployed with
+(Pulumi's record of its last successful update; on a stack never deployed, each setting its first
+deploy would use), or in a pull request against the base. In a pull request (--base REF, or in
+GitHub Actions the pull_request event's GITHUB_BASE_REF, read as origin/<branch>) the settings
+that decide where the API key, the judge key and transcripts go or what code the preview runs
+(agents:baseUrl, agents:judgeBaseUrl, agents:policyPack, agents:policyPackConfig) are read from
+the base: a pull request that changes one sends nothing to its new value and runs no new pack;
+the plan marks the change and the run exits 1, so that a human reviews it.
 
 With --offline (no state credential and no API key: a fork's pull request gets no secrets), the plan
 is the one such a run can have: the agent files validated with the stack's overlays, agent-iac's
@@ -114,6 +117,9 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   // The program refuses to run without a key; say so as a configuration error, before a preview.
   const resolved = requireConnection(session.connection, request.stack);
   const written = Object.values(request.files).map(reportPath);
+  // Without a base, the settings are compared with those of the stack's last deploy (read alongside the preview).
+  const sinceDeploy = against ? undefined : settingsSinceDeploy(session);
+  sinceDeploy?.catch(() => undefined);
   const previewed = await previewStack(session, {
     log: (text) => io.stderr.write(text),
     interrupts: io.onInterrupt,
@@ -125,7 +131,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
   });
   const { plan } = previewed;
-  if (against && against.settings.changes.length > 0) plan.settings = against.settings;
+  const settings = against?.settings ?? (await sinceDeploy);
+  if (settings && settings.changes.length > 0) plan.settings = settings;
   let stopped = false;
   if (request.behave) {
     io.useConnection(session.connection);
@@ -170,7 +177,7 @@ async function finish(
     io.stdout.write(
       plan.limits
         ? `plan for ${request.stack}: partial (${plan.limits.length} thing(s) it could not do, listed first); written to ${reportPath(request.files.markdown)}\n`
-        : `plan for ${request.stack}: ${changed} agent(s) change${previewedText}; written to ${reportPath(request.files.markdown)}\n`,
+        : `plan for ${request.stack}: ${changed} agent(s) change${settingsText(plan)}${previewedText}; written to ${reportPath(request.files.markdown)}\n`,
     );
   }
   if (held.length > 0) {
@@ -183,4 +190,15 @@ async function finish(
     return 1;
   }
   return held.length > 0 ? Math.max(exitCode, 1) : exitCode;
+}
+
+/** The summary line's word on the stack settings, when some changed. */
+function settingsText({ settings }: Previewed["plan"]): string {
+  const count = settings?.changes.length ?? 0;
+  if (count === 0) return "";
+  const against =
+    settings?.base ?? (settings?.deployed && "first" in settings.deployed ? undefined : "the last deploy");
+  return against
+    ? `, ${count} stack setting(s) changed against ${against}`
+    : `, ${count} stack setting(s) set for the first deploy`;
 }

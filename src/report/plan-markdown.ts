@@ -13,6 +13,7 @@ import {
   type FieldChange,
   type Plan,
   type PlannedRequest,
+  type PlanSettings,
   type PolicyViolation,
   type StackSettingChange,
   UNKNOWN_TEXT,
@@ -26,8 +27,7 @@ export function planMarkdown(plan: Plan): string {
   const changed = plan.agents.filter((a) => a.action !== "unchanged");
   const lines = [`## Agent plan for stack \`${plan.stack}\``, ""];
   if (plan.limits?.length) lines.push(...limitLines(plan.limits, plan.checked ?? []), "");
-  if (plan.settings?.changes.length)
-    lines.push(...settingLines(plan.stack, plan.settings.base, plan.settings.changes), "");
+  if (plan.settings?.changes.length) lines.push(...settingLines(plan.stack, plan.settings), "");
   if (plan.limits?.length && plan.agents.length === 0) {
     // No preview ran: no agent list to show.
   } else if (changed.length === 0) {
@@ -81,6 +81,12 @@ export function planJobSummary(plan: Plan, behaviourSummary: (report: NonNullabl
     reasons.push(`the pull request changes ${held.map((c) => `\`${c.key}\``).join(", ")}: a human must review it`);
   }
   if (plan.policy?.mandatory) reasons.push(`${plan.policy.mandatory} mandatory policy violation(s)`);
+  if (reasons.length === 0 && plan.behave && plan.behave.scenarios === 0) {
+    // Nothing was played: no ✅ over an empty table (nothing checked is never passed), but what the plan is.
+    const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
+    const skipped = plan.behave.not_previewed.length;
+    return `### Agent plan for stack \`${plan.stack}\`: ${changed} agent(s) change; no scenario played (${skipped} changed agent(s) could not be previewed, each with its reason in the plan)`;
+  }
   if (reasons.length === 0) return plan.behave_report ? behaviourSummary(plan.behave_report) : undefined;
   const behave = plan.behave ? ["", ...behaveSummaryLines(plan.behave)] : [];
   return [`### ❌ Agent plan for stack \`${plan.stack}\`: ${reasons.join("; ")}`, ...behave].join("\n");
@@ -107,15 +113,26 @@ function consequence(stack: string, change: StackSettingChange): string {
   }
 }
 
+/** What the settings were compared with: the pull request's base, the last deploy, or none (a first deploy). */
+function settingsHeading(settings: PlanSettings): string {
+  const deployed = settings.deployed;
+  if (settings.base !== undefined) return `Stack settings changed (against ${codeSpan(settings.base)})`;
+  if (deployed && "ended" in deployed) {
+    return `Stack settings changed since the last deploy (update ${deployed.update}, ${deployed.ended})`;
+  }
+  return "Stack settings of the first deploy (the stack has never been deployed)";
+}
+
 /** Each changed agents:* setting; those the preview read from the base first, marked. */
-function settingLines(stack: string, base: string, changes: StackSettingChange[]): string[] {
+function settingLines(stack: string, settings: PlanSettings): string[] {
+  const { changes } = settings;
   const held = changes.filter((c) => c.guarded);
   const value = (v: string | undefined) => (v === undefined ? "(unset)" : codeSpan(v));
   const line = (c: StackSettingChange) => {
     const what = c.secret ? `${c.change} (secret, value not shown)` : `${value(c.before)} → ${value(c.after)}`;
     return c.guarded ? `- ⚠️ \`${c.key}\`: ${what} — **${consequence(stack, c)}**` : `- \`${c.key}\`: ${what}`;
   };
-  const lines = [`### ${held.length > 0 ? "⚠️ " : ""}Stack settings changed (against ${codeSpan(base)})`, ""];
+  const lines = [`### ${held.length > 0 ? "⚠️ " : ""}${settingsHeading(settings)}`, ""];
   if (held.length > 0) {
     lines.push(
       "**A human must review this:** these settings decide where the credentials and transcripts go or what code " +

@@ -79,8 +79,16 @@ export type StackSettingChange = {
   /** Decides where credentials and transcripts go or what code runs: the preview read it from the base. */
   guarded: boolean;
 };
-/** The stack-setting changes against a base (a pull request's base branch). */
-export type PlanSettings = { base: string; changes: StackSettingChange[] };
+/**
+ * The stack-setting changes: against a pull request's base (`base`, a git ref), or, in a plan
+ * without one, against the settings of the stack's last successful deploy (`deployed`: Pulumi's
+ * record of that update; `first` when the stack has never been deployed, every setting added).
+ */
+export type PlanSettings = {
+  base?: string;
+  deployed?: { update: number; ended: string } | { first: true };
+  changes: StackSettingChange[];
+};
 /** The plan's value (rendered as Markdown and JSON). */
 export type Plan = {
   kind?: "plan";

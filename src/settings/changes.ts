@@ -58,8 +58,15 @@ const rank = (key: string) => {
 
 const isGuarded = (key: string) => (GUARDED_SETTINGS as readonly string[]).includes(key);
 
-/** Each agents:* setting that differs between base and head: connection and policy first. */
-export function settingChanges(base: StackFileSettings, head: StackFileSettings): StackSettingChange[] {
+/**
+ * Each agents:* setting that differs between base and head: connection and policy first.
+ * `guard: false` when the head's values are the ones used (a plan against the last deploy): nothing is held.
+ */
+export function settingChanges(
+  base: StackFileSettings,
+  head: StackFileSettings,
+  { guard = true }: { guard?: boolean } = {},
+): StackSettingChange[] {
   const keys = [...new Set([...Object.keys(base), ...Object.keys(head)])].filter((k) => k.startsWith("agents:"));
   const changes: StackSettingChange[] = [];
   for (const key of keys) {
@@ -73,7 +80,7 @@ export function settingChanges(base: StackFileSettings, head: StackFileSettings)
       ...(secret || before === undefined ? {} : { before: before.value }),
       ...(secret || after === undefined ? {} : { after: after.value }),
       secret,
-      guarded: isGuarded(key),
+      guarded: guard && isGuarded(key),
     });
   }
   return changes.sort((a, b) => rank(a.key) - rank(b.key) || a.key.localeCompare(b.key));

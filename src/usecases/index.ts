@@ -16,6 +16,7 @@ export {
   type Previewed,
   previewBehaviour,
   previewStack,
+  settingsSinceDeploy,
 } from "./preview.ts";
 export { agentsToRecreate, recoveryCommand } from "./recovery.ts";
 export {

@@ -18,9 +18,14 @@ import {
 } from "../plan/index.ts";
 import { definitionAgents, evaluateAgents, ruleSetups, violationMessage } from "../policy/index.ts";
 import type { PlanSettings, PolicyViolation, Report } from "../report/index.ts";
-import { policyPackOptions, type ResolvedConnection, type StackFileSettings } from "../settings/index.ts";
+import {
+  policyPackOptions,
+  type ResolvedConnection,
+  type StackFileSettings,
+  settingChanges,
+} from "../settings/index.ts";
 import { notRunResult, type ScenarioResult, smokePlanOf } from "../smoke/index.ts";
-import { type Interrupts, interruptible, lockedStackError } from "../workspace/index.ts";
+import { type Interrupts, interruptible, lockedStackError, type Stack } from "../workspace/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
 import { backendError, offlineStack, type StackSession } from "./session.ts";
 import { type JobIO, runSmokeJob } from "./smoke-job.ts";
@@ -103,6 +108,47 @@ export async function previewBehaviour(
   const result = await runSmokeJob(job, io);
   return result.kind === "ran" ? result.report : report([]);
 }
+
+/** Operations read per call of `pulumi stack history` while looking for the last deploy. */
+const HISTORY_PAGE_SIZE = 25;
+
+/**
+ * The stack's agents:* settings against those of its last successful deploy. Pulumi records the
+ * config each update ran with (`pulumi stack history`, secrets decrypted only to compare them:
+ * a changed secret is listed as changed, its values never held in the result). A stack never
+ * deployed (or destroyed since) lists every setting as added: what its first deploy would use.
+ */
+export async function settingsSinceDeploy(session: StackSession): Promise<PlanSettings> {
+  const current = asSettings(session.config);
+  const update = await lastDeploy(session.stack).catch((error: unknown) => {
+    throw backendError("reading the stack's history failed", error);
+  });
+  if (!update) return { deployed: { first: true }, changes: settingChanges({}, current, { guard: false }) };
+  return {
+    deployed: { update: update.version, ended: (update.endTime ?? update.startTime).toISOString() },
+    changes: settingChanges(asSettings(update.config), current, { guard: false }),
+  };
+}
+
+/** The newest successful update (undefined when there is none, or a destroy came after it). */
+async function lastDeploy(stack: Stack) {
+  for (let page = 1; ; page++) {
+    const operations = await stack.history(HISTORY_PAGE_SIZE, page, true);
+    for (const operation of operations) {
+      if (operation.result !== "succeeded") continue;
+      if (operation.kind === "destroy") return undefined;
+      if (operation.kind === "update") return operation;
+    }
+    if (operations.length < HISTORY_PAGE_SIZE) return undefined;
+  }
+}
+
+const asSettings = (config: Record<string, { value?: string; secret?: boolean } | undefined>): StackFileSettings =>
+  Object.fromEntries(
+    Object.entries(config).flatMap(([key, setting]) =>
+      setting?.value === undefined ? [] : [[key, { value: setting.value, secret: Boolean(setting.secret) }]],
+    ),
+  );
 
 const previewLine = (target: BehaviourTarget) =>
   `behaviour preview: ${target.agent} against ${target.versionId} with override_config ${target.sections.join(", ")}\n`;

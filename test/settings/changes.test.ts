@@ -85,7 +85,82 @@ describe("settingChanges", () => {
   });
 });
 
+describe("settings against the last deploy (a plan without a base)", () => {
+  const deployed = stackFileSettings(BASE, "the last deploy");
+  const now = stackFileSettings(HEAD, "Pulumi.prod.yaml");
+
+  it("holds nothing: the guarded settings are listed like the others, the values in use are the stack's", () => {
+    const changes = settingChanges(deployed, now, { guard: false });
+    expect(changes.map((c) => c.key)).toEqual([
+      "agents:baseUrl",
+      "agents:apiKey",
+      "agents:judgeModel",
+      "agents:policyPack",
+    ]);
+    expect(changes.every((c) => !c.guarded)).toBe(true);
+  });
+
+  it("says what it compared with: the last deploy's update, or the first deploy", () => {
+    const changes = settingChanges(deployed, now, { guard: false });
+    const plan = (settings: Plan["settings"]): Plan => ({
+      kind: "plan",
+      stack: "prod",
+      agents: [],
+      overlays: [],
+      settings,
+    });
+    const since = planMarkdown(plan({ deployed: { update: 7, ended: "2026-11-26T06:38:43.000Z" }, changes }));
+    expect(since).toContain("### Stack settings changed since the last deploy (update 7, 2026-11-26T06:38:43.000Z)");
+    expect(since).not.toContain("A human must review this");
+    expect(since).not.toContain("⚠️");
+    expect(since).toContain("- `agents:baseUrl`: `https://api.service.example` → `http://collector.example:8080`\n");
+    const first = planMarkdown(plan({ deployed: { first: true }, changes: settingChanges({}, now, { guard: false }) }));
+    expect(first).toContain("### Stack settings of the first deploy (the stack has never been deployed)");
+    expect(first).toContain("- `agents:apiKey`: added (secret, value not shown)");
+  });
+});
+
 describe("the plan's job summary", () => {
+  it("shows no ✅ when the behaviour preview played nothing: it says what changed and that nothing was played", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-plan-summary-"));
+    const file = path.join(dir, "summary.md");
+    const created = (agent: string) => ({
+      agent,
+      kind: "conversational" as const,
+      action: "create" as const,
+      why: "new agent",
+      fields: [],
+      promptDiffs: {},
+    });
+    const plan: Plan = {
+      kind: "plan",
+      stack: "staging",
+      agents: [created("line-1"), created("line-2")],
+      overlays: [],
+      behave: {
+        previewed: [],
+        not_previewed: [
+          { agent: "line-1", reason: "a new agent has no version to play against" },
+          { agent: "line-2", reason: "a new agent has no version to play against" },
+        ],
+        scenarios: 0,
+        passed: 0,
+        failed: 0,
+        errors: 0,
+      },
+    };
+    try {
+      await emitReport(plan, { env: { GITHUB_STEP_SUMMARY: file } });
+      const summary = await readFile(file, "utf8");
+      expect(summary).toContain(
+        "### Agent plan for stack `staging`: 2 agent(s) change; no scenario played (2 changed agent(s) could not be previewed",
+      );
+      expect(summary).not.toContain("✅");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("is ❌ with the reasons when a guarded setting changed, never the behaviour preview's ✅", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-plan-summary-"));
     const file = path.join(dir, "summary.md");
