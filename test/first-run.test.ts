@@ -3,7 +3,7 @@
 // fresh clone with an empty user cache. CI's machine has the CLI cached, so without these tests the
 // cold path would never run there.
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { access, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -23,13 +23,22 @@ function goCaches(): Record<string, string> {
   return env as Record<string, string>;
 }
 
+/**
+ * The PATH of a machine with no Pulumi CLI: without the directories that hold a `pulumi` (test files
+ * run one after another in a worker, and an earlier one's ensurePulumi() put the cached CLI first).
+ */
+function pathWithoutPulumi(): string {
+  const dirs = (process.env.PATH ?? "").split(path.delimiter);
+  return dirs.filter((dir) => dir !== "" && !existsSync(path.join(dir, "pulumi"))).join(path.delimiter);
+}
+
 type Run = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
 
 function ensurePulumi(cacheDir: string, options: { killWhen?: RegExp } = {}): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(SCRIPT, [], {
       cwd: projectRoot,
-      env: { ...process.env, ...goCaches(), AGENT_IAC_CACHE_DIR: cacheDir },
+      env: { ...process.env, PATH: pathWithoutPulumi(), ...goCaches(), AGENT_IAC_CACHE_DIR: cacheDir },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -125,7 +134,7 @@ describe("npm start in a fresh clone with an empty user cache", () => {
     await mkdir(home);
     await mkdir(cache);
     env = {
-      PATH: process.env.PATH,
+      PATH: pathWithoutPulumi(),
       HOME: home,
       XDG_CACHE_HOME: cache,
       ...goCaches(),
