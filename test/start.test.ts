@@ -1,6 +1,7 @@
 // `npm start` (agent-iac start), the main job, end to end in a copy of the project: provisions the
 // examples against the embedded simulator, smoke-calls them, and leaks no secret anywhere.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -238,30 +239,6 @@ describe("npm start", { timeout: 300_000 }, () => {
     }
   });
 
-  it("refuses the public passphrase on another backend: exit 2, the tracked stack file unchanged", async () => {
-    const file = path.join(project.dir, "Pulumi.staging.yaml");
-    await copyFile(path.join(projectRoot, "Pulumi.staging.yaml"), file);
-    const before = await readFile(file, "utf8");
-    const backend = await mkdtemp(path.join(os.tmpdir(), "agent-iac-backend-"));
-    try {
-      const env: Record<string, string | undefined> = {
-        ...process.env,
-        ...sandbox.env,
-        PULUMI_BACKEND_URL: `file://${backend}`,
-      };
-      delete env.PULUMI_CONFIG_PASSPHRASE;
-      delete env.PULUMI_CONFIG_PASSPHRASE_FILE;
-      const result = await runCli(["start", "--stack", "staging"], { cwd: project.dir, env });
-      expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(/stack staging on file:\/\/.* needs a passphrase/);
-      expect(result.stderr).toContain("PULUMI_CONFIG_PASSPHRASE");
-      expect(await readFile(file, "utf8")).toBe(before);
-      expect(await readdir(backend, { recursive: true })).toEqual([]);
-    } finally {
-      await rm(backend, { recursive: true, force: true });
-    }
-  });
-
   it("writes the API key and the stream tokens nowhere: state, outputs, logs, reports, simulator data", async () => {
     const written: { file: string; text: string }[] = [];
     for (const root of [project.dir, sandbox.backendDir]) {
@@ -281,6 +258,32 @@ describe("npm start", { timeout: 300_000 }, () => {
     for (const { file, text } of [...written, ...logs.map((text) => ({ file: "(stdout/stderr)", text }))]) {
       expect(text, file).not.toContain(API_KEY);
       expect(text, file).not.toMatch(TOKEN_PATTERN);
+    }
+  });
+
+  it("refuses the public passphrase on another backend: exit 2, the tracked stack file unchanged", async () => {
+    const file = path.join(project.dir, "Pulumi.staging.yaml");
+    await copyFile(path.join(projectRoot, "Pulumi.staging.yaml"), file);
+    const before = await readFile(file, "utf8");
+    const backend = await mkdtemp(path.join(os.tmpdir(), "agent-iac-backend-"));
+    try {
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        ...sandbox.env,
+        PULUMI_BACKEND_URL: `file://${backend}`,
+      };
+      delete env.PULUMI_CONFIG_PASSPHRASE;
+      delete env.PULUMI_CONFIG_PASSPHRASE_FILE;
+      const result = await runCli(["start", "--stack", "staging"], { cwd: project.dir, env });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/stack staging on file:\/\/.* needs a passphrase/);
+      expect(result.stderr).toContain("PULUMI_CONFIG_PASSPHRASE");
+      expect(await readFile(file, "utf8")).toBe(before);
+      expect(await readdir(backend, { recursive: true })).toEqual([]);
+      // The earlier runs' green smoke report does not outlive a failed start.
+      expect(existsSync(path.join(project.dir, "reports", "smoke.json"))).toBe(false);
+    } finally {
+      await rm(backend, { recursive: true, force: true });
     }
   });
 
