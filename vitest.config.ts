@@ -23,9 +23,9 @@ const BOTH_PROFILES = [
 
 export default defineConfig({
   test: {
-    // End-to-end files are CPU-bound (the real Pulumi CLI), many others mostly wait (a caller's quiet
-    // pause, a watch window): three files at a time keep both cores of a 2-core machine busy.
-    maxWorkers: 3,
+    // Test files wait more than they compute (a caller's quiet pause, a watch window, a provider's
+    // retry backoff): with three files at a time a 2-core machine used 1.3 cores on average.
+    maxWorkers: 4,
     // A worker process runs file after file instead of one process per file: a fresh process
     // re-imported @pulumi/pulumi and src/ for every file (about 3 s of CPU each). Test files leave no
     // global state behind (runInProcess restores env and cwd; servers are closed in afterAll).
