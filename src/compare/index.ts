@@ -8,6 +8,7 @@ export {
   transcriptDiff,
 } from "./compare.ts";
 export {
+  type BaseRecord,
   checkPendingBase,
   consumeBase,
   type OldVersions,

@@ -70,9 +70,20 @@ type PendingBase = {
   /** Every agent key that deploy's steps named (those missing from `versions` were new then). */
   seen: string[];
   recorded_at: string;
+  /**
+   * What the stack held just after the last deploy that wrote this file (agent key → version), and
+   * every version those deploys found it holding or having held. Where the backend keeps no readable
+   * history, they link a base carried over several deploys to the stack: see `checkPendingBase`.
+   */
+  held_after?: Record<string, string>;
+  held_versions?: string[];
 };
 
-export type DeployBase = { versions: Record<string, string>; seen: string[] };
+/** A deploy's versions before it, the agent keys its steps named, and what the stack held after it (when it could be read). */
+export type DeployBase = { versions: Record<string, string>; seen: string[]; after?: Record<string, string> };
+
+/** What a pending base says of the stack it was recorded for (absent in files written before it was kept). */
+export type BaseRecord = { heldAfter?: Record<string, string>; heldVersions: string[] };
 
 const baseFile = (stateDir: string, stack: string) =>
   path.join(stateDir, `comparison-base.${stack.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`);
@@ -95,12 +106,8 @@ async function pendingBase(stateDir: string, stack: string): Promise<PendingBase
   } catch {
     throw damagedBase(file, "it is not JSON (truncated or edited)");
   }
-  const versions = isObject(value?.versions) ? value.versions : undefined;
-  if (
-    !versions ||
-    !Object.values(versions).every((v) => typeof v === "string") ||
-    typeof value.recorded_at !== "string"
-  ) {
+  const versions = isVersionMap(value?.versions) ? value.versions : undefined;
+  if (!versions || typeof value.recorded_at !== "string") {
     throw damagedBase(file, "it does not hold a comparison base ({stack, versions, seen, recorded_at})");
   }
   if (value.stack !== stack) {
@@ -111,24 +118,37 @@ async function pendingBase(stateDir: string, stack: string): Promise<PendingBase
       },
     );
   }
-  return { ...value, versions, seen: Array.isArray(value.seen) ? value.seen.map(String) : Object.keys(versions) };
+  return {
+    ...value,
+    versions,
+    seen: Array.isArray(value.seen) ? value.seen.map(String) : Object.keys(versions),
+    held_after: isVersionMap(value.held_after) ? value.held_after : undefined,
+    held_versions: Array.isArray(value.held_versions) ? value.held_versions.map(String) : undefined,
+  };
 }
+
+const isVersionMap = (value: unknown): value is Record<string, string> =>
+  isObject(value) && Object.values(value).every((v) => typeof v === "string");
 
 /**
  * Before a deploy: the pending base of the stack (if any) must name only versions the stack held —
- * `held(versionId)` says whether it holds or held one (its state and update history). A base naming
- * another version (another stack's, edited, or a service's that never had it) would be compared
- * against calls that cannot be placed: a ConfigError naming the file, the versions and the way out.
- * A damaged base is the same ConfigError as at the deploy. Without the stack's history
- * (`held` undefined: a backend whose history holds no outputs) only the file's shape is checked.
+ * `everHeld(record)` gives the test of whether it holds or held one (from its state, its update
+ * history or its `previous_versions`, and what the base's earlier deploys recorded of it). A base
+ * naming another version (another stack's, edited, or a service's that never had it) would be
+ * compared against calls that cannot be placed: a ConfigError naming the file, the versions and the
+ * way out. A damaged base is the same ConfigError as at the deploy. When nothing can tell (no test:
+ * a stack with neither a readable history nor a `previous_versions` output) only the file's shape is
+ * checked.
  */
 export async function checkPendingBase(
   stateDir: string,
   stack: string,
-  held: ((versionId: string) => boolean) | undefined,
+  everHeld: (record: BaseRecord) => ((versionId: string) => boolean) | undefined,
 ): Promise<void> {
   const pending = await pendingBase(stateDir, stack);
-  if (!pending || !held) return;
+  if (!pending) return;
+  const held = everHeld({ heldAfter: pending.held_after, heldVersions: pending.held_versions ?? [] });
+  if (!held) return;
   const foreign = Object.entries(pending.versions).filter(([, version]) => !held(version));
   if (foreign.length === 0) return;
   const file = baseFile(stateDir, stack);
@@ -165,6 +185,15 @@ export async function recordDeployBase(
   const base: PendingBase = pending
     ? mergeBase(pending, deploy)
     : { stack, versions: deploy.versions, seen: deploy.seen, recorded_at: new Date().toISOString() };
+  // The versions before and after this deploy are the stack's (read from its update and its state).
+  base.held_versions = [
+    ...new Set([
+      ...(pending?.held_versions ?? []),
+      ...Object.values(deploy.versions),
+      ...Object.values(deploy.after ?? {}),
+    ]),
+  ];
+  base.held_after = deploy.after ?? pending?.held_after;
   await mkdir(stateDir, { recursive: true });
   const file = baseFile(stateDir, stack);
   await writeFile(`${file}.tmp`, `${JSON.stringify(base, null, 2)}\n`);

@@ -1,8 +1,15 @@
 // What `start` checks of its comparison base before it deploys (issue 41): the pending base
-// (.agent-iac/comparison-base.<stack>.json) names only versions the stack holds or held in its
-// update history, so a base of another stack, or edited, is refused before anything is created.
+// (.agent-iac/comparison-base.<stack>.json) names only versions the stack holds or held, so a base
+// of another stack, or edited, is refused before anything is created.
+//
+// Where the stack held a version: on a file backend its update history says it. Elsewhere
+// (PostgreSQL, S3, Pulumi Cloud: no readable history) the stack's state and its `previous_versions`
+// output give what it holds and what its last replace left; and a base carried over several deploys
+// (their comparisons never completed) brings what those deploys saw the stack hold — trusted only
+// while its record still links to this stack: what it says the stack held after its last deploy is
+// what the stack holds now, or left behind since.
 import path from "node:path";
-import { checkPendingBase } from "../compare/index.ts";
+import { type BaseRecord, checkPendingBase } from "../compare/index.ts";
 import { readHistory } from "../watch/index.ts";
 import { backendError, type HeldAgents, type StackSession } from "./session.ts";
 
@@ -21,8 +28,26 @@ export async function checkComparisonBase(session: StackSession, held: HeldAgent
   } catch (error) {
     throw backendError(`reading stack ${session.name} failed`, error);
   }
-  const everHeld = history.available
-    ? (version: string) => current.has(version) || history.past.has(version)
-    : undefined;
-  await checkPendingBase(path.join(process.cwd(), ".agent-iac"), session.name, everHeld);
+  const stateDir = path.join(process.cwd(), ".agent-iac");
+  if (history.available) {
+    await checkPendingBase(stateDir, session.name, () => (v) => current.has(v) || history.past.has(v));
+    return;
+  }
+  const known = new Set([...current, ...Object.values(held.previous)]);
+  await checkPendingBase(stateDir, session.name, (record) => {
+    if (linksToStack(record, held, known)) return (v) => known.has(v) || record.heldVersions.includes(v);
+    // Without previous_versions (a stack deployed before it existed) nothing can tell: shape only.
+    return held.previousRecorded ? (v) => known.has(v) : undefined;
+  });
+}
+
+/**
+ * The base's record describes this stack: of the agents it says the stack held after the base's
+ * last deploy, at least one is still held, and each still held has that version now or as its
+ * previous one. Another stack's record (its own version ids) fails; so does one whose stack has been
+ * deployed twice, outside `start`, since then (the check falls back to the state and outputs).
+ */
+function linksToStack(record: BaseRecord, held: HeldAgents, known: Set<string>): boolean {
+  const still = Object.entries(record.heldAfter ?? {}).filter(([key]) => held.agents[key] !== undefined);
+  return still.length > 0 && still.every(([, version]) => known.has(version));
 }

@@ -61,19 +61,24 @@ export async function deploy(session: StackSession, service: LocalService, io: D
   )
     .finally(() => filter.end())
     .catch(async (error: unknown) => {
-      // A failed or interrupted up may have replaced agents: the base from before it stays pending.
-      await before.save().catch(() => undefined);
+      // A failed or interrupted up may have replaced agents: the base from before it stays pending,
+      // with what the stack holds now as far as its state can still be read.
+      const after = await session.held().then(versionIds, () => undefined);
+      await before.save(after).catch(() => undefined);
       if (error instanceof InterruptedError) throw error;
       throw (
         lockedStackError(error, session.name, session.env, "npm start") ??
         (await deployFailure(error, session, failures.lines()))
       );
     });
-  const base = await before.save();
   const held = await session.held();
+  const base = await before.save(versionIds(held));
   const changed = Object.entries(up.summary.resourceChanges ?? {}).some(([op, n]) => op !== "same" && n > 0);
   return { held, changed, base };
 }
+
+const versionIds = (held: HeldAgents): Record<string, string> =>
+  Object.fromEntries(Object.entries(held.agents).map(([key, agent]) => [key, agent.version_id]));
 
 /**
  * The version each agent had before this deploy, read from the old state of the update's steps (no
@@ -93,10 +98,12 @@ function versionsBefore(stackName: string, log: (text: string) => void) {
     if (typeof old === "string" && metadata.op !== "delete") versions[key] ??= old;
   };
   let saved: Promise<Record<string, string>> | undefined;
-  const save = () => {
+  /** `after`: what the stack holds after the deploy (undefined when its state could not be read). */
+  const save = (after: Record<string, string> | undefined) => {
     saved ??= (async () => {
       const stateDir = `${process.cwd()}/.agent-iac`;
-      const { versions: base, carried } = await recordDeployBase(stateDir, stackName, { versions, seen: [...seen] });
+      const deployed = { versions, seen: [...seen], ...(after ? { after } : {}) };
+      const { versions: base, carried } = await recordDeployBase(stateDir, stackName, deployed);
       if (carried) {
         log(
           `comparison base: the versions from before the deploy of ${carried}, whose comparison never completed (interrupted, failed or not run)\n`,

@@ -9,8 +9,9 @@ import type { StackSession } from "./session.ts";
 /**
  * Before `pulumi up`: a simulator reused at the stack's address must know every agent the stack
  * holds (else a ConfigError naming it and the ways out: an up would create the changed agents in a
- * service the others do not live in); with `smoke`, scenarios with judged expectations need a judge
- * (a ConfigError, before anything is deployed, instead of after).
+ * service the others do not live in); a pending comparison base must name only versions the stack
+ * held (comparison-base.ts); with `smoke`, scenarios with judged expectations need a judge (a
+ * ConfigError, before anything is deployed, instead of after).
  */
 export async function checkBeforeDeploy(
   session: StackSession,
@@ -19,8 +20,9 @@ export async function checkBeforeDeploy(
 ): Promise<void> {
   const held = await session.held();
   await checkReusedSimulator(service, held.agents, session.name);
-  if (!options.smoke) return;
+  // Also without smoke: the deploy carries the pending base on, with what it saw of the stack.
   await checkComparisonBase(session, held);
+  if (!options.smoke) return;
   const definitions = await session.scenarioAgents(held);
   const judged = definitions.flatMap((agent) =>
     agent.smoke.filter((s) => judgeRubrics(s.expect).length > 0).map((s) => `${agent.key}/${s.name}`),

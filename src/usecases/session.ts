@@ -55,6 +55,8 @@ export type HeldAgents = {
   stale: string[];
   directories: string[];
   previous: Record<string, string>;
+  /** Whether the stack's outputs carry `previous_versions` at all (stacks deployed before it existed do not). */
+  previousRecorded: boolean;
 };
 
 export type StackSession = {
@@ -312,24 +314,30 @@ async function stackAgents(stack: Stack): Promise<HeldAgents> {
   const stale = Object.keys(agents).filter(
     (key) => outputs[key] !== undefined && outputs[key]?.version_id !== agents[key]?.version_id,
   );
-  return { agents, stale, directories, previous: previousVersionsOf(resources, agents) };
+  return { agents, stale, directories, ...previousVersionsOf(resources, agents) };
 }
 
 /**
  * The `previous_versions` outputs (src/component/previous.ts) of the stack and of its AgentDirectory
  * components, for the agents it holds; {} before one was written.
  */
-function previousVersionsOf(resources: StateResource[], agents: Record<string, HeldAgent>): Record<string, string> {
+function previousVersionsOf(
+  resources: StateResource[],
+  agents: Record<string, HeldAgent>,
+): Pick<HeldAgents, "previous" | "previousRecorded"> {
   const previous: Record<string, string> = {};
+  let previousRecorded = false;
   for (const resource of resources) {
     if (resource.delete || (resource.type !== "pulumi:pulumi:Stack" && resource.type !== AGENT_DIRECTORY_TYPE))
       continue;
     const value = resource.outputs?.[PREVIOUS_VERSIONS_OUTPUT];
+    previousRecorded ||= typeof value === "object" && value !== null;
     Object.assign(previous, versionsBeforeIn({ [PREVIOUS_VERSIONS_OUTPUT]: value }).previous);
   }
-  return Object.fromEntries(
-    Object.entries(previous).filter(([key, version]) => agents[key] && agents[key].version_id !== version),
+  const current = Object.entries(previous).filter(
+    ([key, version]) => agents[key] && agents[key].version_id !== version,
   );
+  return { previous: Object.fromEntries(current), previousRecorded };
 }
 
 /**
