@@ -94,10 +94,17 @@ function toDiagnostic(
 }
 
 function messageOf(issue: z.core.$ZodIssue): string {
-  if (issue.code === "invalid_type" && /received undefined$/.test(issue.message))
-    return `required (expected ${issue.expected})`;
   return issue.message.replace(/^Invalid input: /, "");
 }
+
+/**
+ * The parse options of every agent and scenario file: a missing field is "required", told by the
+ * issue's input (zod's error map sees it), not by the wording of zod's message.
+ */
+export const FILE_PARSE: z.core.ParseContext<z.core.$ZodIssue> = {
+  error: (issue) =>
+    issue.code === "invalid_type" && issue.input === undefined ? `required (expected ${issue.expected})` : undefined,
+};
 
 const CONVERSATIONAL_ONLY = new Set(["postprocess_agents", "smoke"]);
 

@@ -11,7 +11,7 @@ import {
   proceduralAgentConfig,
 } from "../contract/index.ts";
 import { compareDiagnostics, type Diagnostic, formatDiagnostic, moreErrors } from "./diagnostic.ts";
-import { diagnosticAt, didYouMean, issuesToDiagnostics, MAX_ERRORS_PER_FILE, position } from "./issues.ts";
+import { diagnosticAt, didYouMean, FILE_PARSE, issuesToDiagnostics, MAX_ERRORS_PER_FILE, position } from "./issues.ts";
 import { type FieldLocation, fieldLocation } from "./locate.ts";
 import { conversationalFile, KEY_PATTERN, proceduralFile, type SmokeScenarioFile } from "./schema.ts";
 import {
@@ -264,7 +264,7 @@ async function evaluate(key: string, base: Loaded, overlay: Loaded | undefined, 
   // Prompt files are read even when other fields are wrong, so their errors show up too.
   const prompts = await readPromptFiles(raw, sources, root);
   const schema = kind === "conversational" ? conversationalFile : proceduralFile;
-  const parsed = schema.safeParse(raw);
+  const parsed = schema.safeParse(raw, FILE_PARSE);
   if (!parsed.success) {
     return {
       key,
@@ -295,7 +295,7 @@ async function evaluate(key: string, base: Loaded, overlay: Loaded | undefined, 
 
   // A safety net: what is sent must satisfy the service's own request schema.
   const service = (kind === "conversational" ? conversationalAgentConfig : proceduralAgentConfig) as z.ZodType;
-  const sent = service.safeParse(config);
+  const sent = service.safeParse(config, FILE_PARSE);
   if (!sent.success) return { key, sources, raw, errors: issuesToDiagnostics(sources, service, sent.error.issues) };
 
   const definition: AgentDefinition = {

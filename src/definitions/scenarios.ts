@@ -5,7 +5,7 @@ import { access } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Diagnostic } from "./diagnostic.ts";
-import { diagnosticAt, issuesToDiagnostics } from "./issues.ts";
+import { diagnosticAt, FILE_PARSE, issuesToDiagnostics } from "./issues.ts";
 import { type AgentDefinition, loadAgents, type SmokeScenario } from "./load.ts";
 import { smokeScenario } from "./schema.ts";
 import { loadYaml, type PathSegment } from "./source.ts";
@@ -84,7 +84,7 @@ async function scenariosOf(absolute: string): Promise<{ scenarios: SmokeScenario
   const loaded = await loadYaml(absolute);
   if (!loaded.source || loaded.errors.length > 0) return { scenarios: [], errors: loaded.errors };
   const sources = [loaded.source];
-  const parsed = scenarioFile.safeParse(loaded.value ?? {});
+  const parsed = scenarioFile.safeParse(loaded.value ?? {}, FILE_PARSE);
   if (!parsed.success) {
     return { scenarios: [], errors: issuesToDiagnostics(sources, scenarioFile, parsed.error.issues) };
   }
