@@ -25,7 +25,7 @@ describe("a hostile version id from --compare OLD", () => {
     const old = parseOldVersions(JSON.stringify({ support: HOSTILE }), "old.json");
     return {
       stack: "dev",
-      plan: planSmoke(service.agents, service.outputs, { agents: ["support"] }),
+      plan: planSmoke(service.agents, service.held, { agents: ["support"] }),
       placement: { kind: "compare" as const, old, failOn: "failure" as const },
       concurrency: 2,
       dryRun,

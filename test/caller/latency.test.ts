@@ -5,13 +5,11 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Client, createClient, type EventEnvelope } from "../../src/api/index.ts";
+import type { EventEnvelope } from "../../src/api/index.ts";
 import { callerShape } from "../../src/caller/index.ts";
-import { loadAgents } from "../../src/definitions/index.ts";
 import { replaySmoke, runSmoke } from "../../src/smoke/index.ts";
 import { observeEvents } from "../../src/smoke/observe.ts";
-import { type TempProject, tempProject } from "../definitions/helpers.ts";
-import { createAgents, startTestSimulator } from "../helpers/simulator.ts";
+import { type ProjectService, projectService } from "../helpers/simulator.ts";
 
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1, 9, 0, 0, ms)).toISOString();
 let n = 0;
@@ -72,24 +70,16 @@ const agentFile = [
 ].join("\n");
 
 describe("a caller's response latency on the simulator with response_delay_ms", () => {
-  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
-  let client: Client;
-  let project: TempProject;
+  let service: ProjectService;
   beforeAll(async () => {
-    sim = await startTestSimulator({ profile: "default" });
-    client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
-    project = await tempProject({ "agents/desk.yaml": agentFile });
+    service = await projectService({ "agents/desk.yaml": agentFile });
   });
   afterAll(async () => {
-    await client?.close();
-    await sim?.close();
-    await project?.cleanup();
+    await service?.close();
   });
 
   it("measures each turn from the caller's send to the agent's first word, live and replayed alike", async () => {
-    const { agents, errors } = await loadAgents(project.agents);
-    expect(errors).toEqual([]);
-    const held = await createAgents(client, agents);
+    const { sim, agents, held, project } = service;
     const recordDir = path.join(project.root, "rec");
     const { results, report } = await runSmoke({
       definitions: agents,

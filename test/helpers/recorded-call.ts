@@ -27,7 +27,7 @@ export async function recordedCall(
   await cp(path.join(projectRoot, "prompts"), path.join(dir, "prompts"), { recursive: true });
   const live = await runSmoke({
     definitions: service.agents,
-    held: service.outputs,
+    held: service.held,
     selection: { agents: [selection.agent], scenarios: [selection.scenario] },
     connection: { baseUrl: service.sim.url, apiKey: service.sim.apiKey },
     concurrency: 1,

@@ -5,9 +5,10 @@ import os from "node:os";
 import path from "node:path";
 import { request } from "undici";
 import { type Client, createClient } from "../../src/api/index.ts";
-import { type AgentDefinition, loadAgents } from "../../src/definitions/index.ts";
+import { type AgentDefinition, formatDiagnostic, loadAgents } from "../../src/definitions/index.ts";
 import type { HeldAgent } from "../../src/provider/index.ts";
 import { type ProfileName, type Simulator, type SimulatorOptions, startSimulator } from "../../src/simulator/index.ts";
+import { type TempProject, tempProject } from "../definitions/helpers.ts";
 
 export type SimulatorHandle = { url: string; apiKey: string };
 
@@ -83,14 +84,16 @@ export async function createAgents(
   return outputs;
 }
 
-export type ExampleService = {
+/** A simulator with agents created on it, and `close()` for both and the test's files. */
+export type AgentsService = {
   sim: Simulator;
   agents: AgentDefinition[];
-  outputs: Record<string, HeldAgent>;
-  /** A temporary directory for the test's files. */
-  dir: string;
+  held: Record<string, HeldAgent>;
   close(): Promise<void>;
 };
+
+/** The example agents: with a temporary directory for the test's files. */
+export type ExampleService = AgentsService & { dir: string };
 
 /** The simulator on port 0 with the example agents (agents/, dev stack) created on it, and a temporary directory. */
 export async function exampleService(options: { eventDelayMs: number }): Promise<ExampleService> {
@@ -98,10 +101,34 @@ export async function exampleService(options: { eventDelayMs: number }): Promise
   const dir = await mkdtemp(path.join(os.tmpdir(), "example-service-"));
   const agents = (await loadAgents(path.resolve(import.meta.dirname, "../../agents"), { stack: "dev" })).agents;
   const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
-  const outputs = await createAgents(client, agents).finally(() => client.close());
+  const held = await createAgents(client, agents).finally(() => client.close());
   const close = async () => {
     await sim.close();
     await rm(dir, { recursive: true, force: true });
   };
-  return { sim, agents, outputs, dir, close };
+  return { sim, agents, held, dir, close };
+}
+
+/** The agents of a temp project (its root, for the test's own files). */
+export type ProjectService = AgentsService & { project: TempProject };
+
+/**
+ * A default-profile simulator on port 0 with the agents of `files` (a temp project: `agents/…`)
+ * created on it. Files with errors fail here, with their diagnostics.
+ */
+export async function projectService(files: Record<string, string>): Promise<ProjectService> {
+  const sim = await startTestSimulator({ profile: "default" });
+  const project = await tempProject(files);
+  const close = async () => {
+    await sim.close();
+    await project.cleanup();
+  };
+  const { agents, errors } = await loadAgents(project.agents);
+  if (errors.length > 0) {
+    await close();
+    throw new Error(`the test's agent files are invalid:\n${errors.map(formatDiagnostic).join("\n")}`);
+  }
+  const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
+  const held = await createAgents(client, agents).finally(() => client.close());
+  return { sim, agents, held, project, close };
 }

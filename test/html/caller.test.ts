@@ -2,13 +2,10 @@
 // JSON and JUnit transcripts do: from a real call with a scripted caller on the simulator (port 0),
 // and a call without a caller keeps "user".
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Client, createClient } from "../../src/api/index.ts";
 import { callerShape } from "../../src/caller/index.ts";
-import { loadAgents } from "../../src/definitions/index.ts";
 import { htmlReport } from "../../src/report/index.ts";
 import { runSmoke } from "../../src/smoke/index.ts";
-import { type TempProject, tempProject } from "../definitions/helpers.ts";
-import { createAgents, startTestSimulator } from "../helpers/simulator.ts";
+import { type ProjectService, projectService } from "../helpers/simulator.ts";
 
 const TURNS = ["Can you check availability on Tuesday?", "Thanks, that is all."];
 const agentFile = [
@@ -41,24 +38,16 @@ function chat(page: string, scenario: string): { who: string; text: string; cls:
 }
 
 describe("caller lines in the HTML report", () => {
-  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
-  let client: Client;
-  let project: TempProject;
+  let service: ProjectService;
   beforeAll(async () => {
-    sim = await startTestSimulator({ profile: "default" });
-    client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
-    project = await tempProject({ "agents/desk.yaml": agentFile });
+    service = await projectService({ "agents/desk.yaml": agentFile });
   });
   afterAll(async () => {
-    await client?.close();
-    await sim?.close();
-    await project?.cleanup();
+    await service?.close();
   });
 
   it("labels the caller's lines 'caller' with their time, in the chat and on the timeline; other calls say 'user'", async () => {
-    const { agents, errors } = await loadAgents(project.agents);
-    expect(errors).toEqual([]);
-    const held = await createAgents(client, agents);
+    const { sim, agents, held } = service;
     const { report } = await runSmoke({
       definitions: agents,
       held,

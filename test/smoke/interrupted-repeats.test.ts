@@ -35,7 +35,7 @@ describe("an interrupted repeated scenario", () => {
     const stop = new AbortController();
     const { report } = await runSmoke({
       definitions,
-      held: service.outputs,
+      held: service.held,
       selection: { agents: ["support"] },
       connection: { baseUrl: service.sim.url, apiKey: service.sim.apiKey },
       concurrency: 2,

@@ -17,7 +17,7 @@ describe("smoke --replay", () => {
   afterAll(() => service?.close());
 
   it("names the expectation that no longer holds, with the nearest transcript lines, on stdout and in every report", async () => {
-    const { sim, agents, outputs, dir } = service;
+    const { sim, agents, held: outputs, dir } = service;
     const recordings = path.join(dir, "recordings");
     const live = await runSmoke({
       definitions: agents,

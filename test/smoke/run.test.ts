@@ -21,7 +21,7 @@ describe("runSmoke", () => {
   beforeAll(async () => {
     // Slow events: each call takes seconds, so the run can be interrupted with calls in flight.
     service = await exampleService({ eventDelayMs: 400 });
-    ({ sim, agents, outputs, dir } = service);
+    ({ sim, agents, held: outputs, dir } = service);
   });
   afterAll(() => service?.close());
 
