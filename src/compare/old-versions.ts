@@ -132,7 +132,7 @@ const isVersionMap = (value: unknown): value is Record<string, string> =>
 
 /**
  * Before a deploy: the pending base of the stack (if any) must name only versions the stack held —
- * `everHeld(record)` gives the test of whether it holds or held one (from its state, its update
+ * `everHeld(record)` gives the test of whether it holds or held one (asked only when there is a base) (from its state, its update
  * history or its `previous_versions`, and what the base's earlier deploys recorded of it). A base
  * naming another version (another stack's, edited, or a service's that never had it) would be
  * compared against calls that cannot be placed: a ConfigError naming the file, the versions and the
@@ -143,11 +143,11 @@ const isVersionMap = (value: unknown): value is Record<string, string> =>
 export async function checkPendingBase(
   stateDir: string,
   stack: string,
-  everHeld: (record: BaseRecord) => ((versionId: string) => boolean) | undefined,
+  everHeld: (record: BaseRecord) => Promise<((versionId: string) => boolean) | undefined>,
 ): Promise<void> {
   const pending = await pendingBase(stateDir, stack);
   if (!pending) return;
-  const held = everHeld({ heldAfter: pending.held_after, heldVersions: pending.held_versions ?? [] });
+  const held = await everHeld({ heldAfter: pending.held_after, heldVersions: pending.held_versions ?? [] });
   if (!held) return;
   const foreign = Object.entries(pending.versions).filter(([, version]) => !held(version));
   if (foreign.length === 0) return;

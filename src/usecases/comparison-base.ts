@@ -16,10 +16,22 @@ import { backendError, type HeldAgents, type StackSession } from "./session.ts";
 /** A ConfigError (exit 2) when the pending base is damaged or names versions the stack never held. */
 export async function checkComparisonBase(session: StackSession, held: HeldAgents): Promise<void> {
   const current = new Set(Object.values(held.agents).map((agent) => agent.version_id));
-  let history: Awaited<ReturnType<typeof readHistory>>;
+  // Read only when there is a pending base to check (a file backend's history is up to 200 files).
+  const everHeld = async (record: BaseRecord) => {
+    const history = await stackHistory(session, held);
+    if (history.available) return (v: string) => current.has(v) || history.past.has(v);
+    const known = new Set([...current, ...Object.values(held.previous)]);
+    if (linksToStack(record, held, known)) return (v: string) => known.has(v) || record.heldVersions.includes(v);
+    // Without previous_versions (a stack deployed before it existed) nothing can tell: shape only.
+    return held.previousRecorded ? (v: string) => known.has(v) : undefined;
+  };
+  await checkPendingBase(path.join(process.cwd(), ".agent-iac"), session.name, everHeld);
+}
+
+async function stackHistory(session: StackSession, held: HeldAgents): ReturnType<typeof readHistory> {
   try {
     const project = (await session.stack.workspace.projectSettings()).name;
-    history = await readHistory({
+    return await readHistory({
       backendUrl: session.env.PULUMI_BACKEND_URL,
       project,
       stack: session.name,
@@ -28,17 +40,6 @@ export async function checkComparisonBase(session: StackSession, held: HeldAgent
   } catch (error) {
     throw backendError(`reading stack ${session.name} failed`, error);
   }
-  const stateDir = path.join(process.cwd(), ".agent-iac");
-  if (history.available) {
-    await checkPendingBase(stateDir, session.name, () => (v) => current.has(v) || history.past.has(v));
-    return;
-  }
-  const known = new Set([...current, ...Object.values(held.previous)]);
-  await checkPendingBase(stateDir, session.name, (record) => {
-    if (linksToStack(record, held, known)) return (v) => known.has(v) || record.heldVersions.includes(v);
-    // Without previous_versions (a stack deployed before it existed) nothing can tell: shape only.
-    return held.previousRecorded ? (v) => known.has(v) : undefined;
-  });
 }
 
 /**

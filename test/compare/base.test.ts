@@ -23,6 +23,23 @@ describe("the pending comparison base", () => {
     expect(second.carried).toBeDefined();
   });
 
+  it("records what each of its deploys saw the stack hold: the link to the stack where no history is readable", async () => {
+    const before = { versions: { support: "ca_a@v1" }, seen: ["support"] };
+    await recordDeployBase(dir, "linked", { ...before, after: { support: "ca_b@v1" } });
+    // A deploy whose state could not be read after it keeps the last link it had.
+    await recordDeployBase(dir, "linked", { versions: { support: "ca_b@v1" }, seen: ["support"] });
+    expect(JSON.parse(await readFile(file("linked"), "utf8")).held_after).toEqual({ support: "ca_b@v1" });
+    await recordDeployBase(dir, "linked", {
+      versions: { support: "ca_b@v1" },
+      seen: ["support"],
+      after: { support: "ca_c@v1" },
+    });
+    const recorded = JSON.parse(await readFile(file("linked"), "utf8"));
+    expect(recorded.versions).toEqual({ support: "ca_a@v1" });
+    expect(recorded.held_after).toEqual({ support: "ca_c@v1" });
+    expect(recorded.held_versions.sort()).toEqual(["ca_a@v1", "ca_b@v1", "ca_c@v1"]);
+  });
+
   it("a truncated base is an error naming the file and the way out, and is left as it was", async () => {
     const text = await readFile(file("dev"), "utf8");
     await writeFile(file("dev"), text.slice(0, 20));
