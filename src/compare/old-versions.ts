@@ -11,6 +11,10 @@ export type OldVersions = { versions: Record<string, string>; source: "outputs" 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** `{key: "ca_x@vN"}`: a versions output, and the version maps of a pending base. */
+const isVersionMap = (value: unknown): value is Record<string, string> =>
+  isObject(value) && Object.values(value).every((v) => typeof v === "string");
+
 /** What OLD may be, said where it is neither. */
 const OLD_VERSIONS_HINT: Wording = (name) =>
   `pass the output of \`pulumi stack output versions --json\` or a smoke JSON report (${name("jsonReport")})`;
@@ -49,7 +53,7 @@ export function parseOldVersions(text: string, file: string): OldVersions {
     }
     return { versions, source: "report" };
   }
-  if (isObject(value) && Object.values(value).every((v) => typeof v === "string")) {
+  if (isVersionMap(value)) {
     return { versions: value as Record<string, string>, source: "outputs" };
   }
   throw invalidOld(file, 'neither a versions output ({"agent": "ca_x@vN"}) nor a smoke report', OLD_VERSIONS_HINT);
@@ -126,9 +130,6 @@ async function pendingBase(stateDir: string, stack: string): Promise<PendingBase
     held_versions: Array.isArray(value.held_versions) ? value.held_versions.map(String) : undefined,
   };
 }
-
-const isVersionMap = (value: unknown): value is Record<string, string> =>
-  isObject(value) && Object.values(value).every((v) => typeof v === "string");
 
 /**
  * Before a deploy: the pending base of the stack (if any) must name only versions the stack held —
