@@ -15,6 +15,7 @@ import {
   pulumiErrorSummary,
   pulumiLogFilter,
   stripEscapes,
+  upStack,
 } from "../workspace/index.ts";
 import type { LocalService } from "./local-service.ts";
 import type { HeldAgents, StackSession } from "./session.ts";
@@ -43,10 +44,10 @@ export async function deploy(session: StackSession, service: LocalService, io: D
   io.log(`pulumi up --yes (stack ${session.name})\n`);
   const filter = pulumiLogFilter(io.log, { color: io.color });
   const failures = errorDiagnostics();
-  const up = await interruptible(
+  const changes = await interruptible(
     (text) => filter.write(text),
     (run) =>
-      session.stack.up({
+      upStack(session.stack, {
         ...(service.configFile ? { configFile: service.configFile } : {}),
         ...session.policy(),
         onOutput: run.onOutput,
@@ -73,7 +74,7 @@ export async function deploy(session: StackSession, service: LocalService, io: D
     });
   const held = await session.held();
   const base = await before.save(versionIds(held));
-  const changed = Object.entries(up.summary.resourceChanges ?? {}).some(([op, n]) => op !== "same" && n > 0);
+  const changed = Object.entries(changes).some(([op, n]) => op !== "same" && n > 0);
   return { held, changed, base };
 }
 

@@ -103,10 +103,17 @@ export async function openSession(
   // The export read at open (readState): the first `held()` takes it, later ones read the state again.
   let prefetched: Promise<HeldAgents | Error> | undefined;
   try {
-    stack = await openStack({ stackName: name, workDir, create: options.create ?? false, env });
+    stack = await openStack({ stackName: name, workDir, create: false, env });
     // The state is read beside the config where the caller will read it (two CLI runs at once).
     if (options.readState) prefetched = stackAgents(stack).catch((error: unknown) => error as Error);
-    config = await stack.getAllConfig();
+    // A stack to create is created when the first read says it is missing: an existing one (the
+    // usual case) costs no `pulumi stack select` run, and the user's selected stack stays as it was.
+    config = await stack.getAllConfig().catch(async (error: unknown) => {
+      if (!options.create || !(stackError(error, name) instanceof StackNotFoundError)) throw error;
+      await stack.workspace.createStack(name);
+      prefetched = undefined; // read before the stack existed
+      return stack.getAllConfig();
+    });
   } catch (error) {
     throw backendError(options.what ?? `opening stack ${name} failed`, stackError(error, name));
   }

@@ -196,6 +196,30 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
   return pulumi.automation.Stack.select(options.stackName, workspace);
 }
 
+/** What an update changed, per operation ("create", "replace", "same"…), from its summary event. */
+export type ResourceChanges = Record<string, number>;
+
+/**
+ * `pulumi up --yes` through the Automation API, without the three CLI runs its `up` makes after the
+ * update (`stack output` twice and `stack history`, about 1.3 s of CPU and 1 s of wall time) only to
+ * fill a result that nothing here reads: what the update changed comes from its own summary event.
+ * Callers read what the stack holds from its state afterwards, as they always did.
+ */
+export async function upStack(stack: Stack, options: pulumi.automation.UpOptions): Promise<ResourceChanges> {
+  let changes: ResourceChanges = {};
+  const onEvent = (event: pulumi.automation.EngineEvent) => {
+    if (event.summaryEvent) changes = { ...event.summaryEvent.resourceChanges };
+    options.onEvent?.(event);
+  };
+  // A view of the stack whose two follow-up reads answer at once; the update itself is the Automation API's.
+  const view: Stack = Object.create(stack, {
+    outputs: { value: async () => ({}) },
+    info: { value: async () => undefined },
+  });
+  await pulumi.automation.Stack.prototype.up.call(view, { ...options, onEvent });
+  return changes;
+}
+
 /**
  * The Automation API's StackNotFoundError (from whichever command first named a stack the backend
  * does not hold) as ours, with the safe way to create it; any other error as it is.

@@ -21,16 +21,19 @@ export async function agentsProject(
   await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
   const env = { ...sandbox.env };
   if (options.apiKey && !options.secretKey) env.AGENT_IAC_API_KEY = options.apiKey;
-  const stack = await openStack({ stackName: options.stackName ?? "test", workDir: project.dir, env });
-  await stack.setConfig("agents:baseUrl", { value: options.baseUrl });
+  // A new stack in a new directory: `stack init` alone, and the settings in one `config set-all`.
+  const stackName = options.stackName ?? "test";
+  const stack = await openStack({ stackName, workDir: project.dir, env, create: false });
+  await stack.workspace.createStack(stackName);
+  const config: pulumi.automation.ConfigMap = { "agents:baseUrl": { value: options.baseUrl } };
   // The examples' callers speak in the simulator's shape: the variant profile's must be configured.
   if (testProfile() === "variant") {
     const { callerMessage, callerEnd } = SIMULATOR_SHAPES.variant.config;
-    await stack.setConfig("agents:callerMessage", { value: callerMessage });
-    await stack.setConfig("agents:callerEnd", { value: callerEnd });
+    config["agents:callerMessage"] = { value: callerMessage };
+    config["agents:callerEnd"] = { value: callerEnd };
   }
-  if (options.apiKey && options.secretKey)
-    await stack.setConfig("agents:apiKey", { value: options.apiKey, secret: true });
+  if (options.apiKey && options.secretKey) config["agents:apiKey"] = { value: options.apiKey, secret: true };
+  await stack.setAllConfig(config);
   return { dir: project.dir, stack, cleanup: project.cleanup };
 }
 
