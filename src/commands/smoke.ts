@@ -9,9 +9,9 @@ import { requireConnection } from "../settings/index.ts";
 import { parseShard, planSmoke, replaySmoke } from "../smoke/index.ts";
 import { offlineProject, openSession, runSmokeJob, setupJudge, staleOutputsNote } from "../usecases/index.ts";
 import { type Conversion, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
-import { unknownVersionsNote } from "./connect.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
+import { unknownVersionsNote } from "./unknown-versions.ts";
 
 const shard: Conversion<{ index: number; count: number }> = {
   expected: "I/N with 1 ≤ I ≤ N (e.g. 2/3)",

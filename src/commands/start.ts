@@ -20,9 +20,9 @@ import {
 } from "../usecases/index.ts";
 import { ensurePulumi, InterruptedError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { unknownVersionsNote } from "./connect.ts";
 import { START_REPORTS } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
+import { unknownVersionsNote } from "./unknown-versions.ts";
 
 const SPEC = {
   name: "start",

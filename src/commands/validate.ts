@@ -19,7 +19,6 @@ import {
   violationMessage,
 } from "../policy/index.ts";
 import { isLoopbackUrl } from "../settings/index.ts";
-import { stackFileAddress } from "../usecases/index.ts";
 import { parseCommand } from "./args.ts";
 import type { CommandIO } from "./lifecycle.ts";
 
@@ -63,8 +62,10 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     io.stderr.write(`${errors.length} error${errors.length === 1 ? "" : "s"} in ${dir}\n`);
     return 1;
   }
-  // A stack on a real service: its scenarios' simulator conventions are worth a warning.
-  const address = stack === undefined ? undefined : await stackFileAddress(stack);
+  // A stack on a real service: its scenarios' simulator conventions are worth a warning. The use
+  // cases load the Pulumi SDK and the simulator (a second of CPU): only a --stack run needs them.
+  const address =
+    stack === undefined ? undefined : await (await import("../usecases/index.ts")).stackFileAddress(stack);
   if (address !== undefined && !isLoopbackUrl(address)) {
     for (const warning of simulationWarnings(loaded, address)) io.stderr.write(`${formatDiagnostic(warning)}\n`);
   }
