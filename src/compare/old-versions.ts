@@ -54,7 +54,7 @@ export function parseOldVersions(text: string, file: string): OldVersions {
     return { versions, source: "report" };
   }
   if (isVersionMap(value)) {
-    return { versions: value as Record<string, string>, source: "outputs" };
+    return { versions: value, source: "outputs" };
   }
   throw invalidOld(file, 'neither a versions output ({"agent": "ca_x@vN"}) nor a smoke report', OLD_VERSIONS_HINT);
 }
@@ -133,8 +133,9 @@ async function pendingBase(stateDir: string, stack: string): Promise<PendingBase
 
 /**
  * Before a deploy: the pending base of the stack (if any) must name only versions the stack held —
- * `everHeld(record)` gives the test of whether it holds or held one (asked only when there is a base) (from its state, its update
- * history or its `previous_versions`, and what the base's earlier deploys recorded of it). A base
+ * `everHeld(record)` gives the test of whether it holds or held one, from its state, its update
+ * history or its `previous_versions`, and what the base's earlier deploys recorded of it (asked
+ * only when there is a base: reading the history can take many files). A base
  * naming another version (another stack's, edited, or a service's that never had it) would be
  * compared against calls that cannot be placed: a ConfigError naming the file, the versions and the
  * way out. A damaged base is the same ConfigError as at the deploy. When nothing can tell (no test:
