@@ -6,6 +6,7 @@ import { stat } from "node:fs/promises";
 import { type EventEnvelope, TimeoutError } from "../api/index.ts";
 import { type CapturedCall, captureScenario } from "../capture/index.ts";
 import { CliError } from "../errors/index.ts";
+import { terminalText } from "../render/index.ts";
 import { requireConnection } from "../settings/index.ts";
 import { findRecording } from "../smoke/index.ts";
 import { stackConnection } from "../usecases/index.ts";
@@ -81,7 +82,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   io.stdout.write(captured.yaml);
   for (const note of captured.notes) io.stderr.write(`note: ${note}\n`);
   io.stderr.write(
-    `captured ${captured.turns} caller turn(s) and ${captured.toolCalls.length} tool(s) from ${conversationId}\n`,
+    `captured ${captured.turns} caller turn(s) and ${captured.toolCalls.length} tool(s) from ${terminalText(conversationId)}\n`,
   );
   return 0;
 }
