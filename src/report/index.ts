@@ -30,6 +30,7 @@ export {
   reportExitCode,
   reportJson,
   reportPath,
+  unreadableFile,
   writeJsonFile,
   writeReportFiles,
 } from "./write.ts";
