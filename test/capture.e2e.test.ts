@@ -2,10 +2,10 @@
 // simulator on port 0) becomes a scenario; from its recording and from the service's stream the
 // caller's lines and the tools are the call's own, a service that does not replay an ended
 // conversation is said (exit 3), and the captured scenario passes against the same version.
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse, parseDocument } from "yaml";
+import { parse, parseAllDocuments, parseDocument } from "yaml";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -13,6 +13,10 @@ import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-test-capture-7d1e4b9a02c3";
 const SCENARIO = "checks-availability-and-books";
+
+/** What a terminal would act on: C0 controls but the line break, DEL, C1 (0x9b is a CSI) and bidi overrides. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 type Captured = {
   name: string;
@@ -103,6 +107,56 @@ describe("agent-iac scenario capture (real Pulumi CLI against the simulator)", (
     const unknown = await cli(["scenario", "capture", "conv_nope", "--from-recording", "recordings"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("no recording of conversation conv_nope");
+  });
+
+  it("a hostile recording: a header naming no agent key or version is exit 2 at file:1; its id, lines and context stay data", async () => {
+    const dir = path.join(project.dir, "recordings", "booking");
+    const [name] = (await readdir(dir)).filter((file) => file.startsWith(SCENARIO));
+    const [header, ...rest] = (await readFile(path.join(dir, name as string), "utf8")).trim().split("\n");
+    /** A recording directory holding the call's recording with its header and events changed. */
+    const hostile = async (label: string, change: Record<string, unknown>, turn?: string) => {
+      const events = rest.map((line) => {
+        const event = JSON.parse(line);
+        if (turn !== undefined && event.payload?.type === "user.message.received") event.payload.text = turn;
+        return JSON.stringify(event);
+      });
+      await mkdir(path.join(project.dir, label, "booking"), { recursive: true });
+      const file = path.join(label, "booking", "call.jsonl");
+      await writeFile(
+        path.join(project.dir, file),
+        `${[JSON.stringify({ ...JSON.parse(header as string), ...change }), ...events].join("\n")}\n`,
+      );
+      return file;
+    };
+    const smuggled = '\n- name: smuggled\n  channel: { callee_no: "+15550000000" }\n  expect: { ends: true }\n';
+    const title = "\u001b]0;pwned\u0007\u001b[2J";
+
+    const agentFile = await hostile("hostile-agent", { agent: `booking${smuggled}` });
+    const agent = await cli(["scenario", "capture", conversationId, "--from-recording", "hostile-agent"]);
+    expect(agent.code, agent.stdout).toBe(2);
+    expect(agent.stderr).toContain(`${agentFile}:1: the header's agent: must be an agent key`);
+    expect(agent.stdout).toBe("");
+    const versionFile = await hostile("hostile-version", { version_id: `ca_x${title}` });
+    const version = await cli(["scenario", "capture", conversationId, "--from-recording", "hostile-version"]);
+    expect(version.code, version.stdout).toBe(2);
+    expect(version.stderr).toContain(`${versionFile}:1: the header's version_id: must look like ca_<suffix>`);
+    expect(version.stdout + version.stderr).not.toMatch(RAW_CONTROL);
+
+    // What is free text (the conversation id, a caller's line, the context) is written as data.
+    const id = `${conversationId}${smuggled}${title}`;
+    const turn = `hello${title}\u009b31m\u202eevil`;
+    const context = { [`note${smuggled}`]: title };
+    const scenario = JSON.parse(header as string).scenario;
+    await hostile("hostile-text", { conversation_id: id, scenario: { ...scenario, context } }, turn);
+    const text = await cli(["scenario", "capture", id, "--from-recording", "hostile-text"]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout + text.stderr).not.toMatch(RAW_CONTROL);
+    expect(parseAllDocuments(text.stdout)).toHaveLength(1);
+    const captured = parse(text.stdout) as Captured[];
+    expect(captured).toHaveLength(1);
+    expect(captured[0]?.name).toBe(`captured ${id}`);
+    expect(captured[0]?.caller?.turns).toEqual(recorded.turns.map(() => turn));
+    expect(captured[0]?.context).toEqual(context);
   });
 
   it("a service that does not replay an ended conversation's events: exit 3, pointing to --record", async () => {

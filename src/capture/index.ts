@@ -1,9 +1,10 @@
 // A real call becomes a regression scenario: the caller's lines (`user.message.received`, in order)
 // become `caller.turns`, the tools the agent called become draft `tool_calls` expectations, and the
 // scenario is printed as YAML for the agent file's `smoke:` list. Pure: the command reads the events
-// (a recording, or the service's stream) and prints what this returns.
-import { stringify } from "yaml";
+// (a recording, or the service's stream) and prints what this returns. What the call says (its id, a
+// caller's line, the context) is data: written by the YAML escaper, never pasted into the text.
 import { type EventEnvelope, TranscriptBuilder } from "../api/index.ts";
+import { yamlText } from "../report/index.ts";
 
 /** What is known of the call: its events, and from a recording its agent, version, channel and context. */
 export type CapturedCall = {
@@ -54,10 +55,12 @@ export function captureScenario(call: CapturedCall, options: { name?: string | u
     },
   };
   const from = [call.agent, call.versionId].filter(Boolean).join(", ");
-  const header = [
-    `# Captured from conversation ${call.conversationId}${from ? ` (${from})` : ""}: a draft for the agent file's smoke: list.`,
-    "# The expectations are what happened (tools by name); keep the ones that matter and add says/judge.",
-  ];
-  const yaml = `${header.join("\n")}\n${stringify([scenario], { lineWidth: 0 })}`;
+  const yaml = yamlText(
+    [scenario],
+    [
+      `Captured from conversation ${call.conversationId}${from ? ` (${from})` : ""}: a draft for the agent file's smoke: list.`,
+      "The expectations are what happened (tools by name); keep the ones that matter and add says/judge.",
+    ],
+  );
   return { yaml, notes, turns: turns.length, toolCalls };
 }

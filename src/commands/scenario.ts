@@ -6,8 +6,9 @@ import { stat } from "node:fs/promises";
 import { type EventEnvelope, TimeoutError } from "../api/index.ts";
 import { type CapturedCall, captureScenario } from "../capture/index.ts";
 import { CliError } from "../errors/index.ts";
+import { terminalText } from "../render/index.ts";
 import { requireConnection } from "../settings/index.ts";
-import { findRecording } from "../smoke/index.ts";
+import { findRecording, MAX_RECORDING_BYTES } from "../smoke/index.ts";
 import { stackConnection } from "../usecases/index.ts";
 import { parseCommand, positiveNumber, suggestion } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
@@ -81,7 +82,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   io.stdout.write(captured.yaml);
   for (const note of captured.notes) io.stderr.write(`note: ${note}\n`);
   io.stderr.write(
-    `captured ${captured.turns} caller turn(s) and ${captured.toolCalls.length} tool(s) from ${conversationId}\n`,
+    `captured ${captured.turns} caller turn(s) and ${captured.toolCalls.length} tool(s) from ${terminalText(conversationId)}\n`,
   );
   return 0;
 }
@@ -128,12 +129,24 @@ async function fromService(
   const client = io.serviceClient(requireConnection(connection, options.stack));
   const stop = io.interruption();
   const envelopes: EventEnvelope[] = [];
+  // A stream that never ends is not kept whole: a capture holds at most what a recording may.
+  let bytes = 0;
   try {
     const stream = client.conversations.events(conversationId, {
       idleTimeoutMs: options.idleSeconds * 1000,
       signal: stop.signal,
     });
     for await (const envelope of stream) {
+      bytes += Buffer.byteLength(JSON.stringify(envelope));
+      if (bytes > MAX_RECORDING_BYTES) {
+        throw new CliError(
+          `the service's stream of conversation ${conversationId} sent more than ${MAX_RECORDING_BYTES} bytes of events (${envelopes.length} events) without conversation.ended: stopped reading, nothing captured (a capture keeps at most what a recording may hold)`,
+          3,
+          {
+            hint: "capture a call that has ended, or record the calls as they happen with `agent-iac smoke --record DIR`",
+          },
+        );
+      }
       envelopes.push(envelope);
       if (envelope.payload.type === "conversation.ended") break;
     }

@@ -19,7 +19,7 @@ export const serviceVersionShape = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must
 
 const proceduralAgentId = z.string().regex(/^pa_[A-Za-z0-9_-]+$/, "must look like pa_<suffix>");
 /** `ca_<suffix>` (the released version) or `ca_<suffix>@v<n>` (a pinned version). */
-const conversationalAgentRef = z
+export const conversationalAgentRef = z
   .string()
   .regex(/^ca_[A-Za-z0-9_-]+(@v[1-9][0-9]*)?$/, "must look like ca_<suffix> or ca_<suffix>@v<n>");
 export const modelName = z

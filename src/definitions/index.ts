@@ -14,6 +14,7 @@ export { type PatternParts, regexParts } from "./patterns.ts";
 export { type DeclaredOptions, declaredAgents, SCENARIO_DIR } from "./scenarios.ts";
 export {
   agentJsonSchema,
+  agentKey,
   type CallerSpec,
   DEFAULT_JUDGE_VOTES,
   DEFAULT_PERSONA_TURNS,

@@ -12,7 +12,7 @@ const DEFAULT_MAX_ITERATIONS = 50;
 
 /** An agent key: the file name and the Pulumi resource name. */
 export const KEY_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const agentKey = z
+export const agentKey = z
   .string()
   .max(100, "must be at most 100 characters")
   .regex(KEY_PATTERN, "must be an agent key: lowercase letters, digits and single dashes (the agent's file name)");

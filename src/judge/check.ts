@@ -1,11 +1,12 @@
 // `agent-iac judge check FILE`: the configured judge over transcripts a person labelled. The file
 // (YAML) lists items — a rubric, a transcript (its display lines) or a recording, and the human's
 // verdict — and every problem in it is reported at its file:line.
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { isNode, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { InvalidInputError } from "../errors/index.ts";
+import { unreadableFile } from "../report/index.ts";
 import { type AgreementStats, agreementStats, voteConsistency } from "./agreement.ts";
 import type { Calibration } from "./cache.ts";
 import type { Judge, Judgement } from "./votes.ts";
@@ -65,21 +66,8 @@ export class LabelledFileError extends InvalidInputError {
 /** The largest labelled file read (bytes); its recordings are bounded where they are read. */
 const MAX_LABELLED_FILE_BYTES = 10 * 1024 * 1024;
 
-/**
- * Why `file` cannot be read as a whole (a directory, a FIFO or device that would block or never
- * end, over `max` bytes, missing or unreadable), or undefined when it is a regular file in bounds.
- */
-async function unreadable(file: string, max: number): Promise<string | undefined> {
-  const info = await stat(file).catch((error: NodeJS.ErrnoException) => error);
-  if (info instanceof Error) return `cannot read it (${info.code ?? info.message})`;
-  if (info.isDirectory()) return "it is a directory, not a file";
-  if (!info.isFile()) return "it is not a regular file (a FIFO, socket or device is never read)";
-  if (info.size > max) return `it is larger than ${max} bytes`;
-  return undefined;
-}
-
 export async function readLabelledFile(file: string): Promise<LabelledFile> {
-  const problem = await unreadable(file, MAX_LABELLED_FILE_BYTES);
+  const problem = await unreadableFile(file, MAX_LABELLED_FILE_BYTES);
   if (problem) throw new LabelledFileError(file, [`${file}: ${problem}`]);
   const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new LabelledFileError(file, [`${file}: cannot read it (${error.code ?? error.message})`]);
@@ -127,7 +115,7 @@ export async function readLabelledFile(file: string): Promise<LabelledFile> {
   const problems: string[] = [];
   for (const [i, item] of items.entries()) {
     if (!item.recording) continue;
-    const why = await unreadable(item.recording, Number.MAX_SAFE_INTEGER);
+    const why = await unreadableFile(item.recording);
     if (why) problems.push(`${file}:${at(["items", i, "recording"])}: items.${i}.recording: ${item.recording}: ${why}`);
   }
   if (problems.length > 0) throw new LabelledFileError(file, problems);

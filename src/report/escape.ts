@@ -1,6 +1,8 @@
 // The escaping helpers of the text formats, one set per format (HTML's is html/escape.ts): the
-// terminal's, JSON Lines', Markdown's and XML's. Text from agent files and the service goes through
-// them only: on a terminal it is data, never control (no cursor moves, titles or forged lines).
+// terminal's, JSON Lines', Markdown's, XML's and YAML's (a draft pasted into a file). Text from agent
+// files and the service goes through them only: on a terminal it is data, never control (no cursor
+// moves, titles or forged lines).
+import { Document, type ScalarTag, type Tags } from "yaml";
 
 const MAX_TEXT = 300;
 
@@ -90,4 +92,30 @@ export function jsonLine(value: unknown): string {
     JSON_UNESCAPED,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
+}
+
+const HAS_CONTROL = new RegExp(CONTROL.source);
+
+/** yaml's strings, but one holding a control character as a JSON string (valid YAML): yaml's own quoting writes DEL, C1 and bidi marks raw. */
+const inertStrings = (tags: Tags): Tags =>
+  tags.map((tag) => {
+    if (typeof tag !== "object" || tag.tag !== "tag:yaml.org,2002:str") return tag;
+    const string = tag as ScalarTag;
+    const inert: ScalarTag = {
+      ...string,
+      stringify: (item, ...rest) =>
+        HAS_CONTROL.test(String(item.value)) ? jsonLine(String(item.value)) : (string.stringify?.(item, ...rest) ?? ""),
+    };
+    return inert;
+  });
+
+/**
+ * YAML for a person to paste into a file, with no raw control character anywhere: `comment` as
+ * comment lines before it, each one line of terminal text, and every string holding a control
+ * character written escaped. It parses back to `value`, and only to it.
+ */
+export function yamlText(value: unknown, comment: readonly string[] = []): string {
+  const document = new Document(value, { customTags: inertStrings });
+  if (comment.length > 0) document.commentBefore = comment.map((line) => ` ${terminalText(line)}`).join("\n");
+  return document.toString({ lineWidth: 0 });
 }

@@ -4,7 +4,7 @@
 // prints the terminal rendering, and returns the exit code by the one rule (outcome.ts). Another
 // format is one more entry in `RENDERERS`; another kind, one more row.
 
-import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { IoError } from "../errors/index.ts";
 import { terminalLines } from "./escape.ts";
@@ -174,8 +174,24 @@ async function appendJobSummary(markdown: string, env: NodeJS.ProcessEnv): Promi
   return file;
 }
 
+/**
+ * Why `file` cannot be read as a whole (a directory, a FIFO or device that would block or never
+ * end, over `max` bytes, missing or unreadable), or undefined when it is a regular file in bounds.
+ * Asked before reading any file given as data: a report, a labelled file, a recording.
+ */
+export async function unreadableFile(file: string, max = Number.MAX_SAFE_INTEGER): Promise<string | undefined> {
+  const info = await stat(file).catch((error: NodeJS.ErrnoException) => error);
+  if (info instanceof Error) return `cannot read it (${info.code ?? info.message})`;
+  if (info.isDirectory()) return "it is a directory, not a file";
+  if (!info.isFile()) return "it is not a regular file (a FIFO, socket or device is never read)";
+  if (info.size > max) return `it is larger than ${max} bytes`;
+  return undefined;
+}
+
 /** A report file read back tolerantly; throws with the file's name and the first problem. */
 export async function readReport(file: string): Promise<Report> {
+  const problem = await unreadableFile(file);
+  if (problem) throw new Error(`${file}: ${problem}`);
   const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new Error(`cannot read ${file}: ${error.code ?? error.message}`);
   });

@@ -11,7 +11,7 @@ import { scenarioKey, shardOf } from "./gates.ts";
 import { planCalls, type Selection } from "./plan.ts";
 import { recordingTranscript, replayRecordings, writeRecording } from "./record.ts";
 
-export { findRecording } from "./record.ts";
+export { findRecording, MAX_RECORDING_BYTES } from "./record.ts";
 
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
 import { type NotRunReason, notRunResult, type Output, type RunOptions, runCalls } from "./run.ts";

@@ -6,11 +6,12 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { z } from "zod";
 import type { EventEnvelope } from "../api/index.ts";
 import type { CallerLine } from "../caller/index.ts";
-import { eventEnvelope } from "../contract/index.ts";
+import { conversationalAgentRef, eventEnvelope, issuesText } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
-import { requiredPasses } from "../definitions/index.ts";
+import { agentKey, requiredPasses } from "../definitions/index.ts";
 import { InvalidInputError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import {
@@ -29,7 +30,8 @@ import { renderEntry } from "./transcript.ts";
 
 const RECORDING_FORMAT = "agent-iac-recording";
 const MAX_RECORDINGS = 10_000;
-const MAX_RECORDING_BYTES = 64 * 1024 * 1024;
+/** The most a recording may hold, and so the most of one call's events `scenario capture` keeps. */
+export const MAX_RECORDING_BYTES = 64 * 1024 * 1024;
 
 type Header = {
   format: typeof RECORDING_FORMAT;
@@ -113,6 +115,9 @@ export async function writeRecording(dir: string, call: PlannedCall, result: Sce
   return file;
 }
 
+/** What a recording's header names: an agent key and a conversational agent version, as smoke wrote them. */
+const headerNames = z.looseObject({ agent: agentKey, version_id: conversationalAgentRef });
+
 type Recording = { file: string; header: Header; envelopes: EventEnvelope[]; footer: Footer | undefined };
 
 /** The replay directory cannot be used: an InvalidInputError on the field `replay`. */
@@ -154,6 +159,9 @@ async function readRecording(file: string): Promise<Recording> {
       `not an agent-iac recording (its first line names format "${RECORDING_FORMAT}")`,
     );
   }
+  // A recording may come from someone else, and replay and capture print its agent and version.
+  const named = headerNames.safeParse(header);
+  if (!named.success) throw invalidRecording(`${file}:1`, `the header's ${issuesText(named.error)}`);
   const envelopes: EventEnvelope[] = [];
   let footer: Footer | undefined;
   for (const [i, line] of lines.slice(1).entries()) {

@@ -1,5 +1,6 @@
 // `agent-iac report merge` as a user runs it: merged verdicts and exit codes from shard reports,
 // and clear usage errors (exit 2) for files that are not shard reports of one run.
+import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -63,6 +64,17 @@ describe("agent-iac report merge", () => {
     expect(half.stderr).toContain("no report of shard(s) 2/2");
   });
 
+  it("refuses a FIFO and a directory before opening them, exit 2: a FIFO's read blocks until a writer comes", async () => {
+    const fifo = path.join(dir, "shard.json");
+    execFileSync("mkfifo", [fifo]);
+    const pipe = await runInProcess(["report", "merge", fifo]);
+    expect(pipe.code).toBe(2);
+    expect(pipe.stderr).toContain(`${fifo}: it is not a regular file (a FIFO, socket or device is never read)`);
+    const folder = await runInProcess(["report", "merge", dir]);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain(`${dir}: it is a directory, not a file`);
+  });
+
   it("refuses what is not a report, an unreadable file and an unknown subcommand with exit 2", async () => {
     const foreign = path.join(dir, "foreign.json");
     await writeFile(foreign, JSON.stringify({ hello: "world" }));
@@ -71,7 +83,7 @@ describe("agent-iac report merge", () => {
     expect(notReport.stderr).toContain(`${foreign}: not an agent-iac report`);
     const missing = await runInProcess(["report", "merge", path.join(dir, "nope.json")]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/cannot read .*nope\.json: ENOENT/);
+    expect(missing.stderr).toContain(`${path.join(dir, "nope.json")}: cannot read it (ENOENT)`);
     expect((await runInProcess(["report", "frob"])).code).toBe(2);
   });
 });
