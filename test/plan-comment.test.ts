@@ -23,6 +23,7 @@ type Input = {
   jobStatus: string;
   plan?: string;
   log?: string;
+  npmCiOutcome?: string;
   sha?: string;
   runUrl?: string;
   artifact: string;
@@ -101,6 +102,9 @@ describe("the plan comment", () => {
     expect(body).toContain("agents/booking.yaml:3:7: config.runtime.model: expected a string");
     const skipped = script.commentBody({ ...base, outcome: "skipped", jobStatus: "failure" });
     expect(skipped).toContain("`npm ci`");
+    // npm ci did not run either: the checkout or a setup action failed, whose output only the run has.
+    const setup = script.commentBody({ ...base, outcome: "skipped", jobStatus: "failure", npmCiOutcome: "skipped" });
+    expect(setup).toContain("the checkout or a setup step failed (its output is in the run's log)");
   });
 
   it("marks a plan that fails the job, with the step's output", () => {

@@ -49,6 +49,17 @@ function shorten(markdown, budget) {
   return { text: [...lines, ...closing].join("\n"), shortened: true };
 }
 
+/** Why a push has no plan: which step failed or did not run. */
+function whyNoPlan({ outcome, npmCiOutcome }) {
+  if (outcome === "cancelled") return "the plan step was cancelled (a newer push supersedes this one)";
+  if (outcome !== "skipped" && outcome !== "") return "the plan step failed before it wrote a plan";
+  if (npmCiOutcome === "failure") return "`npm ci` failed, so the plan step did not run";
+  if (npmCiOutcome === "skipped") {
+    return "the checkout or a setup step failed (its output is in the run's log), so neither `npm ci` nor the plan step ran";
+  }
+  return "an earlier step failed (checkout, setup or `npm ci`), so the plan step did not run";
+}
+
 /**
  * The comment's body for one stack's plan job.
  * @param {{ stack: string, outcome: string, jobStatus: string, plan?: string, log?: string,
@@ -67,23 +78,14 @@ function commentBody(input) {
     ? ["", "<details><summary>The plan step's output</summary>", "", fenced(tail(input.log)), "", "</details>"]
     : [];
   if (input.plan === undefined) {
-    const notRun = input.outcome === "skipped" || input.outcome === "";
-    const npmCiFailed = notRun && input.npmCiOutcome === "failure";
-    const why = npmCiFailed
-      ? "`npm ci` failed, so the plan step did not run"
-      : notRun
-        ? "an earlier step failed (checkout, setup or `npm ci`), so the plan step did not run"
-        : input.outcome === "cancelled"
-          ? "the plan step was cancelled (a newer push supersedes this one)"
-          : "the plan step failed before it wrote a plan";
     // `npm ci` gets no credential, so its output holds none.
-    const errors = npmCiFailed ? input.npmCiLog : input.log;
+    const output = input.npmCiOutcome === "failure" ? input.npmCiLog : input.log;
     const body = [
       ...head,
       `## Agent plan for stack \`${input.stack}\`: no plan for this push`,
       "",
-      `❌ No plan${commit}: ${why}${run}. Any plan shown here before described an earlier push, not this tree.`,
-      ...(errors?.trim() ? ["", "Errors:", "", fenced(tail(errors))] : []),
+      `❌ No plan${commit}: ${whyNoPlan(input)}${run}. Any plan shown here before described an earlier push, not this tree.`,
+      ...(output?.trim() ? ["", "Errors:", "", fenced(tail(output))] : []),
     ].join("\n");
     return shorten(body, limit).text;
   }
