@@ -10,7 +10,8 @@ const fs = require("node:fs");
 
 /** GitHub refuses a comment body longer than this (422). */
 const COMMENT_LIMIT = 65536;
-/** Lines of the plan step's output shown when it failed. */
+/** Lines of a failed step's output shown: its first (where npm puts the error's headline) and its last. */
+const HEAD_LINES = 12;
 const ERROR_LINES = 60;
 
 const marker = (stack) => `<!-- agent-iac plan: ${stack} -->`;
@@ -22,10 +23,22 @@ function fenced(text, language = "text") {
   return `${fence}${language}\n${text}\n${fence}`;
 }
 
-/** The last lines of a log, at most `max` characters. */
-function tail(text, lines = ERROR_LINES, max = 8000) {
-  const kept = text.trimEnd().split("\n").slice(-lines).join("\n");
-  return kept.length > max ? kept.slice(-max) : kept;
+/**
+ * A log's first and last lines, at most `max` characters: the end has the failure, the start may
+ * have its headline (npm's usage error prints it first, then 90 lines of usage).
+ */
+function tail(text, max = 8000) {
+  const all = text.trimEnd().split("\n");
+  const kept =
+    all.length <= ERROR_LINES
+      ? all
+      : [
+          ...all.slice(0, HEAD_LINES),
+          `… ${all.length - ERROR_LINES} line(s) left out (the whole output is in the job's artifact) …`,
+          ...all.slice(HEAD_LINES - ERROR_LINES),
+        ];
+  const joined = kept.join("\n");
+  return joined.length > max ? joined.slice(-max) : joined;
 }
 
 /**
