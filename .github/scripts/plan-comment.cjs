@@ -178,7 +178,7 @@ async function postPlanComment({ github, context, core, env, dir = "reports" }) 
       `The plan for stack ${input.stack} could not be posted as a pull-request comment: this run's token is ` +
       "read-only (GitHub gives a fork's pull request a read-only token) and GitHub answered 403";
     core.warning(`${why}. The plan is in the job summary.`);
-    summary = `${summaryLine(input, false)}\n\n> ${why}. The plan:\n\n${body}\n`;
+    summary = `${summaryLine(input, false)}\n\n> ${why}. What the comment would have said:\n\n${body}\n`;
   }
   await core.summary.addRaw(summary).write();
 }
