@@ -8,6 +8,14 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { projectRoot } from "../src/workspace/index.ts";
+import {
+  actionsCore,
+  githubClient,
+  githubStandIn,
+  READ_ONLY_TOKEN,
+  READ_WRITE_TOKEN,
+  runCommentStep,
+} from "./helpers/github.ts";
 
 type Input = {
   stack: string;
@@ -15,6 +23,7 @@ type Input = {
   jobStatus: string;
   plan?: string;
   log?: string;
+  npmCiOutcome?: string;
   sha?: string;
   runUrl?: string;
   artifact: string;
@@ -93,6 +102,9 @@ describe("the plan comment", () => {
     expect(body).toContain("agents/booking.yaml:3:7: config.runtime.model: expected a string");
     const skipped = script.commentBody({ ...base, outcome: "skipped", jobStatus: "failure" });
     expect(skipped).toContain("`npm ci`");
+    // npm ci did not run either: the checkout or a setup action failed, whose output only the run has.
+    const setup = script.commentBody({ ...base, outcome: "skipped", jobStatus: "failure", npmCiOutcome: "skipped" });
+    expect(setup).toContain("the checkout or a setup step failed (its output is in the run's log)");
   });
 
   it("marks a plan that fails the job, with the step's output", () => {
@@ -181,5 +193,72 @@ describe("the plan comment", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  describe("a fork's pull request (GitHub gives its run a read-only token)", () => {
+    const partialPlan =
+      "## Agent plan for stack `prod`\n\n> **This plan is partial.** It could not: preview the state\n\n| `booking` | update |\n";
+
+    for (const outcome of ["success", "failure"]) {
+      it(`writes the plan and why it is not a comment to the job summary; the job's result is the plan's (${outcome})`, async () => {
+        const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-plan-fork-"));
+        const github = await githubStandIn();
+        try {
+          await writeFile(path.join(dir, "plan.md"), partialPlan);
+          await writeFile(path.join(dir, "plan.log"), "plan for prod: offline\n");
+          const core = actionsCore(path.join(dir, "summary.md"));
+          const env = { STACK: "prod", PLAN_OUTCOME: outcome, JOB_STATUS: outcome, ARTIFACT: "plan-prod" };
+          const step = await runCommentStep({
+            github: githubClient(github.url, READ_ONLY_TOKEN),
+            core,
+            env,
+            dir,
+            fork: true,
+          });
+          // The comment step passes: the job fails only when the plan step did.
+          expect(step).toEqual({ failed: false });
+          // GitHub was asked and said no: nothing was posted.
+          expect(github.requests).toEqual([
+            "GET /repos/team/agents/issues/7/comments → 200",
+            "POST /repos/team/agents/issues/7/comments → 403",
+          ]);
+          expect(github.comments).toEqual([]);
+          const summary = await readFile(path.join(dir, "summary.md"), "utf8");
+          expect(summary).toMatch(
+            outcome === "success"
+              ? /^### ✅ Agent plan for stack `prod`: below \(not posted: the token is read-only\) \(partial/
+              : /^### ❌ Agent plan for stack `prod`: the plan fails the job \(below \(not posted: the token is read-only\)\)/,
+          );
+          expect(summary).toContain("could not be posted as a pull-request comment: this run's token is read-only");
+          expect(summary).toContain("| `booking` | update |");
+          expect(core.warnings).toHaveLength(1);
+          expect(core.warnings[0]).toMatch(/stack prod could not be posted .* read-only .*fork.* job summary/);
+        } finally {
+          await github.close();
+          await rm(dir, { recursive: true, force: true });
+        }
+      });
+    }
+
+    it("still fails the step for any other refusal (a bad token is not a fork's)", async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-plan-fork-"));
+      const github = await githubStandIn();
+      try {
+        await writeFile(path.join(dir, "plan.md"), partialPlan);
+        const core = actionsCore(path.join(dir, "summary.md"));
+        const env = { STACK: "prod", PLAN_OUTCOME: "success", JOB_STATUS: "success", ARTIFACT: "plan-prod" };
+        const step = await runCommentStep({ github: githubClient(github.url, "wrong"), core, env, dir });
+        expect(step.failed).toBe(true);
+        expect(String(step.error)).toContain("Bad credentials");
+        expect(core.warnings).toEqual([]);
+        // The same plan with a token that may write is posted.
+        const posted = await runCommentStep({ github: githubClient(github.url, READ_WRITE_TOKEN), core, env, dir });
+        expect(posted).toEqual({ failed: false });
+        expect(github.comments[0]?.body).toContain("| `booking` | update |");
+      } finally {
+        await github.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
   });
 });

@@ -1,10 +1,13 @@
 // The CI workflow we ship for users: its structure is what the README promises.
-import { readFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { ruleSetups } from "../src/policy/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
+import { actionsCore, githubClient, githubStandIn, READ_WRITE_TOKEN, runCommentStep } from "./helpers/github.ts";
 
 /** A GitHub Actions expression, `${{ … }}`. */
 const expression = (inner: string) => `\${{ ${inner} }}`;
@@ -126,6 +129,62 @@ describe(".github/workflows/agents.yml", async () => {
     expect(comment?.env?.JOB_STATUS).toBe(expression("job.status"));
     expect(plan.steps.find((s) => s.id === "plan")?.run).toContain("agent-iac plan");
   });
+
+  // Pull requests whose npm ci fails before any download: a trailing comma in package.json, and
+  // package-lock.json deleted (npm prints its headline, then some 90 lines of usage).
+  const lock = JSON.stringify({ name: "pr", lockfileVersion: 3, requires: true, packages: { "": { name: "pr" } } });
+  const brokenInstalls = [
+    {
+      why: "package.json is not JSON",
+      files: { "package.json": '{ "name": "pr",\n  "dependencies": { "yaml": "^2" },\n}\n', "package-lock.json": lock },
+      error: /Errors:\n\n```text\nnpm error code EJSONPARSE\n[^`]*Invalid package\.json/,
+    },
+    {
+      why: "package-lock.json is gone",
+      files: { "package.json": '{ "name": "pr", "dependencies": { "yaml": "^2" } }\n' },
+      error:
+        /Errors:\n\n```text\nnpm error code EUSAGE\n[\s\S]*can only install with an existing package-lock\.json[\s\S]*line\(s\) left out/,
+    },
+  ];
+  for (const broken of brokenInstalls) {
+    it(`shows npm ci's errors in the comment when it fails (${broken.why}): its step's output reaches the comment step`, async () => {
+      const plan = workflow.jobs.plan as Job;
+      const npmCi = plan.steps.find((s) => /\bnpm ci\b/.test(s.run ?? "")) as Step;
+      const comment = plan.steps.find((s) => s.uses?.startsWith("actions/github-script")) as Step;
+      expect(comment.env?.NPM_CI_OUTCOME).toBe(expression(`steps.${npmCi.id}.outcome`));
+      expect(npmCi.env).toBeUndefined();
+      const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-npm-ci-"));
+      const github = await githubStandIn();
+      try {
+        for (const [file, text] of Object.entries(broken.files)) await writeFile(path.join(dir, file), text);
+        // The step as a runner runs it: `shell: bash` is `bash --noprofile --norc -eo pipefail`.
+        expect(npmCi.shell).toBe("bash");
+        const ran = spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", npmCi.run as string], {
+          cwd: dir,
+          encoding: "utf8",
+          env: { ...process.env, npm_config_offline: "true" },
+        });
+        expect(ran.status, ran.stdout + ran.stderr).not.toBe(0);
+        const core = actionsCore(path.join(dir, "summary.md"));
+        const env = {
+          STACK: "prod",
+          PLAN_OUTCOME: "skipped",
+          JOB_STATUS: "failure",
+          ARTIFACT: "plan-prod",
+          NPM_CI_OUTCOME: "failure",
+        };
+        const client = githubClient(github.url, READ_WRITE_TOKEN);
+        const step = await runCommentStep({ github: client, core, env, dir: path.join(dir, "reports") });
+        expect(step).toEqual({ failed: false });
+        const body = github.comments[0]?.body ?? "";
+        expect(body).toContain("`npm ci` failed, so the plan step did not run");
+        expect(body).toMatch(broken.error);
+      } finally {
+        await github.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
 
   it("plays the changed agents' scenarios in the plan and posts the comment even when one fails", () => {
     const plan = workflow.jobs.plan as Job;
