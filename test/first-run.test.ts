@@ -188,12 +188,27 @@ describe("npm start in a fresh clone with an empty user cache", () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  const npmStart = () =>
+  const inClone = (command: string, args: string[], extra: NodeJS.ProcessEnv = {}) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile("npm", ["start", "--silent"], { cwd: clone, env, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      const options = { cwd: clone, env: { ...env, ...extra }, maxBuffer: 16 << 20 };
+      execFile(command, args, options, (error, stdout, stderr) => {
         resolve({ code: error ? Number(error.code ?? -1) : 0, stdout, stderr });
       });
     });
+  const npmStart = () => inClone("npm", ["start", "--silent"]);
+
+  it("npx agent-iac on the machine's own Node (older than the package's) prints no npm warning", async () => {
+    // A user's shell: npx and npm run on the machine's Node, the command on node_modules' Node 24.
+    const machineNode = ["/usr/bin/node", "/usr/local/bin/node"].find((file) => existsSync(file));
+    expect(machineNode, "a system Node to run npx with").toBeDefined();
+    const dirs = (env.PATH ?? "").split(path.delimiter).filter((dir) => !dir.includes("node_modules"));
+    const PATH = [path.dirname(machineNode ?? ""), ...dirs].join(path.delimiter);
+    // The first npx in a checkout installs it into npx's cache (the fresh HOME's): where the warnings were.
+    const help = await inClone("npx", ["agent-iac", "--help"], { PATH });
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^usage: agent-iac <command>/);
+    expect(help.stderr).not.toMatch(/npm warn|EBADENGINE/i);
+  });
 
   it("succeeds the first time: the CLI is built, the agents are created and smoke-called", async () => {
     const first = await npmStart();
