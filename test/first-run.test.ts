@@ -1,6 +1,6 @@
 // The first run on a clean machine: scripts/ensure-pulumi with an empty cache (Go's own module and
-// build caches shared, so the "build" takes seconds), an interrupted build, and `npm start` in a
-// fresh clone with an empty user cache. CI's machine has the CLI cached, so without these tests the
+// build caches shared, so the "build" takes seconds), an interrupted build, a run waiting for
+// another's build, and `npx agent-iac` and `npm start` in a fresh clone with an empty user cache. CI's machine has the CLI cached, so without these tests the
 // cold path would never run there.
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
