@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // The package's command. In the checkout Node runs the TypeScript sources directly (built-in type
 // stripping); an installed copy ships no sources and runs the compiled JavaScript in dist/.
-// Plain JavaScript any Node can read: an older Node is told which one is needed (package.json's
-// engines), not handed a raw ERR_UNKNOWN_FILE_EXTENSION or syntax error from deeper down.
+// Plain JavaScript any Node can read: an older Node is told which one is needed, not handed a raw
+// ERR_UNKNOWN_FILE_EXTENSION or syntax error from deeper down. This check, not package.json's
+// `engines`, holds the requirement: npm checks `engines` against the Node that runs npm, and
+// `npx agent-iac` in the checkout installs the checkout into npx's cache, so a machine's older Node
+// drew two EBADENGINE warnings there although the command runs on node_modules' Node 24.
 import { existsSync } from "node:fs";
 import module from "node:module";
 import os from "node:os";

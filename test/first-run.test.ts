@@ -1,8 +1,8 @@
 // The first run on a clean machine: scripts/ensure-pulumi with an empty cache (Go's own module and
-// build caches shared, so the "build" takes seconds), an interrupted build, and `npm start` in a
-// fresh clone with an empty user cache. CI's machine has the CLI cached, so without these tests the
+// build caches shared, so the "build" takes seconds), an interrupted build, a run waiting for
+// another's build, and `npx agent-iac` and `npm start` in a fresh clone with an empty user cache. CI's machine has the CLI cached, so without these tests the
 // cold path would never run there.
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { access, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -33,29 +33,41 @@ function pathWithoutPulumi(): string {
 }
 
 type Run = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+type Started = { child: ChildProcess; done: Promise<Run>; printed: (pattern: RegExp) => Promise<void> };
 
-function ensurePulumi(cacheDir: string, options: { killWhen?: RegExp } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(SCRIPT, [], {
-      cwd: projectRoot,
-      env: { ...process.env, PATH: pathWithoutPulumi(), ...goCaches(), AGENT_IAC_CACHE_DIR: cacheDir },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-      if (options.killWhen?.test(stderr)) {
-        options.killWhen = undefined;
-        child.kill("SIGTERM");
-      }
-    });
+/** Starts scripts/ensure-pulumi on a machine without Pulumi; `printed` resolves once its stderr matches. */
+function startEnsurePulumi(cacheDir: string): Started {
+  const child = spawn(SCRIPT, [], {
+    cwd: projectRoot,
+    env: { ...process.env, PATH: pathWithoutPulumi(), ...goCaches(), AGENT_IAC_CACHE_DIR: cacheDir },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const done = new Promise<Run>((resolve) => {
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+  const printed = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!pattern.test(stderr)) return;
+        child.stderr?.off("data", check);
+        resolve();
+      };
+      child.stderr?.on("data", check);
+      check();
+      done.then((run) => reject(new Error(`ended (${run.code}) without printing ${pattern}:\n${run.stderr}`)));
+    });
+  return { child, done, printed };
 }
+
+const ensurePulumi = (cacheDir: string) => startEnsurePulumi(cacheDir).done;
 
 async function exists(file: string): Promise<boolean> {
   return access(file).then(
@@ -88,6 +100,8 @@ describe("scripts/ensure-pulumi on an empty cache", { timeout: 600_000 }, () => 
     for (const name of [...EXECUTABLES, "LANGUAGE-HOST"]) expect(await exists(path.join(dir, name)), name).toBe(true);
     expect(await readdir(path.join(cache, "pulumi"))).not.toContainEqual(expect.stringContaining(".build."));
     expect(first.stderr).toMatch(/ensure-pulumi: built pulumi v3\.\d+\.\d+/);
+    // Stopping the heartbeat is not news: bash's job notice ("Terminated") must not reach the user.
+    expect(first.stderr).not.toContain("Terminated");
 
     const second = await ensurePulumi(cache);
     expect(second.code, second.stderr).toBe(0);
@@ -102,9 +116,13 @@ describe("scripts/ensure-pulumi on an empty cache", { timeout: 600_000 }, () => 
     await mkdir(stale, { recursive: true });
     await writeFile(path.join(stale, "pulumi"), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
 
-    const interrupted = await ensurePulumi(cache, { killWhen: /building pulumi/ });
+    const started = startEnsurePulumi(cache);
+    await started.printed(/building pulumi/);
+    started.child.kill("SIGTERM");
+    const interrupted = await started.done;
     expect(interrupted.code).toBe(143);
     expect(interrupted.stderr).toContain("terminated; removing the unfinished build");
+    expect(interrupted.stderr).not.toContain("Terminated");
     const left = await readdir(path.join(cache, "pulumi"));
     expect(left.filter((name) => !name.endsWith(".lock"))).toEqual([]);
 
@@ -112,6 +130,30 @@ describe("scripts/ensure-pulumi on an empty cache", { timeout: 600_000 }, () => 
     expect(next.code, next.stderr).toBe(0);
     const dir = next.stdout.trim().split("\n").at(-1) ?? "";
     for (const name of EXECUTABLES) expect(await exists(path.join(dir, name)), name).toBe(true);
+  });
+
+  it("a run that finds another's build under way says whose lock it waits on, keeps a heartbeat, then uses that build", async () => {
+    const cache = await emptyCache();
+    const builder = startEnsurePulumi(cache);
+    await builder.printed(/building pulumi/);
+    // Paused, the builder holds the lock for as long as the waiter takes to show its heartbeat.
+    builder.child.kill("SIGSTOP");
+    const waiter = startEnsurePulumi(cache);
+    try {
+      await waiter.printed(/still waiting for the other build/);
+    } finally {
+      builder.child.kill("SIGCONT");
+    }
+    const [built, waited] = await Promise.all([builder.done, waiter.done]);
+    expect(built.code, built.stderr).toBe(0);
+    expect(waited.code, waited.stderr).toBe(0);
+    const lock = path.join(cache, "pulumi", `${PULUMI_VERSION}.lock`);
+    expect(waited.stderr).toContain(
+      `waiting for another build of pulumi ${PULUMI_VERSION} (process ${builder.child.pid}, holding ${lock})`,
+    );
+    expect(waited.stderr).not.toContain("building pulumi");
+    expect(waited.stderr).not.toContain("Terminated");
+    expect(waited.stdout.trim()).toBe(built.stdout.trim());
   });
 });
 
@@ -146,17 +188,33 @@ describe("npm start in a fresh clone with an empty user cache", () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  const npmStart = () =>
+  const inClone = (command: string, args: string[], extra: NodeJS.ProcessEnv = {}) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile("npm", ["start", "--silent"], { cwd: clone, env, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      const options = { cwd: clone, env: { ...env, ...extra }, maxBuffer: 16 << 20 };
+      execFile(command, args, options, (error, stdout, stderr) => {
         resolve({ code: error ? Number(error.code ?? -1) : 0, stdout, stderr });
       });
     });
+  const npmStart = () => inClone("npm", ["start", "--silent"]);
+
+  it("npx agent-iac on the machine's own Node (older than the package's) prints no npm warning", async () => {
+    // A user's shell: npx and npm run on the machine's Node, the command on node_modules' Node 24.
+    const machineNode = ["/usr/bin/node", "/usr/local/bin/node"].find((file) => existsSync(file));
+    expect(machineNode, "a system Node to run npx with").toBeDefined();
+    const dirs = (env.PATH ?? "").split(path.delimiter).filter((dir) => !dir.includes("node_modules"));
+    const PATH = [path.dirname(machineNode ?? ""), ...dirs].join(path.delimiter);
+    // The first npx in a checkout installs it into npx's cache (the fresh HOME's): where the warnings were.
+    const help = await inClone("npx", ["agent-iac", "--help"], { PATH });
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^usage: agent-iac <command>/);
+    expect(help.stderr).not.toMatch(/npm warn|EBADENGINE/i);
+  });
 
   it("succeeds the first time: the CLI is built, the agents are created and smoke-called", async () => {
     const first = await npmStart();
     expect(first.code, `${first.stdout}\n${first.stderr}`).toBe(0);
     expect(first.stderr).toMatch(/ensure-pulumi: built pulumi/);
+    expect(first.stderr).not.toContain("Terminated");
     expect(first.stdout).toMatch(/^support\s+\w+\s+ca_[A-Za-z0-9_-]+@v1\s/m);
     expect(first.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
     const built = await readdir(path.join(root, "cache", "agent-iac", "pulumi"));

@@ -87,7 +87,11 @@ describe("the docs' recipes, run as written in a fresh clone", () => {
   let clone: string;
   let env: NodeJS.ProcessEnv;
   let recipes: Recipe[];
+  /** `git status` of the clone before the recipes ran (the moved dev address shows as modified). */
+  let statusBefore: string;
   const background: ChildProcess[] = [];
+  const gitStatus = async () =>
+    (await promisify(execFile)("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: clone })).stdout;
 
   const run = (script: string): Promise<Outcome> =>
     new Promise((resolve) => {
@@ -133,6 +137,7 @@ describe("the docs' recipes, run as written in a fresh clone", () => {
     // Not the developer's 127.0.0.1:8787 and 8788 (their `npm run service` and example judge may be
     // running): the clone's dev stack, the recipes' service and the example judge use free ports.
     const port = await moveDevAddress(clone);
+    statusBefore = await gitStatus();
     const judgePort = await freePort();
     recipes = recipes.map((recipe) => ({ ...recipe, script: onDevPort(recipe.script, port, judgePort) }));
     // A user of their own: a fresh HOME, but the machine's package, Go and toolchain caches, so the
@@ -183,6 +188,9 @@ describe("the docs' recipes, run as written in a fresh clone", () => {
       expect(code, where).toBe(0);
       if (recipe.expect) expect(output, where).toMatch(recipe.expect);
     }
+    // A user runs them in their own checkout: what a recipe makes outside the ignored folders
+    // (reports/, .agent-iac/) it removes again.
+    expect(await gitStatus(), "files the recipes left in the checkout").toBe(statusBefore);
   }, 900_000);
 
   it("fails a recipe whose command is edited into a wrong one", async () => {
