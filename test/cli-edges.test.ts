@@ -74,7 +74,7 @@ describe("mistyped words", () => {
 });
 
 describe("the package path on an old Node", () => {
-  // The machines ship Node 20 as the system node; the package needs 22.12 (package.json engines).
+  // The machines ship Node 20 as the system node; the package needs 22.12 (bin/agent-iac.js checks it).
   const oldNode = ["/usr/bin/node", "/usr/local/bin/node"].find((file) => existsSync(file));
 
   it("bin/agent-iac.js says which Node it needs instead of a raw ERR_UNKNOWN_FILE_EXTENSION stack", async () => {
