@@ -28,7 +28,7 @@ import {
   policyPackOptions,
   resolveConnection,
   resolveJudge,
-  type StackFileSettings,
+  type StackFileVersions,
   settingChanges,
   stackFileSettings,
   withBaseSettings,
@@ -90,8 +90,8 @@ export async function openSession(
     what?: string;
     create?: boolean;
     workDir?: string;
-    /** A pull request's base: the guarded settings (where keys and transcripts go, which pack runs) come from it. */
-    base?: StackFileSettings;
+    /** A pull request's stack file at base and head: the guarded settings (where keys and transcripts go, which pack runs) come from the base. */
+    base?: StackFileVersions;
     /** The caller reads what the state holds first thing: it is exported beside the config, at once. */
     readState?: boolean;
   } = {},
@@ -178,7 +178,7 @@ export async function stackSettingsAgainst(
   stackName: string,
   ref: string,
   workDir = process.cwd(),
-): Promise<{ base: StackFileSettings; settings: PlanSettings }> {
+): Promise<StackFileVersions & { settings: PlanSettings }> {
   const file = `Pulumi.${stackName}.yaml`;
   const known = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], workDir);
   if (!known.ok) {
@@ -189,7 +189,7 @@ export async function stackSettingsAgainst(
   const atBase = await git(["show", `${ref}:./${file}`], workDir);
   const base = stackFileSettings(atBase.ok ? atBase.stdout : undefined, `${file} at ${ref}`);
   const head = stackFileSettings(await readFile(path.join(workDir, file), "utf8").catch(() => undefined), file);
-  return { base, settings: { base: ref, changes: settingChanges(base, head) } };
+  return { base, head, settings: { base: ref, changes: settingChanges(base, head) } };
 }
 
 /** A failure of the Pulumi CLI in its own lines; an error of ours (a missing stack, a toolchain failure) as it is. */
@@ -290,7 +290,7 @@ export async function offlineProject(stackName: string) {
  */
 export async function offlineStack(
   stackName: string,
-  options: { base?: StackFileSettings; consequence?: string } = {},
+  options: { base?: StackFileVersions; consequence?: string } = {},
 ): Promise<{ agents: AgentDefinition[]; settings: ConfigReader }> {
   const config = await stackFileConfig(stackName);
   const head = configMapReader(config);
