@@ -114,6 +114,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       cause: error,
     });
   });
+  if (session.secretsWarning) io.stderr.write(session.secretsWarning);
   await session.validFiles("; nothing was previewed");
   // The program refuses to run without a key; say so as a configuration error, before a preview.
   const resolved = requireConnection(session.connection, request.stack);
