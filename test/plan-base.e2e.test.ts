@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import type { Plan } from "../src/plan/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, addScenarios, agentsProject } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
 import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -119,13 +119,11 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY, stackName: "staging" });
     await project.stack.setConfig("agents:judgeBaseUrl", { value: judge.url });
     // A judged scenario on support, so that the behaviour preview sends a transcript to the judge.
-    const file = path.join(project.dir, "agents", "support.yaml");
-    const doc = parseDocument(await readFile(file, "utf8"));
-    doc.addIn(
-      ["smoke"],
-      doc.createNode({ name: "judged-greeting", channel: { callee_no: "+15550100100" }, expect: { judge: [RUBRIC] } }),
-    );
-    await writeFile(file, doc.toString());
+    await addScenarios(project.dir, "support", {
+      name: "judged-greeting",
+      channel: { callee_no: "+15550100100" },
+      expect: { judge: [RUBRIC] },
+    });
     // The pack a pull request adds: running it leaves a file behind.
     await mkdir(path.join(project.dir, "pr-pack"));
     await writeFile(path.join(project.dir, "pr-pack", "PulumiPolicy.yaml"), "runtime: nodejs\nversion: 0.0.1\n");
@@ -232,18 +230,12 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     // test judge plays the caller too (a request with no rubric): one line, then DONE.
     judge.script[""] = (text) => ({ malformed: text.includes("caller: ") ? "DONE" : "Hi, my router keeps dropping." });
     await editSupport();
-    const file = path.join(project.dir, "agents", "support.yaml");
-    const doc = parseDocument(await readFile(file, "utf8"));
-    doc.addIn(
-      ["smoke"],
-      doc.createNode({
-        name: "persona-router",
-        channel: { callee_no: "+15550100101" },
-        transport: "ws",
-        caller: { persona: "A customer whose router drops", max_turns: 2 },
-      }),
-    );
-    await writeFile(file, doc.toString());
+    await addScenarios(project.dir, "support", {
+      name: "persona-router",
+      channel: { callee_no: "+15550100101" },
+      transport: "ws",
+      caller: { persona: "A customer whose router drops", max_turns: 2 },
+    });
     await setStackSetting("agents:callerBaseUrl", `${sink.url}/v1`);
     const personaAsks = () => judge.requests.filter((r) => JSON.stringify(r.body).includes("You play the caller"));
     const asked = personaAsks().length;

@@ -15,7 +15,7 @@ export {
   stackFileSettings,
   withBaseSettings,
 } from "./changes.ts";
-export { GUARDED_KEYS, guardedConsequence } from "./guarded.ts";
+export { GUARDED_KEYS } from "./guarded.ts";
 
 /** The stack config keys of the connection. */
 const CONFIG_KEYS = {
