@@ -164,6 +164,24 @@ describe.each(["default", "variant"] as ProfileName[])("a scripted caller on the
     expect((await requestCounts(sim)).count).toBe(before);
   });
 
+  it("stops with exit 2 before any call when agents:callerEnd is set without agents:callerMessage (issue 49)", async () => {
+    // On loopback the simulator's shapes apply without agents:callerMessage: an end message of the
+    // team's was dropped silently and never even parsed.
+    await project.stack.removeConfig("agents:callerMessage");
+    await project.stack.setConfig("agents:callerEnd", { value: "{not json" });
+    const before = (await requestCounts(sim)).count;
+    try {
+      const run = await smoke("--scenario", "checks-availability-and-books");
+      expect(run.code, run.stdout + run.stderr).toBe(2);
+      expect(run.stderr).toContain(
+        "agents:callerEnd (or AGENT_IAC_CALLER_END) is set on stack test but agents:callerMessage is not",
+      );
+    } finally {
+      await setShape(shapes);
+    }
+    expect((await requestCounts(sim)).count).toBe(before);
+  });
+
   it("refuses the caller over SSE at its file:line", async () => {
     const file = path.join(project.dir, "agents", "booking.yaml");
     const text = await readFile(file, "utf8");

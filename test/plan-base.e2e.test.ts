@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import type { Plan } from "../src/plan/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, addScenarios, agentsProject } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
 import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -119,13 +119,11 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY, stackName: "staging" });
     await project.stack.setConfig("agents:judgeBaseUrl", { value: judge.url });
     // A judged scenario on support, so that the behaviour preview sends a transcript to the judge.
-    const file = path.join(project.dir, "agents", "support.yaml");
-    const doc = parseDocument(await readFile(file, "utf8"));
-    doc.addIn(
-      ["smoke"],
-      doc.createNode({ name: "judged-greeting", channel: { callee_no: "+15550100100" }, expect: { judge: [RUBRIC] } }),
-    );
-    await writeFile(file, doc.toString());
+    await addScenarios(project.dir, "support", {
+      name: "judged-greeting",
+      channel: { callee_no: "+15550100100" },
+      expect: { judge: [RUBRIC] },
+    });
     // The pack a pull request adds: running it leaves a file behind.
     await mkdir(path.join(project.dir, "pr-pack"));
     await writeFile(path.join(project.dir, "pr-pack", "PulumiPolicy.yaml"), "runtime: nodejs\nversion: 0.0.1\n");
@@ -182,11 +180,11 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     expect(based.judged).toBeGreaterThan(0);
     expect(based.markdown).not.toContain("Stack settings changed");
     // An unguarded setting change is listed, not held.
-    await setStackSetting("agents:judgeModel", "other-model");
+    await setStackSetting("agents:judgeTimeoutSec", "30");
     const listed = await plan(["--base", "main"]);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.plan?.settings?.changes).toEqual([
-      { key: "agents:judgeModel", change: "added", after: "other-model", secret: false, guarded: false },
+      { key: "agents:judgeTimeoutSec", change: "added", after: "30", secret: false, guarded: false },
     ]);
     expect(sink.requests).toEqual([]);
   });
@@ -225,6 +223,37 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     expect(result.markdown).toContain(
       `after merge, the \`staging\` smoke calls send the judge key and the transcripts to \`${sink.url}/v1\``,
     );
+  });
+
+  it("a pull request adding agents:callerBaseUrl of its own (issue 49): the persona's key and transcript go to the base's model, none to it; exit 1", async () => {
+    // The base names no caller model: a persona falls back to the judge's address and key. The
+    // test judge plays the caller too (a request with no rubric): one line, then DONE.
+    judge.script[""] = (text) => ({ malformed: text.includes("caller: ") ? "DONE" : "Hi, my router keeps dropping." });
+    await editSupport();
+    await addScenarios(project.dir, "support", {
+      name: "persona-router",
+      channel: { callee_no: "+15550100101" },
+      transport: "ws",
+      caller: { persona: "A customer whose router drops", max_turns: 2 },
+    });
+    await setStackSetting("agents:callerBaseUrl", `${sink.url}/v1`);
+    const personaAsks = () => judge.requests.filter((r) => JSON.stringify(r.body).includes("You play the caller"));
+    const asked = personaAsks().length;
+    const result = await plan(["--behave", "--base", "main"]);
+    expect(result.code, result.stderr).toBe(1);
+    // Nothing reached the pull request's address: no key, no transcript.
+    expect(sink.requests).toEqual([]);
+    // The persona was played by the base's model, with the base's key.
+    expect(personaAsks().length).toBeGreaterThan(asked);
+    expect(personaAsks().at(-1)?.authorization).toBe(`Bearer ${JUDGE_KEY}`);
+    expect(result.plan?.settings?.changes).toEqual([
+      { key: "agents:callerBaseUrl", change: "added", after: `${sink.url}/v1`, secret: false, guarded: true },
+    ]);
+    expect(result.markdown).toContain("### ⚠️ Stack settings changed (against `main`)");
+    expect(result.markdown).toContain(
+      `after merge, the \`staging\` smoke calls send the persona caller's key and the transcripts to \`${sink.url}/v1\``,
+    );
+    expect(result.stderr).toContain("the pull request changes agents:callerBaseUrl");
   });
 
   it("a pull request naming a pack it adds in agents:policyPack: the pack does not run (it would without a base), exit 1", async () => {

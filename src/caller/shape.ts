@@ -79,8 +79,17 @@ function fill(template: string, text: string): string {
  */
 export function callerShape(settings: CallerShapeSettings, baseUrl: string, stack?: string): CallerShape {
   const loopback = isLoopbackUrl(baseUrl);
+  const on = stack ? ` on stack ${stack}` : "";
+  // The end message is half of the team's shape: alone, the simulator's default would silently replace it.
+  if (settings.end !== undefined && settings.message === undefined) {
+    throw new ConfigError(
+      `${CALLER_KEYS.end.config} (or ${CALLER_KEYS.end.env}) is set${on} but ${CALLER_KEYS.message.config} is not: the end message is part of the caller's message shape and is never sent without it. Nothing was called.`,
+      {
+        hint: `set ${CALLER_KEYS.message.config} too (a JSON object with ${PLACEHOLDER} where the line goes), or remove ${CALLER_KEYS.end.config} to use ${loopback ? "the simulator's shapes" : "no end message"}`,
+      },
+    );
+  }
   if (settings.message === undefined && !loopback) {
-    const on = stack ? ` on stack ${stack}` : "";
     throw new ConfigError(
       `a scenario has a caller, but ${CALLER_KEYS.message.config} is not set${on}: the service's interface does not show the shape of the session's control messages, so the team names it. Nothing was called.`,
       {

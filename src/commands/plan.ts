@@ -3,7 +3,7 @@
 import { rm } from "node:fs/promises";
 import { CliError, InterruptedError, StackNotFoundError } from "../errors/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
-import { requireConnection } from "../settings/index.ts";
+import { GUARDED_KEYS, requireConnection } from "../settings/index.ts";
 import {
   offlinePlan,
   openSession,
@@ -33,14 +33,15 @@ as override_config (test calls, livemode false; nothing is created), and the res
 diff; every other change says why it cannot be previewed.
 
 Every plan first lists each agents:* setting of the stack that changed (secrets as "changed", never
-their values; connection and policy first): against the settings the stack was last deployed with
+their values; the guarded ones below first): against the settings the stack was last deployed with
 (Pulumi's record of its last successful update; on a stack never deployed, each setting its first
 deploy would use), or in a pull request against the base. In a pull request (--base REF, or in
 GitHub Actions the pull_request event's GITHUB_BASE_REF, read as origin/<branch>) the settings
-that decide where the API key, the judge key and transcripts go or what code the preview runs
-(agents:baseUrl, agents:judgeBaseUrl, agents:policyPack, agents:policyPackConfig) are read from
-the base: a pull request that changes one sends nothing to its new value and runs no new pack;
-the plan marks the change and the run exits 1, so that a human reviews it.
+that decide where the API key, the judge's and the persona caller's keys and the transcripts go,
+what the caller sends, or what code the preview runs are read from the base:
+  ${GUARDED_KEYS.join(", ")}
+(docs/threat-model.md). A pull request that changes one sends nothing to its new value and runs
+no new pack; the plan marks the change and the run exits 1, so that a human reviews it.
 
 With --offline (no state credential and no API key: a fork's pull request gets no secrets), the plan
 is the one such a run can have: the agent files validated with the stack's overlays, agent-iac's
@@ -104,7 +105,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (request.offline) return finish(await offlinePlan(request.stack, against), request, io);
   const session = await openSession(request.stack, {
     what: "the preview failed",
-    ...(against ? { base: against.base } : {}),
+    ...(against ? { base: against } : {}),
   }).catch((error: unknown) => {
     // In a pull request a missing stack means missing credentials (a fork's), not a stack to create.
     if (!(error instanceof StackNotFoundError) || !against) throw error;
@@ -113,6 +114,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       cause: error,
     });
   });
+  if (session.secretsWarning) io.stderr.write(session.secretsWarning);
   await session.validFiles("; nothing was previewed");
   // The program refuses to run without a key; say so as a configuration error, before a preview.
   const resolved = requireConnection(session.connection, request.stack);

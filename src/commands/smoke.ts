@@ -164,6 +164,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
 
 async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
   const session = await openSession(request.stack, { what: "reading the stack failed", readState: true });
+  if (session.secretsWarning) io.stderr.write(session.secretsWarning);
   await session.validFiles();
   const address = session.connection.baseUrl;
   if (address !== undefined && !session.connection.loopback) {

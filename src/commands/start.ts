@@ -51,6 +51,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const smoke = !parsed.values["no-smoke"];
   await ensurePulumi();
   const session = await openSession(stackName, { create: true });
+  if (session.secretsWarning) io.stderr.write(session.secretsWarning);
   // Invalid agent files stop the run before anything is deployed.
   await session.validFiles("; nothing was deployed");
   // From here a signal stops this run cleanly, whatever its phase: up, smoke or compare.

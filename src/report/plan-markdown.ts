@@ -4,6 +4,7 @@
 // scenario's result under its agent. The plan's own text (paths, reasons) is written by this tool;
 // values from agent files go into code spans and fenced blocks (escape.ts).
 import { stringify } from "yaml";
+import { guardedConsequence } from "../settings/guarded.ts";
 import { codeSpan, fenced, markdownText, tableCell } from "./escape.ts";
 import {
   type Action,
@@ -100,17 +101,13 @@ function limitLines(limits: string[], checked: string[]): string[] {
 
 /** After merge, what a changed guarded setting makes the stack's deploy do. */
 function consequence(stack: string, change: StackSettingChange): string {
-  const to = change.after === undefined ? "the address the environment names" : codeSpan(change.after);
-  switch (change.key) {
-    case "agents:baseUrl":
-      return `after merge, the \`${stack}\` deploy sends its API key to ${to}`;
-    case "agents:judgeBaseUrl":
-      return `after merge, the \`${stack}\` smoke calls send the judge key and the transcripts to ${to}`;
-    case "agents:policyPack":
-      return `after merge, previews and deploys of \`${stack}\` run the code in ${to}, with their credentials in its environment`;
-    default:
-      return `after merge, the \`${stack}\` policy pack runs with ${to}`;
-  }
+  const to =
+    change.after !== undefined
+      ? codeSpan(change.after)
+      : change.change === "removed"
+        ? "what the environment names, if anything"
+        : "the new value";
+  return guardedConsequence(change.key, stack, to);
 }
 
 /** What the settings were compared with: the pull request's base, the last deploy, or none (a first deploy). */

@@ -5,27 +5,8 @@
 import { parse } from "yaml";
 import { ConfigError } from "../errors/index.ts";
 import type { StackSettingChange } from "../report/index.ts";
+import { GUARDED_KEYS, isGuarded } from "./guarded.ts";
 import type { ConfigReader } from "./index.ts";
-
-/** Where the API key, the judge key and transcripts go, and what code a preview runs. */
-const GUARDED_SETTINGS = [
-  "agents:baseUrl",
-  "agents:judgeBaseUrl",
-  "agents:policyPack",
-  "agents:policyPackConfig",
-] as const;
-
-/** Connection settings first, then the judge's, then the policy's; any other agents:* after them by name. */
-const FIRST = [
-  "agents:baseUrl",
-  "agents:apiKey",
-  "agents:serviceVersion",
-  "agents:judgeBaseUrl",
-  "agents:judgeApiKey",
-  "agents:judgeModel",
-  "agents:policyPack",
-  "agents:policyPackConfig",
-];
 
 /** One setting of a stack file: a plain value, or a secret's ciphertext (compared, never shown). */
 type StackFileSetting = { value: string; secret: boolean };
@@ -51,15 +32,14 @@ export function stackFileSettings(text: string | undefined, file: string): Stack
   return settings;
 }
 
+/** The guarded settings first, in their declared order (connection, judge, caller, policy); any other after them by name. */
 const rank = (key: string) => {
-  const index = FIRST.indexOf(key);
-  return index === -1 ? FIRST.length : index;
+  const index = GUARDED_KEYS.indexOf(key);
+  return index === -1 ? GUARDED_KEYS.length : index;
 };
 
-const isGuarded = (key: string) => (GUARDED_SETTINGS as readonly string[]).includes(key);
-
 /**
- * Each agents:* setting that differs between base and head: connection and policy first.
+ * Each agents:* setting that differs between base and head: the guarded ones first.
  * `guard: false` when the head's values are the ones used (a plan against the last deploy): nothing is held.
  */
 export function settingChanges(
@@ -86,10 +66,21 @@ export function settingChanges(
   return changes.sort((a, b) => rank(a.key) - rank(b.key) || a.key.localeCompare(b.key));
 }
 
+/** A pull request's stack file at its base and in its head (the working tree). */
+export type StackFileVersions = { base: StackFileSettings; head: StackFileSettings };
+
 /**
- * The head's settings with the guarded ones read from the base instead: a setting the base does
- * not have is unset (the environment's value, if any, then applies as on the base).
+ * The head's settings with the guarded ones read from the base instead. A guarded setting the
+ * pull request did not change is the head's (a secret is decrypted there); one it changed is the
+ * base's plain value, or unset where the base has none or only a secret (the environment's value,
+ * if any, then applies): never the pull request's.
  */
-export function withBaseSettings(head: ConfigReader, base: StackFileSettings): ConfigReader {
-  return (key) => (isGuarded(key) ? (base[key]?.secret ? undefined : base[key]?.value) : head(key));
+export function withBaseSettings(head: ConfigReader, { base, head: file }: StackFileVersions): ConfigReader {
+  return (key) => {
+    if (!isGuarded(key)) return head(key);
+    const before = base[key];
+    const after = file[key];
+    if (before?.value === after?.value && before?.secret === after?.secret) return head(key);
+    return before?.secret ? undefined : before?.value;
+  };
 }

@@ -10,10 +10,12 @@ import { ConfigError } from "../errors/index.ts";
 
 export {
   type StackFileSettings,
+  type StackFileVersions,
   settingChanges,
   stackFileSettings,
   withBaseSettings,
 } from "./changes.ts";
+export { GUARDED_KEYS } from "./guarded.ts";
 
 /** The stack config keys of the connection. */
 const CONFIG_KEYS = {

@@ -22,6 +22,7 @@ import {
   policyPackOptions,
   type ResolvedConnection,
   type StackFileSettings,
+  type StackFileVersions,
   settingChanges,
 } from "../settings/index.ts";
 import { notRunResult, type ScenarioResult, smokePlanOf } from "../smoke/index.ts";
@@ -166,10 +167,10 @@ const OFFLINE_LIMITS = [
  */
 export async function offlinePlan(
   stackName: string,
-  against: { base: StackFileSettings; settings: PlanSettings } | undefined,
+  against: (StackFileVersions & { settings: PlanSettings }) | undefined,
 ): Promise<Previewed> {
   const { agents, settings } = await offlineStack(stackName, {
-    ...(against ? { base: against.base } : {}),
+    ...(against ? { base: against } : {}),
     consequence: "; nothing was planned",
   });
   const overlays = agents.flatMap((a) => (a.overlay ? [a.overlay] : []));

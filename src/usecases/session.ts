@@ -28,13 +28,14 @@ import {
   policyPackOptions,
   resolveConnection,
   resolveJudge,
-  type StackFileSettings,
+  type StackFileVersions,
   settingChanges,
   stackFileSettings,
   withBaseSettings,
 } from "../settings/index.ts";
 import {
   createStackHint,
+  LOCAL_PASSPHRASE,
   openStack,
   pulumiEnvironment,
   pulumiErrorSummary,
@@ -74,6 +75,8 @@ export type StackSession = {
   judge: JudgeSettings;
   /** The caller's control-message settings (agents:callerMessage, agents:callerEnd). */
   caller: CallerShapeSettings;
+  /** Said before a run when the stack holds secrets that its public passphrase does not protect. */
+  secretsWarning: string | undefined;
   /** The Automation API's policy pack options for a preview or up (none when the stack names no pack). */
   policy(): ReturnType<typeof policyPackOptions>;
   /** The agent files, or an InvalidFilesError (`consequence`: e.g. "; nothing was previewed"). */
@@ -90,8 +93,8 @@ export async function openSession(
     what?: string;
     create?: boolean;
     workDir?: string;
-    /** A pull request's base: the guarded settings (where keys and transcripts go, which pack runs) come from it. */
-    base?: StackFileSettings;
+    /** A pull request's stack file at base and head: the guarded settings (where keys and transcripts go, which pack runs) come from the base. */
+    base?: StackFileVersions;
     /** The caller reads what the state holds first thing: it is exported beside the config, at once. */
     readState?: boolean;
   } = {},
@@ -135,6 +138,7 @@ export async function openSession(
     connection: resolveConnection(settings),
     judge: resolveJudge(settings),
     caller: resolveCallerShapeSettings(settings),
+    secretsWarning: publicSecretsWarning(name, config, env),
     policy: () => policyPackOptions(settings, workDir),
     validFiles: async (consequence = "") => {
       const { agents, errors } = await agentFiles();
@@ -152,6 +156,22 @@ export async function openSession(
       scenarioAgents({ stackName: name, dir, fromFiles: await session.validFiles(), held }),
   };
   return session;
+}
+
+/**
+ * A warning when the stack holds secrets encrypted with the public local-only passphrase (the dev
+ * stack's): anyone who reads its stack file can decrypt them, so a real key does not belong there.
+ */
+function publicSecretsWarning(name: string, config: StackConfig, env: Record<string, string>): string | undefined {
+  if (env.PULUMI_CONFIG_PASSPHRASE !== LOCAL_PASSPHRASE || env.PULUMI_CONFIG_PASSPHRASE_FILE) return undefined;
+  const secrets = Object.keys(config).filter((key) => config[key]?.secret);
+  if (secrets.length === 0) return undefined;
+  return (
+    `warning: stack ${name} holds ${secrets.join(", ")} as a secret, but its secrets are encrypted with the public ` +
+    `local-only passphrase: anyone who can read Pulumi.${name}.yaml can decrypt them. Keep real keys out of this ` +
+    `stack (\`pulumi config rm KEY --stack ${name}\`) and give them in the environment (AGENT_IAC_API_KEY, ` +
+    `AGENT_IAC_JUDGE_API_KEY, AGENT_IAC_CALLER_API_KEY), or use a stack with a passphrase of your own.\n`
+  );
 }
 
 /** The base a pull request's plan compares with: `--base REF`, else a GitHub Actions pull request's base branch. */
@@ -178,7 +198,7 @@ export async function stackSettingsAgainst(
   stackName: string,
   ref: string,
   workDir = process.cwd(),
-): Promise<{ base: StackFileSettings; settings: PlanSettings }> {
+): Promise<StackFileVersions & { settings: PlanSettings }> {
   const file = `Pulumi.${stackName}.yaml`;
   const known = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], workDir);
   if (!known.ok) {
@@ -189,7 +209,7 @@ export async function stackSettingsAgainst(
   const atBase = await git(["show", `${ref}:./${file}`], workDir);
   const base = stackFileSettings(atBase.ok ? atBase.stdout : undefined, `${file} at ${ref}`);
   const head = stackFileSettings(await readFile(path.join(workDir, file), "utf8").catch(() => undefined), file);
-  return { base, settings: { base: ref, changes: settingChanges(base, head) } };
+  return { base, head, settings: { base: ref, changes: settingChanges(base, head) } };
 }
 
 /** A failure of the Pulumi CLI in its own lines; an error of ours (a missing stack, a toolchain failure) as it is. */
@@ -290,7 +310,7 @@ export async function offlineProject(stackName: string) {
  */
 export async function offlineStack(
   stackName: string,
-  options: { base?: StackFileSettings; consequence?: string } = {},
+  options: { base?: StackFileVersions; consequence?: string } = {},
 ): Promise<{ agents: AgentDefinition[]; settings: ConfigReader }> {
   const config = await stackFileConfig(stackName);
   const head = configMapReader(config);

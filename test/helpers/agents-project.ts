@@ -1,8 +1,9 @@
 // A work directory holding the real agents program with a copy of agents/ and prompts/, and a
 // stack on a temp file backend pointed at a simulator.
-import { cp, readdir, readFile } from "node:fs/promises";
+import { cp, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
+import { parseDocument } from "yaml";
 import { openStack, projectRoot, type Stack } from "../../src/workspace/index.ts";
 import { SIMULATOR_SHAPES } from "./caller.ts";
 import { type PulumiSandbox, projectCopy } from "./pulumi.ts";
@@ -35,6 +36,14 @@ export async function agentsProject(
   if (options.apiKey && options.secretKey) config["agents:apiKey"] = { value: options.apiKey, secret: true };
   await stack.setAllConfig(config);
   return { dir: project.dir, stack, cleanup: project.cleanup };
+}
+
+/** Appends smoke scenarios to a project's agents/<agent>.yaml, its comments and layout kept. */
+export async function addScenarios(dir: string, agent: string, ...scenarios: Record<string, unknown>[]) {
+  const file = path.join(dir, "agents", `${agent}.yaml`);
+  const doc = parseDocument(await readFile(file, "utf8"));
+  for (const scenario of scenarios) doc.addIn(["smoke"], doc.createNode(scenario));
+  await writeFile(file, doc.toString());
 }
 
 /** The stack's state file on the file backend (its checkpoint JSON). */

@@ -41,8 +41,8 @@ describe("settingChanges", () => {
         secret: false,
         guarded: true,
       },
-      { key: "agents:apiKey", change: "changed", secret: true, guarded: false },
-      { key: "agents:judgeModel", change: "added", after: "gpt-judge", secret: false, guarded: false },
+      { key: "agents:apiKey", change: "changed", secret: true, guarded: true },
+      { key: "agents:judgeModel", change: "added", after: "gpt-judge", secret: false, guarded: true },
       { key: "agents:policyPack", change: "removed", before: "policy", secret: false, guarded: true },
     ]);
     expect(settingChanges(base, base)).toEqual([]);
@@ -51,12 +51,23 @@ describe("settingChanges", () => {
   });
 
   it("reads the guarded settings from the base and every other from the head", () => {
-    const headReader = (key: string) => head[key]?.value;
-    const read = withBaseSettings(headReader, base);
+    // Pulumi's reader of the head: secrets decrypted.
+    const decrypted: Record<string, string> = { "agents:apiKey": "sk-head-key", "agents:judgeApiKey": "sk-judge" };
+    const headReader = (key: string) => decrypted[key] ?? head[key]?.value;
+    const read = withBaseSettings(headReader, { base, head });
     expect(read("agents:baseUrl")).toBe("https://api.service.example");
     expect(read("agents:policyPack")).toBe("policy");
     expect(read("agents:judgeBaseUrl")).toBeUndefined();
-    expect(read("agents:judgeModel")).toBe("gpt-judge");
+    // Added by the head: unset (the environment's, if any), never the head's.
+    expect(read("agents:judgeModel")).toBeUndefined();
+    // A secret the head changed: the base's cannot be read here, so unset; never the head's.
+    expect(read("agents:apiKey")).toBeUndefined();
+    // Unchanged: the head's value is the base's (a secret's decrypted one too).
+    expect(read("agents:policyPackConfig")).toBe("policy-config/prod.json");
+    const same = stackFileSettings(`config:\n  agents:judgeApiKey:\n    secure: v1:CCCC\n`, "Pulumi.prod.yaml");
+    expect(withBaseSettings(headReader, { base: same, head: same })("agents:judgeApiKey")).toBe("sk-judge");
+    // Not guarded: the head's.
+    expect(read("agents:dir")).toBe("agents");
   });
 
   it("refuses a stack file that is not YAML, naming it", () => {
@@ -80,7 +91,9 @@ describe("settingChanges", () => {
     expect(markdown).toContain(
       "- ⚠️ `agents:baseUrl`: `https://api.service.example` → `http://collector.example:8080` — **after merge, the `prod` deploy sends its API key to `http://collector.example:8080`**",
     );
-    expect(markdown).toContain("- `agents:apiKey`: changed (secret, value not shown)");
+    expect(markdown).toContain(
+      "- ⚠️ `agents:apiKey`: changed (secret, value not shown) — **after merge, the `prod` deploy sends the new value as its API key to the service**",
+    );
     expect(markdown).not.toMatch(/ciphertext/);
   });
 });
