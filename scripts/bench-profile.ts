@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { STATE_DIR } from "../src/settings/index.ts";
 import { openStack, projectRoot } from "../src/workspace/index.ts";
 import { pulumiSandbox } from "../test/helpers/pulumi.ts";
 import { changeOneAgent, writeFleet } from "./bench-agents.ts";
@@ -226,7 +227,7 @@ export async function profileFleet(options: { agents: number; log(line: string):
   options.log(`load average before: ${load.before.join(" / ")} on ${load.cores} cores`);
   const sim = await simulatorProcess(50);
   const sandbox = await pulumiSandbox();
-  const work = path.join(projectRoot, ".agent-iac", "profiles");
+  const work = path.join(projectRoot, STATE_DIR, "profiles");
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
   try {
@@ -297,7 +298,7 @@ export async function profileFleet(options: { agents: number; log(line: string):
           .join(", ")}\n\n${table}\n\nprofiles: ${path.relative(process.cwd(), work)}/\n`,
     );
     await writeFile(
-      path.join(projectRoot, ".agent-iac", "bench-profile.json"),
+      path.join(projectRoot, STATE_DIR, "bench-profile.json"),
       `${JSON.stringify({ date: new Date().toISOString(), agents: options.agents, load: verdict, unprofiled, columns }, null, 2)}\n`,
     );
   } finally {

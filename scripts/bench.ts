@@ -23,6 +23,7 @@ import { parseArgs } from "node:util";
 import { request } from "undici";
 import { createClient, TranscriptBuilder } from "../src/api/index.ts";
 import { loadAgents } from "../src/definitions/index.ts";
+import { STATE_DIR } from "../src/settings/index.ts";
 import { runSmoke } from "../src/smoke/index.ts";
 import { openStack, projectRoot } from "../src/workspace/index.ts";
 import { stateFile } from "../test/helpers/agents-project.ts";
@@ -54,7 +55,7 @@ const AGENTS = (flags.agents ?? (QUICK ? "10,100" : "10,100,1000")).split(",").m
 const BACKENDS = (flags.backends ?? (QUICK ? "file" : "file,postgres")).split(",") as Backend[];
 const FIGURES = !(QUICK || flags["skip-figures"]);
 const FULL_CURVE = [10, 100, 1000].every((n) => AGENTS.includes(n)) && BACKENDS.length === 2;
-const CHART = flags.chart ?? path.join(projectRoot, FULL_CURVE ? "docs" : ".agent-iac", "fleet-curve.svg");
+const CHART = flags.chart ?? path.join(projectRoot, FULL_CURVE ? "docs" : STATE_DIR, "fleet-curve.svg");
 
 const RUNS = 3;
 const PAIRS = 50; // 100 agents
@@ -87,7 +88,7 @@ async function main() {
   const sandbox = await pulumiSandbox();
   const sim = await simulatorProcess(LATENCY_MS);
   const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
-  const work = await mkdtemp(path.join(projectRoot, ".agent-iac", "bench-"));
+  const work = await mkdtemp(path.join(projectRoot, STATE_DIR, "bench-"));
   const figures: Record<string, Figure> = {
     B1a: {
       id: "B1a",

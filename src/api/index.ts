@@ -30,6 +30,7 @@ export {
 export type { EventStream, EventStreamOptions } from "./events.ts";
 export type { PagedList } from "./paging.ts";
 export type { Session, SessionOptions } from "./session.ts";
+export { STREAMS } from "./streams.ts";
 export {
   type Transcript,
   TranscriptBuilder,

@@ -4,6 +4,7 @@ import { CliError } from "../errors/index.ts";
 import { emitReport, notEvidence, type Report, readReport } from "../report/index.ts";
 import { mergeReports } from "../smoke/index.ts";
 import { parseCommand } from "./args.ts";
+import { RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
 
 const MAX_INPUTS = 1000;
@@ -15,11 +16,7 @@ const SPEC = {
 and writes one report with every call and each scenario's verdict judged on all its iterations, as
 an unsharded run would: the threshold (min_pass/pass_rate), flaky, the latency percentiles. A bare
 output file name is written under reports/.`,
-  flags: {
-    junit: { type: "string", arg: "FILE", help: "write the merged JUnit XML report" },
-    json: { type: "string", arg: "FILE", help: "write the merged JSON report" },
-    html: { type: "string", arg: "FILE", help: "write the merged HTML report" },
-  },
+  flags: RUN_REPORT_FLAGS,
   footer: `exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed, 2 usage error or not
 evidence (an unreadable or foreign report, one with no scenario or of a newer version, a call whose
 verdict does not follow from its expectations, two reports of one shard, a call in two reports, a
@@ -48,10 +45,9 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     if (problem) throw new CliError(`${file}: not evidence a merge can count: ${problem}`, 2);
   }
   const merged = mergeReports(inputs);
-  const { junit, json, html } = parsed.values;
   for (const note of merged.notes) io.stderr.write(`${note}\n`);
   const code = await emitReport(merged, {
-    files: { ...(junit ? { junit } : {}), ...(json ? { json } : {}), ...(html ? { html } : {}) },
+    files: reportFiles(RUN_REPORT_FLAGS, parsed.values),
     out: io.stdout,
   });
   // The reports are written (a missing shard's calls as failed iterations), but the merge is refused.

@@ -5,6 +5,7 @@ import path from "node:path";
 import { consumeBase } from "../compare/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { emitReport, type Report } from "../report/index.ts";
+import { STATE_DIR } from "../settings/index.ts";
 import { notRunReport, planSmoke } from "../smoke/index.ts";
 import {
   checkBeforeDeploy,
@@ -115,7 +116,7 @@ async function smokeAfterUp(
   }
   io.stderr.write(unknownVersionsNote(result.results, held.agents, session.name));
   // Only a comparison that completed (whatever it found) consumes the base; 3 or 130 keep it.
-  if (exitCode === 0 || exitCode === 1) await consumeBase(path.join(process.cwd(), ".agent-iac"), session.name);
+  if (exitCode === 0 || exitCode === 1) await consumeBase(path.join(process.cwd(), STATE_DIR), session.name);
   if (service.simulated) await reportFailedDeliveries(service, [...result.results, ...result.oldResults], io);
   return exitCode;
 }

@@ -18,10 +18,35 @@ const dateTime = z.iso.datetime({ offset: true });
 export const serviceVersionShape = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date (YYYY-MM-DD)");
 
 const proceduralAgentId = z.string().regex(/^pa_[A-Za-z0-9_-]+$/, "must look like pa_<suffix>");
+// The pinned-version rule, written once: an agent's id (`ca_` conversational, `pa_` procedural),
+// `@v`, and a version number from 1.
+const SUFFIX = "_[A-Za-z0-9_-]+";
+const VERSION = "@v([1-9][0-9]*)";
+const PINNED_VERSION = new RegExp(`^((?:ca|pa)${SUFFIX})${VERSION}$`);
+
 /** `ca_<suffix>` (the released version) or `ca_<suffix>@v<n>` (a pinned version). */
 export const conversationalAgentRef = z
   .string()
-  .regex(/^ca_[A-Za-z0-9_-]+(@v[1-9][0-9]*)?$/, "must look like ca_<suffix> or ca_<suffix>@v<n>");
+  .regex(new RegExp(`^ca${SUFFIX}(${VERSION})?$`), "must look like ca_<suffix> or ca_<suffix>@v<n>");
+
+/** A pinned version id (`ca_x@vN`, `pa_x@vN`, N ≥ 1) as its agent id and version number; undefined for anything else. */
+export function pinnedVersion(id: unknown): { agentId: string; version: number } | undefined {
+  const match = typeof id === "string" ? PINNED_VERSION.exec(id) : null;
+  return match?.[1] && match[2] ? { agentId: match[1], version: Number(match[2]) } : undefined;
+}
+
+/** One exact version of an agent (`ca_x@vN`): what smoke calls pin and traffic is attributed to. */
+export const isPinnedVersionId = (id: unknown): id is string => pinnedVersion(id) !== undefined;
+
+/** The agent id of a version id (`ca_x@v2` → `ca_x`); a bare agent id is its own. */
+export const agentIdOf = (id: string): string => pinnedVersion(id)?.agentId ?? id;
+
+/**
+ * How a call's events reach the client: the conversation's event stream (SSE) or its WebSocket
+ * session, which also carries a caller's lines. src/api's STREAMS opens each.
+ */
+export const TRANSPORTS = ["sse", "ws"] as const;
+export type Transport = (typeof TRANSPORTS)[number];
 export const modelName = z
   .string()
   .regex(/^[^/\s]+\/[^\s]+$/, "must look like <vendor>/<model name>, e.g. openai/gpt-4o");

@@ -3,7 +3,13 @@
 // file-level keys (kind, postprocess_agents, protect, smoke) and `prompt.file`, which the loader
 // replaces by the file's text. The JSON Schema for editors is generated from the same objects.
 import { z } from "zod";
-import { conversationalAgentConfig, modelName, proceduralAgentConfig } from "../contract/index.ts";
+import {
+  conversationalAgentConfig,
+  modelName,
+  proceduralAgentConfig,
+  TRANSPORTS,
+  type Transport,
+} from "../contract/index.ts";
 import { defaultMargin, fewestCalls } from "../stats/index.ts";
 import { regexProblem } from "./patterns.ts";
 
@@ -277,7 +283,7 @@ export const smokeScenario = z
     livemode: z.boolean().default(false).meta({ description: "Place a live call (needs --live). Default false." }),
     context: z.record(z.string(), z.unknown()).optional(),
     override_config: conversationalConfigFile.optional(),
-    transport: z.enum(["sse", "ws"]).default("sse"),
+    transport: z.enum(TRANSPORTS).default("sse"),
     caller: callerSchema.optional(),
     timeout: z.number().positive().max(3600).default(120).meta({ description: "Seconds (default 120)." }),
     iterations: z.int().min(1).max(100).default(1),
@@ -338,7 +344,7 @@ type ScenarioCheck = {
   pass_k?: { k: number; min: number } | undefined;
   judge_min_agreement?: number | undefined;
   expect: { judge?: unknown[] | undefined };
-  transport: "sse" | "ws";
+  transport: Transport;
   caller?: unknown;
 };
 

@@ -16,10 +16,11 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../errors/index.ts";
+import { STATE_DIR } from "../settings/index.ts";
 import { PROMPT_FINGERPRINT } from "./prompt.ts";
 import { capVote, type Vote } from "./verdict.ts";
 
-export const DEFAULT_CACHE_DIR = path.join(".agent-iac", "judge-cache");
+export const DEFAULT_CACHE_DIR = path.join(STATE_DIR, "judge-cache");
 /** The environment variable holding the cache's signing key (CI: a secret). */
 const CACHE_KEY_ENV = "AGENT_IAC_JUDGE_CACHE_KEY";
 

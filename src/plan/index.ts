@@ -6,7 +6,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { structuredPatch } from "diff";
 import type { AgentDefinition } from "../definitions/index.ts";
-import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+import { AGENT_TYPE_PREFIX, agentKeyOf } from "../provider/index.ts";
 import {
   type Action,
   type AgentPlan,
@@ -40,7 +40,7 @@ export function planRecorder(stack: string, definitions: AgentDefinition[]) {
     policy.onEvent(event);
     const metadata = event.resourcePreEvent?.metadata;
     if (!metadata?.type.startsWith(AGENT_TYPE_PREFIX)) return;
-    const name = metadata.urn.split("::").at(-1) ?? metadata.urn;
+    const name = agentKeyOf(metadata.urn);
     // A replacement shows as several steps (create-replacement, replace, delete-replaced); keep the most telling.
     const previous = steps.get(name);
     if (!previous || rank(metadata.op) > rank(previous.op)) steps.set(name, metadata);

@@ -1,7 +1,7 @@
 // Policy violations in a plan: the preview's policy events (agent-iac's policy pack, or any pack the
 // stack names), each listed under the agent it concerns.
 import type * as pulumi from "@pulumi/pulumi";
-import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+import { AGENT_TYPE_PREFIX, agentKeyOf } from "../provider/index.ts";
 import type { PolicyViolation } from "../report/index.ts";
 
 /** Collects policy events by resource name (the agent key); others under "". */
@@ -12,7 +12,7 @@ export function policyRecorder() {
     if (!policy) return;
     const urn = policy.resourceUrn ?? "";
     const type = urn.split("::").at(-2)?.split("$").at(-1) ?? "";
-    const key = type.startsWith(AGENT_TYPE_PREFIX) ? (urn.split("::").at(-1) ?? "") : "";
+    const key = type.startsWith(AGENT_TYPE_PREFIX) ? agentKeyOf(urn) : "";
     const violation: PolicyViolation = {
       rule: policy.policyName,
       level: policy.enforcementLevel === "mandatory" ? "mandatory" : "advisory",

@@ -4,6 +4,9 @@
 // before it kept the body in the outputs. Both are read, the outputs first.
 import { AGENT_TYPE_PREFIX, type AgentKind } from "./index.ts";
 
+/** An agent resource's key: its name, the last part of its URN (`urn:pulumi:stack::project::type::key`). */
+export const agentKeyOf = (urn: string): string => urn.split("::").at(-1) ?? urn;
+
 /** One resource of a deployment, as far as reading agents needs it. */
 export type StateResource = {
   urn?: string;
@@ -37,7 +40,7 @@ export function stateAgent(resource: StateResource): HeldAgent | undefined {
   if (typeof versionId !== "string" || typeof agentId !== "string") return undefined;
   const urn = resource.urn ?? "";
   return {
-    key: urn.split("::").at(-1) || agentId,
+    key: agentKeyOf(urn) || agentId,
     kind: resource.type.endsWith("ConversationalAgent") ? "conversational" : "procedural",
     id: agentId,
     version_id: versionId,

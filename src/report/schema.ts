@@ -4,6 +4,7 @@
 // fields are kept, missing optional ones default. Nothing secret is ever in a report: stream
 // addresses are stored without their token.
 import { z } from "zod";
+import { TRANSPORTS } from "../contract/index.ts";
 import { trafficSchema } from "./traffic.ts";
 
 export const REPORT_FORMAT = "agent-iac-report";
@@ -150,7 +151,7 @@ const callFields = z.looseObject({
   conversation_id: z.string().nullable().default(null),
   /** The stream's address, without the token. */
   events_url: z.string().nullable().default(null),
-  transport: z.enum(["sse", "ws"]).default("sse"),
+  transport: z.enum(TRANSPORTS).default("sse"),
   livemode: z.boolean().default(false),
   error: z.string().nullable().default(null),
   assertions: z.array(assertionSchema).default([]),

@@ -27,6 +27,9 @@ const CONFIG_KEYS = {
 /** The local simulator's default key (src/simulator DEV_API_KEY; a test keeps the two equal). Public. */
 export const LOCAL_DEV_KEY = "sk-agent-iac-local-dev-key";
 
+/** The project's local state, under its directory (gitignored): the simulator's data, the judge cache, the comparison base. */
+export const STATE_DIR = ".agent-iac";
+
 /** Reads one stack config value (Pulumi's `config.get`, or a lookup in `getAllConfig()`'s map). */
 export type ConfigReader = (key: string) => string | undefined;
 

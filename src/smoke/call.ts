@@ -4,7 +4,7 @@
 // procedure polls); a call never decides that a status is final, since the interface names no set.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Client, CreateConversationResponse, EventEnvelope, Procedure } from "../api/index.ts";
-import { displayUrl } from "../api/index.ts";
+import { displayUrl, STREAMS } from "../api/index.ts";
 import {
   Caller,
   type CallerFailure,
@@ -302,12 +302,12 @@ async function follow(
   };
   let caller: Caller | undefined;
   try {
-    const session =
-      scenario.transport === "ws" ? await client.conversations.session(conversation.id, options) : undefined;
-    if (session && scenario.caller) {
+    const stream = await STREAMS[scenario.transport](client, conversation.id, options);
+    const speaker = stream.speaker;
+    if (speaker && scenario.caller) {
       caller = new Caller(
         callerSource(call, hooks),
-        { send: (message) => session.send(message), close: () => session.close() },
+        { send: (message) => speaker.send(message), close: () => speaker.close() },
         hooks.callerShape ?? callerShape({ message: undefined, end: undefined }, "http://127.0.0.1"),
         { cue: (pattern) => textMatcher(pattern).test },
       );
@@ -315,8 +315,7 @@ async function follow(
       state.waitingFor = "the conversation to end (the caller speaking)";
       caller.start();
     }
-    const stream = session ?? client.conversations.events(conversation.id, options);
-    for await (const envelope of stream) {
+    for await (const envelope of stream.events) {
       envelopes.push(envelope);
       caller?.observe(envelope);
       const type = envelope.payload.type;

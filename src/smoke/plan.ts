@@ -1,6 +1,7 @@
 // Which calls a smoke run places: the selected agents' scenarios × iterations, each pinned to a
 // version id. Every refusal is an InvalidInputError that says what to change (naming the selection's
 // fields, which the CLI words as its flags).
+import { isPinnedVersionId } from "../contract/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import { InvalidInputError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
@@ -19,8 +20,6 @@ export type Selection = {
    */
   notDeployed?: string;
 };
-
-const PINNED = /@v[1-9][0-9]*$/;
 
 export function planCalls(
   definitions: AgentDefinition[],
@@ -69,7 +68,7 @@ export function planCalls(
         { field: "versionId" },
       );
     }
-    if (!PINNED.test(versionId) && !selection.allowUnpinned) {
+    if (!isPinnedVersionId(versionId) && !selection.allowUnpinned) {
       throw new InvalidInputError(
         (name) =>
           `"${versionId}" is not pinned to a version (ca_x@vN): smoke calls target exact versions; pass ${name("allowUnpinned")} to call the released version`,

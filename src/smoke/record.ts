@@ -9,7 +9,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { EventEnvelope } from "../api/index.ts";
 import type { CallerLine } from "../caller/index.ts";
-import { conversationalAgentRef, eventEnvelope, issuesText } from "../contract/index.ts";
+import { conversationalAgentRef, eventEnvelope, issuesText, type Transport } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
 import { agentKey, requiredPasses } from "../definitions/index.ts";
 import { InvalidInputError } from "../errors/index.ts";
@@ -40,7 +40,7 @@ type Header = {
   scenario: SmokeScenario;
   iteration: number;
   version_id: string;
-  transport: "sse" | "ws";
+  transport: Transport;
   livemode: boolean;
   conversation_id: string | null;
   events_url: string | null;

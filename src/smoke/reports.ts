@@ -3,6 +3,7 @@
 
 import type { EventEnvelope } from "../api/index.ts";
 import type { CallerLine } from "../caller/index.ts";
+import type { Transport } from "../contract/index.ts";
 import {
   type CallLatency,
   type CallOutcomeKind,
@@ -31,7 +32,7 @@ export type ScenarioResult = {
   conversationId?: string;
   /** The stream's address, without the token. */
   eventsUrl?: string;
-  transport: "sse" | "ws";
+  transport: Transport;
   status: ScenarioStatus;
   /** How the call ended, typed: what every decision reads (`status` and `error` are for people). */
   outcome: CallOutcome;

@@ -10,6 +10,7 @@
 // what the stack holds now, or left behind since.
 import path from "node:path";
 import { type BaseRecord, checkPendingBase } from "../compare/index.ts";
+import { STATE_DIR } from "../settings/index.ts";
 import { readHistory } from "../watch/index.ts";
 import { backendError, type HeldAgents, type StackSession } from "./session.ts";
 
@@ -25,7 +26,7 @@ export async function checkComparisonBase(session: StackSession, held: HeldAgent
     // Without previous_versions (a stack deployed before it existed) nothing can tell: shape only.
     return held.previousRecorded ? (v: string) => known.has(v) : undefined;
   };
-  await checkPendingBase(path.join(process.cwd(), ".agent-iac"), session.name, everHeld);
+  await checkPendingBase(path.join(process.cwd(), STATE_DIR), session.name, everHeld);
 }
 
 async function stackHistory(session: StackSession, held: HeldAgents): ReturnType<typeof readHistory> {

@@ -2,11 +2,13 @@
 // with the versions each agent had before (the comparison base, for the smoke phase's old-vs-new)
 // taken from the update's own steps, and a failed up said once: each error diagnostic, then which
 // declared agents the stack does not hold.
+import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { recordDeployBase } from "../compare/index.ts";
 import { BackendError, InterruptedError } from "../errors/index.ts";
-import { AGENT_TYPE_PREFIX } from "../provider/index.ts";
+import { AGENT_TYPE_PREFIX, agentKeyOf } from "../provider/index.ts";
 import { writeJsonFile } from "../report/index.ts";
+import { STATE_DIR } from "../settings/index.ts";
 import {
   type Interrupts,
   interruptible,
@@ -94,7 +96,7 @@ function versionsBefore(stackName: string, log: (text: string) => void) {
     const metadata = event.resourcePreEvent?.metadata;
     if (!metadata?.type.startsWith(AGENT_TYPE_PREFIX)) return;
     const old = metadata.old?.outputs?.versionId;
-    const key = metadata.urn.split("::").at(-1) ?? "";
+    const key = agentKeyOf(metadata.urn);
     seen.add(key);
     if (typeof old === "string" && metadata.op !== "delete") versions[key] ??= old;
   };
@@ -102,7 +104,7 @@ function versionsBefore(stackName: string, log: (text: string) => void) {
   /** `after`: what the stack holds after the deploy (undefined when its state could not be read). */
   const save = (after: Record<string, string> | undefined) => {
     saved ??= (async () => {
-      const stateDir = `${process.cwd()}/.agent-iac`;
+      const stateDir = path.join(process.cwd(), STATE_DIR);
       const deployed = { versions, seen: [...seen], ...(after ? { after } : {}) };
       const { versions: base, carried } = await recordDeployBase(stateDir, stackName, deployed);
       if (carried) {
@@ -144,7 +146,7 @@ function errorDiagnostics() {
   const onEvent = (event: pulumi.automation.EngineEvent) => {
     const diagnostic = event.diagnosticEvent;
     if (diagnostic?.severity !== "error" || isRegistrationNoise(diagnostic.message)) return;
-    const key = diagnostic.urn?.split("::").at(-1);
+    const key = diagnostic.urn && agentKeyOf(diagnostic.urn);
     const message = cleanErrorLines(diagnostic.message).replace(/^error: /, "");
     // The Stack's own "update failed" adds nothing to the resources' errors.
     if (message === "" || /^update failed$/.test(message)) return;

@@ -9,7 +9,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
-import { type Connection, type ResolvedConnection, requireConnection } from "../settings/index.ts";
+import { type Connection, type ResolvedConnection, requireConnection, STATE_DIR } from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
 import { recoveryCommand } from "./recovery.ts";
 import { stackFileCopy } from "./session.ts";
@@ -41,7 +41,7 @@ export async function localService(
   if (connection.baseUrl && !connection.loopback) {
     return { connection: requireConnection(connection, stackName), simulated: false, close: none };
   }
-  const stateDir = path.join(workDir, ".agent-iac");
+  const stateDir = path.join(workDir, STATE_DIR);
   const dataFile = path.join(stateDir, "simulator.json");
   if (connection.baseUrl) {
     const running = await runningSimulator(connection.baseUrl, connection.apiKey, dataFile);
@@ -117,7 +117,7 @@ function noLocalSimulator(baseUrl: string | undefined, stackName: string): Confi
     : `stack ${stackName} sets no agents:baseUrl`;
   const url = baseUrl ? new URL(baseUrl) : undefined;
   const serve = url
-    ? `npm run service -- --host ${url.hostname} --port ${url.port || 80} --data .agent-iac/${stackName}.simulator.json`
+    ? `npm run service -- --host ${url.hostname} --port ${url.port || 80} --data ${STATE_DIR}/${stackName}.simulator.json`
     : "npm run service";
   return new ConfigError(
     `${where}; start serves only the dev stack with a simulator of its own, so stack ${stackName} was not deployed`,
@@ -174,7 +174,7 @@ function foreignSimulatorError(options: {
 }): ConfigError {
   const { baseUrl, info, missing, held, stackName } = options;
   const versions = missing.map((key) => `  ${key}: ${held[key]?.version_id ?? "?"}`).join("\n");
-  const ours = path.resolve(".agent-iac", "simulator.json");
+  const ours = path.resolve(STATE_DIR, "simulator.json");
   const other = info?.data_file && info.data_file !== ours;
   const probably = other
     ? `it is probably another checkout's simulator (its data file is not ${shown(ours)})`

@@ -4,6 +4,7 @@
 // to the one version of that agent the stack knows (current, in its history, or in a baseline
 // file): every agent agent-iac creates has exactly one version, so that is unambiguous. A bare id
 // of an agent the stack knows no version of (or several) stays as it is.
+import { agentIdOf, isPinnedVersionId } from "../contract/index.ts";
 
 /** How each conversation of a read was attributed, counted. */
 export type Attribution = {
@@ -21,25 +22,22 @@ export type Attributor = {
   counts: Attribution;
 };
 
-const isVersionId = (id: string) => /@v\d+$/.test(id);
-const bareId = (id: string) => id.split("@")[0] ?? id;
-
 const noAttribution = (): Attribution => ({ by_version_id: 0, by_bare_id: 0, unmapped_bare_id: 0 });
 
 /** An attributor over the version ids the stack knows (current, past, from a baseline file). */
 export function attributor(knownVersions: Iterable<string>): Attributor {
   const byAgent = new Map<string, Set<string>>();
   for (const version of knownVersions) {
-    if (!isVersionId(version)) continue;
-    const versions = byAgent.get(bareId(version)) ?? new Set<string>();
+    if (!isPinnedVersionId(version)) continue;
+    const versions = byAgent.get(agentIdOf(version)) ?? new Set<string>();
     versions.add(version);
-    byAgent.set(bareId(version), versions);
+    byAgent.set(agentIdOf(version), versions);
   }
   const counts = noAttribution();
   return {
     counts,
     versionOf(agentId) {
-      if (isVersionId(agentId)) {
+      if (isPinnedVersionId(agentId)) {
         counts.by_version_id++;
         return agentId;
       }

@@ -5,6 +5,7 @@
 // agent id), agent ids the stack never held (created elsewhere, or orphaned
 // by an interrupted deploy), and current versions that took no calls.
 import type { Client } from "../api/index.ts";
+import { agentIdOf } from "../contract/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { type Attribution, attributor } from "./attribute.ts";
 import { gatherWindow } from "./gather.ts";
@@ -54,8 +55,6 @@ export type AuditInput = {
   now: Date;
 };
 
-const bareId = (id: string) => id.split("@")[0] ?? id;
-
 /** Which of the stack's agents, current or past, an agent id belongs to. */
 export function classify(
   agentId: string,
@@ -66,11 +65,11 @@ export function classify(
   const all = Object.values(agents);
   const current = all.find((a) => a.version_id === agentId);
   if (current) return { category: "current", key: current.key, note: `current version of ${current.key}` };
-  const sameId = all.find((a) => a.id === bareId(agentId));
+  const sameId = all.find((a) => a.id === agentIdOf(agentId));
   if (sameId && !agentId.includes("@")) {
     return { category: "current", key: sameId.key, note: `${sameId.key}, unpinned (the released version)` };
   }
-  const based = Object.entries(baselineFile).find(([, id]) => id === agentId || bareId(id) === agentId);
+  const based = Object.entries(baselineFile).find(([, id]) => id === agentId || agentIdOf(id) === agentId);
   if (based) {
     return {
       category: "old",
@@ -78,7 +77,7 @@ export function classify(
       note: `old version of ${based[0]} still taking calls (its version before the release: --baseline)`,
     };
   }
-  const past = history.past.get(agentId) ?? history.past.get(bareId(agentId));
+  const past = history.past.get(agentId) ?? history.past.get(agentIdOf(agentId));
   if (past) {
     if (past.from_outputs) {
       return {

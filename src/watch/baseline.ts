@@ -3,15 +3,14 @@
 // `pulumi stack output --json` ({versions} or {agents: {key: {version_id}}}), or an agent-iac JSON
 // report (its `versions`). `{}` (before a first deploy) means no old versions.
 import { readFile } from "node:fs/promises";
+import { isPinnedVersionId } from "../contract/index.ts";
 import { InvalidInputError } from "../errors/index.ts";
-
-const isVersionId = (value: unknown): value is string => typeof value === "string" && /^[^@\s]+@v\d+$/.test(value);
 
 /** Key → version id from the parsed JSON of a versions file; undefined when it holds none. */
 export function versionsIn(json: unknown): Record<string, string> | undefined {
   if (!json || typeof json !== "object" || Array.isArray(json)) return undefined;
   const object = json as Record<string, unknown>;
-  const direct = Object.entries(object).filter(([, v]) => isVersionId(v));
+  const direct = Object.entries(object).filter(([, v]) => isPinnedVersionId(v));
   if (direct.length > 0) return Object.fromEntries(direct) as Record<string, string>;
   const nested = versionsIn(object.versions);
   if (nested) return nested;
@@ -19,7 +18,7 @@ export function versionsIn(json: unknown): Record<string, string> | undefined {
   if (agents && typeof agents === "object" && !Array.isArray(agents)) {
     const entries = Object.entries(agents as Record<string, unknown>).flatMap(([key, agent]) => {
       const id = (agent as { version_id?: unknown } | null)?.version_id;
-      return isVersionId(id) ? [[key, id] as const] : [];
+      return isPinnedVersionId(id) ? [[key, id] as const] : [];
     });
     if (entries.length > 0) return Object.fromEntries(entries);
   }

@@ -15,6 +15,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
+import { agentIdOf } from "../contract/index.ts";
 import { type HeldAgent, stateAgents } from "../provider/index.ts";
 
 /** A version the stack held in an earlier update and holds no longer. */
@@ -118,7 +119,7 @@ export async function readHistory(options: {
         last_held_at: at,
       };
       past.set(agent.version_id, version);
-      if (![...held].some((id) => id.split("@")[0] === agent.id)) past.set(agent.id, version);
+      if (![...held].some((id) => agentIdOf(id) === agent.id)) past.set(agent.id, version);
     }
   }
   const shown = names.length > recent.length ? ` (the newest ${recent.length} of ${names.length})` : "";
@@ -154,7 +155,7 @@ export function withPreviousVersions(
   for (const [key, version_id] of Object.entries(previous)) {
     const agent = current[key];
     if (!agent || past.has(version_id) || agent.version_id === version_id) continue;
-    const id = version_id.split("@")[0] ?? version_id;
+    const id = agentIdOf(version_id);
     const version: PastVersion = {
       ...agent,
       id,

@@ -4,6 +4,7 @@
 // baseline is read over the window of equal length just before (or the same window, where both
 // versions take calls side by side). A figure that got worse by more than its threshold fails.
 import type { Client } from "../api/index.ts";
+import { agentIdOf, pinnedVersion } from "../contract/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { pct } from "../report/index.ts";
 import { type Attribution, attributor } from "./attribute.ts";
@@ -73,14 +74,13 @@ export type WatchResult = {
   exit_code: 0 | 1;
 };
 
-const bareId = (id: string) => id.split("@")[0] ?? id;
-const versionNumber = (id: string) => Number(/@v(\d+)$/.exec(id)?.[1] ?? Number.NaN);
+const versionNumber = (id: string) => pinnedVersion(id)?.version ?? Number.NaN;
 const points = (fraction: number) => `${(fraction * 100).toFixed(1)} points`;
 
 /** Another version of the same agent id seen in the baseline window: the highest one below the current. */
 function baselineFromTraffic(agent: HeldAgent, traffic: WindowTraffic): Baseline | undefined {
   const current = versionNumber(agent.version_id);
-  const others = [...traffic.tallies.keys()].filter((id) => bareId(id) === agent.id && id !== agent.version_id);
+  const others = [...traffic.tallies.keys()].filter((id) => agentIdOf(id) === agent.id && id !== agent.version_id);
   const below = others.filter((id) => versionNumber(id) < current).sort((a, b) => versionNumber(b) - versionNumber(a));
   const chosen = below[0] ?? others.sort((a, b) => versionNumber(b) - versionNumber(a))[0];
   return chosen ? { version_id: chosen, source: "traffic" } : undefined;
@@ -149,9 +149,9 @@ export async function watch(input: WatchInput): Promise<WatchResult> {
   const explicit = new Map(conversational.map((a) => [a.key, explicitBaseline(input, a)]));
   const bare = new Set([
     ...conversational.map((a) => a.id),
-    ...[...explicit.values()].flatMap((b) => (b ? [bareId(b.version_id)] : [])),
+    ...[...explicit.values()].flatMap((b) => (b ? [agentIdOf(b.version_id)] : [])),
   ]);
-  const wanted = (agentId: string) => bare.has(bareId(agentId));
+  const wanted = (agentId: string) => bare.has(agentIdOf(agentId));
   const reads: ReadCount[] = [];
   const attribute = attributor([
     ...Object.values(input.agents).map((a) => a.version_id),
