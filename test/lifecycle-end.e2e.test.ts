@@ -114,7 +114,7 @@ describe("a signal at any moment of a run's end", { timeout: 600_000 }, () => {
     const endings = new Set<string>();
     // Every turn at first (the result being made, the clients closing), then ever wider steps
     // (the reports being written) until the signal comes after the run has ended.
-    for (let ticks = 0; ; ticks += ticks < 12 ? 1 : Math.ceil(ticks / 4)) {
+    for (let ticks = 0; ; ticks += ticks < 8 ? 1 : Math.ceil(ticks / 2)) {
       const ending = await smokeRun(ticks);
       endings.add(expectWhole(ending, `SIGINT ${ticks} turn(s) after the call's result line`));
       if (ending.late) break;
