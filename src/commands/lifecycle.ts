@@ -81,9 +81,12 @@ export class CommandIO {
     }
     const repeat = this.#received !== undefined;
     this.#received ??= signal;
-    if (this.#listeners.size > 0) for (const listener of [...this.#listeners]) listener(signal, repeat);
-    // Nothing in flight that could stop cleanly (reading files, building the toolchain, a list).
-    else if (!this.#final) this.#onIdleSignal(signal, this.#unwrittenNote());
+    if (this.#listeners.size > 0) {
+      for (const listener of [...this.#listeners]) listener(signal, repeat);
+    } else if (!this.#final) {
+      // Nothing in flight that could stop cleanly (reading files, building the toolchain, a list).
+      this.#onIdleSignal(signal, this.#unwrittenNote());
+    }
   };
 
   /**
