@@ -3,7 +3,7 @@
 // the reports of the run are this run's (a green report planted from an "earlier run" is replaced
 // or removed, never left). The simulator's latency faults hold the calls open long enough.
 import { execFile, spawn } from "node:child_process";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
@@ -31,9 +31,22 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
   const env = () => ({ ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, NO_COLOR: "1" });
   const routeCount = async (route: string) => (await requestCounts(sim)).by_route[route] ?? 0;
 
-  /** Runs the CLI, sends `signal` once `ready` holds (polled), and collects the exit and both streams. */
-  async function interrupt(args: string[], signal: NodeJS.Signals, ready: () => Promise<boolean>): Promise<Run> {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: project.dir, env: env(), stdio: "pipe" });
+  /**
+   * Runs the CLI, sends `signal` once `ready` holds (polled), and collects the exit and both streams.
+   * `group`: to its whole process group, as a terminal's Ctrl+C (the Pulumi CLI gets it too).
+   */
+  async function interrupt(
+    args: string[],
+    signal: NodeJS.Signals,
+    ready: () => Promise<boolean>,
+    { group = false } = {},
+  ): Promise<Run> {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: project.dir,
+      env: env(),
+      stdio: "pipe",
+      detached: group,
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => {
@@ -50,7 +63,8 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
     const deadline = Date.now() + 240_000;
     while (!done && Date.now() < deadline && !(await ready())) await sleep(100);
     expect(done, `exited before the signal:\n${stdout}\n${stderr}`).toBe(false);
-    child.kill(signal);
+    if (group && child.pid) process.kill(-child.pid, signal);
+    else child.kill(signal);
     const code = await exited;
     printed.push(stdout, stderr);
     return { code, stdout, stderr };
@@ -209,4 +223,53 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
       expect(run.stderr.trim()).toBe("interrupted: the stream was closed after 0 events");
     });
   }
+
+  it("`start` stopped by a Ctrl+C during its create step (a replace): exit 130, its reports say so, no call placed", async () => {
+    // A stack deployed once (so the next start compares new with old), then a prompt change: the
+    // next up replaces the support agent, whose create waits 3 s on the service.
+    await writeFile(path.join(project.dir, "Pulumi.replace.yaml"), `config:\n  agents:baseUrl: ${sim.url}\n`);
+    const settled = await promisify(execFile)(process.execPath, [CLI, "start", "--stack", "replace"], {
+      cwd: project.dir,
+      env: env(),
+    });
+    expect(settled.stdout).toMatch(/^[1-9]\d* passed, 0 failed$/m);
+    const prompt = path.join(project.dir, "prompts", "support.md");
+    const original = await readFile(prompt, "utf8");
+    await writeFile(prompt, `${original}\nAlways give the caller a ticket number.\n`);
+    try {
+      await plantEarlierReports(SMOKE_REPORTS);
+      await simulatorCall(sim, "POST", "/_simulator/faults", {
+        route: "POST /conversational_agents",
+        latency_ms: 3000,
+      });
+      const created = await arrivalOf("POST /conversational_agents");
+      let callsAtSignal = -1;
+      const ready = async () => {
+        if (!(await created())) return false;
+        callsAtSignal = await routeCount("POST /conversations");
+        return true;
+      };
+      const run = await interrupt(["start", "--stack", "replace"], "SIGINT", ready, { group: true });
+      expect(run.stdout).toMatch(/support creating replacement/);
+      expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(130);
+      expect(lastLine(run.stderr)).toMatch(
+        /^interrupted: 0 of [1-9]\d* calls finished \(the Pulumi run was cancelled; the stack is unlocked\); reports in reports\/smoke\.junit\.xml, reports\/smoke\.json, reports\/smoke\.html$/,
+      );
+      // No smoke call, new or old, after the signal.
+      expect(await routeCount("POST /conversations")).toBe(callsAtSignal);
+      const report = reportSchema.parse(JSON.parse(await readFile(path.join(reportsDir(), "smoke.json"), "utf8")));
+      expect(report.interrupted).toBe(true);
+      expect(report.results.length).toBeGreaterThan(0);
+      expect(report.results.every((r) => r.outcome.kind === "not_run")).toBe(true);
+      for (const name of SMOKE_REPORTS) {
+        expect(await readFile(path.join(reportsDir(), name), "utf8")).not.toContain(EARLIER);
+      }
+      // "the stack is unlocked" is true: the file backend holds no lock of the stack.
+      const locks = path.join(sandbox.backendDir, ".pulumi", "locks");
+      const held = await readdir(locks, { recursive: true }).catch(() => [] as string[]);
+      expect(held.filter((entry) => entry.endsWith(".json"))).toEqual([]);
+    } finally {
+      await writeFile(prompt, original);
+    }
+  });
 });

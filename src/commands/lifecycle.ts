@@ -4,8 +4,11 @@
 // - SIGINT and SIGTERM, delivered with `io.signal(…)` (the process entry, src/cli.ts, forwards the
 //   process's; a test may call it). A command that can stop cleanly takes an `interruption()` (its
 //   AbortSignal stops placing calls and aborts the calls in flight; the command then writes its
-//   reports with every call's result) and ends with `interrupted(...)`: one line, exit 130. While
-//   no part of the command listens, a signal ends the run at once (`onIdleSignal`).
+//   reports with every call's result) and ends with `interrupted(...)`: one line, exit 130. Its
+//   `release()` says the run's result is final (its report made): from then on a signal changes
+//   nothing, so the run writes that result's reports and ends by them (ending at once instead left
+//   no reports, or exit 130 beside reports of a run that was not interrupted). Before any part of
+//   the command listens, a signal ends the run at once (`onIdleSignal`).
 // - the report files it was asked for, from its first moment (`claimReports`, before the command
 //   is even loaded): an earlier run's files of those names are removed then, so an interrupted or
 //   failed run never leaves another run's reports (green or not) where its own were asked for.
@@ -30,7 +33,7 @@ export type Output = { write(text: string): unknown; isTTY?: boolean | undefined
 export type Interruption = {
   /** Aborted at the first SIGINT/SIGTERM (at once when one came before). */
   signal: AbortSignal;
-  /** Stops listening (the command's part that could stop cleanly is over). */
+  /** The run's result is final: a later signal neither aborts nor ends the run (it writes its reports). */
   release(): void;
 };
 
@@ -48,10 +51,24 @@ export class CommandIO {
   /** Signals received before the run claimed its reports; undefined once it has. */
   #held: NodeJS.Signals[] | undefined = [];
   #claimed: readonly string[] = [];
+  /** An interruption was released: the run's result is final, the run is ending by it. */
+  #final = false;
+
+  /** Stdout's reader is gone: what the run still says there is dropped. */
+  #stdoutClosed = false;
 
   /** `onIdleSignal`: a signal with nothing listening ends the run (the process: exit 130 at once). */
   constructor(streams: { stdout: Output; stderr: Output }, onIdleSignal: IdleSignalHandler) {
-    this.stdout = streams.stdout;
+    const out = streams.stdout;
+    this.stdout = {
+      write: (text) => this.#stdoutClosed || out.write(text),
+      get isTTY() {
+        return out.isTTY;
+      },
+      get columns() {
+        return out.columns;
+      },
+    };
     this.stderr = streams.stderr;
     this.#onIdleSignal = onIdleSignal;
   }
@@ -64,9 +81,12 @@ export class CommandIO {
     }
     const repeat = this.#received !== undefined;
     this.#received ??= signal;
-    // Nothing in flight that could stop cleanly (reading files, building the toolchain, a list).
-    if (this.#listeners.size === 0) this.#onIdleSignal(signal, this.#unwrittenNote());
-    else for (const listener of [...this.#listeners]) listener(signal, repeat);
+    if (this.#listeners.size > 0) {
+      for (const listener of [...this.#listeners]) listener(signal, repeat);
+    } else if (!this.#final) {
+      // Nothing in flight that could stop cleanly (reading files, building the toolchain, a list).
+      this.#onIdleSignal(signal, this.#unwrittenNote());
+    }
   };
 
   /**
@@ -89,6 +109,16 @@ export class CommandIO {
     return missing.length > 0 ? `; no report written (${missing.join(", ")} removed: not this run's)` : "";
   }
 
+  /**
+   * Stdout's reader is gone (EPIPE: `… | head`, or a `| tee` that the same Ctrl+C ended). A run with
+   * report files to write, or one being stopped, goes on without its stdout and still ends by its
+   * result, reports written (true); any other may end quietly (false): the reader has what it asked for.
+   */
+  stdoutClosed(): boolean {
+    this.#stdoutClosed = true;
+    return this.#claimed.length > 0 || this.#received !== undefined;
+  }
+
   /** Listens for SIGINT/SIGTERM until the returned function is called. */
   readonly onInterrupt = (listener: InterruptListener): (() => void) => {
     this.#listeners.add(listener);
@@ -100,12 +130,17 @@ export class CommandIO {
     return this.#received;
   }
 
-  /** From now on a signal aborts `signal` instead of ending the run. */
+  /** From now on a signal aborts `signal` instead of ending the run; after `release()` it changes nothing. */
   interruption(): Interruption {
     const controller = new AbortController();
     const abort = (signal: NodeJS.Signals) => controller.abort(new Error(`interrupted by ${signal}`));
     if (this.#received) abort(this.#received);
-    const release = this.onInterrupt((signal) => abort(signal));
+    this.#final = false;
+    const off = this.onInterrupt((signal) => abort(signal));
+    const release = () => {
+      off();
+      this.#final = true;
+    };
     return { signal: controller.signal, release };
   }
 

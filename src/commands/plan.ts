@@ -148,7 +148,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       onRetry: io.printRetry,
     }).finally(stop.release);
     io.stderr.write(terminalSummary(plan.behave_report));
-    stopped = stop.signal.aborted;
+    // The report says whether the calls were stopped: a signal after it was made changes nothing.
+    stopped = plan.behave_report.interrupted;
   }
   return finish(previewed, request, io, () => {
     if (stopped && plan.behave_report) throw interrupted({ calls: plan.behave_report.results, reports: written });

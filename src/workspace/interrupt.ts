@@ -5,7 +5,7 @@
 // the CLI itself (same process group), and a second SIGINT would make it stop at once, leaving the
 // lock: so the signal is forwarded only when the CLI has not said within a moment that it is
 // cancelling.
-import { setTimeout as sleep } from "node:timers/promises";
+import { setImmediate, setTimeout as sleep } from "node:timers/promises";
 import * as pulumi from "@pulumi/pulumi";
 import { InterruptedError, StackLockedError } from "../errors/index.ts";
 
@@ -46,6 +46,10 @@ export async function interruptible<T>(
     received = signal;
     write(`\n${signal}: cancelling the Pulumi run (the operations in flight finish first)\n`);
     await sleep(FORWARD_AFTER_MS);
+    // A busy event loop runs this timer before it reads the output that arrived meanwhile: read it
+    // first (setImmediate runs after the loop's I/O), or the CLI's own notice is missed and a second
+    // SIGINT stops it at once, leaving the stack locked.
+    await setImmediate();
     if (!cliCancelling) controller.abort(new Error(`interrupted by ${signal}`));
   };
   const release = interrupts((signal) => void onSignal(signal));

@@ -2,6 +2,7 @@
 // on a non-zero exit: tests assert the exit code and both streams.
 import { execFile } from "node:child_process";
 import path from "node:path";
+import type { CommandIO } from "../../src/commands/index.ts";
 import { projectRoot } from "../../src/workspace/index.ts";
 
 export type CliResult = { code: number; stdout: string; stderr: string };
@@ -23,6 +24,14 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
   });
 }
 
+/** What a test may do at a run's moments: each write (to either stream), and the moment a process would exit. */
+export type RunHooks = {
+  /** Told of every write, stdout's and stderr's, with the run's CommandIO (e.g. to signal it then). */
+  onWrite?: (text: string, io: CommandIO) => void;
+  /** A signal with nothing listening: the moment the process would say `note` and exit 130 (the run here goes on). */
+  onIdleSignal?: (signal: NodeJS.Signals, note: string) => void;
+};
+
 /**
  * Runs `agent-iac <args>` in this process through the command layer's `runCli`, with the output
  * captured: what a spawned CLI says, in milliseconds. For flags, messages and exit codes; the
@@ -32,16 +41,30 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
  */
 export async function runInProcess(
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } & RunHooks = {},
 ): Promise<CliResult> {
   const { CommandIO, runCli } = await import("../../src/commands/index.ts");
   let stdout = "";
   let stderr = "";
   let idle: NodeJS.Signals | undefined;
-  const io = new CommandIO(
-    { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } },
-    (signal) => {
-      idle = signal;
+  const io: CommandIO = new CommandIO(
+    {
+      stdout: {
+        write: (text: string) => {
+          stdout += text;
+          options.onWrite?.(text, io);
+        },
+      },
+      stderr: {
+        write: (text: string) => {
+          stderr += text;
+          options.onWrite?.(text, io);
+        },
+      },
+    },
+    (signal, note) => {
+      idle ??= signal;
+      options.onIdleSignal?.(signal, note);
     },
   );
   const saved = { env: process.env, cwd: process.cwd() };
