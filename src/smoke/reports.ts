@@ -2,7 +2,7 @@
 // Nothing secret is in a result: the stream token is never stored in one.
 
 import type { EventEnvelope } from "../api/index.ts";
-import type { CallerLine } from "../caller/index.ts";
+import type { CallerFailure, CallerLine } from "../caller/index.ts";
 import {
   type CallLatency,
   type CallOutcomeKind,
@@ -49,6 +49,8 @@ export type ScenarioResult = {
   livemode?: boolean;
   /** The caller's lines, when the scenario has a caller: each turn, its text, when sent and heard. */
   callerLines?: CallerLine[];
+  /** Why the caller failed the call (kept in a recording, so a replay fails it alike). */
+  callerFailure?: CallerFailure;
   /** The events as received (for `--record`; never in a report). */
   envelopes?: EventEnvelope[];
 };

@@ -1,11 +1,11 @@
 // Scripted turns against the real simulator (port 0), through smoke's call placement: a turn whose
 // `after` the agent never says ends the call, failed, naming it; a script the agent hears passes
 // with each line in the transcript as `caller:`; lines are JSON-escaped into the message template.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Client, createClient } from "../../src/api/index.ts";
 import { callerShape } from "../../src/caller/index.ts";
 import { loadAgents } from "../../src/definitions/index.ts";
-import { runSmoke } from "../../src/smoke/index.ts";
+import { replaySmoke, runSmoke } from "../../src/smoke/index.ts";
 import { type TempProject, tempProject } from "../definitions/helpers.ts";
 import { createAgents, startTestSimulator } from "../helpers/simulator.ts";
 
@@ -42,7 +42,7 @@ describe("scripted caller turns", () => {
     project = undefined;
   });
 
-  const run = async (scenario: string[], isTTY = false) => {
+  const run = async (scenario: string[], isTTY = false, recordDir?: string) => {
     project = await tempProject({ "agents/desk.yaml": agentFile(scenario) });
     const { agents, errors } = await loadAgents(project.agents);
     expect(errors).toEqual([]);
@@ -56,32 +56,51 @@ describe("scripted caller turns", () => {
       concurrency: 1,
       out: { write: (text: string) => (printed += text), isTTY },
       caller: { callerShape: callerShape({ message: undefined, end: undefined }, sim.url) },
+      ...(recordDir ? { recordDir: `${project.root}/${recordDir}` } : {}),
     });
-    return { result: results[0], printed };
+    return { result: results[0], printed, agents };
   };
 
-  it("ends the call, failed, when the agent finished its turn without the turn's cue", async () => {
-    const { result } = await run([
-      "caller:",
-      "  turns:",
-      '    - "Hello, is anyone there?"',
-      '    - { say: "Tuesday at 10", after: "/which day/i" }',
-      "expect: { says: [this is Leo] }",
-    ]);
+  it("ends the call, failed, when the agent finished its turn without the turn's cue: a caller cause, not a missing conversation.ended", async () => {
+    const { result, agents } = await run(
+      [
+        "caller:",
+        "  turns:",
+        '    - "Hello, is anyone there?"',
+        '    - { say: "Tuesday at 10", after: "/which day/i" }',
+        "expect: { says: [this is Leo] }",
+      ],
+      false,
+      "rec",
+    );
     expect(result?.status).toBe("failed");
-    expect(result?.outcome).toMatchObject({ kind: "failed", code: "caller_not_heard" });
+    // The line was never sent: not "not heard", the script's cue that never came.
+    expect(result?.outcome).toMatchObject({ kind: "failed", code: "caller_cue_missing" });
     expect(result?.error).toBe(
       "the caller's turn 2 waits for the agent to say /which day/i, and the agent finished its turn without it: the call was ended",
     );
     expect(result?.callerLines?.map((line) => line.text)).toEqual(["Hello, is anyone there?"]);
-    // The literal expectations are still evaluated beside the caller's failure.
-    expect(result?.assertions.map((a) => [a.description, a.passed])).toEqual([
-      ["the caller's turn 2 is heard", false],
+    // The literal expectations are still evaluated beside the caller's failure; the call agent-iac
+    // ended itself is not also "no conversation.ended event within the timeout".
+    const assertions = [
+      ["the caller's turn 2 is said", false],
       ['says "this is Leo"', true],
       ["no server.error events", true],
-      // The call was ended before the conversation did.
-      ["the conversation ends", false],
-    ]);
+    ];
+    expect(result?.assertions.map((a) => [a.description, a.passed])).toEqual(assertions);
+    // The service saw the call end: the caller's end message ended it.
+    await vi.waitFor(async () => {
+      const conversations = await client.conversations.list().toArray(1000);
+      expect(conversations.find((c) => c.id === result?.conversationId)?.status).toBe("completed");
+    });
+    // Its replay fails it alike.
+    const { report } = await replaySmoke({
+      definitions: agents,
+      dir: `${project?.root}/rec`,
+      out: { write: () => true },
+    });
+    expect(report.results[0]?.outcome).toMatchObject({ kind: "failed", code: "caller_cue_missing" });
+    expect(report.results[0]?.assertions.map((a) => [a.description, a.passed])).toEqual(assertions);
   });
 
   it("passes when every line is heard, quotes and backslashes included, and the cue was said", async () => {
