@@ -62,6 +62,15 @@ const assertionSchema = z.looseObject({
   judgement: judgementSchema.optional(),
 });
 
+/**
+ * When a caller's line was said, written after it in the transcript lines: `caller: … (at 1.23 s)`;
+ * with a second time (the other side of a comparison), `(at 1.23 s → 1.52 s)`.
+ */
+export function callerTime(atMs: number, otherMs?: number): string {
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  return `(at ${seconds(atMs)}${otherMs === undefined || otherMs === atMs ? "" : ` → ${seconds(otherMs)}`})`;
+}
+
 /** A transcript entry as data, for a chat-like rendering; `at_ms` is from the call's start (event `created_at`). */
 const entrySchema = z.discriminatedUnion("kind", [
   z.looseObject({

@@ -7,6 +7,7 @@ import {
   type CallLatency,
   type CallOutcomeKind,
   type CallResult,
+  callerTime,
   junitXml,
   type Report,
   type ReportEntry,
@@ -222,6 +223,6 @@ function transcriptLines(observation: Observation | undefined, caller: boolean):
     if (!caller || entry.kind !== "user") return renderEntry(entry);
     // The scenario's caller said it: labelled so, with when (from the call's start).
     const at = times[i]?.atMs;
-    return `caller: ${renderEntry(entry).replace(/^user: /, "")}${at === null || at === undefined ? "" : ` (at ${(at / 1000).toFixed(2)} s)`}`;
+    return `caller: ${renderEntry(entry).replace(/^user: /, "")}${at === null || at === undefined ? "" : ` ${callerTime(at)}`}`;
   });
 }
