@@ -305,7 +305,8 @@ const scenarioSummarySchema = z.looseObject({
  * theirs was placed. Calls are the second figure, all of them those the verdicts stand on (the new
  * side of a comparison): `calls` every such call placed (not the `not_run` ones), `calls_passed`,
  * `calls_failed`, `calls_errors`, `calls_interrupted`, `calls_not_run` by outcome kind; the old
- * side's placed calls are `calls_old`.
+ * side's placed calls (the service made a conversation of them) are `calls_old`; `no_baseline`
+ * counts the compared scenarios whose old version could not be called.
  * Counted by one rule (outcome.ts `countScenarios`). Kinds watch/audit count calls and regressed
  * agents only.
  */
@@ -327,6 +328,8 @@ const summarySchema = z.looseObject({
   /** Judged calls planned but never placed (outcome `not_run`), and those the run's stop cut short. */
   calls_not_run: z.int().min(0).default(0),
   calls_interrupted: z.int().min(0).default(0),
+  /** Scenarios of a comparison whose old version's calls could not run (e.g. the service does not know it): not compared. */
+  no_baseline: z.int().min(0).optional(),
   /** Scenarios a sequential test left undecided at its cap. */
   inconclusive: z.int().min(0).optional(),
   /** Planned calls not placed: their scenario's verdict was settled without them. */
@@ -362,6 +365,8 @@ export const reportSchema = z.looseObject({
    * "unknown" (--fail-on-unknown).
    */
   fail_on: z.string().nullable().default(null),
+  /** A comparison in which a scenario without a baseline (`summary.no_baseline`) fails the run, exit 3 (--require-baseline). */
+  require_baseline: z.boolean().default(false),
   /** The run was stopped (SIGINT/SIGTERM): unfinished calls are marked, the exit code is 130. */
   interrupted: z.boolean().default(false),
   /** Live traffic per version (kinds "watch" and "audit"; see traffic.ts). */

@@ -4,7 +4,12 @@
 // it in snake_case (src/report: `outcome`); these are the converters both ways.
 import { ApiError, ConnectionError, TimeoutError } from "../api/index.ts";
 import type { CallerFailure } from "../caller/index.ts";
-import type { CallOutcomeKind, CallStage, CallOutcome as ReportOutcome } from "../report/index.ts";
+import {
+  type CallOutcomeKind,
+  type CallStage,
+  type CallOutcome as ReportOutcome,
+  unknownVersion,
+} from "../report/index.ts";
 
 /** A call's outcome (the report's `outcome`, camelCase). */
 export type CallOutcome = {
@@ -131,10 +136,13 @@ type WithOutcome = { outcome: CallOutcome } | { outcome: ReportOutcome };
  */
 export function unknownVersionCalls<T extends WithOutcome>(results: readonly T[]): T[] {
   return results.filter((result) => {
-    const outcome: { kind: string; stage?: string | null; httpStatus?: number; http_status?: number | null } =
-      result.outcome;
-    return (
-      outcome.kind === "error" && outcome.stage === "create" && (outcome.httpStatus ?? outcome.http_status) === 404
-    );
+    const outcome: {
+      kind: CallOutcomeKind;
+      stage?: CallStage | null;
+      httpStatus?: number;
+      http_status?: number | null;
+    } = result.outcome;
+    const { kind, stage = null } = outcome;
+    return unknownVersion({ outcome: { kind, stage, http_status: outcome.httpStatus ?? outcome.http_status ?? null } });
   });
 }
