@@ -265,8 +265,10 @@ export function verdictReason(s: ScenarioSummary): string[] {
       ? [`needs ${s.min_pass}`]
       : [];
   switch (s.verdict) {
-    case "failed":
-      return s.passes >= s.min_pass ? latencyReasons(s) : [...needed, ...latencyReasons(s)];
+    case "failed": {
+      const lost = s.shard_missing ? [`${s.shard_missing} in a missing shard's report, counted failed`] : [];
+      return [...lost, ...(s.passes >= s.min_pass ? [] : needed), ...latencyReasons(s)];
+    }
     case "error":
       return ["a call could not complete"];
     case "flaky":

@@ -276,6 +276,8 @@ const scenarioSummarySchema = z.looseObject({
   comparison: scenarioComparisonSchema.optional(),
   /** Finished calls that settled the verdict, when fewer than planned ("decided after 6 of 10"). */
   decided_after: z.int().min(0).nullable().optional(),
+  /** `report merge`: calls in a shard whose report is missing, counted as failed iterations; nothing is decided from them. */
+  shard_missing: z.int().min(0).optional(),
   /** Planned calls not placed because the verdict was already settled (not needed; never failures). */
   calls_saved: z.int().min(0).optional(),
   /** pass^k for k = 1 … calls (τ-bench's unbiased estimator C(c,k)/C(n,k)); empty for a single call. */

@@ -214,13 +214,10 @@ export function terminalSummary(report: Report): string {
   // Version ids (from `--compare OLD`) and the old calls' errors are data: each line escaped whole.
   const lines = report.kind === "compare" ? comparisonSummary(report).map(terminalText) : [];
   // A scenario with no call here (another shard's) is not this report's to tell; one whose calls
-  // were never placed is.
-  const notPlaced = report.scenarios.filter((x) => x.verdict === "not_run" && x.iterations > 0).length;
-  lines.push(
-    ...report.scenarios
-      .filter((x) => x.verdict !== "not_run" || x.iterations > 0)
-      .map((x) => terminalText(scenarioLine(x))),
-  );
+  // were never placed is, and so is every scenario of a merge (one with no call in any report).
+  const told = (x: ScenarioSummary) => x.verdict !== "not_run" || x.iterations > 0 || report.kind === "merged";
+  const notPlaced = report.scenarios.filter((x) => x.verdict === "not_run" && told(x)).length;
+  lines.push(...report.scenarios.filter(told).map((x) => terminalText(scenarioLine(x))));
   if (report.results.length > 0) lines.push(callsLine(report));
   if (s.calls_saved)
     lines.push(`${s.calls_saved} planned call(s) not needed: their scenarios were decided without them`);

@@ -46,6 +46,8 @@ export const OUTCOME_CODES = {
   judgeError: "judge_error",
   /** The scenario has judged expectations and no judge is configured. */
   noJudge: "no_judge",
+  /** `report merge`: the call's shard has no report; it is counted as a failed iteration, never as evidence. */
+  shardMissing: "shard_missing",
   /** Placing the call threw where it should have reported (a bug). */
   internal: "internal",
 } as const;
