@@ -157,13 +157,7 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     state.stage = "judge";
     state.waitingFor = "the judge";
     await judgeResult(result, scenario, hooks.judge, hooks.signal);
-    if (state.caller && result.outcome.kind !== "error") {
-      const n = state.caller.lines.length;
-      result.assertions.unshift({
-        description: `the caller's ${n} line${n === 1 ? " was" : "s were"} heard`,
-        passed: true,
-      });
-    }
+    callerHeard(result, state.caller?.lines);
     // A judgement the stop cut short is the stop's, not the judge's.
     if (result.outcome.kind === "error" && hooks.signal?.aborted) {
       result.outcome = { kind: "interrupted", stage: "judge" };
@@ -232,6 +226,16 @@ export function applyCallerFailure(result: ScenarioResult, scenario: Scenario, f
   result.outcome = { kind: "failed", stage: "stream", code: CALLER_FAILURE_CODES[failure.kind] };
   result.error = failure.message;
   result.callerFailure = failure;
+}
+
+/** A judged call whose caller was heard (live or replayed) says so first: "the caller's N lines were heard". */
+export function callerHeard(result: ScenarioResult, lines: readonly CallerLine[] | undefined): void {
+  if (!lines || result.outcome.kind === "error") return;
+  const n = lines.length;
+  result.assertions.unshift({
+    description: `the caller's ${n} line${n === 1 ? " was" : "s were"} heard`,
+    passed: true,
+  });
 }
 
 /**
@@ -473,6 +477,7 @@ export function observeCall(
     procedures,
     entries,
     entryTimes,
+    ...(callerLines ? { byCaller: true } : {}),
   };
   return { observation, latency };
 }

@@ -20,7 +20,7 @@ import {
   legacyOutcome,
   type CallOutcome as ReportOutcome,
 } from "../report/index.ts";
-import { applyCallerFailure, gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
+import { applyCallerFailure, callerHeard, gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
 import type { ObservedProcedure } from "./expectations.ts";
 import { addDrift, type Drift, driftLines } from "./observe.ts";
 import { CALLER_FAILURE_CODES, type CallOutcome, OUTCOME_CODES, outcomeFromReport, reportOutcome } from "./outcome.ts";
@@ -255,7 +255,8 @@ async function replayOne(
   const { header, footer, envelopes } = recording;
   const durationMs = footer?.duration_ms ?? 0;
   const durationSec = typeof footer?.duration_sec === "number" ? footer.duration_sec : durationMs / 1000;
-  const callerLines = recordedCallerLines(footer);
+  // The caller's lines are the recorded user messages: labelled as the caller's in the transcript.
+  const callerLines = header.scenario.caller ? recordedCallerLines(footer) : undefined;
   const { observation, latency } = observeCall(envelopes, durationSec, footer?.procedures ?? [], callerLines);
   const result: ScenarioResult = {
     agent: header.agent,
@@ -281,12 +282,14 @@ async function replayOne(
     result.error = footer?.error ?? "the recording ends before the call did";
     return result;
   }
-  // The caller's lines are the recorded user messages: labelled as the caller's in the transcript.
-  if (header.scenario.caller) result.callerLines = callerLines;
+  if (callerLines) result.callerLines = callerLines;
   // A caller that failed the call fails it again, whatever the expectations say of the rest.
-  const failure = recordedCallerFailure(footer, result.outcome, callerLines);
+  const failure = recordedCallerFailure(footer, result.outcome, callerLines ?? []);
   if (failure) applyCallerFailure(result, scenario, failure);
-  else await judgeResult(result, scenario, judge);
+  else {
+    await judgeResult(result, scenario, judge);
+    callerHeard(result, callerLines);
+  }
   return result;
 }
 

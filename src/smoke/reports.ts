@@ -7,7 +7,6 @@ import {
   type CallLatency,
   type CallOutcomeKind,
   type CallResult,
-  callerTime,
   junitXml,
   type Report,
   type ReportEntry,
@@ -19,7 +18,7 @@ import type { Assertion, Observation } from "./expectations.ts";
 import { type Gate, scenarioKey, summarizeScenarios } from "./gates.ts";
 import type { EntryTime } from "./observe.ts";
 import { type CallOutcome, reportOutcome } from "./outcome.ts";
-import { type ObservedEntry, renderEntry } from "./transcript.ts";
+import { displayLines, type ObservedEntry } from "./transcript.ts";
 
 /** A call's status for a reader: an interrupted call is an "error" here (its `outcome` says which). */
 export type ScenarioStatus = "passed" | "failed" | "error" | "not_run";
@@ -97,10 +96,8 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
       context: passed ? [] : (context ?? []),
       ...(judgement ? { judgement } : {}),
     })),
-    transcript: transcriptLines(r.observation, r.callerLines !== undefined),
-    entries: (r.observation?.entries ?? []).map((entry, i) =>
-      reportEntry(entry, times[i], r.callerLines !== undefined),
-    ),
+    transcript: r.observation ? displayLines(r.observation) : [],
+    entries: (r.observation?.entries ?? []).map((entry, i) => reportEntry(entry, times[i], r.observation?.byCaller)),
     // Arguments decoded when the service sent a JSON string; `rawArguments` keeps what it sent.
     tool_calls: r.observation?.toolCalls ?? [],
     procedures: r.observation?.procedures ?? [],
@@ -114,7 +111,7 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
   };
 }
 
-function reportEntry(entry: ObservedEntry, time: EntryTime | undefined, caller: boolean): ReportEntry {
+function reportEntry(entry: ObservedEntry, time: EntryTime | undefined, caller: boolean | undefined): ReportEntry {
   const at_ms = time?.atMs ?? null;
   switch (entry.kind) {
     case "agent":
@@ -214,15 +211,4 @@ export function jsonReport(results: ScenarioResult[], meta: ReportMeta = {}): st
 /** JUnit XML: a testsuite per agent, a testcase per scenario (see src/report/junit.ts). */
 export function junitReport(results: ScenarioResult[], meta: ReportMeta = {}): string {
   return junitXml(buildReport(results, meta));
-}
-
-/** The call's transcript as display lines (tool arguments decoded). */
-function transcriptLines(observation: Observation | undefined, caller: boolean): string[] {
-  const times = observation?.entryTimes ?? [];
-  return (observation?.entries ?? []).map((entry, i) => {
-    if (!caller || entry.kind !== "user") return renderEntry(entry);
-    // The scenario's caller said it: labelled so, with when (from the call's start).
-    const at = times[i]?.atMs;
-    return `caller: ${renderEntry(entry).replace(/^user: /, "")}${at === null || at === undefined ? "" : ` ${callerTime(at)}`}`;
-  });
 }

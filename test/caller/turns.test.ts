@@ -5,8 +5,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { type Client, createClient } from "../../src/api/index.ts";
 import { callerShape } from "../../src/caller/index.ts";
 import { loadAgents } from "../../src/definitions/index.ts";
+import { Judge, JudgeClient } from "../../src/judge/index.ts";
 import { replaySmoke, runSmoke } from "../../src/smoke/index.ts";
 import { type TempProject, tempProject } from "../definitions/helpers.ts";
+import { startTestJudge } from "../helpers/judge-server.ts";
 import { createAgents, startTestSimulator } from "../helpers/simulator.ts";
 
 const agentFile = (scenario: string[]) =>
@@ -42,7 +44,7 @@ describe("scripted caller turns", () => {
     project = undefined;
   });
 
-  const run = async (scenario: string[], isTTY = false, recordDir?: string) => {
+  const run = async (scenario: string[], isTTY = false, recordDir?: string, judge?: Judge) => {
     project = await tempProject({ "agents/desk.yaml": agentFile(scenario) });
     const { agents, errors } = await loadAgents(project.agents);
     expect(errors).toEqual([]);
@@ -57,6 +59,7 @@ describe("scripted caller turns", () => {
       out: { write: (text: string) => (printed += text), isTTY },
       caller: { callerShape: callerShape({ message: undefined, end: undefined }, sim.url) },
       ...(recordDir ? { recordDir: `${project.root}/${recordDir}` } : {}),
+      ...(judge ? { judge } : {}),
     });
     return { result: results[0], printed, agents };
   };
@@ -104,7 +107,7 @@ describe("scripted caller turns", () => {
   });
 
   it("passes when every line is heard, quotes and backslashes included, and the cue was said", async () => {
-    const { result, printed } = await run(
+    const { result, printed, agents } = await run(
       [
         "caller:",
         "  turns:",
@@ -113,13 +116,46 @@ describe("scripted caller turns", () => {
         "expect: { tool_calls: [check_availability] }",
       ],
       true,
+      "rec",
     );
     expect(result?.status, printed).toBe("passed");
+    expect(result?.assertions[0]).toMatchObject({ description: "the caller's 2 lines were heard", passed: true });
     expect(
       result?.observation?.entries.filter((e) => e.kind === "user").map((e) => (e as { text: string }).text),
     ).toEqual(['Please check availability, I said "Tuesday" \\ ok?', "Thanks, that is all."]);
     expect(result?.callerLines?.every((line) => line.heardAt !== undefined)).toBe(true);
     // The live transcript says who spoke.
     expect(printed).toContain("│ caller: Thanks, that is all.");
+    // Replayed, the call says its caller was heard, as it did live.
+    const { report } = await replaySmoke({
+      definitions: agents,
+      dir: `${project?.root}/rec`,
+      out: { write: () => true },
+    });
+    expect(report.results[0]?.status).toBe("passed");
+    expect(report.results[0]?.assertions.map((a) => a.description)).toEqual(
+      result?.assertions.map((a) => a.description),
+    );
+  });
+
+  it("cites a judged expectation's caller lines as the transcript shows them: caller, with their time", async () => {
+    const server = await startTestJudge({ "confirms the day": [{ verdict: "fail", cite: /Tuesday|day/ }] });
+    try {
+      const judge = new Judge(
+        new JudgeClient({ baseUrl: server.url, model: "m", apiKey: "sk-test-judge-0001", timeoutSec: 5 }),
+      );
+      const { result } = await run(
+        ["caller:", "  turns:", '    - "Is Tuesday free?"', 'expect: { judge: ["confirms the day"] }'],
+        false,
+        undefined,
+        judge,
+      );
+      expect(result?.status).toBe("failed");
+      const judged = result?.assertions.find((a) => a.description === "judge: confirms the day");
+      expect(judged?.context).toContainEqual(expect.stringMatching(/^caller: Is Tuesday free\? \(at \d+\.\d\d s\)$/));
+      expect(judged?.context?.some((line) => line.startsWith("user: "))).toBe(false);
+    } finally {
+      await server.close();
+    }
   });
 });
