@@ -212,14 +212,8 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
   it("an old version the service does not know is no baseline, never counted as a call or a comparison; --require-baseline makes it exit 3", async () => {
     const unknown = path.join(project.dir, "unknown.json");
     await writeFile(unknown, JSON.stringify({ booking: "ca_gone@v1" }));
-    const run = await compare(
-      "--compare",
-      unknown,
-      "--agent",
-      "booking",
-      "--scenario",
-      "spanish-persona-over-websocket",
-    );
+    const spanish = ["--compare", unknown, "--agent", "booking", "--scenario", "spanish-persona-over-websocket"];
+    const run = await compare(...spanish);
     // The new version passes; the old side's failure is said, not hidden, and it is no baseline.
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain(
@@ -239,15 +233,7 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
       "no comparison: the baseline of 1 scenario(s) was not found or could not run (--require-baseline makes a missing baseline an error)",
     );
     // Required, a missing baseline is an error: exit 3, said.
-    const required = await compare(
-      "--compare",
-      unknown,
-      "--agent",
-      "booking",
-      "--scenario",
-      "spanish-persona-over-websocket",
-      "--require-baseline",
-    );
+    const required = await compare(...spanish, "--require-baseline");
     expect(required.code, required.stdout).toBe(3);
     expect(required.report?.require_baseline).toBe(true);
     expect(required.stdout).toContain("(--require-baseline: the run fails (exit 3))");
