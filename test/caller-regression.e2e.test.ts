@@ -29,6 +29,8 @@ const PROMPT_CHANGE =
 const CREATES = ["POST /conversational_agents", "POST /procedural_agents"];
 const SLOW = 300_000;
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /** The caller's lines of a call, without their times: `caller: <text> (at 1.23 s)` → `<text>`. */
 const callerLines = (call: CallResult | undefined) =>
   (call?.transcript ?? [])
@@ -138,9 +140,15 @@ describe("a prompt change that breaks the booking, heard by the same caller befo
       file("compare.json"),
       "--junit",
       file("compare.xml"),
+      "--html",
+      file("compare.html"),
     );
-    const [jsonText, junit] = await Promise.all([read("compare.json"), read("compare.xml")]);
-    printed.push(jsonText, junit);
+    const [jsonText, junit, page] = await Promise.all([
+      read("compare.json"),
+      read("compare.xml"),
+      read("compare.html"),
+    ]);
+    printed.push(jsonText, junit, page);
     // A regression fails the run under either --fail-on.
     expect(run.code, run.stdout + run.stderr).toBe(1);
     const report = reportSchema.parse(JSON.parse(jsonText)) as Report;
@@ -169,6 +177,22 @@ describe("a prompt change that breaks the booking, heard by the same caller befo
         "+ agent: I understand: Great, please book appointment for Tuesday at 10am.",
       ]),
     );
+    // Every caller line is the same line on both sides, compared without its time (shown beside it):
+    // not removed and added again, in the JSON, on the terminal, in JUnit or in the HTML report.
+    for (const turn of TURNS) {
+      expect(comparison?.transcript_diff).toContainEqual(
+        expect.stringMatching(
+          new RegExp(`^  caller: ${escapeRegExp(turn)} \\(at \\d+\\.\\d\\d s( → \\d+\\.\\d\\d s)?\\)$`),
+        ),
+      );
+    }
+    const changedCallerLine = /^[-+] caller: /m;
+    expect(comparison?.transcript_diff.filter((line) => changedCallerLine.test(line))).toEqual([]);
+    expect(run.stdout).toContain("transcript (- old, + new):");
+    expect(run.stdout).not.toMatch(changedCallerLine);
+    expect(junit).not.toMatch(changedCallerLine);
+    expect(page).toContain('<span class="diff-same">  caller: Can you check availability');
+    expect(page).not.toMatch(/<span class="diff-(add|del)">[-+] caller: /);
     expect(report.scenarios.find((s) => s.scenario === "spanish-persona-over-websocket")?.comparison?.outcome).toBe(
       "unchanged",
     );

@@ -209,28 +209,37 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
     expect(run.code).toBe(1);
   });
 
-  it("an old version the service does not know is no baseline, and the run says why", async () => {
+  it("an old version the service does not know is no baseline, never counted as a call or a comparison; --require-baseline makes it exit 3", async () => {
     const unknown = path.join(project.dir, "unknown.json");
     await writeFile(unknown, JSON.stringify({ booking: "ca_gone@v1" }));
-    const run = await compare(
-      "--compare",
-      unknown,
-      "--agent",
-      "booking",
-      "--scenario",
-      "spanish-persona-over-websocket",
-    );
+    const spanish = ["--compare", unknown, "--agent", "booking", "--scenario", "spanish-persona-over-websocket"];
+    const run = await compare(...spanish);
     // The new version passes; the old side's failure is said, not hidden, and it is no baseline.
     expect(run.code, run.stderr).toBe(0);
-    const line =
-      /booking\/spanish-persona-over-websocket: the old version "ca_gone@v1" could not run \(.*404.*\): no baseline, no comparison \(passed\)/;
-    expect(run.stdout).toMatch(line);
+    expect(run.stdout).toContain(
+      'booking/spanish-persona-over-websocket: the baseline was not found: the service does not know the old version "ca_gone@v1" (404), no comparison (passed)',
+    );
     expect(scenario(run.report, "booking", "spanish-persona-over-websocket")?.comparison).toBeUndefined();
-    expect(run.report?.notes.join("\n")).toMatch(
-      /no comparison for booking\/spanish-persona-over-websocket: the old version "ca_gone@v1" could not run \(its call could not complete: .*\), so it is no baseline; the verdict is the new side's/,
+    expect(run.report?.notes).toContain(
+      `no comparison for booking/spanish-persona-over-websocket: the baseline was not found, the service does not know the old version "ca_gone@v1" (404); the verdict is the new side's`,
     );
     const old = run.report?.results.find((r) => r.side === "old");
-    expect(old).toMatchObject({ status: "error", version_id: "ca_gone@v1" });
+    expect(old).toMatchObject({ status: "error", version_id: "ca_gone@v1", conversation_id: null });
+    // A call never placed is not counted, and nothing compared is not a tally of zeros.
+    expect(run.report?.summary).toMatchObject({ calls_old: 0, no_baseline: 1, regressions: 0 });
+    expect(run.stdout).not.toContain("on the old versions");
+    expect(run.stdout).not.toMatch(/\d+ regression\(s\)/);
+    expect(run.stdout).toContain(
+      "no comparison: the baseline of 1 scenario(s) was not found or could not run (--require-baseline makes a missing baseline an error)",
+    );
+    // Required, a missing baseline is an error: exit 3, said.
+    const required = await compare(...spanish, "--require-baseline");
+    expect(required.code, required.stdout).toBe(3);
+    expect(required.report?.require_baseline).toBe(true);
+    expect(required.stdout).toContain("(--require-baseline: the run fails (exit 3))");
+    const without = await cli(["smoke", "--stack", "test", "--require-baseline"]);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain("--require-baseline needs --compare OLD");
     // A failing scenario against an old side that could not run fails the run, even under --fail-on regression.
     await writeFile(unknown, JSON.stringify({ support: "ca_gone@v1" }));
     const failing = await compare(

@@ -59,7 +59,13 @@ export function isCallerLine(line: Pick<CallerLine, "text">, text: string): bool
 
 export type CallerFailureKind = "not_delivered" | "cue_missing" | "not_said" | "source_failed";
 
-export type CallerFailure = { kind: CallerFailureKind; turn: number; message: string };
+export type CallerFailure = {
+  kind: CallerFailureKind;
+  turn: number;
+  message: string;
+  /** The caller ended the call itself (sent its end and closed the session): the conversation's end is not the agent's to show. */
+  endedCall: boolean;
+};
 
 /** The session as the caller uses it. */
 export type CallerPort = { send(message: Record<string, unknown>): void; close(): void };
@@ -180,6 +186,7 @@ export class Caller {
         kind: "not_delivered",
         turn: this.#awaiting.turn,
         message: `the caller's turn ${this.#awaiting.turn} was not delivered: the service did not show it as user.message.received ${when}`,
+        endedCall: false,
       };
     } else if (!this.#finished && !this.#source.mayStopEarly && this.lines.length < this.#source.maxTurns) {
       const turn = this.lines.length + 1;
@@ -187,6 +194,7 @@ export class Caller {
         kind: "not_said",
         turn,
         message: `the caller's turn ${turn} was never said: the agent did not finish its turn ${when}`,
+        endedCall: false,
       };
     }
     return this.#failure;
@@ -282,7 +290,7 @@ export class Caller {
         : kind === "source_failed"
           ? `the caller's turn ${turn} could not be written: ${why}`
           : why;
-    this.#failure = { kind, turn, message };
+    this.#failure = { kind, turn, message, endedCall: true };
     this.#sendEnd();
     this.#port.close();
   }

@@ -12,7 +12,8 @@ const SPEC = {
   name: "audit",
   about: `Reads every conversation created in the window and groups the calls by the agent version that
 handled them: the stack's current versions, older versions of the stack's agents still taking calls
-(after a replace: traffic that was not moved; named by key through the stack's update history),
+(after a replace: traffic that was not moved; named by key through the stack's update history;
+one only test calls reached, such as agent-iac's own comparison calls, is listed apart),
 agent ids this stack never held (created elsewhere, or left by an interrupted deploy), and current
 versions with no calls. Test calls are counted apart. A bare report file name is written under reports/.`,
   flags: {

@@ -88,6 +88,11 @@ events and --replay re-evaluates the current expectations against them offline.`
       value: positiveNumber("a significance level between 0 and 0.5 (e.g. 0.05)", 0.5),
       help: "with --compare: the significance level of the regression tests, Holm-corrected across scenarios (default 0.05)",
     },
+    "require-baseline": {
+      type: "boolean",
+      default: false,
+      help: "with --compare: a scenario whose old version could not be called (e.g. the service does not know it) fails the run, exit 3",
+    },
   },
   footer: `connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from the stack's
 secret agents:apiKey (else AGENT_IAC_API_KEY; on a loopback address, the local dev key).
@@ -105,14 +110,17 @@ more calls of a scenario on each side, a regression is a pass rate significantly
 version (one-sided Fisher exact test, Holm-corrected across the run's scenarios at --alpha); a
 verdict that flipped without that evidence is "not significant". Response latency is tested the
 same way (Mann–Whitney U on per-turn latencies) and reported as a shift in ms. Single calls
-compare as flips. A regression fails the run under either --fail-on.
+compare as flips. A regression fails the run under either --fail-on. An old version the service
+does not know (404) is no baseline: its calls were never placed, the scenario is not compared and
+the run says the baseline was not found; --require-baseline makes that exit 3.
 
 exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed its expectations, threshold,
 sequential test, pass^k or latency bounds (or its sequential test was inconclusive), or the agent or
 scenario files are invalid, 2 usage or configuration error (unknown agent or scenario, nothing
 deployed, a refused API key, a worst case over --max-call-minutes, judged scenarios and no judge
 configured), 3 a call could not complete (service unreachable, stream failed after its retries,
-timeout) or a judged expectation could not be judged, 130 interrupted
+timeout) or a judged expectation could not be judged (or, with --require-baseline, a scenario
+had no baseline), 130 interrupted
 (the reports still list every planned call).`,
 } as const;
 
@@ -121,9 +129,10 @@ type Parsed = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>;
 /** The one typed request of a smoke run. */
 function smokeRequest({ values, typed }: Parsed) {
   const comparing = values.compare !== undefined;
-  if (!comparing && (values["fail-on"] !== undefined || values.alpha !== undefined)) {
-    throw new CliError(`${values.alpha !== undefined ? "--alpha" : "--fail-on"} needs --compare OLD`, 2);
-  }
+  const compareOnly = (["alpha", "fail-on", "require-baseline"] as const).find(
+    (flag) => values[flag] !== undefined && values[flag] !== false,
+  );
+  if (!comparing && compareOnly) throw new CliError(`--${compareOnly} needs --compare OLD`, 2);
   if (comparing && values["version-id"] !== undefined) {
     throw new CliError("--compare calls the stack's versions: drop --version-id", 2);
   }
@@ -146,7 +155,12 @@ function smokeRequest({ values, typed }: Parsed) {
     record: values.record,
     replay: values.replay,
     compare: comparing
-      ? { file: values.compare as string, failOn: typed["fail-on"] ?? "failure", alpha: typed.alpha }
+      ? {
+          file: values.compare as string,
+          failOn: typed["fail-on"] ?? "failure",
+          alpha: typed.alpha,
+          requireBaseline: values["require-baseline"],
+        }
       : undefined,
     judgeCache: judgeCache(values),
     files: reportFiles(RUN_REPORT_FLAGS, values),

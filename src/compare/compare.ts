@@ -5,6 +5,7 @@ import { diffArrays } from "diff";
 import {
   type CallResult,
   type ComparisonOutcome,
+  callerTime,
   evaluated,
   type ScenarioComparison,
   type Verdict,
@@ -80,7 +81,7 @@ export function compareScenario(
       const now = held(newCalls, description);
       return { description, old, new: now, outcome: expectationOutcome(old, now) };
     }),
-    transcript_diff: transcriptDiff(firstOld?.transcript ?? [], firstNew?.transcript ?? []),
+    transcript_diff: transcriptDiff(timedLines(firstOld), timedLines(firstNew)),
     duration_delta_ms: durationDelta(oldCalls, newCalls),
     response_latency_delta_ms: latencyDeltas(firstOld, firstNew),
     procedure_differences: procedureDifferences(
@@ -91,12 +92,39 @@ export function compareScenario(
   };
 }
 
-/** "  same", "- only old", "+ only new", line by line (the first iteration of each side). */
-export function transcriptDiff(old: readonly string[], now: readonly string[]): string[] {
+/** A transcript line apart from when it was said (a caller's line carries its time). */
+type TimedLine = { text: string; atMs?: number };
+
+/** A call's transcript lines, each caller line's `(at N s)` apart from its text. */
+function timedLines(call: Pick<CallResult, "transcript" | "entries"> | undefined): TimedLine[] {
+  return (call?.transcript ?? []).map((line, i) => {
+    const entry = call?.entries[i];
+    if (entry?.kind !== "user" || entry.by !== "caller" || entry.at_ms === null) return { text: line };
+    const at = ` ${callerTime(entry.at_ms)}`;
+    return line.endsWith(at) ? { text: line.slice(0, -at.length), atMs: entry.at_ms } : { text: line };
+  });
+}
+
+/**
+ * "  same", "- only old", "+ only new", line by line (the first iteration of each side), compared
+ * on the text alone: a caller line said at another moment is the same line, its times beside it.
+ */
+export function transcriptDiff(old: readonly TimedLine[], now: readonly TimedLine[]): string[] {
   const lines: string[] = [];
-  for (const change of diffArrays([...old], [...now])) {
-    const mark = change.added ? "+ " : change.removed ? "- " : "  ";
-    for (const line of change.value) lines.push(`${mark}${line}`);
+  const show = (mark: string, line: TimedLine | undefined, otherMs?: number) => {
+    const at = line?.atMs === undefined ? "" : ` ${callerTime(line.atMs, otherMs)}`;
+    lines.push(`${mark}${line?.text ?? ""}${at}`);
+  };
+  let [o, n] = [0, 0];
+  for (const change of diffArrays([...old], [...now], { comparator: (a, b) => a.text === b.text })) {
+    for (let i = 0; i < change.count; i++) {
+      if (change.removed) show("- ", old[o++]);
+      else if (change.added) show("+ ", now[n++]);
+      else {
+        const [before, after] = [old[o++], now[n++]];
+        show("  ", before?.atMs === undefined ? after : before, after?.atMs);
+      }
+    }
   }
   if (lines.length <= MAX_DIFF_LINES) return lines;
   return [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more line(s)`];

@@ -26,6 +26,8 @@ export function compareReport(
     oldVersions: Record<string, string>;
     notes: string[];
     failOn?: FailOn;
+    /** A scenario left without a baseline fails the run (exit 3). */
+    requireBaseline?: boolean;
     interrupted?: boolean;
   },
 ): Report {
@@ -46,6 +48,7 @@ export function compareReport(
     results: [...newResults.map((r) => callResult(r, "new")), ...oldResults.map((r) => callResult(r, "old"))],
     notes: meta.notes,
     fail_on: meta.failOn ?? "failure",
+    require_baseline: meta.requireBaseline ?? false,
     interrupted: meta.interrupted ?? false,
   });
 }

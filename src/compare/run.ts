@@ -3,7 +3,7 @@
 // old version (a first deploy, a new agent) runs as plain smoke and the run says so; an agent whose
 // version did not change is called once and serves both sides.
 
-import type { Report } from "../report/index.ts";
+import { type Report, unknownVersion } from "../report/index.ts";
 import { callResult, type PlannedCall, type ScenarioResult, scenarioSummaries } from "../smoke/index.ts";
 import { compareScenario } from "./compare.ts";
 import type { OldVersions } from "./old-versions.ts";
@@ -46,6 +46,7 @@ export function compareSides(
     old: OldVersions;
     failOn: FailOn;
     alpha?: number | undefined;
+    requireBaseline?: boolean | undefined;
     stack?: string;
     interrupted: boolean;
     /** The calls are one shard's: each side's thresholds are judged only where already missed. */
@@ -64,6 +65,7 @@ export function compareSides(
     oldVersions,
     notes: [...sides.notes, ...notes],
     failOn: options.failOn,
+    requireBaseline: options.requireBaseline ?? false,
     interrupted: options.interrupted,
   });
   return { scenarios, report };
@@ -113,10 +115,18 @@ function compared(
     if (group.sameVersion) return true;
     const oldVerdict = oldVerdicts.get(k) ?? "not_run";
     if (oldVerdict !== "error" && oldVerdict !== "not_run") return true;
-    const why = (group.oldResults ?? []).map((r) => callResult(r, "old").error).find((e) => e);
+    const oldCalls = (group.oldResults ?? []).map((r) => callResult(r, "old"));
+    const version = JSON.stringify(oldVersions[group.agent]);
+    if (oldCalls.some(unknownVersion)) {
+      notes.push(
+        `no comparison for ${group.agent}/${group.scenario}: the baseline was not found, the service does not know the old version ${version} (404); the verdict is the new side's`,
+      );
+      return false;
+    }
+    const why = oldCalls.map((r) => r.error).find((e) => e);
     const reason = why ? `: ${why.length > 200 ? `${why.slice(0, 199)}…` : why}` : "";
     notes.push(
-      `no comparison for ${group.agent}/${group.scenario}: the old version ${JSON.stringify(oldVersions[group.agent])} could not run (${oldVerdict === "error" ? "its call could not complete" : "its call was not placed"}${reason}), so it is no baseline; the verdict is the new side's`,
+      `no comparison for ${group.agent}/${group.scenario}: the old version ${version} could not run (${oldVerdict === "error" ? "its call could not complete" : "its call was not placed"}${reason}), so it is no baseline; the verdict is the new side's`,
     );
     return false;
   });

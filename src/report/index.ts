@@ -15,6 +15,7 @@ export {
   exitCode,
   finishedCalls,
   runReport,
+  unknownVersion,
 } from "./outcome.ts";
 export * from "./plan.ts";
 export { planJson, planMarkdown } from "./plan-markdown.ts";

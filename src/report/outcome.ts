@@ -62,6 +62,26 @@ export function outcomeFacts(call: Pick<CallResult, "outcome">): string {
   return parts.length > 0 ? ` (${parts.join(", ")})` : "";
 }
 
+/** A call the service answered 404 to creating: it does not know the pinned version. */
+export function unknownVersion(call: {
+  outcome: Pick<CallResult["outcome"], "kind" | "stage" | "http_status">;
+}): boolean {
+  const { kind, stage, http_status } = call.outcome;
+  return kind === "error" && stage === "create" && http_status === 404;
+}
+
+/**
+ * The scenarios of a comparison left without a baseline: their old version was called and none of
+ * those calls could run, so they were not compared (a scenario whose agent has no old version is
+ * plain smoke, not one of these).
+ */
+export function withoutBaseline(report: Pick<Report, "scenarios" | "results">): ScenarioSummary[] {
+  return report.scenarios.filter(
+    (s) =>
+      !s.comparison && report.results.some((r) => r.side === "old" && r.agent === s.agent && r.scenario === s.scenario),
+  );
+}
+
 /** How many of the calls ended on their own (by outcome kind): not interrupted, not left unplaced. */
 export function finishedCalls(calls: readonly { outcome: { kind: CallOutcomeKind } }[]): number {
   return calls.filter((c) => endedOnItsOwn(c.outcome.kind)).length;
@@ -83,6 +103,7 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results" | "f
   const judged = judgedCalls(report);
   const kind = (k: CallOutcomeKind) => judged.filter((c) => c.outcome.kind === k).length;
   const durationMs = report.results.reduce((sum, c) => sum + c.timings.duration_ms, 0);
+  const noBaseline = withoutBaseline(report).length;
   return {
     scenarios: report.scenarios.length,
     passed: n("passed") + n("flaky") - regressedPasses,
@@ -93,10 +114,12 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results" | "f
     tolerated: letThrough,
     regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
     inconclusive: n("inconclusive"),
+    ...(noBaseline > 0 ? { no_baseline: noBaseline } : {}),
     calls_saved: report.scenarios.reduce((sum, s) => sum + (s.calls_saved ?? 0), 0),
     // `calls` are those the verdicts stand on, as `calls_passed`… are; the old side is counted apart.
     calls: judged.filter((c) => c.outcome.kind !== "not_run").length,
-    calls_old: report.results.filter((c) => c.side === "old" && c.outcome.kind !== "not_run").length,
+    // An old call the service made no conversation of (a version it does not know) was never placed.
+    calls_old: report.results.filter((c) => c.side === "old" && c.conversation_id !== null).length,
     calls_passed: kind("passed"),
     calls_failed: kind("failed"),
     calls_errors: kind("error"),
@@ -108,7 +131,12 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results" | "f
 }
 
 export type RunReportParts = Pick<Report, "kind" | "scenarios" | "results"> &
-  Partial<Pick<Report, "stack" | "versions" | "old_versions" | "shard" | "notes" | "fail_on" | "interrupted">>;
+  Partial<
+    Pick<
+      Report,
+      "stack" | "versions" | "old_versions" | "shard" | "notes" | "fail_on" | "require_baseline" | "interrupted"
+    >
+  >;
 
 /** A run's report (smoke, compare, behave, merged, replay) with its summary counted by the one rule. */
 export function runReport(parts: RunReportParts): Report {
@@ -126,6 +154,7 @@ export function runReport(parts: RunReportParts): Report {
     results: parts.results,
     notes: parts.notes ?? [],
     fail_on: parts.fail_on ?? null,
+    require_baseline: parts.require_baseline ?? false,
     interrupted: parts.interrupted ?? false,
   };
   report.summary = countScenarios(report);
@@ -136,7 +165,8 @@ export function runReport(parts: RunReportParts): Report {
  * The exit code of a report: 130 interrupted; 3 a scenario could not complete, or a judged call was
  * never placed or cut short (its outcome `not_run` / `interrupted`: it is never a pass), or in merged
  * shards a scenario has no call (a shard's report is missing); 1 a scenario failed (not one its
- * `fail_on` lets through) or a sequential test ended inconclusive, an agent's live traffic
+ * `fail_on` lets through) or a sequential test ended inconclusive, or a comparison that requires
+ * its baseline (`require_baseline`) left a scenario without one; 1 an agent's live traffic
  * regressed (watch), an unknown agent id took calls (audit with fail_on "unknown"); else 0 (flaky
  * scenarios passed).
  */
@@ -151,6 +181,7 @@ export function exitCode(report: Report): number {
   const counts = countScenarios(report);
   const unfinished = counts.calls_not_run + counts.calls_interrupted;
   if (counts.errors > 0 || unfinished > 0 || (report.kind === "merged" && counts.not_run > 0)) return 3;
+  if (report.require_baseline && (counts.no_baseline ?? 0) > 0) return 3;
   return counts.failed + (counts.inconclusive ?? 0) > 0 ? 1 : 0;
 }
 
@@ -234,8 +265,10 @@ export function verdictReason(s: ScenarioSummary): string[] {
       ? [`needs ${s.min_pass}`]
       : [];
   switch (s.verdict) {
-    case "failed":
-      return s.passes >= s.min_pass ? latencyReasons(s) : [...needed, ...latencyReasons(s)];
+    case "failed": {
+      const lost = s.shard_missing ? [`${s.shard_missing} in a missing shard's report, counted failed`] : [];
+      return [...lost, ...(s.passes >= s.min_pass ? [] : needed), ...latencyReasons(s)];
+    }
     case "error":
       return ["a call could not complete"];
     case "flaky":
@@ -257,5 +290,6 @@ export function scenarioCounts(report: Pick<Report, "scenarios" | "results" | "f
   if (s.errors > 0) parts.push(`${s.errors} could not complete`);
   if (s.tolerated > 0) parts.push(`${s.tolerated} still failing, tolerated by --fail-on regression`);
   if (s.not_run > 0) parts.push(`${s.not_run} not run`);
+  if (s.no_baseline) parts.push(`${s.no_baseline} without a baseline`);
   return `${s.scenarios} scenario${s.scenarios === 1 ? "" : "s"}: ${parts.join(", ")}`;
 }

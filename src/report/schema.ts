@@ -63,6 +63,15 @@ const assertionSchema = z.looseObject({
   judgement: judgementSchema.optional(),
 });
 
+/**
+ * When a caller's line was said, written after it in the transcript lines: `caller: … (at 1.23 s)`;
+ * with a second time (the other side of a comparison), `(at 1.23 s → 1.52 s)`.
+ */
+export function callerTime(atMs: number, otherMs?: number): string {
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  return `(at ${seconds(atMs)}${otherMs === undefined || otherMs === atMs ? "" : ` → ${seconds(otherMs)}`})`;
+}
+
 /** A transcript entry as data, for a chat-like rendering; `at_ms` is from the call's start (event `created_at`). */
 const entrySchema = z.discriminatedUnion("kind", [
   z.looseObject({
@@ -268,6 +277,8 @@ const scenarioSummarySchema = z.looseObject({
   comparison: scenarioComparisonSchema.optional(),
   /** Finished calls that settled the verdict, when fewer than planned ("decided after 6 of 10"). */
   decided_after: z.int().min(0).nullable().optional(),
+  /** `report merge`: calls in a shard whose report is missing, counted as failed iterations; nothing is decided from them. */
+  shard_missing: z.int().min(0).optional(),
   /** Planned calls not placed because the verdict was already settled (not needed; never failures). */
   calls_saved: z.int().min(0).optional(),
   /** pass^k for k = 1 … calls (τ-bench's unbiased estimator C(c,k)/C(n,k)); empty for a single call. */
@@ -297,7 +308,8 @@ const scenarioSummarySchema = z.looseObject({
  * theirs was placed. Calls are the second figure, all of them those the verdicts stand on (the new
  * side of a comparison): `calls` every such call placed (not the `not_run` ones), `calls_passed`,
  * `calls_failed`, `calls_errors`, `calls_interrupted`, `calls_not_run` by outcome kind; the old
- * side's placed calls are `calls_old`.
+ * side's placed calls (the service made a conversation of them) are `calls_old`; `no_baseline`
+ * counts the compared scenarios whose old version could not be called.
  * Counted by one rule (outcome.ts `countScenarios`). Kinds watch/audit count calls and regressed
  * agents only.
  */
@@ -319,6 +331,8 @@ const summarySchema = z.looseObject({
   /** Judged calls planned but never placed (outcome `not_run`), and those the run's stop cut short. */
   calls_not_run: z.int().min(0).default(0),
   calls_interrupted: z.int().min(0).default(0),
+  /** Scenarios of a comparison whose old version's calls could not run (e.g. the service does not know it): not compared. */
+  no_baseline: z.int().min(0).optional(),
   /** Scenarios a sequential test left undecided at its cap. */
   inconclusive: z.int().min(0).optional(),
   /** Planned calls not placed: their scenario's verdict was settled without them. */
@@ -354,6 +368,8 @@ export const reportSchema = z.looseObject({
    * "unknown" (--fail-on-unknown).
    */
   fail_on: z.string().nullable().default(null),
+  /** A comparison in which a scenario without a baseline (`summary.no_baseline`) fails the run, exit 3 (--require-baseline). */
+  require_baseline: z.boolean().default(false),
   /** The run was stopped (SIGINT/SIGTERM): unfinished calls are marked, the exit code is 130. */
   interrupted: z.boolean().default(false),
   /** Live traffic per version (kinds "watch" and "audit"; see traffic.ts). */

@@ -11,7 +11,9 @@ import {
   nothingChecked,
   tolerated,
   unevaluatedText,
+  unknownVersion,
   verdictReason,
+  withoutBaseline,
 } from "./outcome.ts";
 import { decidedText, evidenceText, passKText } from "./repeats.ts";
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary } from "./schema.ts";
@@ -140,9 +142,12 @@ function comparisonSummary(report: Report): string[] {
     const passed = s.verdict === "passed" || s.verdict === "flaky";
     if (!c) {
       const old = report.results.find((r) => r.side === "old" && r.agent === s.agent && r.scenario === s.scenario);
-      const why = old
-        ? `the old version ${JSON.stringify(old.version_id)} could not run (${unevaluatedText(old)}): no baseline, no comparison`
-        : "no old version, plain smoke";
+      const version = JSON.stringify(old?.version_id);
+      const why = !old
+        ? "no old version, plain smoke"
+        : unknownVersion(old)
+          ? `the baseline was not found: the service does not know the old version ${version} (404), no comparison`
+          : `the old version ${version} could not run (${unevaluatedText(old)}): no baseline, no comparison`;
       lines.push(`  · ${s.agent}/${s.scenario}: ${why} (${passed ? "passed" : "failed"})`);
       continue;
     }
@@ -172,8 +177,18 @@ function comparisonSummary(report: Report): string[] {
       );
     }
   }
+  // Scenarios without a baseline were not compared: never a tally of zeros as if they were.
+  const missing = withoutBaseline(report).length;
+  const compared = Object.values(count).reduce((a, b) => a + b, 0);
+  const policy = report.require_baseline
+    ? "--require-baseline: the run fails (exit 3)"
+    : "--require-baseline makes a missing baseline an error";
+  if (missing > 0 && compared === 0) {
+    lines.push(`no comparison: the baseline of ${missing} scenario(s) was not found or could not run (${policy})`);
+    return lines;
+  }
   lines.push(
-    `${count.regression} regression(s), ${count.fixed} fixed, ${count.still_failing} still failing, ${count.unchanged} unchanged${count.not_significant > 0 ? `, ${count.not_significant} not significant` : ""}`,
+    `${count.regression} regression(s), ${count.fixed} fixed, ${count.still_failing} still failing, ${count.unchanged} unchanged${count.not_significant > 0 ? `, ${count.not_significant} not significant` : ""}${missing > 0 ? `; ${missing} scenario(s) without a baseline, not compared (${policy})` : ""}`,
   );
   return lines;
 }
@@ -199,13 +214,10 @@ export function terminalSummary(report: Report): string {
   // Version ids (from `--compare OLD`) and the old calls' errors are data: each line escaped whole.
   const lines = report.kind === "compare" ? comparisonSummary(report).map(terminalText) : [];
   // A scenario with no call here (another shard's) is not this report's to tell; one whose calls
-  // were never placed is.
-  const notPlaced = report.scenarios.filter((x) => x.verdict === "not_run" && x.iterations > 0).length;
-  lines.push(
-    ...report.scenarios
-      .filter((x) => x.verdict !== "not_run" || x.iterations > 0)
-      .map((x) => terminalText(scenarioLine(x))),
-  );
+  // were never placed is, and so is every scenario of a merge (one with no call in any report).
+  const told = (x: ScenarioSummary) => x.verdict !== "not_run" || x.iterations > 0 || report.kind === "merged";
+  const notPlaced = report.scenarios.filter((x) => x.verdict === "not_run" && told(x)).length;
+  lines.push(...report.scenarios.filter(told).map((x) => terminalText(scenarioLine(x))));
   if (report.results.length > 0) lines.push(callsLine(report));
   if (s.calls_saved)
     lines.push(`${s.calls_saved} planned call(s) not needed: their scenarios were decided without them`);
@@ -217,6 +229,7 @@ export function terminalSummary(report: Report): string {
     ...(s.inconclusive ? [`${s.inconclusive} inconclusive`] : []),
     ...(s.tolerated > 0 ? [`${s.tolerated} still failing (--fail-on regression)`] : []),
     ...(notPlaced > 0 ? [`${notPlaced} not run`] : []),
+    ...(s.no_baseline ? [`${s.no_baseline} without a baseline`] : []),
   ];
   if (nothingChecked(report)) lines.push("nothing was checked: no scenario was evaluated, so this run is not a pass");
   lines.push(`${s.passed} passed, ${s.failed} failed${extra.map((e) => `, ${e}`).join("")}`);

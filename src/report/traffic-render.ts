@@ -152,6 +152,7 @@ const byCategory = (t: TrafficReport, category: string) => t.versions.filter((v)
 const SECTIONS = [
   ["current", "current versions taking calls"],
   ["old", "older versions of this stack's agents still taking calls"],
+  ["old_tests", "older versions called only by test calls (agent-iac's own smoke and comparison calls are test calls)"],
   ["unknown", "agent ids not in this stack's outputs or history"],
 ] as const;
 

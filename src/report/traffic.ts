@@ -57,7 +57,7 @@ const versionTrafficSchema = z.looseObject({
   calls: count,
   live: count,
   test: count,
-  /** "current", "old" or "unknown". */
+  /** "current", "old", "old_tests" (an older version only test calls reached: no live traffic) or "unknown". */
   category: z.string(),
   key: z.string().nullable().default(null),
   note: z.string(),

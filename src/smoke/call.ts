@@ -29,7 +29,7 @@ import {
 import type { Gate } from "./gates.ts";
 import { textMatcher } from "./matchers.ts";
 import { observeEvents } from "./observe.ts";
-import { failureOutcome, OUTCOME_CODES, StreamClosedError } from "./outcome.ts";
+import { CALLER_FAILURE_CODES, failureOutcome, OUTCOME_CODES, StreamClosedError } from "./outcome.ts";
 import type { ScenarioResult } from "./reports.ts";
 import { observedEntries } from "./transcript.ts";
 
@@ -157,13 +157,7 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     state.stage = "judge";
     state.waitingFor = "the judge";
     await judgeResult(result, scenario, hooks.judge, hooks.signal);
-    if (state.caller && result.outcome.kind !== "error") {
-      const n = state.caller.lines.length;
-      result.assertions.unshift({
-        description: `the caller's ${n} line${n === 1 ? " was" : "s were"} heard`,
-        passed: true,
-      });
-    }
+    callerHeard(result, state.caller?.lines);
     // A judgement the stop cut short is the stop's, not the judge's.
     if (result.outcome.kind === "error" && hooks.signal?.aborted) {
       result.outcome = { kind: "interrupted", stage: "judge" };
@@ -214,13 +208,34 @@ function callerFailed(
   callerLines: readonly CallerLine[] | undefined,
 ): void {
   ({ observation: result.observation, latency: result.latency } = observeCall(envelopes, durationSec, [], callerLines));
+  applyCallerFailure(result, scenario, failure);
+}
+
+/**
+ * Fails an observed call with its caller's failure (live, or replayed from the recording). A call
+ * the caller ended itself is not checked for conversation.ended: agent-iac, not the agent, ended it.
+ */
+export function applyCallerFailure(result: ScenarioResult, scenario: Scenario, failure: CallerFailure): void {
+  const expect = failure.endedCall ? { ...scenario.expect, ends: false } : scenario.expect;
+  const what = failure.kind === "not_delivered" ? "is heard" : "is said";
   result.assertions = [
-    { description: `the caller's turn ${failure.turn} is heard`, passed: false, detail: failure.message },
-    ...evaluate(scenario.expect, result.observation as Observation),
+    { description: `the caller's turn ${failure.turn} ${what}`, passed: false, detail: failure.message },
+    ...evaluate(expect, result.observation as Observation),
   ];
   result.status = "failed";
-  result.outcome = { kind: "failed", stage: "stream", code: OUTCOME_CODES.callerNotHeard };
+  result.outcome = { kind: "failed", stage: "stream", code: CALLER_FAILURE_CODES[failure.kind] };
   result.error = failure.message;
+  result.callerFailure = failure;
+}
+
+/** A judged call whose caller was heard (live or replayed) says so first: "the caller's N lines were heard". */
+export function callerHeard(result: ScenarioResult, lines: readonly CallerLine[] | undefined): void {
+  if (!lines || result.outcome.kind === "error") return;
+  const n = lines.length;
+  result.assertions.unshift({
+    description: `the caller's ${n} line${n === 1 ? " was" : "s were"} heard`,
+    passed: true,
+  });
 }
 
 /**
@@ -461,6 +476,7 @@ export function observeCall(
     procedures,
     entries,
     entryTimes,
+    ...(callerLines ? { byCaller: true } : {}),
   };
   return { observation, latency };
 }

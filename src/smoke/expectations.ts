@@ -4,7 +4,7 @@ import { type Expectations, judgeRubrics } from "../definitions/index.ts";
 import type { Judge, Judgement } from "../judge/index.ts";
 import { argumentMatches, MatchTimeout, textMatcher } from "./matchers.ts";
 import type { EntryTime } from "./observe.ts";
-import { type ObservedEntry, type ObservedToolCall, renderEntry } from "./transcript.ts";
+import { displayLines, type ObservedEntry, type ObservedToolCall, renderEntry } from "./transcript.ts";
 
 export type { Expectations } from "../definitions/index.ts";
 
@@ -40,6 +40,8 @@ export type Observation = {
   entries: ObservedEntry[];
   /** When each entry happened (parallel to `entries`), from the events' `created_at`. */
   entryTimes?: EntryTime[];
+  /** The scenario's caller said the user lines (they are shown as `caller: … (at N s)`). */
+  byCaller?: boolean;
 };
 
 export type Assertion = {
@@ -199,10 +201,8 @@ function argumentsMatch(expected: Record<string, unknown> | undefined, actual: u
 
 /** The last entries (of one kind, when given) as display lines. */
 function lines(observed: Observation, kind?: ObservedEntry["kind"]): string[] {
-  return observed.entries
-    .filter((entry) => kind === undefined || entry.kind === kind)
-    .slice(-CONTEXT_LINES)
-    .map(renderEntry);
+  const display = displayLines(observed);
+  return display.filter((_, i) => kind === undefined || observed.entries[i]?.kind === kind).slice(-CONTEXT_LINES);
 }
 
 /** A judged expectation's description: `judge: <rubric>`. */
@@ -228,11 +228,12 @@ export async function evaluateJudged(
     const judgement = await judge.judge(rubric, transcript, signal);
     if (judgement.error !== null)
       errors.push(`judge could not decide ${JSON.stringify(rubric.rubric)}: ${judgement.error}`);
-    assertions.push(judgedAssertion(judgement, transcript));
+    assertions.push(judgedAssertion(judgement, displayLines(observed)));
   }
   return { assertions, ...(errors.length > 0 ? { error: errors.join("; ") } : {}) };
 }
 
+/** A judgement as an assertion; its cited lines (numbered in the judge's transcript) as the reports show them. */
 function judgedAssertion(judgement: Judgement, transcript: readonly string[]): Assertion {
   const description = judgedDescription(judgement.rubric);
   if (judgement.verdict === "error") {

@@ -21,6 +21,7 @@ import {
   sequentialDecision,
   wilsonInterval,
 } from "../stats/index.ts";
+import { OUTCOME_CODES } from "./outcome.ts";
 
 /**
  * What a scenario is judged against: its planned iterations (a sequential test's cap), the passes
@@ -57,6 +58,8 @@ function finishOrder(calls: readonly CallResult[]): CallResult[] {
 }
 
 const passed = (c: CallResult) => c.outcome.kind === "passed";
+/** A merged call whose shard has no report: counted as a failed iteration, but no evidence of anything. */
+const lostInMerge = (c: CallResult) => c.outcome.code === OUTCOME_CODES.shardMissing;
 /** The calls that ended on their own: the only ones that count as passes or failures. */
 const ended = (calls: readonly CallResult[]) => calls.filter((c) => endedOnItsOwn(c.outcome.kind));
 
@@ -167,18 +170,22 @@ export function scenarioVerdict(
 
 /** The statistics a scenario's summary adds for repeats: pass^k, the early decision, the sequential test. */
 function repeatFigures(all: readonly CallResult[], gate: Gate, verdict: Verdict, partial: boolean) {
-  // Only calls that ended on their own settle anything: a cut-short or unplaced call is never "not needed".
-  const list = ended(all);
+  // Only calls that ended on their own settle anything: a cut-short or unplaced call is never "not
+  // needed", and a missing shard's call (counted failed in a merge) decides nothing.
+  const counted = ended(all);
+  const list = counted.filter((c) => !lostInMerge(c));
+  const lost = counted.length - list.length;
   const passes = list.filter(passed).length;
-  // A scenario with a call cut short or never placed did not complete: nothing was "decided after" a
-  // few calls and no call was "not needed" (its calls never placed are not run).
-  const stopped = list.length < all.length;
+  // A scenario with a call cut short, never placed or in a missing shard did not complete: nothing
+  // was "decided after" a few calls and no call was "not needed".
+  const stopped = counted.length < all.length || lost > 0;
   const decided = verdict !== "not_run" && !stopped && gateDecision(gate, passes, list.length - passes) !== "continue";
   const saved = !partial && decided ? Math.max(0, gate.plannedIterations - all.length) : 0;
   const figures: Partial<ScenarioSummary> = {
     decided_after: partial || stopped ? null : decidedAfter(list, gate),
     calls_saved: saved,
     pass_k: list.length >= 2 ? passHatKs(passes, list.length) : [],
+    ...(lost > 0 ? { shard_missing: lost } : {}),
   };
   if (gate.passK) {
     const value = passHatK(passes, list.length, gate.passK.k);

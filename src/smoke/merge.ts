@@ -4,6 +4,7 @@
 import { InvalidInputError } from "../errors/index.ts";
 import { type CallResult, callResultSchema, endedOnItsOwn, type Report } from "../report/index.ts";
 import { gateDecision, scenarioKey } from "./gates.ts";
+import { OUTCOME_CODES } from "./outcome.ts";
 import { reportFromCalls, type ScenarioGate } from "./reports.ts";
 
 export type ShardReport = { file: string; report: Report };
@@ -17,7 +18,7 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
       ? `no report of shard(s) ${missing.map((i) => `${i}/${count}`).join(", ")}`
       : undefined;
   if (lostWhy) notes.push(`${lostWhy}: their calls count as failed iterations`);
-  const gates = mergedGates(inputs);
+  const { gates, unlisted } = mergedGates(inputs);
   const calls = mergedCalls(inputs);
   const lost = lostWhy ? lostCalls(gates, calls, `${lostWhy}: counted as a failed iteration`) : [];
   // Planned order: by scenario as the gates list them, then by iteration.
@@ -27,7 +28,7 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
     const kb = order.indexOf(scenarioKey(b.agent, b.scenario, b.version_id));
     return ka - kb || a.iteration - b.iteration;
   });
-  notes.push(...missingIterationNotes(gates, sorted));
+  notes.push(...missingIterationNotes(gates, sorted, unlisted));
   const stack = inputs.find((i) => i.report.stack)?.report.stack;
   return reportFromCalls(sorted, gates, { kind: "merged", ...(stack ? { stack } : {}), notes });
 }
@@ -52,9 +53,16 @@ function checkShards(inputs: readonly ShardReport[]): { count: number; missing: 
   return { count, missing };
 }
 
-/** Each planned scenario's gate, from the shards' scenario entries (which must agree). */
-function mergedGates(inputs: readonly ShardReport[]): Map<string, ScenarioGate> {
+/**
+ * Each planned scenario's gate, from the shards' scenario entries (which must agree), and per
+ * scenario the reports that do not list it (every shard of one run lists every planned scenario).
+ */
+function mergedGates(inputs: readonly ShardReport[]): {
+  gates: Map<string, ScenarioGate>;
+  unlisted: Map<string, string[]>;
+} {
   const gates = new Map<string, ScenarioGate>();
+  const listedBy = new Map<string, Set<string>>();
   for (const { file, report } of inputs) {
     for (const s of report.scenarios) {
       const key = scenarioKey(s.agent, s.scenario, s.version_id);
@@ -84,9 +92,15 @@ function mergedGates(inputs: readonly ShardReport[]): Map<string, ScenarioGate> 
         );
       }
       if (!known) gates.set(key, gate);
+      listedBy.set(key, (listedBy.get(key) ?? new Set()).add(file));
     }
   }
-  return gates;
+  const unlisted = new Map<string, string[]>();
+  for (const key of gates.keys()) {
+    const missing = inputs.map((i) => i.file).filter((file) => !listedBy.get(key)?.has(file));
+    if (missing.length > 0) unlisted.set(key, missing);
+  }
+  return { gates, unlisted };
 }
 
 const callKey = (agent: string, scenario: string, versionId: string, iteration: number, side: string) =>
@@ -129,7 +143,7 @@ function lostCalls(gates: Map<string, ScenarioGate>, calls: Map<string, CallResu
           error: why,
           assertions: [{ description: "its shard's report is merged", passed: false, detail: why }],
           timings: { duration_ms: 0 },
-          outcome: { kind: "failed", code: "shard_missing" },
+          outcome: { kind: "failed", code: OUTCOME_CODES.shardMissing },
         }),
       );
     }
@@ -137,10 +151,17 @@ function lostCalls(gates: Map<string, ScenarioGate>, calls: Map<string, CallResu
   return lost;
 }
 
-/** Scenarios whose reports hold fewer ended calls than their verdict needs. */
-function missingIterationNotes(gates: Map<string, ScenarioGate>, sorted: readonly CallResult[]): string[] {
+/**
+ * Scenarios whose reports hold fewer ended calls than their verdict needs; for one that some
+ * reports do not list, why: the shards come from runs with different scenario lists.
+ */
+function missingIterationNotes(
+  gates: Map<string, ScenarioGate>,
+  sorted: readonly CallResult[],
+  unlisted: ReadonlyMap<string, string[]>,
+): string[] {
   const notes: string[] = [];
-  for (const gate of gates.values()) {
+  for (const [key, gate] of gates) {
     const mine = sorted.filter(
       (c) => c.agent === gate.agent && c.scenario === gate.scenario && c.version_id === gate.versionId,
     );
@@ -150,8 +171,12 @@ function missingIterationNotes(gates: Map<string, ScenarioGate>, sorted: readonl
     const passes = ended.filter((c) => c.outcome.kind === "passed").length;
     // Calls a settled verdict did not need are not missing.
     if (have < gate.plannedIterations && gateDecision(gate, passes, have - passes) === "continue") {
+      const others = unlisted.get(key);
+      const why = others
+        ? `; ${others.join(", ")} ${others.length === 1 ? "does" : "do"} not plan it: the reports come from runs with different scenario lists (agent files or --agent/--scenario), so its calls there were never placed${mine.length === 0 ? " and it is not run (exit 3)" : ""}`
+        : "";
       notes.push(
-        `${gate.agent}/${gate.scenario}: ${have} of ${gate.plannedIterations} planned iterations in the reports`,
+        `${gate.agent}/${gate.scenario}: ${have} of ${gate.plannedIterations} planned iterations in the reports${why}`,
       );
     }
   }

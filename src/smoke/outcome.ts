@@ -3,7 +3,13 @@
 // interrupted), the stage that failed, the request, the HTTP status, and a code. The report holds
 // it in snake_case (src/report: `outcome`); these are the converters both ways.
 import { ApiError, ConnectionError, TimeoutError } from "../api/index.ts";
-import type { CallOutcomeKind, CallStage, CallOutcome as ReportOutcome } from "../report/index.ts";
+import type { CallerFailure } from "../caller/index.ts";
+import {
+  type CallOutcomeKind,
+  type CallStage,
+  type CallOutcome as ReportOutcome,
+  unknownVersion,
+} from "../report/index.ts";
 
 /** A call's outcome (the report's `outcome`, camelCase). */
 export type CallOutcome = {
@@ -20,8 +26,14 @@ export type CallOutcome = {
 
 /** The codes this tool gives an outcome (a network code or the service's own are passed on as they are). */
 export const OUTCOME_CODES = {
-  /** The caller's line was not heard (not delivered, its cue never said, the call ended first). */
+  /** The caller's line was sent and the service did not show it heard (a server.error, the session closed, the deadline). */
   callerNotHeard: "caller_not_heard",
+  /** A caller turn's `after:` was never said by the agent: the line was not sent, agent-iac ended the call. */
+  callerCueMissing: "caller_cue_missing",
+  /** The agent did not finish its turn before the conversation ended: a caller line was left unsaid. */
+  callerNotSaid: "caller_not_said",
+  /** The persona's model could not write the caller's next line. */
+  callerModelFailed: "caller_model_failed",
   /** The scenario's `timeout` passed before the call ended. */
   timeout: "timeout",
   /** The client gave up waiting for a response (its own request timeout). */
@@ -34,9 +46,19 @@ export const OUTCOME_CODES = {
   judgeError: "judge_error",
   /** The scenario has judged expectations and no judge is configured. */
   noJudge: "no_judge",
+  /** `report merge`: the call's shard has no report; it is counted as a failed iteration, never as evidence. */
+  shardMissing: "shard_missing",
   /** Placing the call threw where it should have reported (a bug). */
   internal: "internal",
 } as const;
+
+/** The outcome code of a caller's failure: each names its cause, so a line never sent is not "not heard". */
+export const CALLER_FAILURE_CODES: Record<CallerFailure["kind"], string> = {
+  not_delivered: OUTCOME_CODES.callerNotHeard,
+  cue_missing: OUTCOME_CODES.callerCueMissing,
+  not_said: OUTCOME_CODES.callerNotSaid,
+  source_failed: OUTCOME_CODES.callerModelFailed,
+};
 
 /** The event stream ended without conversation.ended (a scenario that expects the call to end). */
 export class StreamClosedError extends Error {
@@ -116,10 +138,13 @@ type WithOutcome = { outcome: CallOutcome } | { outcome: ReportOutcome };
  */
 export function unknownVersionCalls<T extends WithOutcome>(results: readonly T[]): T[] {
   return results.filter((result) => {
-    const outcome: { kind: string; stage?: string | null; httpStatus?: number; http_status?: number | null } =
-      result.outcome;
-    return (
-      outcome.kind === "error" && outcome.stage === "create" && (outcome.httpStatus ?? outcome.http_status) === 404
-    );
+    const outcome: {
+      kind: CallOutcomeKind;
+      stage?: CallStage | null;
+      httpStatus?: number;
+      http_status?: number | null;
+    } = result.outcome;
+    const { kind, stage = null } = outcome;
+    return unknownVersion({ outcome: { kind, stage, http_status: outcome.httpStatus ?? outcome.http_status ?? null } });
   });
 }

@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { EventEnvelope } from "../api/index.ts";
-import type { CallerLine } from "../caller/index.ts";
+import type { CallerFailure, CallerLine } from "../caller/index.ts";
 import { conversationalAgentRef, eventEnvelope, issuesText, type Transport } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
 import { agentKey, requiredPasses } from "../definitions/index.ts";
@@ -21,10 +21,10 @@ import {
   legacyOutcome,
   type CallOutcome as ReportOutcome,
 } from "../report/index.ts";
-import { gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
+import { applyCallerFailure, callerHeard, gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
 import type { ObservedProcedure } from "./expectations.ts";
 import { addDrift, type Drift, driftLines } from "./observe.ts";
-import { type CallOutcome, OUTCOME_CODES, outcomeFromReport, reportOutcome } from "./outcome.ts";
+import { CALLER_FAILURE_CODES, type CallOutcome, OUTCOME_CODES, outcomeFromReport, reportOutcome } from "./outcome.ts";
 import { type ScenarioResult, statusOf } from "./reports.ts";
 import { renderEntry } from "./transcript.ts";
 
@@ -58,6 +58,8 @@ type Footer = {
   procedures: ObservedProcedure[];
   /** The caller's lines with this machine's times (a replay measures response latency as the call did). */
   caller_lines?: CallerLine[];
+  /** Why the caller failed the call, when it did. */
+  caller_failure?: CallerFailure;
 };
 
 /** The footer's caller lines that are whole (a hand-edited or older recording may have none). */
@@ -108,6 +110,7 @@ export async function writeRecording(dir: string, call: PlannedCall, result: Sce
     duration_sec: result.observation?.durationSec ?? result.timings.durationMs / 1000,
     procedures: result.observation?.procedures ?? [],
     ...(result.callerLines ? { caller_lines: result.callerLines } : {}),
+    ...(result.callerFailure ? { caller_failure: result.callerFailure } : {}),
   };
   const lines = [header, ...(result.envelopes ?? []), footer].map((value) => JSON.stringify(value));
   await mkdir(path.dirname(file), { recursive: true });
@@ -260,7 +263,8 @@ async function replayOne(
   const { header, footer, envelopes } = recording;
   const durationMs = footer?.duration_ms ?? 0;
   const durationSec = typeof footer?.duration_sec === "number" ? footer.duration_sec : durationMs / 1000;
-  const callerLines = recordedCallerLines(footer);
+  // The caller's lines are the recorded user messages: labelled as the caller's in the transcript.
+  const callerLines = header.scenario.caller ? recordedCallerLines(footer) : undefined;
   const { observation, latency } = observeCall(envelopes, durationSec, footer?.procedures ?? [], callerLines);
   const result: ScenarioResult = {
     agent: header.agent,
@@ -286,19 +290,41 @@ async function replayOne(
     result.error = footer?.error ?? "the recording ends before the call did";
     return result;
   }
-  // The caller's lines are the recorded user messages: labelled as the caller's in the transcript.
-  if (header.scenario.caller) result.callerLines = callerLines;
-  const recorded = result.outcome;
-  await judgeResult(result, scenario, judge);
-  // A caller not heard stays the call's failure, whatever the expectations say of the rest.
-  if (recorded.code === OUTCOME_CODES.callerNotHeard) {
-    const why = footer?.error ?? "the caller was not heard";
-    result.assertions.unshift({ description: "the caller is heard", passed: false, detail: why });
-    result.status = "failed";
-    result.outcome = recorded;
-    result.error = why;
+  if (callerLines) result.callerLines = callerLines;
+  // A caller that failed the call fails it again, whatever the expectations say of the rest.
+  const failure = recordedCallerFailure(footer, result.outcome, callerLines ?? []);
+  if (failure) applyCallerFailure(result, scenario, failure);
+  else {
+    await judgeResult(result, scenario, judge);
+    callerHeard(result, callerLines);
   }
   return result;
+}
+
+const CALLER_FAILURE_KINDS = Object.keys(CALLER_FAILURE_CODES);
+
+/**
+ * The caller's failure of a recorded call: the footer's; a recording made before it was kept has
+ * only the code of a line not heard (the last one sent).
+ */
+function recordedCallerFailure(
+  footer: Footer | undefined,
+  outcome: CallOutcome,
+  lines: readonly CallerLine[],
+): CallerFailure | undefined {
+  const kept = footer?.caller_failure;
+  if (
+    kept &&
+    CALLER_FAILURE_KINDS.includes(kept.kind) &&
+    Number.isInteger(kept.turn) &&
+    typeof kept.message === "string" &&
+    typeof kept.endedCall === "boolean"
+  ) {
+    return { kind: kept.kind, turn: kept.turn, message: kept.message, endedCall: kept.endedCall };
+  }
+  if (outcome.code !== OUTCOME_CODES.callerNotHeard) return undefined;
+  const message = footer?.error ?? "the caller was not heard";
+  return { kind: "not_delivered", turn: lines.at(-1)?.turn ?? 1, message, endedCall: false };
 }
 
 /** How a recorded call ended: its footer's outcome, else (an older recording) its status; no footer, an error. */

@@ -2,7 +2,7 @@
 // Nothing secret is in a result: the stream token is never stored in one.
 
 import type { EventEnvelope } from "../api/index.ts";
-import type { CallerLine } from "../caller/index.ts";
+import type { CallerFailure, CallerLine } from "../caller/index.ts";
 import type { Transport } from "../contract/index.ts";
 import {
   type CallLatency,
@@ -19,7 +19,7 @@ import type { Assertion, Observation } from "./expectations.ts";
 import { type Gate, scenarioKey, summarizeScenarios } from "./gates.ts";
 import type { EntryTime } from "./observe.ts";
 import { type CallOutcome, reportOutcome } from "./outcome.ts";
-import { type ObservedEntry, renderEntry } from "./transcript.ts";
+import { displayLines, type ObservedEntry } from "./transcript.ts";
 
 /** A call's status for a reader: an interrupted call is an "error" here (its `outcome` says which). */
 export type ScenarioStatus = "passed" | "failed" | "error" | "not_run";
@@ -50,6 +50,8 @@ export type ScenarioResult = {
   livemode?: boolean;
   /** The caller's lines, when the scenario has a caller: each turn, its text, when sent and heard. */
   callerLines?: CallerLine[];
+  /** Why the caller failed the call (kept in a recording, so a replay fails it alike). */
+  callerFailure?: CallerFailure;
   /** The events as received (for `--record`; never in a report). */
   envelopes?: EventEnvelope[];
 };
@@ -95,10 +97,8 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
       context: passed ? [] : (context ?? []),
       ...(judgement ? { judgement } : {}),
     })),
-    transcript: transcriptLines(r.observation, r.callerLines !== undefined),
-    entries: (r.observation?.entries ?? []).map((entry, i) =>
-      reportEntry(entry, times[i], r.callerLines !== undefined),
-    ),
+    transcript: r.observation ? displayLines(r.observation) : [],
+    entries: (r.observation?.entries ?? []).map((entry, i) => reportEntry(entry, times[i], r.observation?.byCaller)),
     // Arguments decoded when the service sent a JSON string; `rawArguments` keeps what it sent.
     tool_calls: r.observation?.toolCalls ?? [],
     procedures: r.observation?.procedures ?? [],
@@ -112,7 +112,7 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
   };
 }
 
-function reportEntry(entry: ObservedEntry, time: EntryTime | undefined, caller: boolean): ReportEntry {
+function reportEntry(entry: ObservedEntry, time: EntryTime | undefined, caller: boolean | undefined): ReportEntry {
   const at_ms = time?.atMs ?? null;
   switch (entry.kind) {
     case "agent":
@@ -212,15 +212,4 @@ export function jsonReport(results: ScenarioResult[], meta: ReportMeta = {}): st
 /** JUnit XML: a testsuite per agent, a testcase per scenario (see src/report/junit.ts). */
 export function junitReport(results: ScenarioResult[], meta: ReportMeta = {}): string {
   return junitXml(buildReport(results, meta));
-}
-
-/** The call's transcript as display lines (tool arguments decoded). */
-function transcriptLines(observation: Observation | undefined, caller: boolean): string[] {
-  const times = observation?.entryTimes ?? [];
-  return (observation?.entries ?? []).map((entry, i) => {
-    if (!caller || entry.kind !== "user") return renderEntry(entry);
-    // The scenario's caller said it: labelled so, with when (from the call's start).
-    const at = times[i]?.atMs;
-    return `caller: ${renderEntry(entry).replace(/^user: /, "")}${at === null || at === undefined ? "" : ` (at ${(at / 1000).toFixed(2)} s)`}`;
-  });
 }

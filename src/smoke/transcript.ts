@@ -3,7 +3,9 @@
 // reports' transcript and an assertion's context), never to decide anything.
 import type { Transcript, TranscriptEntry, TranscriptToolCall } from "../api/index.ts";
 import { entryLine } from "../render/index.ts";
+import { callerTime } from "../report/index.ts";
 import { decodeArguments } from "./matchers.ts";
+import type { EntryTime } from "./observe.ts";
 
 /** A tool call with its arguments decoded; `rawArguments` is what the service sent, when that differs. */
 export type ObservedToolCall = TranscriptToolCall & { rawArguments?: unknown };
@@ -31,3 +33,19 @@ export function observedEntries(transcript: Transcript): { entries: ObservedEntr
 
 /** One entry as a line of text: "agent: …", "user: …", "tool name({…}) → …", "error: …". */
 export const renderEntry: (entry: ObservedEntry) => string = entryLine;
+
+/**
+ * The call's transcript as the reports show it (their transcript lines, an expectation's cited
+ * lines): a line the scenario's caller said is `caller: … (at N s)`, the rest as `renderEntry`.
+ */
+export function displayLines(observed: {
+  entries: readonly ObservedEntry[];
+  entryTimes?: readonly EntryTime[] | undefined;
+  byCaller?: boolean | undefined;
+}): string[] {
+  return observed.entries.map((entry, i) => {
+    if (!observed.byCaller || entry.kind !== "user") return renderEntry(entry);
+    const at = observed.entryTimes?.[i]?.atMs;
+    return `caller: ${renderEntry(entry).replace(/^user: /, "")}${at === null || at === undefined ? "" : ` ${callerTime(at)}`}`;
+  });
+}

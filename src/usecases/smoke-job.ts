@@ -29,7 +29,7 @@ import { type JudgeCacheOptions, setupJudge } from "./judge.ts";
 type Placement =
   | { kind: "smoke" }
   /** Each call also on its agent's old version (the same plan, so the same shard). */
-  | { kind: "compare"; old: OldVersions; failOn: FailOn; alpha?: number | undefined }
+  | { kind: "compare"; old: OldVersions; failOn: FailOn; alpha?: number | undefined; requireBaseline?: boolean }
   /** The calls carry the proposed config (plan --behave); `report` makes the preview's report value. */
   | { kind: "behave"; report: (results: ScenarioResult[]) => Report };
 
@@ -196,6 +196,7 @@ async function place(job: SmokeJob, { newCalls, oldCalls, notes }: Sides, { clie
       old: placement.old,
       failOn: placement.failOn,
       alpha: placement.alpha,
+      requireBaseline: placement.requireBaseline,
       stack: job.stack,
       interrupted: io.signal.aborted,
       partial: job.plan.shard !== undefined,

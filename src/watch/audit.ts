@@ -13,7 +13,12 @@ import type { StackHistory } from "./history.ts";
 import type { ReadCount, ResumeOptions } from "./read.ts";
 import type { Window } from "./window.ts";
 
-type Category = "current" | "old" | "unknown";
+/**
+ * `old_tests`: an older version whose calls in the window are all test calls (livemode: false, as
+ * every smoke, comparison and behaviour-preview call agent-iac places is): no live traffic was
+ * left on it, so it is not "still taking calls".
+ */
+type Category = "current" | "old" | "old_tests" | "unknown";
 
 export type VersionRow = {
   agent_id: string;
@@ -32,6 +37,8 @@ export type AuditResult = {
   window: Window;
   current: VersionRow[];
   old: VersionRow[];
+  /** Older versions that only test calls reached (agent-iac's own smoke and comparison calls among them). */
+  oldTests: VersionRow[];
   unknown: VersionRow[];
   /** Current conversational versions without a call in the window. */
   idle: { key: string; version_id: string }[];
@@ -55,13 +62,25 @@ export type AuditInput = {
   now: Date;
 };
 
-/** Which of the stack's agents, current or past, an agent id belongs to. */
+/**
+ * Which of the stack's agents, current or past, an agent id belongs to. An older version with no
+ * live call (`liveCalls` false) took only test calls: `old_tests`, not still taking calls.
+ */
 export function classify(
   agentId: string,
   agents: Record<string, HeldAgent>,
   history: Pick<StackHistory, "past">,
   baselineFile: Record<string, string> = {},
+  liveCalls = true,
 ): Pick<VersionRow, "category" | "key" | "note"> {
+  const old = (key: string, why: string): Pick<VersionRow, "category" | "key" | "note"> =>
+    liveCalls
+      ? { category: "old", key, note: `old version of ${key} still taking calls${why}` }
+      : {
+          category: "old_tests",
+          key,
+          note: `old version of ${key} called only by test calls (livemode: false, as agent-iac's smoke and comparison calls are), no live traffic${why}`,
+        };
   const all = Object.values(agents);
   const current = all.find((a) => a.version_id === agentId);
   if (current) return { category: "current", key: current.key, note: `current version of ${current.key}` };
@@ -70,33 +89,18 @@ export function classify(
     return { category: "current", key: sameId.key, note: `${sameId.key}, unpinned (the released version)` };
   }
   const based = Object.entries(baselineFile).find(([, id]) => id === agentId || agentIdOf(id) === agentId);
-  if (based) {
-    return {
-      category: "old",
-      key: based[0],
-      note: `old version of ${based[0]} still taking calls (its version before the release: --baseline)`,
-    };
-  }
+  if (based) return old(based[0], " (its version before the release: --baseline)");
   const past = history.past.get(agentId) ?? history.past.get(agentIdOf(agentId));
   if (past) {
     if (past.from_outputs) {
-      return {
-        category: "old",
-        key: past.key,
-        note: `old version of ${past.key} still taking calls (its version before the last replace: the stack's previous_versions)`,
-      };
+      return old(past.key, " (its version before the last replace: the stack's previous_versions)");
     }
     const when = past.last_held_at
       ? ` (held until ${past.last_update === null ? "" : `update ${past.last_update}, `}${past.last_held_at})`
       : "";
-    return { category: "old", key: past.key, note: `old version of ${past.key} still taking calls${when}` };
+    return old(past.key, when);
   }
-  if (sameId)
-    return {
-      category: "old",
-      key: sameId.key,
-      note: `old version of ${sameId.key} still taking calls (same agent id)`,
-    };
+  if (sameId) return old(sameId.key, " (same agent id)");
   return { category: "unknown", key: null, note: "not in this stack's outputs or history" };
 }
 
@@ -120,7 +124,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     calls: seen.calls,
     live: seen.live,
     test: seen.calls - seen.live,
-    ...classify(agentId, input.agents, input.history, input.baselineFile),
+    ...classify(agentId, input.agents, input.history, input.baselineFile, seen.live > 0),
   }));
   rows.sort((a, b) => b.calls - a.calls || a.agent_id.localeCompare(b.agent_id));
   const idle = Object.values(input.agents)
@@ -132,6 +136,7 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     window: input.window,
     current: rows.filter((r) => r.category === "current"),
     old: rows.filter((r) => r.category === "old"),
+    oldTests: rows.filter((r) => r.category === "old_tests"),
     unknown,
     idle,
     reads,

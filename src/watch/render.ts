@@ -57,7 +57,7 @@ export function auditReport(
   versions: Record<string, string>,
   options: { failOnUnknown?: boolean } = {},
 ): Report {
-  const rows = [...r.current, ...r.old, ...r.unknown];
+  const rows = [...r.current, ...r.old, ...r.oldTests, ...r.unknown];
   return reportSchema.parse({
     format: REPORT_FORMAT,
     version: REPORT_VERSION,

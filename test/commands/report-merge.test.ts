@@ -10,12 +10,35 @@ import { scenarioKey } from "../../src/smoke/gates.ts";
 import { reportFromCalls, type ScenarioGate } from "../../src/smoke/reports.ts";
 import { runInProcess } from "../helpers/cli.ts";
 
-const call = (iteration: number, status: CallResult["status"]): CallResult =>
+const call = (iteration: number, status: CallResult["status"], scenario = "greets"): CallResult =>
   callResultSchemaDefaults({
+    scenario,
     iteration,
     status,
     assertions: [{ description: "ends", passed: status === "passed", detail: null, context: [] }],
   });
+
+/** Scenario name → its gate (every iteration must pass). */
+const gatesOf = (planned: Record<string, number>) =>
+  new Map<string, ScenarioGate>(
+    Object.entries(planned).map(([scenario, n]) => [
+      scenarioKey("support", scenario, "ca_1@v1"),
+      { agent: "support", scenario, versionId: "ca_1@v1", plannedIterations: n, minPass: n, bounds: {} },
+    ]),
+  );
+
+/** One shard's JSON report of the given calls, as `smoke --shard I/N --json` writes it. */
+async function shardFile(
+  name: string,
+  index: number,
+  count: number,
+  gates: Map<string, ScenarioGate>,
+  calls: CallResult[],
+) {
+  const file = path.join(dir, name);
+  await writeFile(file, reportJson(reportFromCalls(calls, gates, { shard: { index, count } })));
+  return file;
+}
 
 function callResultSchemaDefaults(extra: Partial<CallResult>): CallResult {
   return reportSchema.shape.results.unwrap().element.parse({
@@ -73,6 +96,37 @@ describe("agent-iac report merge", () => {
     const folder = await runInProcess(["report", "merge", dir]);
     expect(folder.code).toBe(2);
     expect(folder.stderr).toContain(`${dir}: it is a directory, not a file`);
+  });
+
+  it("with a missing shard, claims no decision: its calls are said to be in a missing shard's report", async () => {
+    const gates = gatesOf({ greets: 6 });
+    const a = await shardFile("lost-1.json", 1, 2, gates, [call(1, "passed"), call(2, "passed"), call(3, "passed")]);
+    const json = path.join(dir, "lost.json");
+    const run = await runInProcess(["report", "merge", a, "--json", json]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).not.toContain("decided after");
+    expect(run.stdout).toContain("support/greets: 3/6 passed");
+    expect(run.stdout).toContain("3 in a missing shard's report, counted failed → failed");
+    const merged = reportSchema.parse(JSON.parse(await readFile(json, "utf8")));
+    expect(merged.scenarios[0]).toMatchObject({
+      verdict: "failed",
+      decided_after: null,
+      calls_saved: 0,
+      shard_missing: 3,
+    });
+  });
+
+  it("explains a scenario one run planned and the other did not: not run, in the tally, exit 3", async () => {
+    const a = await shardFile("lists-1.json", 1, 2, gatesOf({ greets: 2, extra: 2 }), [call(1, "passed")]);
+    const b = await shardFile("lists-2.json", 2, 2, gatesOf({ greets: 2 }), [call(2, "passed")]);
+    const run = await runInProcess(["report", "merge", a, b]);
+    expect(run.code).toBe(3);
+    expect(run.stdout).toContain("support/extra: 0/0 passed, no call in this report → not_run");
+    expect(run.stdout.trim().split("\n").at(-1)).toBe("1 passed, 0 failed, 1 not run");
+    expect(run.stderr).toContain(
+      `support/extra: 0 of 2 planned iterations in the reports; ${b} does not plan it: the reports come from runs with different scenario lists`,
+    );
+    expect(run.stderr).toContain("and it is not run (exit 3)");
   });
 
   it("refuses what is not a report, an unreadable file and an unknown subcommand with exit 2", async () => {

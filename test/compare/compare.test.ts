@@ -125,9 +125,32 @@ describe("compareScenario", () => {
 });
 
 describe("transcriptDiff", () => {
+  it("compares a caller's lines on their text: the same line said at another moment is unchanged, its times beside it", () => {
+    const side = (s: "new" | "old", at: number[], reply: string) =>
+      call(s, `ca_b@${s}`, {
+        transcript: [
+          `caller: book it (at ${(at[0] as number).toFixed(2)} s)`,
+          `agent: ${reply}`,
+          `caller: thanks (at ${(at[1] as number).toFixed(2)} s)`,
+        ],
+        entries: [
+          { kind: "user", text: "book it", at_ms: (at[0] as number) * 1000, by: "caller" },
+          { kind: "agent", text: reply, complete: true, at_ms: null },
+          { kind: "user", text: "thanks", at_ms: (at[1] as number) * 1000, by: "caller" },
+        ],
+      });
+    const comparison = compareScenario([side("old", [1.2, 3], "booked")], [side("new", [1.52, 3], "sorry")]);
+    expect(comparison.transcript_diff).toEqual([
+      "  caller: book it (at 1.20 s → 1.52 s)",
+      "- agent: booked",
+      "+ agent: sorry",
+      "  caller: thanks (at 3.00 s)",
+    ]);
+  });
+
   it("caps a long diff and counts the rest", () => {
-    const old = Array.from({ length: 150 }, (_, i) => `agent: old ${i}`);
-    const now = Array.from({ length: 150 }, (_, i) => `agent: new ${i}`);
+    const old = Array.from({ length: 150 }, (_, i) => ({ text: `agent: old ${i}` }));
+    const now = Array.from({ length: 150 }, (_, i) => ({ text: `agent: new ${i}` }));
     const diff = transcriptDiff(old, now);
     expect(diff).toHaveLength(201);
     expect(diff.at(-1)).toBe("… 100 more line(s)");

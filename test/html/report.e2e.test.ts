@@ -468,6 +468,46 @@ describe("the HTML report of a real smoke run, in headless Chromium", () => {
     expect(written.a?.summary).not.toContain("failed: **");
   });
 
+  it("draws every mark with a glyph the browser's fonts have, and a flaky card's bar in the flaky colour", async () => {
+    const { page } = await open(htmlReport(smokeReport), "marks", { width: 1100, height: 1300 });
+    // Each mark drawn as the page draws it, against the box of a character no font has.
+    const missing = await page.evaluate(() => {
+      const canvas = document.createElement("canvas");
+      canvas.width = 64;
+      canvas.height = 64;
+      const context = canvas.getContext("2d") as CanvasRenderingContext2D;
+      const draw = (text: string, font: string) => {
+        context.clearRect(0, 0, 64, 64);
+        context.font = font.replace(/\d+(\.\d+)?px/, "32px");
+        context.fillText(text, 4, 44);
+        return context.getImageData(0, 0, 64, 64).data.join(",");
+      };
+      const marks = [...document.querySelectorAll<HTMLElement>("[aria-hidden=true]")];
+      return marks
+        .map((el) => ({ text: el.textContent?.trim() ?? "", font: getComputedStyle(el).font }))
+        .filter(({ text, font }) => [...text].some((c) => c.trim() && draw(c, font) === draw("\u{10FFFD}", font)))
+        .map(({ text }) => text);
+    });
+    expect(missing).toEqual([]);
+    expect(await page.$eval(".headline .mark", (el) => el.textContent)).toBe("✗");
+    const bars = await page.$$eval("section.scenario[data-attention=true]", (els) =>
+      Object.fromEntries(els.map((el) => [el.getAttribute("data-verdict"), getComputedStyle(el).borderLeftColor])),
+    );
+    const colour = (name: string) =>
+      page.evaluate((v) => {
+        const probe = document.createElement("span");
+        probe.style.color = `var(${v})`;
+        document.body.append(probe);
+        const value = getComputedStyle(probe).color;
+        probe.remove();
+        return value;
+      }, name);
+    expect(bars.flaky).toBe(await colour("--warn"));
+    expect(bars.failed).toBe(await colour("--bad"));
+    await page.screenshot({ path: path.join(tmp, "marks.png") });
+    await page.close();
+  });
+
   it("saves a screenshot of the report for the README", async () => {
     const { page } = await open(htmlReport(smokeReport), "screenshot", { width: 1100, height: 1300 });
     await page.click("#failed-only");

@@ -28,7 +28,7 @@ tr.flip td{background:var(--warn-bg)}
 .filters input[type=search]{font:inherit;padding:.3rem .5rem;min-width:min(20rem,100%);border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg)}
 .filters select{font:inherit;padding:.25rem;background:var(--bg);color:var(--fg);border:1px solid var(--line);border-radius:6px}
 .scenario{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:1rem 0}
-.scenario[data-attention=true]{border-left:6px solid var(--bad)}
+.scenario[data-attention=true]{border-left:6px solid var(--bad)}.scenario[data-attention=true][data-tone=warn]{border-left-color:var(--warn)}.scenario[data-attention=true][data-tone=neutral]{border-left-color:var(--neutral)}
 .facts{display:flex;flex-wrap:wrap;gap:.25rem 1.5rem;margin:.25rem 0}.facts div{min-width:0}.facts dt{font-size:.8rem;color:var(--muted)}.facts dd{margin:0;overflow-wrap:anywhere}
 .call{border-top:1px solid var(--line);padding:.5rem 0}
 .call summary{cursor:pointer;padding:.25rem 0}.call-title{font-weight:600}

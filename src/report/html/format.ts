@@ -30,6 +30,26 @@ const callOutcomes: Record<CallOutcomeKind, Badge> = {
   interrupted: { icon: "■", label: "interrupted", tone: "bad" },
 };
 
+/** A verdict's tone (a card's bar, a badge's colour); unknown verdicts are neutral. */
+export function verdictTone(verdict: string): Badge["tone"] {
+  return verdicts[verdict as Verdict]?.tone ?? "neutral";
+}
+
+/**
+ * The run's mark (outcome.ts `headline`: ❌ ⚠️ ✅, emoji for Markdown) drawn with the page's own
+ * glyphs, which every font the report may be read with has (an emoji font is not everywhere).
+ */
+const HEADLINE_MARKS: Record<string, Pick<Badge, "icon" | "tone">> = {
+  "❌": { icon: "✗", tone: "bad" },
+  "⚠️": { icon: "⚠", tone: "warn" },
+  "✅": { icon: "✓", tone: "good" },
+};
+
+export function headlineMark(mark: string): Html {
+  const known = HEADLINE_MARKS[mark] ?? { icon: mark, tone: "neutral" };
+  return html`<span class="mark ${known.tone}" aria-hidden="true">${known.icon}</span>`;
+}
+
 function badge(b: Badge, kind: string, value: string): Html {
   return html`<span class="badge ${b.tone}" data-${kind}="${value}"><span aria-hidden="true">${b.icon}</span> ${b.label}</span>`;
 }

@@ -6,7 +6,7 @@ import { countScenarios, headline, scenarioCounts } from "../outcome.ts";
 import type { Report } from "../schema.ts";
 import { SCRIPT, STYLE } from "./assets.ts";
 import { type Html, html, trusted } from "./escape.ts";
-import { duration, verdictBadge } from "./format.ts";
+import { duration, headlineMark, verdictBadge } from "./format.ts";
 import { groupScenarios, scenarioSection } from "./scenario.ts";
 
 const titles: Record<string, string> = {
@@ -30,7 +30,7 @@ function tile(name: string, count: number, icon: string, tone: string): Html {
 /** The verdict at the top: its mark follows the exit code (a flaky scenario is flaky, never a failure). */
 function verdictLine(report: Report): Html {
   const h = headline(report);
-  return html`<p class="headline" data-exit-code="${String(h.exitCode)}" data-mark="${h.mark}"><span aria-hidden="true">${h.mark}</span> <strong>${h.word}</strong> — ${scenarioCounts(report)}</p>`;
+  return html`<p class="headline" data-exit-code="${String(h.exitCode)}" data-mark="${h.mark}">${headlineMark(h.mark)} <strong>${h.word}</strong> — ${scenarioCounts(report)}</p>`;
 }
 
 function summary(report: Report): Html {

@@ -6,7 +6,7 @@ import { decidedText, evidenceText, passKText, sequentialText } from "../repeats
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary, Verdict } from "../schema.ts";
 import { callArticle } from "./call.ts";
 import { type Html, html } from "./escape.ts";
-import { duration, outcomeBadge, passMark, signedMs, verdictBadge } from "./format.ts";
+import { duration, outcomeBadge, passMark, signedMs, verdictBadge, verdictTone } from "./format.ts";
 
 export type ScenarioGroup = {
   summary: ScenarioSummary;
@@ -145,7 +145,9 @@ function calls(group: ScenarioGroup): Html {
 export function scenarioSection(group: ScenarioGroup, n: number): Html {
   const { summary } = group;
   const attention = needsAttention(group);
-  return html`<section class="scenario" id="s${n}" data-agent="${summary.agent}" data-scenario="${summary.scenario}" data-verdict="${summary.verdict}" data-attention="${String(attention)}"${summary.comparison ? html` data-outcome="${summary.comparison.outcome}"` : null}>
+  // The card's bar: a regression fails the run whatever the new side's verdict (flaky included).
+  const tone = summary.comparison?.outcome === "regression" ? "bad" : verdictTone(summary.verdict);
+  return html`<section class="scenario" id="s${n}" data-agent="${summary.agent}" data-scenario="${summary.scenario}" data-verdict="${summary.verdict}" data-attention="${String(attention)}" data-tone="${tone}"${summary.comparison ? html` data-outcome="${summary.comparison.outcome}"` : null}>
 <h3>${verdictBadge(summary.verdict)} <span class="agent">${summary.agent}</span> / <span class="name">${summary.scenario}</span>${summary.comparison ? html` ${outcomeBadge(summary.comparison.outcome)}` : null}</h3>
 ${scenarioFacts(summary)}
 ${summary.comparison ? comparisonBlock(summary.comparison) : null}
