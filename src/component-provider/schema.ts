@@ -112,7 +112,7 @@ export function componentSchema(version: string) {
       },
     },
     language: {
-      csharp: { rootNamespace: "AgentIac", packageReferences: { Pulumi: "3.*" } },
+      csharp: { rootNamespace: "AgentIac", namespaces: { [PACKAGE]: "Agents" }, packageReferences: { Pulumi: "3.*" } },
       go: { importBasePath: "example.com/agent-iac/sdk/go/agentiac", generateResourceContainerTypes: true },
       python: { packageName: "agent_iac" },
     },
