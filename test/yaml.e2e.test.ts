@@ -65,6 +65,7 @@ describe("agents from a Pulumi YAML program", { timeout: 600_000 }, () => {
       "pulumi-plugin/index.js",
       "pulumi-plugin/pulumi-resource-agent-iac",
       "dist/component-provider/index.js",
+      "scripts/codegen-language-host/main.go", // what `ensure-pulumi --yaml` builds for gen-sdk
     ]) {
       expect(packed.packedFiles).toContain(file);
     }
@@ -123,6 +124,7 @@ describe("agents from a Pulumi YAML program", { timeout: 600_000 }, () => {
     expect(state).toContain('"dir": "agents"');
     expect(state).not.toContain(packed.work);
     expect(state).not.toContain(projectRoot);
+    expect(printed.filter((text) => text.includes(API_KEY))).toEqual([]);
   });
 
   it("smoke-calls the YAML-declared and the directory's agents with `npx agent-iac smoke`", async () => {
@@ -167,7 +169,7 @@ describe("agents from a Pulumi YAML program", { timeout: 600_000 }, () => {
   });
 
   it("generates Python, Go and .NET SDKs from the provider's schema with `pulumi package gen-sdk`", async () => {
-    const plugin = path.join("node_modules", "agent-iac", "pulumi-plugin");
+    const plugin = "./node_modules/agent-iac/pulumi-plugin"; // as docs/yaml.md writes it: a path, not a registry name
     const expected: Record<string, string> = {
       python: "python/agent_iac/conversational_agent.py",
       go: "go/agentiac/conversationalAgent.go",

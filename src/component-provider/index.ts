@@ -61,6 +61,14 @@ function linkedIds(links: unknown[]): pulumi.Output<string[]> {
   );
 }
 
+// Each resource's creating code goes into the state by source position. @pulumi/pulumi reads a
+// stack frame's file and makes it a file: URL, but an ES module's frame (this package's) names a
+// file: URL already: it became `file:///<cwd>/file:/<absolute path>`, which the engine cannot make
+// relative to the project, so the state held this machine's paths. Read such frames as paths.
+// (The SDK's own regexp, private in its types, with an optional `file://`.)
+(pulumi.Resource as unknown as { framePositionRegExp: RegExp }).framePositionRegExp =
+  /^\s*at .* \((?:file:\/\/)?(?<file>.*):(?<line>[0-9]+):(?<column>[0-9]+)\)$/;
+
 const version = (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string })
   .version;
 
