@@ -3,7 +3,8 @@
 // built by `scripts/ensure-pulumi --yaml`, the installed simulator on port 0, the real CLI; then the
 // documented route (the plugin folder without its launcher, run by the Node.js language host) and
 // SDKs for Python, Go and .NET generated from the provider's schema.
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -186,6 +187,39 @@ describe("agents from a Pulumi YAML program", { timeout: 600_000 }, () => {
       const source = await readFile(path.join(packed.project, "sdk", file), "utf8");
       expect(source).toMatch(/postprocess_agents|PostprocessAgents/);
       expect(source).toContain("agent-iac:index:ConversationalAgent");
+    }
+  });
+});
+
+describe("scripts/ensure-pulumi --yaml on a cache built before it", { timeout: 600_000 }, () => {
+  it("rebuilds a minimal Node.js host that rejects -root, and keeps the rest", async () => {
+    const script = path.join(projectRoot, "scripts", "ensure-pulumi");
+    const ensured = await run(script, ["--yaml"], projectRoot, process.env);
+    expect(ensured.code, ensured.stderr).toBe(0);
+    const built = ensured.stdout.trim().split("\n").at(-1) ?? "";
+    const cache = await mkdtemp(path.join(os.tmpdir(), "agent-iac-yaml-cache-"));
+    try {
+      const dir = path.join(cache, "pulumi", path.basename(built));
+      await mkdir(dir, { recursive: true });
+      await symlink(path.join(built, "pulumi"), path.join(dir, "pulumi"));
+      const kept = ["pulumi-resource-pulumi-nodejs", "pulumi-analyzer-policy", "pulumi-language-yaml"];
+      for (const file of [...kept, "pulumi-language-python", "pulumi-language-go", "pulumi-language-dotnet"]) {
+        await copyFile(path.join(built, file), path.join(dir, file));
+      }
+      await writeFile(path.join(dir, "LANGUAGE-HOST"), "agent-iac's minimal Node.js language host (before --yaml)\n");
+      // The host as it was: it knows no -root (Go's flag package exits 2 on an unknown flag).
+      const old = '#!/bin/sh\necho "flag provided but not defined: -root" >&2\nexit 2\n';
+      await writeFile(path.join(dir, "pulumi-language-nodejs"), old, { mode: 0o755 });
+
+      const upgraded = await run(script, ["--yaml"], projectRoot, { ...process.env, AGENT_IAC_CACHE_DIR: cache });
+      expect(upgraded.code, upgraded.stderr).toBe(0);
+      expect(upgraded.stdout.trim().split("\n").at(-1)).toBe(dir);
+      expect(upgraded.stderr).toMatch(/upgrading the minimal language host .*: it learns to run component providers/);
+      const host = await run(path.join(dir, "pulumi-language-nodejs"), ["-root", ".", "-version"], dir, process.env);
+      expect(host.code, host.stderr).toBe(0);
+      expect(upgraded.stderr).not.toMatch(/building pulumi-language-yaml|building the code generators/);
+    } finally {
+      await rm(cache, { recursive: true, force: true });
     }
   });
 });
