@@ -3,7 +3,8 @@
 // built by `scripts/ensure-pulumi --yaml`, the installed simulator on port 0, the real CLI; then the
 // documented route (the plugin folder without its launcher, run by the Node.js language host) and
 // SDKs for Python, Go and .NET generated from the provider's schema.
-import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -155,18 +156,36 @@ describe("agents from a Pulumi YAML program", { timeout: 600_000 }, () => {
   });
 
   it("works through the documented route too: the plugin folder without its launcher, run by the Node.js host", async () => {
-    await rm(path.join(packed.project, "node_modules", "agent-iac", "pulumi-plugin", "pulumi-resource-agent-iac"));
+    // Until now the engine ran the installed launcher (an executable named pulumi-resource-<name> wins).
+    const launcher = path.join(
+      packed.project,
+      "node_modules",
+      "agent-iac",
+      "pulumi-plugin",
+      "pulumi-resource-agent-iac",
+    );
+    await access(launcher, constants.X_OK);
+    await rm(launcher);
     expect((await pulumi("stack", "init", "documented")).code).toBe(0);
     expect((await pulumi("config", "set", "agents:baseUrl", packed.sim.url)).code).toBe(0);
-    const up = await pulumi("up", "--yes");
-    expect(up.code, up.stdout + up.stderr).toBe(0);
-    const outputs = await stackOutputs();
-    const stored = await storedAgents(packed.sim);
-    const links = stored.conversational.find((a) => a.id === idOf(outputs["front-desk"]))?.postprocess_agents;
-    expect(links).toEqual([idOf(outputs["call-notes"])]);
-    expect(Object.keys(outputs.versions).sort()).toEqual(["support", "support-summary"]);
-    const preview = await pulumi("preview", "--expect-no-changes");
-    expect(preview.code, preview.stdout + preview.stderr).toBe(0);
+    // Here front-desk links its procedural agent by id rather than by resource.
+    const byResource = "- $" + "{call-notes}\n"; // Pulumi YAML's interpolation, not a template
+    const good = await readFile(program, "utf8");
+    expect(good).toContain(byResource);
+    await writeFile(program, good.replace(byResource, "- $" + "{call-notes.agentId}\n"));
+    try {
+      const up = await pulumi("up", "--yes");
+      expect(up.code, up.stdout + up.stderr).toBe(0);
+      const outputs = await stackOutputs();
+      const stored = await storedAgents(packed.sim);
+      const links = stored.conversational.find((a) => a.id === idOf(outputs["front-desk"]))?.postprocess_agents;
+      expect(links).toEqual([idOf(outputs["call-notes"])]);
+      expect(Object.keys(outputs.versions).sort()).toEqual(["support", "support-summary"]);
+      const preview = await pulumi("preview", "--expect-no-changes");
+      expect(preview.code, preview.stdout + preview.stderr).toBe(0);
+    } finally {
+      await writeFile(program, good);
+    }
   });
 
   it("generates Python, Go and .NET SDKs from the provider's schema with `pulumi package gen-sdk`", async () => {
