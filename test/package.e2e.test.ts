@@ -2,26 +2,15 @@
 // checkout, `npm install` of the tarball into a copy of examples/typescript outside the checkout,
 // the installed package's simulator and policy pack, a real `pulumi up`, `npx agent-iac smoke`, and
 // a preview that shows no changes. Nothing of the checkout's sources is reachable from that project.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../src/workspace/index.ts";
+import { type PackedProject, packedProject, run } from "./helpers/packed.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { type StoredAgents, simulatorCall } from "./helpers/simulator.ts";
 
 const API_KEY = "sk-package-e2e-7f3b91c2d4";
-
-type Run = { code: number; stdout: string; stderr: string };
-
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(command, args, { cwd, env: { ...env, NO_COLOR: "1" }, maxBuffer: 32 << 20 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** Every file under `dir` (but node_modules) whose text holds `needle`. */
 async function filesHolding(dir: string, needle: string): Promise<string[]> {
@@ -37,11 +26,10 @@ async function filesHolding(dir: string, needle: string): Promise<string[]> {
 describe("the packed package in a project of its own", () => {
   let work: string;
   let project: string;
-  let tarball: string;
   let packedFiles: string[] = [];
+  let packed: PackedProject;
   let sandbox: PulumiSandbox;
   let env: NodeJS.ProcessEnv;
-  let simulator: ChildProcess | undefined;
   let sim: { url: string; apiKey: string };
   const printed: string[] = [];
 
@@ -53,54 +41,16 @@ describe("the packed package in a project of its own", () => {
 
   beforeAll(async () => {
     sandbox = await pulumiSandbox(); // also puts the Pulumi CLI and this Node on PATH
-    work = await mkdtemp(path.join(os.tmpdir(), "agent-iac-package-"));
-    // `npm pack` runs prepack: the build of dist/ (compiled JavaScript and types).
-    const packed = await run("npm", ["pack", "--pack-destination", work, "--json"], projectRoot, process.env);
-    expect(packed.code, packed.stderr).toBe(0);
-    const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
-    tarball = path.join(work, info?.filename ?? "");
-    packedFiles = info?.files.map((f) => f.path) ?? [];
-
-    project = path.join(work, "example");
-    await cp(path.join(projectRoot, "examples", "typescript"), project, { recursive: true });
-    // The docs' own install line (docs/package.md), with this tarball: it must keep the example's exact pin.
-    const readme = await readFile(path.join(projectRoot, "docs", "package.md"), "utf8");
-    const line = /^npm install .*agent-iac-0\.1\.0\.tgz.*$/m.exec(readme)?.[0] ?? "";
-    const words = line
-      .split(/\s+/)
-      .slice(1)
-      .map((word) => (word.endsWith(".tgz") ? tarball : word));
-    expect(words).toContain("@pulumi/pulumi@3.259.0");
-    const install = await run("npm", [...words, "--prefer-offline", "--no-audit", "--no-fund"], project, process.env);
-    expect(install.code, install.stderr).toBe(0);
-    const manifest = JSON.parse(await readFile(path.join(project, "package.json"), "utf8")) as {
-      dependencies: Record<string, string>;
-    };
-    expect(manifest.dependencies["@pulumi/pulumi"]).toBe("3.259.0");
-
     env = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
-    // The installed package's simulator, on a free port.
-    const bin = path.join(project, "node_modules", "agent-iac", "bin", "agent-iac.js");
-    const child = spawn(process.execPath, [bin, "service", "--port", "0"], { cwd: project, env });
-    simulator = child;
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-        out += chunk;
-        const match = /listening on (http:\/\/\S+)/.exec(out);
-        if (match?.[1]) resolve(match[1]);
-      });
-      child.on("exit", (code) => reject(new Error(`the simulator exited (${code}): ${out}`)));
-    });
-    sim = { url, apiKey: API_KEY };
+    packed = await packedProject("typescript", "package.md", env);
+    ({ work, project, packedFiles, sim } = packed);
     expect((await pulumi("stack", "init", "dev")).code).toBe(0);
-    expect((await pulumi("config", "set", "agents:baseUrl", url)).code).toBe(0);
+    expect((await pulumi("config", "set", "agents:baseUrl", sim.url)).code).toBe(0);
   }, 600_000);
 
   afterAll(async () => {
-    simulator?.kill("SIGTERM");
+    await packed?.cleanup();
     await sandbox?.cleanup();
-    if (work) await rm(work, { recursive: true, force: true });
   });
 
   it("ships compiled JavaScript, types and the command, and no sources, tests or fixtures", () => {

@@ -7,10 +7,13 @@
 // LanguageRuntime protocol that `pulumi preview/up/destroy/refresh` needs for a Node.js program:
 // it launches @pulumi/pulumi's own program runner (`@pulumi/pulumi/cmd/run`) with the arguments and
 // environment the engine expects, and reports the outcome. Everything else (code generation,
-// packing, dependency installation) answers Unimplemented, which the engine handles. Plugins
-// (`pulumi preview --policy-pack DIR` runs a Node.js policy pack as one) are run the way Pulumi's
-// distribution runs them: through the `pulumi-analyzer-policy` launcher beside this host (or on
-// PATH), which starts @pulumi/pulumi's policy-pack runner with the project's node. scripts/ensure-pulumi builds it from sdk/v3 at the same release as the CLI.
+// packing) answers Unimplemented, which the engine handles. Plugins are run the way Pulumi's
+// distribution runs them: a policy pack (`pulumi preview --policy-pack DIR`) through the
+// `pulumi-analyzer-policy` launcher beside this host (or on PATH), which starts @pulumi/pulumi's
+// policy-pack runner with the project's node; any other plugin (a component provider given by
+// its folder, e.g. in a YAML program's `packages:`) with @pulumi/pulumi's plugin runner. Their
+// dependencies come with the npm package that holds them, so InstallDependencies has nothing to do.
+// scripts/ensure-pulumi builds it from sdk/v3 at the same release as the CLI.
 package main
 
 import (
@@ -48,6 +51,8 @@ type host struct {
 func main() {
 	tracing := flag.String("tracing", "", "tracing endpoint, passed on to the program")
 	flag.String("runtime", "nodejs", "accepted for compatibility; only nodejs is supported")
+	// Plugin loaders (pulumi-language-yaml v1.25.0's among them) still pass the project root.
+	flag.String("root", "", "accepted for compatibility; the engine sends the program's directory with each request")
 	showVersion := flag.Bool("version", false, "print the plugin version and exit")
 	// --logtostderr and -v are registered by the SDK's logging package.
 	flag.Parse()
@@ -150,7 +155,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	if err != nil {
 		return &pulumirpc.RunResponse{Error: "could not find node on the PATH: " + err.Error()}, nil
 	}
-	runner, err := locateRunner(ctx, node, info.GetProgramDirectory())
+	runner, err := resolveFrom(ctx, node, info.GetProgramDirectory(), "@pulumi/pulumi/cmd/run")
 	if err != nil {
 		return &pulumirpc.RunResponse{Error: err.Error()}, nil
 	}
@@ -205,13 +210,14 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	return &pulumirpc.RunResponse{}, nil
 }
 
-// locateRunner resolves @pulumi/pulumi/cmd/run from the program directory, as the official host does.
-func locateRunner(ctx context.Context, node, programDir string) (string, error) {
-	cmd := exec.CommandContext(ctx, node, "-e", "console.log(require.resolve('@pulumi/pulumi/cmd/run'))")
-	cmd.Dir = programDir
+// resolveFrom resolves one of @pulumi/pulumi's runners from a program's or plugin's directory, as
+// the official host does.
+func resolveFrom(ctx context.Context, node, dir, module string) (string, error) {
+	cmd := exec.CommandContext(ctx, node, "-e", "console.log(require.resolve(process.argv[1]))", module)
+	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("could not find @pulumi/pulumi in %s (run 'npm ci'): %w", programDir, err)
+		return "", fmt.Errorf("could not find @pulumi/pulumi in %s (run 'npm ci'): %w", dir, err)
 	}
 	return filepath.Clean(strings.TrimSpace(string(out))), nil
 }
@@ -246,22 +252,43 @@ func programEnvironment(req *pulumirpc.RunRequest) ([]string, error) {
 	return env, nil
 }
 
-// RunPlugin runs a Node.js plugin: the engine asks for it to start a policy pack (kind "analyzer")
-// from its directory. It runs `pulumi-analyzer-policy <args> .` (the launcher Pulumi's distribution
-// ships for Node.js packs: it starts @pulumi/pulumi/cmd/run-policy-pack) in the pack's directory and
-// streams its output back; the engine reads the pack's port from the first line of stdout.
+// RunPlugin runs a Node.js plugin from its directory and streams its output back; the engine reads
+// the plugin's port from the first line of stdout. A policy pack (kind "analyzer") runs as
+// `pulumi-analyzer-policy <args> .` (the launcher Pulumi's distribution ships for Node.js packs: it
+// starts @pulumi/pulumi/cmd/run-policy-pack); any other plugin as `node <@pulumi/pulumi/cmd/run-plugin>
+// <dir> <args>` in the engine's directory, the runner resolved from the plugin's, as the official host does.
 func (h *host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.LanguageRuntime_RunPluginServer) error {
-	launcher, err := analyzerLauncher()
-	if err != nil {
-		return err
-	}
 	dir := req.GetInfo().GetProgramDirectory()
 	if dir == "" {
 		dir = req.GetPwd()
 	}
-	args := append(append([]string{}, req.GetArgs()...), ".")
-	cmd := exec.CommandContext(server.Context(), launcher, args...)
-	cmd.Dir = dir
+	var command string
+	var args []string
+	cwd := dir
+	if req.GetKind() == "analyzer" {
+		launcher, err := analyzerLauncher()
+		if err != nil {
+			return err
+		}
+		command, args = launcher, append(append([]string{}, req.GetArgs()...), ".")
+	} else {
+		node, err := exec.LookPath("node")
+		if err != nil {
+			return fmt.Errorf("could not find node on the PATH: %w", err)
+		}
+		runner, err := resolveFrom(server.Context(), node, dir, "@pulumi/pulumi/cmd/run-plugin")
+		if err != nil {
+			return err
+		}
+		command, args = node, append([]string{runner, dir}, req.GetArgs()...)
+		// In the engine's directory (the program's), where Pulumi starts every provider: a component
+		// provider resolves the program's relative paths against it.
+		if req.GetPwd() != "" {
+			cwd = req.GetPwd()
+		}
+	}
+	cmd := exec.CommandContext(server.Context(), command, args...)
+	cmd.Dir = cwd
 	cmd.Env = append(os.Environ(), req.GetEnv()...)
 	var mu sync.Mutex
 	send := func(response *pulumirpc.RunPluginResponse) {
@@ -279,11 +306,19 @@ func (h *host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.Langu
 	if err := cmd.Run(); err != nil {
 		var exitErr *exec.ExitError
 		if !errors.As(err, &exitErr) {
-			return fmt.Errorf("could not run %s: %w", launcher, err)
+			return fmt.Errorf("could not run %s: %w", command, err)
 		}
 		code = int32(exitErr.ExitCode())
 	}
 	send(&pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Exitcode{Exitcode: code}})
+	return nil
+}
+
+// InstallDependencies has nothing to install: a plugin's dependencies are installed with the npm
+// package that holds it, and a program's by `npm ci`. It answers at once, so the engine goes on.
+func (h *host) InstallDependencies(
+	*pulumirpc.InstallDependenciesRequest, pulumirpc.LanguageRuntime_InstallDependenciesServer,
+) error {
 	return nil
 }
 

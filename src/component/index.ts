@@ -22,8 +22,8 @@ export const AGENT_DIRECTORY_TYPE = "agent-iac:index:AgentDirectory";
 
 export interface AgentDirectoryArgs {
   /**
-   * The directory of agent files, relative to the Pulumi project (the directory of Pulumi.yaml),
-   * e.g. `"agents"`. Every `<key>.yaml` in it is one agent; `<key>.<stack>.yaml` is merged over
+   * The directory of agent files, relative to the Pulumi project (the directory of Pulumi.yaml; in
+   * a component provider, the program's directory), e.g. `"agents"`. Every `<key>.yaml` in it is one agent; `<key>.<stack>.yaml` is merged over
    * it on that stack. The key is the agent resource's name, so keys must be unique in a stack.
    */
   dir: string;
@@ -95,7 +95,7 @@ export async function readAgentDirectory(dir: string): Promise<AgentDefinition[]
   if (typeof dir !== "string" || dir.trim() === "") {
     throw new pulumi.RunError("AgentDirectory: `dir` must name a directory of agent files, relative to the project");
   }
-  const projectDir = pulumi.runtime.getRootDirectory();
+  const projectDir = programDirectory();
   const absolute = path.resolve(projectDir, dir);
   const { agents, errors } = await loadAgents(absolute, { stack: pulumi.getStack() });
   if (errors.length > 0) {
@@ -112,6 +112,15 @@ export async function readAgentDirectory(dir: string): Promise<AgentDefinition[]
     throw new pulumi.RunError((error as Error).message);
   }
   return agents;
+}
+
+/**
+ * The program's directory. A Node.js program is told it (`getRootDirectory`, absolute); a component
+ * provider is not (the SDK answers a placeholder there), but the engine starts it in that directory.
+ */
+function programDirectory(): string {
+  const root = pulumi.runtime.getRootDirectory();
+  return path.isAbsolute(root) ? root : process.cwd();
 }
 
 /**
