@@ -239,6 +239,26 @@ describe("npm start", { timeout: 300_000 }, () => {
     }
   });
 
+  it("says a key refused in the smoke phase in the stack's terms, as smoke does (exit 2, the deploy kept)", async () => {
+    const service = await startSimulator({ host: "127.0.0.5", port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    try {
+      await writeFile(path.join(project.dir, "Pulumi.refused.yaml"), `config:\n  agents:baseUrl: ${service.url}\n`);
+      // The deploy is served; the smoke phase's first request (its access check) is refused.
+      await simulatorCall(service, "POST", "/_simulator/faults", {
+        route: "GET /conversations",
+        count: 1,
+        status: 401,
+      });
+      const refused = await run("--stack", "refused");
+      expect(refused.stdout).toContain("Changes applied.");
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toContain("agent-iac start: the service refused the API key from AGENT_IAC_API_KEY");
+      expect(refused.stderr).toContain("check the stack's secret agents:apiKey or AGENT_IAC_API_KEY");
+    } finally {
+      await service.close();
+    }
+  });
+
   it("writes the API key and the stream tokens nowhere: state, outputs, logs, reports, simulator data", async () => {
     const written: { file: string; text: string }[] = [];
     for (const root of [project.dir, sandbox.backendDir]) {
