@@ -37,6 +37,7 @@ import {
 } from "../src/errors/index.ts";
 import { JudgeAnswerError, LabelledFileError } from "../src/judge/index.ts";
 import { PolicyConfigError } from "../src/policy/index.ts";
+import { readReport } from "../src/report/index.ts";
 import { planCalls, RecordingError } from "../src/smoke/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
 import { runCli, runInProcess } from "./helpers/cli.ts";
@@ -94,6 +95,44 @@ describe("the mapping from the error model to the CLI", () => {
     }
     // Every code is covered above.
     expect(new Set(cases.map(([, code]) => code))).toEqual(new Set([...ERROR_CODES, ...API_ERROR_CODES]));
+  });
+
+  it("explains the service's errors in the terms of the run's connection, whatever the command", () => {
+    const connection = {
+      baseUrl: "http://127.0.0.1:1",
+      apiKey: "sk-x",
+      serviceVersion: undefined,
+      keySource: "AGENT_IAC_API_KEY",
+      loopback: true,
+    } as const;
+    expect(cliOutcome(new AuthenticationError(api), connection)).toMatchObject({
+      exitCode: 2,
+      message: "the service refused the API key from AGENT_IAC_API_KEY: GET /conversations → 401",
+      hint: "check the stack's secret agents:apiKey or AGENT_IAC_API_KEY",
+    });
+    const refused = new ConnectionError({ ...api, requestSent: false, networkCode: "ECONNREFUSED" });
+    expect(cliOutcome(refused, connection)).toMatchObject({
+      exitCode: 3,
+      message: "nothing answers at http://127.0.0.1:1 (ECONNREFUSED)",
+      hint: expect.stringContaining("npm run service"),
+    });
+    // Without a connection: the service's words.
+    expect(cliOutcome(new AuthenticationError(api))).toEqual({ exitCode: 2, message: api.message, hint: undefined });
+  });
+
+  it("reads a report merge's input as input: a file that is not a report is an InvalidInputError (exit 2)", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "read-report-"));
+    try {
+      const notJson = path.join(dir, "a.json");
+      await writeFile(notJson, "{");
+      for (const file of [notJson, path.join(dir, "missing.json")]) {
+        const error = await readReport(file).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidInputError);
+        expect(exitCodeOf(error as InvalidInputError)).toBe(2);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("words every field as a distinct flag of the commands", () => {
