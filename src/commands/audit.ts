@@ -1,4 +1,5 @@
 // `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/watch).
+import { terminalText } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
 import { trafficStack } from "../usecases/index.ts";
 import { audit, auditReport, readVersionsFile, resolveWindow } from "../watch/index.ts";
@@ -63,7 +64,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     const code = await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: io.stdout });
     if (code === 1) {
       const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");
-      io.stderr.write(`agent-iac audit: agent ids this stack never held took calls: ${ids}\n`);
+      // The ids are the service's: shown escaped, never obeyed.
+      io.stderr.write(`agent-iac audit: agent ids this stack never held took calls: ${terminalText(ids)}\n`);
     }
     return code;
   });
