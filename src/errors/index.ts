@@ -27,7 +27,7 @@ export const ERROR_CODES = [
   "AGENT_IAC_BACKEND",
   /** A file could not be written (a recording, the job summary). */
   "AGENT_IAC_IO",
-  /** The service answered, but not what the command needs (a stream that ended early, no replay of a conversation). */
+  /** The service failed the command: a stream that ended early, no replay of a conversation, a simulator that cannot listen. */
   "AGENT_IAC_SERVICE",
   /** The judge's answer could not be used as a vote (malformed, refused, withheld). */
   "AGENT_IAC_JUDGE_ANSWER",
@@ -164,7 +164,7 @@ export class IoError extends AgentIacError {
   readonly code = "AGENT_IAC_IO";
 }
 
-/** The service answered, but not what the command needs (a stream that ended early, a conversation it does not replay). */
+/** The service failed the command: a stream that ended early, no replay of a conversation, a simulator that cannot listen. */
 export class ServiceError extends AgentIacError {
   override name = "ServiceError";
   readonly code = "AGENT_IAC_SERVICE";
