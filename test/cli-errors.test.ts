@@ -1,15 +1,26 @@
 // The one error model: the domain throws typed errors with a stable code (src/errors); the command
 // layer alone maps each code to an exit code and each field to its flag (src/commands/errors.ts);
-// src/cli.ts says them, a CliError with its own exit code, and anything unexpected as "a bug",
-// exit 3 (its stack only under --debug / AGENT_IAC_DEBUG=1).
+// src/cli.ts says them, and anything unexpected as "a bug", exit 3 (its stack only under --debug /
+// AGENT_IAC_DEBUG=1). The service client's ApiError family has codes of its own, mapped there too.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliOutcome, EXIT_CODES, exitCodeOf, FLAGS, flagNaming } from "../src/commands/errors.ts";
+import {
+  API_ERROR_CODES,
+  ApiError,
+  AuthenticationError,
+  ConnectionError,
+  InvalidRequestError,
+  InvalidResponseError,
+  NotFoundError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+} from "../src/api/errors.ts";
+import { cliOutcome, EXIT_CODES, exitCodeOf, FLAGS, flagNaming, type KnownError } from "../src/commands/errors.ts";
 import { loadAgents } from "../src/definitions/index.ts";
 import {
-  type AgentIacError,
   BackendError,
   CliError,
   ConfigError,
@@ -20,26 +31,30 @@ import {
   InvalidInputError,
   IoError,
   plainNaming,
+  ServiceError,
   StackLockedError,
   StackNotFoundError,
 } from "../src/errors/index.ts";
 import { JudgeAnswerError, LabelledFileError } from "../src/judge/index.ts";
 import { PolicyConfigError } from "../src/policy/index.ts";
+import { readReport } from "../src/report/index.ts";
 import { planCalls, RecordingError } from "../src/smoke/index.ts";
 import { projectRoot } from "../src/workspace/index.ts";
 import { runCli, runInProcess } from "./helpers/cli.ts";
 
+const api = { message: "GET /conversations → 401", method: "GET", path: "/conversations" };
+
 describe("the mapping from the error model to the CLI", () => {
-  it("gives every domain code one of the README's exit codes, and only a CliError chooses its own", () => {
-    const domain = ERROR_CODES.filter((code) => code !== "AGENT_IAC_COMMAND");
-    expect(Object.keys(EXIT_CODES).sort()).toEqual([...domain].sort());
-    for (const code of domain) expect([1, 2, 3, 130]).toContain(EXIT_CODES[code]);
-    expect(new Set(ERROR_CODES).size).toBe(ERROR_CODES.length);
-    for (const code of ERROR_CODES) expect(code).toMatch(/^AGENT_IAC_[A-Z_]+$/);
+  it("gives every code, the service client's too, one of the README's exit codes", () => {
+    const codes = [...ERROR_CODES, ...API_ERROR_CODES];
+    expect(Object.keys(EXIT_CODES).sort()).toEqual([...codes].sort());
+    for (const code of codes) expect([1, 2, 3, 130]).toContain(EXIT_CODES[code]);
+    expect(new Set(codes).size).toBe(codes.length);
+    for (const code of codes) expect(code).toMatch(/^AGENT_IAC_[A-Z_]+$/);
   });
 
   it("maps each category, and the folders' own error classes, to the README's exit code", () => {
-    const cases: [AgentIacError, string, number][] = [
+    const cases: [KnownError, string, number][] = [
       [new InvalidInputError("x"), "AGENT_IAC_INVALID_INPUT", 2],
       [new ConfigError("x"), "AGENT_IAC_CONFIG", 2],
       // Invalid agent or scenario files are a failed check, from every command.
@@ -57,8 +72,19 @@ describe("the mapping from the error model to the CLI", () => {
       [new PolicyConfigError("x"), "AGENT_IAC_CONFIG", 2],
       [new LabelledFileError("l.yaml", ["l.yaml:1: items: required"]), "AGENT_IAC_INVALID_INPUT", 2],
       [new RecordingError(new Error("EACCES")), "AGENT_IAC_IO", 3],
-      [new CliError("x", 1), "AGENT_IAC_COMMAND", 1],
-      [new CliError("x", 130), "AGENT_IAC_COMMAND", 130],
+      [new ServiceError("x"), "AGENT_IAC_SERVICE", 3],
+      // A usage error is the one thing a command throws of its own, and it carries no exit code.
+      [new CliError("x"), "AGENT_IAC_USAGE", 2],
+      // The service's answers: a refused key or request, an unknown id are the caller's to change.
+      [new ApiError(api), "AGENT_IAC_API", 3],
+      [new AuthenticationError(api), "AGENT_IAC_API_AUTHENTICATION", 2],
+      [new NotFoundError(api), "AGENT_IAC_API_NOT_FOUND", 2],
+      [new InvalidRequestError(api), "AGENT_IAC_API_INVALID_REQUEST", 2],
+      [new RateLimitError(api), "AGENT_IAC_API_RATE_LIMIT", 3],
+      [new ServerError(api), "AGENT_IAC_API_SERVER", 3],
+      [new InvalidResponseError(api), "AGENT_IAC_API_INVALID_RESPONSE", 3],
+      [new ConnectionError({ ...api, requestSent: false }), "AGENT_IAC_API_CONNECTION", 3],
+      [new TimeoutError({ ...api, requestSent: true }), "AGENT_IAC_API_TIMEOUT", 3],
     ];
     for (const [error, code, exitCode] of cases) {
       expect({ name: error.name, code: error.code, exitCode: exitCodeOf(error) }).toEqual({
@@ -67,8 +93,46 @@ describe("the mapping from the error model to the CLI", () => {
         exitCode,
       });
     }
-    // Every code but the CliError's is covered above.
-    expect(new Set(cases.map(([, code]) => code))).toEqual(new Set(ERROR_CODES));
+    // Every code is covered above.
+    expect(new Set(cases.map(([, code]) => code))).toEqual(new Set([...ERROR_CODES, ...API_ERROR_CODES]));
+  });
+
+  it("explains the service's errors in the terms of the run's connection, whatever the command", () => {
+    const connection = {
+      baseUrl: "http://127.0.0.1:1",
+      apiKey: "sk-x",
+      serviceVersion: undefined,
+      keySource: "AGENT_IAC_API_KEY",
+      loopback: true,
+    } as const;
+    expect(cliOutcome(new AuthenticationError(api), connection)).toMatchObject({
+      exitCode: 2,
+      message: "the service refused the API key from AGENT_IAC_API_KEY: GET /conversations → 401",
+      hint: "check the stack's secret agents:apiKey or AGENT_IAC_API_KEY",
+    });
+    const refused = new ConnectionError({ ...api, requestSent: false, networkCode: "ECONNREFUSED" });
+    expect(cliOutcome(refused, connection)).toMatchObject({
+      exitCode: 3,
+      message: "nothing answers at http://127.0.0.1:1 (ECONNREFUSED)",
+      hint: expect.stringContaining("npm run service"),
+    });
+    // Without a connection: the service's words.
+    expect(cliOutcome(new AuthenticationError(api))).toEqual({ exitCode: 2, message: api.message, hint: undefined });
+  });
+
+  it("reads a report merge's input as input: a file that is not a report is an InvalidInputError (exit 2)", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "read-report-"));
+    try {
+      const notJson = path.join(dir, "a.json");
+      await writeFile(notJson, "{");
+      for (const file of [notJson, path.join(dir, "missing.json")]) {
+        const error = await readReport(file).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidInputError);
+        expect(exitCodeOf(error as InvalidInputError)).toBe(2);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("words every field as a distinct flag of the commands", () => {

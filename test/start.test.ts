@@ -110,6 +110,18 @@ describe("npm start", { timeout: 300_000 }, () => {
       expect(again.stdout.trim().split("\n").at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
       const stored = await storedAgents(service);
       expect(stored.procedural.length + stored.conversational.length).toBe(4);
+
+      // A key refused in the smoke phase (its access check) is said in the stack's terms, as smoke says it.
+      await simulatorCall(service, "POST", "/_simulator/faults", {
+        route: "GET /conversations",
+        count: 1,
+        status: 401,
+      });
+      const refused = await run("--stack", "remote");
+      expect(refused.stdout).toContain("No changes.");
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toContain("agent-iac start: the service refused the API key from AGENT_IAC_API_KEY");
+      expect(refused.stderr).toContain("check the stack's secret agents:apiKey or AGENT_IAC_API_KEY");
     } finally {
       await service.close();
     }

@@ -446,7 +446,7 @@ export class Core {
           this.secrets,
         ),
         requestSent: true,
-        code: "RESPONSE_UNREADABLE",
+        networkCode: "RESPONSE_UNREADABLE",
       });
     }
     return new InvalidResponseError({

@@ -1,7 +1,8 @@
 // Typed errors for every failure of the client, made by one factory from what the service answered
 // (status, headers, body) or from how the connection failed. Messages name the method and the path
 // without its query string (the stream token travels as `?token=`) and never a secret: every text
-// that goes into an error is passed through `redact` with the client's key and tokens.
+// that goes into an error is passed through `redact` with the client's key and tokens. Like
+// undici's errors, each class has a stable `code` (API_ERROR_CODES) a caller can branch on.
 
 /** Longest response body text kept on an error (the rest is cut with an ellipsis). */
 export const MAX_ERROR_BODY_CHARS = 2000;
@@ -17,7 +18,24 @@ export type ApiErrorInit = {
   cause?: unknown;
 };
 
+/** The stable code of each ApiError class (src/commands/errors.ts maps each to an exit code). */
+export const API_ERROR_CODES = [
+  /** A status the client has no class for. */
+  "AGENT_IAC_API",
+  "AGENT_IAC_API_AUTHENTICATION",
+  "AGENT_IAC_API_NOT_FOUND",
+  "AGENT_IAC_API_INVALID_REQUEST",
+  "AGENT_IAC_API_RATE_LIMIT",
+  "AGENT_IAC_API_SERVER",
+  "AGENT_IAC_API_INVALID_RESPONSE",
+  "AGENT_IAC_API_CONNECTION",
+  "AGENT_IAC_API_TIMEOUT",
+] as const;
+
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+
 export class ApiError extends Error {
+  readonly code: ApiErrorCode = "AGENT_IAC_API";
   /** HTTP status, when the service answered. */
   readonly status: number | undefined;
   readonly method: string;
@@ -47,6 +65,7 @@ export type Credential = "api_key" | "stream_token";
 
 /** 401 or 403: the key (or stream token) is missing, wrong, expired or not allowed here. */
 export class AuthenticationError extends ApiError {
+  override readonly code = "AGENT_IAC_API_AUTHENTICATION";
   /** Which credential the service refused: a stream opened with its token never sent the key. */
   readonly credential: Credential;
   constructor(init: ApiErrorInit & { credential?: Credential | undefined }) {
@@ -55,25 +74,36 @@ export class AuthenticationError extends ApiError {
   }
 }
 /** 404. */
-export class NotFoundError extends ApiError {}
+export class NotFoundError extends ApiError {
+  override readonly code = "AGENT_IAC_API_NOT_FOUND";
+}
 /** 400 or 422 from the service, or a request that failed validation and was never sent (`status` undefined). */
-export class InvalidRequestError extends ApiError {}
+export class InvalidRequestError extends ApiError {
+  override readonly code = "AGENT_IAC_API_INVALID_REQUEST";
+}
 /** 429. */
-export class RateLimitError extends ApiError {}
+export class RateLimitError extends ApiError {
+  override readonly code = "AGENT_IAC_API_RATE_LIMIT";
+}
 /** 5xx. */
-export class ServerError extends ApiError {}
+export class ServerError extends ApiError {
+  override readonly code = "AGENT_IAC_API_SERVER";
+}
 /** The service answered something the client cannot read (wrong shape, repeated cursor, broken stream). */
-export class InvalidResponseError extends ApiError {}
+export class InvalidResponseError extends ApiError {
+  override readonly code = "AGENT_IAC_API_INVALID_RESPONSE";
+}
 
 export class ConnectionError extends ApiError {
+  override readonly code = "AGENT_IAC_API_CONNECTION";
   /** True when the request may have reached the service (e.g. a reset after it was written). */
   readonly requestSent: boolean;
   /** The network error code, e.g. ECONNREFUSED or UND_ERR_SOCKET. */
-  readonly code: string | undefined;
-  constructor(init: ApiErrorInit & { requestSent: boolean; code?: string | undefined }) {
+  readonly networkCode: string | undefined;
+  constructor(init: ApiErrorInit & { requestSent: boolean; networkCode?: string | undefined }) {
     super(init);
     this.requestSent = init.requestSent;
-    this.code = init.code;
+    this.networkCode = init.networkCode;
   }
 }
 
@@ -81,6 +111,7 @@ export class ConnectionError extends ApiError {
 export type TimeoutLimit = "socket" | "deadline" | "idle";
 
 export class TimeoutError extends ApiError {
+  override readonly code = "AGENT_IAC_API_TIMEOUT";
   /** True when the request may have reached the service (a headers or body timeout). */
   readonly requestSent: boolean;
   readonly limit: TimeoutLimit;
@@ -276,7 +307,7 @@ export function errorFromNetwork(failure: NetworkFailure): ConnectionError | Tim
     requestSent: failure.requestSent,
     cause: failure.error,
   };
-  return failure.timeout ? new TimeoutError(init) : new ConnectionError({ ...init, code });
+  return failure.timeout ? new TimeoutError(init) : new ConnectionError({ ...init, networkCode: code });
 }
 
 export function errorCode(error: unknown): string | undefined {

@@ -16,6 +16,7 @@ export type { ClientOptions, RequestOptions, RequestSpec, RetryNotice, Timeouts 
 export { Core as RequestCore } from "./core.ts";
 export {
   ApiError,
+  type ApiErrorCode,
   AuthenticationError,
   ConnectionError,
   displayUrl,

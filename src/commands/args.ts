@@ -109,7 +109,7 @@ export function parseCommand<const F extends Record<string, Flag>>(
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new CliError(parseErrorMessage(error, Object.keys(options)), 2, { hint: usageText(spec) });
+    throw new CliError(parseErrorMessage(error, Object.keys(options)), { hint: usageText(spec) });
   }
   if ((parsed.values as { help?: boolean }).help) {
     out.write(usageText(spec));
@@ -118,9 +118,9 @@ export function parseCommand<const F extends Record<string, Flag>>(
   const { min = 0, max, what } = spec.positionals ?? { max: 0, what: "" };
   const count = parsed.positionals.length;
   if (count > max) {
-    throw new CliError(`unexpected argument ${JSON.stringify(parsed.positionals[max])}`, 2, { hint: usageText(spec) });
+    throw new CliError(`unexpected argument ${JSON.stringify(parsed.positionals[max])}`, { hint: usageText(spec) });
   }
-  if (count < min) throw new CliError(`${what} is needed`, 2, { hint: usageText(spec) });
+  if (count < min) throw new CliError(`${what} is needed`, { hint: usageText(spec) });
   return { ...parsed, typed: convertFlags(spec.flags, parsed.values as Record<string, unknown>) };
 }
 
@@ -130,7 +130,7 @@ function convertFlags<F extends Record<string, Flag>>(flags: F, values: Record<s
     const text = values[name];
     if (!flag.value || typeof text !== "string") continue;
     const converted = flag.value.convert(text);
-    if (converted === undefined) throw new CliError(`--${name} must be ${flag.value.expected}, not "${text}"`, 2);
+    if (converted === undefined) throw new CliError(`--${name} must be ${flag.value.expected}, not "${text}"`);
     typed[name] = converted;
   }
   return typed as Converted<F>;

@@ -1,18 +1,22 @@
-// The command layer's one mapping of the error model (src/errors): each code to its exit code, and
-// each input field to the flag that sets it. The README's rule: 0 ok, 1 a failed check (including
-// invalid agent files), 2 usage or configuration error, 3 service or backend failure, 130 interrupted.
+// The command layer's one mapping of the error model (src/errors, and the service client's ApiError
+// family): each code to its exit code, each input field to the flag that sets it, and the service's
+// errors explained for the connection the run used. The README's rule: 0 ok, 1 a failed check
+// (including invalid agent files), 2 usage or configuration error, 3 service or backend failure,
+// 130 interrupted. A command's own result (a report) gives its exit code itself.
+import { ApiError, type ApiErrorCode, AuthenticationError, ConnectionError, redact } from "../api/index.ts";
 import {
-  type AgentIacError,
-  CliError,
-  type DomainErrorCode,
+  AgentIacError,
+  type ErrorCode,
   type ExitCode,
   type InputField,
   InvalidFilesError,
   type Naming,
 } from "../errors/index.ts";
+import { terminalText } from "../render/index.ts";
+import { type Connection, secretsInEnvironment } from "../settings/index.ts";
 
-/** The exit code of each domain error code. */
-export const EXIT_CODES: Readonly<Record<DomainErrorCode, ExitCode>> = {
+/** The exit code of each error code. */
+export const EXIT_CODES: Readonly<Record<ErrorCode | ApiErrorCode, ExitCode>> = {
   AGENT_IAC_INVALID_INPUT: 2,
   AGENT_IAC_CONFIG: 2,
   // Invalid agent or scenario files are a failed check, the same from every command.
@@ -21,8 +25,21 @@ export const EXIT_CODES: Readonly<Record<DomainErrorCode, ExitCode>> = {
   AGENT_IAC_STACK_LOCKED: 3,
   AGENT_IAC_BACKEND: 3,
   AGENT_IAC_IO: 3,
+  AGENT_IAC_SERVICE: 3,
   AGENT_IAC_JUDGE_ANSWER: 3,
   AGENT_IAC_INTERRUPTED: 130,
+  AGENT_IAC_USAGE: 2,
+  // The service's answers: a refused key or request, an unknown id is configuration the caller
+  // must change (2); anything else is the service failing (3).
+  AGENT_IAC_API_AUTHENTICATION: 2,
+  AGENT_IAC_API_INVALID_REQUEST: 2,
+  AGENT_IAC_API_NOT_FOUND: 2,
+  AGENT_IAC_API: 3,
+  AGENT_IAC_API_RATE_LIMIT: 3,
+  AGENT_IAC_API_SERVER: 3,
+  AGENT_IAC_API_INVALID_RESPONSE: 3,
+  AGENT_IAC_API_CONNECTION: 3,
+  AGENT_IAC_API_TIMEOUT: 3,
 };
 
 /** The flag of each input field, as the commands declare it. */
@@ -46,24 +63,51 @@ export const FLAGS: Readonly<Record<InputField, string>> = {
 /** The CLI's naming: a field is said as its flag. */
 export const flagNaming: Naming = (field) => FLAGS[field];
 
-/** The exit code of an error the model knows: a CliError's own, else its code's. */
-export function exitCodeOf(error: AgentIacError): ExitCode {
-  if (error instanceof CliError) return error.exitCode;
-  const { code } = error;
-  // Only a CliError carries AGENT_IAC_COMMAND; another class claiming it is a bug (exit 3).
-  return code === "AGENT_IAC_COMMAND" ? 3 : EXIT_CODES[code];
+/** An error the mapping knows: the project's, or the service client's. */
+export type KnownError = AgentIacError | ApiError;
+
+export function isKnownError(error: unknown): error is KnownError {
+  return error instanceof AgentIacError || error instanceof ApiError;
 }
 
-/**
- * An error of the model in the CLI's words: its exit code, its message and hint with fields as
- * flags, and the lines said before it (each invalid file's file:line).
- */
-export function cliOutcome(error: AgentIacError): {
+/** The exit code of an error the mapping knows: its code's. */
+export function exitCodeOf(error: KnownError): ExitCode {
+  return EXIT_CODES[error.code];
+}
+
+export type CliOutcome = {
   exitCode: ExitCode;
   message: string;
   hint: string | undefined;
   details?: string;
-} {
+};
+
+/**
+ * An error in the CLI's words: its exit code, its message and hint with fields as flags, the lines
+ * said before it (each invalid file's file:line), and a service error explained for `connection`
+ * (the one the run talked to, if any).
+ */
+export function cliOutcome(error: KnownError, connection?: Connection): CliOutcome {
+  if (error instanceof ApiError) return { exitCode: exitCodeOf(error), ...serviceError(error, connection) };
   const details = error instanceof InvalidFilesError ? { details: error.details } : {};
   return { exitCode: exitCodeOf(error), ...error.describe(flagNaming), ...details };
+}
+
+/** A connection failure or a refused key with what to do about it; else the service's words, one line. */
+function serviceError(error: ApiError, connection: Connection | undefined): Pick<CliOutcome, "message" | "hint"> {
+  // One line: the service's reason may hold line breaks of its own.
+  const said = terminalText(redact(error.message, secretsInEnvironment()));
+  if (connection && error instanceof ConnectionError && !error.requestSent && connection.loopback) {
+    return {
+      message: `nothing answers at ${connection.baseUrl} (${error.networkCode ?? "connection failed"})`,
+      hint: "start the local simulator in another terminal with `npm run service` (or run `npm start`, which starts its own)",
+    };
+  }
+  if (connection && error instanceof AuthenticationError) {
+    return {
+      message: `the service refused the API key from ${connection.keySource ?? "nowhere"}: ${said}`,
+      hint: "check the stack's secret agents:apiKey or AGENT_IAC_API_KEY",
+    };
+  }
+  return { message: said, hint: undefined };
 }

@@ -1,6 +1,6 @@
 // `agent-iac events <conversation-id>`: follows a conversation's event stream live.
 import { AuthenticationError, displayUrl, type EventEnvelope } from "../api/index.ts";
-import { CliError } from "../errors/index.ts";
+import { CliError, ConfigError, ServiceError } from "../errors/index.ts";
 import { jsonLine, terminalText, transcriptPrinter } from "../render/index.ts";
 import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
 import { stackConnection } from "../usecases/index.ts";
@@ -48,12 +48,12 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
     try {
       origin = new URL(eventsUrl).origin;
     } catch {
-      throw new CliError(`--events-url is not a URL: ${displayUrl(eventsUrl)}`, 2);
+      throw new CliError(`--events-url is not a URL: ${displayUrl(eventsUrl)}`);
     }
   }
   const connection: Connection = await stackConnection(values.stack, { baseUrl: values["base-url"] ?? origin });
   if (token && !eventsUrl && !connection.apiKey) {
-    throw new CliError("AGENT_IAC_STREAM_TOKEN is used with --events-url (the stream address it belongs to)", 2);
+    throw new CliError("AGENT_IAC_STREAM_TOKEN is used with --events-url (the stream address it belongs to)");
   }
   io.useConnection(connection);
   const client = useToken
@@ -80,7 +80,7 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
         `the stream was closed after ${events} event${events === 1 ? "" : "s"}${ended ? " (the conversation had ended)" : ""}`,
       );
     }
-    if (!ended) throw new CliError("the stream ended before conversation.ended", 3);
+    if (!ended) throw new ServiceError("the stream ended before conversation.ended");
     return 0;
   } finally {
     stop.release();
@@ -90,9 +90,8 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
 /** A refused stream token is the token's fault, not the API key's (none was sent). */
 function tokenRefused(error: unknown, conversationId: string): unknown {
   if (!(error instanceof AuthenticationError && error.credential === "stream_token")) return error;
-  return new CliError(
+  return new ConfigError(
     `the service refused the stream token from AGENT_IAC_STREAM_TOKEN for conversation ${conversationId}: ${terminalText(error.message)}`,
-    2,
     {
       cause: error,
       hint: "a stream token opens only its own conversation's stream and expires; the create-conversation response gives one with its events_url (or unset AGENT_IAC_STREAM_TOKEN to use the API key)",

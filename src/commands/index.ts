@@ -1,12 +1,13 @@
 // The command layer's one entry: `runCli(argv, io)` runs `agent-iac <command>` against a CommandIO
 // (its output streams and its run's lifecycle: in-process in tests, the process's in src/cli.ts)
 // and returns the exit code (0 ok, 1 failed check, 2 usage or configuration error, 3 service or
-// backend failure, 130 interrupted). Each command exports `run(argv, io)`; it stops early by
-// throwing a CliError, and the folders below throw the error model's typed errors (src/errors).
-// This is the one place that prints errors, and ./errors.ts the one mapping from an error's code to
-// its exit code and from its fields to flags.
-import { AgentIacError } from "../errors/index.ts";
-import { cliOutcome } from "./errors.ts";
+// backend failure, 130 interrupted). Each command exports `run(argv, io)` and returns its result's
+// exit code; it stops early on a usage error by throwing a CliError, and the folders below throw
+// the error model's typed errors (src/errors, the service client's ApiError). This is the one
+// place that prints errors, and ./errors.ts the one mapping from an error's code to its exit code,
+// from its fields to flags, and of the service's errors to the connection's terms.
+import { InterruptedError } from "../errors/index.ts";
+import { cliOutcome, isKnownError } from "./errors.ts";
 import {
   askedReportFiles,
   PLAN_REPORT_FLAGS,
@@ -107,33 +108,19 @@ type Outcome = {
 };
 
 /** The one place that turns an error into an exit code and a message. */
-async function classify(error: unknown): Promise<Outcome> {
-  if (error instanceof AgentIacError) return cliOutcome(error);
-  const api = await import("../api/index.ts");
-  if (error instanceof api.ApiError) {
-    const { secretsInEnvironment } = await import("../settings/index.ts");
-    // One line: the service's reason may hold line breaks of its own.
-    const { terminalText } = await import("../render/index.ts");
-    const message = terminalText(api.redact(error.message, secretsInEnvironment()));
-    // A refused key or request, an unknown id: configuration the caller must change (see README).
-    const caller =
-      error instanceof api.AuthenticationError ||
-      error instanceof api.InvalidRequestError ||
-      error instanceof api.NotFoundError;
-    return { exitCode: caller ? 2 : 3, message };
-  }
+function classify(error: unknown, io: CommandIO): Outcome {
+  if (isKnownError(error)) return cliOutcome(error, io.connection);
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return { exitCode: 3, message: `this is a bug: ${message}`, bug: true };
 }
 
 async function report(label: string, error: unknown, debug: boolean, io: CommandIO): Promise<number> {
-  const { Interrupted } = await import("./lifecycle.ts");
-  if (error instanceof Interrupted) {
+  const outcome = classify(error, io);
+  if (error instanceof InterruptedError) {
     // An interrupted run ends with its one line (what finished, where the reports are).
     io.stderr.write(`${error.message}\n`);
-    return error.exitCode;
+    return outcome.exitCode;
   }
-  const outcome = await classify(error);
   // Messages quote the service: its control characters are shown escaped, never obeyed.
   const { terminalLines } = await import("../render/index.ts");
   let text = outcome.details ? `${terminalLines(outcome.details)}\n` : "";

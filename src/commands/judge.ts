@@ -9,7 +9,6 @@ import {
   DEFAULT_CACHE_DIR,
   Judge,
   JudgeClient,
-  LabelledFileError,
   MIN_CALIBRATION_ITEMS,
   readLabelledFile,
   VoteCache,
@@ -51,16 +50,13 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       io.stdout.write("usage: agent-iac judge check FILE [options]   (agent-iac judge check --help)\n");
       return sub === undefined ? 2 : 0;
     }
-    throw new CliError(`unknown judge command "${sub}": the one command is \`agent-iac judge check FILE\``, 2);
+    throw new CliError(`unknown judge command "${sub}": the one command is \`agent-iac judge check FILE\``);
   }
   const parsed = parseCommand(CHECK_SPEC, rest, io.stdout);
   if (!parsed) return 0;
   const { values, positionals } = parsed;
   const file = positionals[0] as string;
-  const labelled = await readLabelledFile(file).catch((error: unknown) => {
-    if (error instanceof LabelledFileError) throw new CliError(error.message, 2);
-    throw error;
-  });
+  const labelled = await readLabelledFile(file);
   const settings = resolveJudge(configMapReader(await stackConfigOrFile(values.stack).catch(() => ({}))));
   const endpoint = requireJudge(settings, `judge check ${file}`, values.stack);
   const cache = new VoteCache(values["judge-cache"] ?? DEFAULT_CACHE_DIR, { read: !values["no-judge-cache"] });

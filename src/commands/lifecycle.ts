@@ -14,16 +14,15 @@
 //   failed run never leaves another run's reports (green or not) where its own were asked for.
 //   Signals that come before (while the command's code loads) are held and delivered right after.
 // - the clients for the service, which say each retry on stderr, closed when the run ends;
-// - the service's errors, said as one message for the connection the command used.
+// - the connection the command talks to, in whose terms the service's errors are said (./errors.ts).
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { Client, RetryNotice } from "../api/index.ts";
 import { createClient } from "../api/index.ts";
-import { CliError, retryLine } from "../errors/index.ts";
+import { InterruptedError, retryLine } from "../errors/index.ts";
 import { type CallOutcomeKind, finishedCalls, reportPath } from "../report/index.ts";
 import type { Connection, ResolvedConnection } from "../settings/index.ts";
-import { explainServiceError } from "./connect.ts";
 
 /** Told of each signal; `repeat` is true from the second one on. */
 export type InterruptListener = (signal: NodeJS.Signals, repeat: boolean) => void;
@@ -160,9 +159,14 @@ export class CommandIO {
     this.stderr.write(`${retryLine(notice)}\n`);
   };
 
-  /** The connection the command talks to: its errors are explained in its terms. */
+  /** The connection the command talks to: the service's errors are explained in its terms. */
   useConnection(given: Connection): void {
     this.#connection = given;
+  }
+
+  /** The connection the command said it talks to, if any. */
+  get connection(): Connection | undefined {
+    return this.#connection;
   }
 
   /** A client on the connection that says each retry on stderr; closed when the run ends. */
@@ -172,12 +176,10 @@ export class CommandIO {
     return client;
   }
 
-  /** Runs a command's body: its clients closed after it, the service's errors explained. */
+  /** Runs a command's body: its clients closed after it. */
   async run(body: () => Promise<number>): Promise<number> {
     try {
       return await body();
-    } catch (error) {
-      throw this.#connection ? explainServiceError(error, this.#connection) : error;
     } finally {
       await Promise.all([...this.#clients].map((client) => client.close().catch(() => {})));
       this.#clients.clear();
@@ -193,11 +195,6 @@ export function processIO(): CommandIO {
   });
 }
 
-/** An interrupted run's end: one line, exit 130 (src/cli.ts prints it without a label). */
-export class Interrupted extends CliError {
-  override name = "Interrupted";
-}
-
 export type InterruptedRun = {
   /** Every planned call's result: those that ended on their own count as finished. */
   calls: readonly { outcome: { kind: CallOutcomeKind } }[];
@@ -207,14 +204,14 @@ export type InterruptedRun = {
   phase?: string;
 };
 
-/** `interrupted: N of M calls finished; reports in reports/smoke.json, …` */
-export function interrupted(run: InterruptedRun): Interrupted {
+/** `interrupted: N of M calls finished; reports in reports/smoke.json, …` (said without a label, exit 130). */
+export function interrupted(run: InterruptedRun): InterruptedError {
   // Where src/report wrote them: a bare name under reports/.
   const files = run.reports.map((file) => shownPath(reportPath(file)));
   const where = files.length > 0 ? `; reports in ${files.join(", ")}` : "; no report was asked for";
   const phase = run.phase ? ` (${run.phase})` : "";
   const finished = finishedCalls(run.calls);
-  return new Interrupted(`interrupted: ${finished} of ${run.calls.length} calls finished${phase}${where}`, 130);
+  return new InterruptedError(undefined, `${finished} of ${run.calls.length} calls finished${phase}${where}`);
 }
 
 /** A written file's path as said: relative to the working directory. */
@@ -223,6 +220,6 @@ function shownPath(file: string): string {
 }
 
 /** An interrupted run that places no calls (a stream, a read of the traffic): `interrupted: <what>`. */
-export function interruptedWhile(what: string): Interrupted {
-  return new Interrupted(`interrupted: ${what}`, 130);
+export function interruptedWhile(what: string): InterruptedError {
+  return new InterruptedError(undefined, what);
 }

@@ -67,7 +67,7 @@ const LISTS: Record<string, ListCommand> = {
     },
     columns: ["id", "conversation_id", "rating", "reasons", "comment", "created_by_user_name", "created_at"],
     list: (client, query) => {
-      if (!query.service_id) throw new CliError("--service-id is required", 2);
+      if (!query.service_id) throw new CliError("--service-id is required");
       return client.feedbacks.list({ ...query, service_id: query.service_id });
     },
     footer: (body) => {
@@ -104,7 +104,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     const known = Object.keys(LISTS).flatMap((key) =>
       key.startsWith(`${group} `) ? [key.slice(group.length + 1)] : [],
     );
-    throw new CliError(sub ? `unknown subcommand "${sub}"${suggestion(sub, known)}` : "a subcommand is needed", 2, {
+    throw new CliError(sub ? `unknown subcommand "${sub}"${suggestion(sub, known)}` : "a subcommand is needed", {
       hint: GROUP_HELP[group],
     });
   }

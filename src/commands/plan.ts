@@ -83,9 +83,9 @@ type Parsed = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>;
 
 function planRequest({ values }: Parsed) {
   for (const flag of ["behave-report", "html"] as const) {
-    if (values[flag] && !values.behave) throw new CliError(`--${flag} needs --behave`, 2);
+    if (values[flag] && !values.behave) throw new CliError(`--${flag} needs --behave`);
   }
-  if (values.offline && values.behave) throw new CliError("--behave needs credentials: not with --offline", 2);
+  if (values.offline && values.behave) throw new CliError("--behave needs credentials: not with --offline");
   return {
     stack: values.stack,
     base: pullRequestBase(values.base),
@@ -190,9 +190,9 @@ async function finish(
   }
   if (previewed.blocked > 0) {
     io.stderr.write(`plan for ${request.stack}: ${previewed.blocked} mandatory policy violation(s)\n`);
-    return 1;
   }
-  return held.length > 0 ? Math.max(exitCode, 1) : exitCode;
+  // The plan's code says both: a held change or a mandatory violation fails it (1) unless its preview says worse.
+  return exitCode;
 }
 
 /** The summary line's word on the stack settings, when some changed. */

@@ -1,6 +1,6 @@
 // `agent-iac report merge A.json B.json … [--junit F] [--json F] [--html F]`: shard reports → one report whose
 // verdicts are those an unsharded run gives (rebuilt from the calls, thresholds and latency bounds).
-import { CliError } from "../errors/index.ts";
+import { CliError, InvalidInputError } from "../errors/index.ts";
 import { emitReport, notEvidence, type Report, readReport } from "../report/index.ts";
 import { mergeReports } from "../smoke/index.ts";
 import { parseCommand } from "./args.ts";
@@ -29,20 +29,12 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const [subcommand, ...files] = parsed.positionals;
-  if (subcommand !== "merge") throw new CliError(`unknown subcommand "${subcommand}" (subcommands: merge)`, 2);
-  if (files.length === 0) throw new CliError("report merge needs the shard reports to merge", 2);
-  const inputs = await Promise.all(
-    files.map(async (file) => {
-      try {
-        return { file, report: await readReport(file) };
-      } catch (error) {
-        throw new CliError((error as Error).message, 2, { cause: error });
-      }
-    }),
-  );
+  if (subcommand !== "merge") throw new CliError(`unknown subcommand "${subcommand}" (subcommands: merge)`);
+  if (files.length === 0) throw new CliError("report merge needs the shard reports to merge");
+  const inputs = await Promise.all(files.map(async (file) => ({ file, report: await readReport(file) })));
   for (const { file, report } of inputs) {
     const problem = notEvidence(report);
-    if (problem) throw new CliError(`${file}: not evidence a merge can count: ${problem}`, 2);
+    if (problem) throw new InvalidInputError(`${file}: not evidence a merge can count: ${problem}`);
   }
   const merged = mergeReports(inputs);
   for (const note of merged.notes) io.stderr.write(`${note}\n`);
@@ -53,9 +45,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   // The reports are written (a missing shard's calls as failed iterations), but the merge is refused.
   const missing = missingShards(inputs.map((i) => i.report));
   if (missing.length > 0) {
-    throw new CliError(
+    throw new InvalidInputError(
       `report merge: no report of shard(s) ${missing.join(", ")} among ${files.join(", ")}: a merge with a missing shard is not a result; its calls were counted as failed iterations`,
-      2,
     );
   }
   return code;

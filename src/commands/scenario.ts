@@ -5,7 +5,7 @@
 import { stat } from "node:fs/promises";
 import { type EventEnvelope, TimeoutError } from "../api/index.ts";
 import { type CapturedCall, captureScenario } from "../capture/index.ts";
-import { CliError } from "../errors/index.ts";
+import { CliError, InvalidInputError, ServiceError } from "../errors/index.ts";
 import { terminalText } from "../render/index.ts";
 import { requireConnection } from "../settings/index.ts";
 import { findRecording, MAX_RECORDING_BYTES } from "../smoke/index.ts";
@@ -56,13 +56,9 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     return 0;
   }
   if (sub !== "capture") {
-    throw new CliError(
-      sub ? `unknown subcommand "${sub}"${suggestion(sub, ["capture"])}` : "a subcommand is needed",
-      2,
-      {
-        hint: "usage: agent-iac scenario capture <conversation-id> [options]",
-      },
-    );
+    throw new CliError(sub ? `unknown subcommand "${sub}"${suggestion(sub, ["capture"])}` : "a subcommand is needed", {
+      hint: "usage: agent-iac scenario capture <conversation-id> [options]",
+    });
   }
   const parsed = parseCommand(SPEC, rest, io.stdout);
   if (!parsed) return 0;
@@ -89,11 +85,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
 
 async function fromRecording(dir: string, conversationId: string, calleeNo: string | undefined): Promise<CapturedCall> {
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
-    throw new CliError(`--from-recording ${dir}: no such directory of recordings`, 2);
+    throw new InvalidInputError(`--from-recording ${dir}: no such directory of recordings`);
   }
   const found = await findRecording(dir, conversationId);
   if (!found) {
-    throw new CliError(`--from-recording ${dir}: no recording of conversation ${conversationId}`, 2, {
+    throw new InvalidInputError(`--from-recording ${dir}: no recording of conversation ${conversationId}`, {
       hint: "recordings are written by `agent-iac smoke --record DIR`; each names its conversation id on its first line",
     });
   }
@@ -120,7 +116,7 @@ async function fromService(
 ): Promise<CapturedCall> {
   const { io } = options;
   if (!options.calleeNo) {
-    throw new CliError("--callee-no is needed to capture from the service: its events do not say the channel", 2, {
+    throw new CliError("--callee-no is needed to capture from the service: its events do not say the channel", {
       hint: "or capture from a recording of the call: --from-recording DIR",
     });
   }
@@ -139,9 +135,8 @@ async function fromService(
     for await (const envelope of stream) {
       bytes += Buffer.byteLength(JSON.stringify(envelope));
       if (bytes > MAX_RECORDING_BYTES) {
-        throw new CliError(
+        throw new ServiceError(
           `the service's stream of conversation ${conversationId} sent more than ${MAX_RECORDING_BYTES} bytes of events (${envelopes.length} events) without conversation.ended: stopped reading, nothing captured (a capture keeps at most what a recording may hold)`,
-          3,
           {
             hint: "capture a call that has ended, or record the calls as they happen with `agent-iac smoke --record DIR`",
           },
@@ -157,9 +152,8 @@ async function fromService(
     stop.release();
   }
   if (!envelopes.some((envelope) => envelope.payload.type === "conversation.started")) {
-    throw new CliError(
+    throw new ServiceError(
       `the service did not replay conversation ${conversationId}'s events (nothing for ${options.idleSeconds} s): the interface does not promise the stream of an ended conversation`,
-      3,
       {
         hint: "record the calls as they happen with `agent-iac smoke --record DIR`, then `agent-iac scenario capture <id> --from-recording DIR`",
       },

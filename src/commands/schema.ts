@@ -2,7 +2,7 @@
 // same zod schemas the loader validates with, for editors (yaml-language-server).
 import { readFile, writeFile } from "node:fs/promises";
 import { agentJsonSchema } from "../definitions/index.ts";
-import { CliError } from "../errors/index.ts";
+import { InvalidInputError } from "../errors/index.ts";
 import { parseCommand } from "./args.ts";
 import type { CommandIO } from "./lifecycle.ts";
 
@@ -38,7 +38,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     return 1;
   }
   await writeFile(values.out, schema).catch((error: Error) => {
-    throw new CliError(`cannot write ${values.out}: ${error.message}`, 2);
+    throw new InvalidInputError(`cannot write ${values.out}: ${error.message}`);
   });
   io.stdout.write(`wrote ${values.out}\n`);
   return 0;

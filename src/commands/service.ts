@@ -1,7 +1,7 @@
 // `agent-iac service` (`npm run service`): runs the local simulator of the service until SIGINT or
 // SIGTERM, then stops cleanly (open streams closed, persisted state flushed; exit 3 when the last
 // write of the data file failed).
-import { CliError } from "../errors/index.ts";
+import { CliError, ConfigError, ServiceError } from "../errors/index.ts";
 import { DEV_API_KEY, PROFILE_NAMES, type ProfileName, startSimulator } from "../simulator/index.ts";
 import { parseCommand, usageText } from "./args.ts";
 import type { CommandIO } from "./lifecycle.ts";
@@ -44,7 +44,7 @@ const numeric = (name: string, value: string | undefined, min: number): number |
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) {
-    throw new CliError(`--${name} must be an integer ≥ ${min}, got "${value}"`, 2, { hint: usageText(SPEC) });
+    throw new CliError(`--${name} must be an integer ≥ ${min}, got "${value}"`, { hint: usageText(SPEC) });
   }
   return n;
 };
@@ -54,10 +54,10 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (!parsed) return 0;
   const { values } = parsed;
   if (!PROFILE_NAMES.includes(values.profile as ProfileName)) {
-    throw new CliError(`--profile must be one of ${PROFILE_NAMES.join(", ")}, got "${values.profile}"`, 2);
+    throw new CliError(`--profile must be one of ${PROFILE_NAMES.join(", ")}, got "${values.profile}"`);
   }
   const port = numeric("port", values.port, 0) as number;
-  if (port > 65535) throw new CliError(`--port must be at most 65535, got "${values.port}"`, 2);
+  if (port > 65535) throw new CliError(`--port must be at most 65535, got "${values.port}"`);
   const apiKey = values["api-key"] || process.env.AGENT_IAC_API_KEY || DEV_API_KEY;
   const keySource = values["api-key"]
     ? "from --api-key"
@@ -80,7 +80,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   ).catch((error: NodeJS.ErrnoException) => {
     const code = error.code;
     const busy = code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL";
-    throw new CliError(error.message, busy ? 3 : 2, { cause: error });
+    // A busy or forbidden address is the service failing to start (3); anything else, its settings (2).
+    throw busy ? new ServiceError(error.message, { cause: error }) : new ConfigError(error.message, { cause: error });
   });
 
   io.stdout.write(

@@ -2,7 +2,7 @@
 // request → the smoke job (src/usecases) → emitReport.
 import { readOldVersions } from "../compare/index.ts";
 import { formatDiagnostic, simulationWarnings } from "../definitions/index.ts";
-import { CliError } from "../errors/index.ts";
+import { CliError, ConfigError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
@@ -132,12 +132,12 @@ function smokeRequest({ values, typed }: Parsed) {
   const compareOnly = (["alpha", "fail-on", "require-baseline"] as const).find(
     (flag) => values[flag] !== undefined && values[flag] !== false,
   );
-  if (!comparing && compareOnly) throw new CliError(`--${compareOnly} needs --compare OLD`, 2);
+  if (!comparing && compareOnly) throw new CliError(`--${compareOnly} needs --compare OLD`);
   if (comparing && values["version-id"] !== undefined) {
-    throw new CliError("--compare calls the stack's versions: drop --version-id", 2);
+    throw new CliError("--compare calls the stack's versions: drop --version-id");
   }
   if (values.replay !== undefined && (values.record !== undefined || values["dry-run"] || typed.shard || comparing)) {
-    throw new CliError("--replay places no call: it takes no --record, --dry-run, --shard or --compare", 2);
+    throw new CliError("--replay places no call: it takes no --record, --dry-run, --shard or --compare");
   }
   return {
     stack: values.stack,
@@ -187,7 +187,7 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
   }
   const held = await session.held();
   if (Object.keys(held.agents).length === 0 && request.selection.versionId === undefined) {
-    throw new CliError(`stack "${request.stack}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`, 2);
+    throw new ConfigError(`stack "${request.stack}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`);
   }
   if (held.stale.length > 0) io.stderr.write(staleOutputsNote(request.stack, held.stale));
   const definitions = await session.scenarioAgents(held);

@@ -52,6 +52,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const smoke = !parsed.values["no-smoke"];
   await ensurePulumi();
   const session = await openSession(stackName, { create: true });
+  // The service's errors (a refused key in the smoke phase too) are said in the stack's terms.
+  io.useConnection(session.connection);
   if (session.secretsWarning) io.stderr.write(session.secretsWarning);
   // Invalid agent files stop the run before anything is deployed.
   await session.validFiles("; nothing was deployed");

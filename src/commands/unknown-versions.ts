@@ -1,5 +1,5 @@
 // What smoke and start say when the service does not know versions they called: by agent key, with
-// the recovery. Apart from ./connect.ts, which every command loads: this needs the use cases.
+// the recovery. Apart from ./errors.ts, which every command loads: this needs the use cases.
 import type { HeldAgent } from "../provider/index.ts";
 import { type CallOutcome, unknownVersionCalls } from "../smoke/index.ts";
 import { agentsToRecreate, recoveryCommand } from "../usecases/index.ts";

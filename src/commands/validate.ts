@@ -8,7 +8,7 @@ import {
   loadAgents,
   simulationWarnings,
 } from "../definitions/index.ts";
-import { CliError } from "../errors/index.ts";
+import { ConfigError } from "../errors/index.ts";
 import {
   type AgentViolation,
   definitionAgents,
@@ -95,13 +95,14 @@ async function policySetups(file: string) {
   try {
     if (file.trim() !== "{}") text = await readFile(file, "utf8");
   } catch (error) {
-    throw new CliError(`cannot read the policy config ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`, 2);
+    throw new ConfigError(`cannot read the policy config ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
   }
   try {
     return ruleSetups(JSON.parse(text));
   } catch (error) {
-    if (error instanceof SyntaxError) throw new CliError(`${file}: not JSON: ${error.message}`, 2);
-    if (error instanceof PolicyConfigError) throw new CliError(`${file}: ${error.message}`, 2);
+    if (error instanceof SyntaxError) throw new ConfigError(`${file}: not JSON: ${error.message}`);
+    // The message names the file; the error keeps its class and code.
+    if (error instanceof PolicyConfigError) throw new PolicyConfigError(`${file}: ${error.message}`, { cause: error });
     throw error;
   }
 }

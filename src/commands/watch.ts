@@ -1,7 +1,8 @@
 // `agent-iac watch`: live-traffic figures of each conversational agent's current version against
 // its previous version (src/watch), with thresholds; exit 1 on a breach, naming the figure and
 // how to roll back.
-import { CliError } from "../errors/index.ts";
+import { ConfigError } from "../errors/index.ts";
+import { terminalLines } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
 import { simulatorServiceId, trafficStack } from "../usecases/index.ts";
 import { DEFAULT_NEGATIVE_RATINGS, readVersionsFile, resolveWindow, watch, watchReport } from "../watch/index.ts";
@@ -102,9 +103,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const baselineFile = values.baseline ? await readVersionsFile(values.baseline) : undefined;
   const { agents, history, connection } = await trafficStack(values.stack);
   if (!Object.values(agents).some((a) => a.kind === "conversational")) {
-    throw new CliError(
+    throw new ConfigError(
       `stack "${values.stack}" holds no conversational agents: run \`pulumi up\` (or \`npm start\`) first`,
-      2,
     );
   }
   return withTrafficClient(io, connection, values.stack, values, async (client, resume) => {
@@ -125,19 +125,20 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       resume,
       now,
     });
-    await emitReport(watchReport(result, now), {
+    const code = await emitReport(watchReport(result, now), {
       files: reportFiles(TRAFFIC_REPORT_FLAGS, values),
       out: io.stdout,
     });
     for (const agent of result.agents) {
       if (agent.status.startsWith("not_enough")) io.stderr.write(`warning: ${agent.message}\n`);
     }
+    // The report's code says a figure got worse (1); stderr names it and how to roll back.
     const regressed = result.agents.filter((a) => a.status === "regressed");
     if (regressed.length > 0) {
-      throw new CliError(regressed.map((a) => a.message).join("\n"), 1, {
-        hint: regressed.flatMap((a) => (a.rollback ? [a.rollback] : [])).join("\n"),
-      });
+      const rollback = regressed.flatMap((a) => (a.rollback ? [a.rollback] : []));
+      const said = `agent-iac watch: ${regressed.map((a) => a.message).join("\n")}\n`;
+      io.stderr.write(terminalLines(rollback.length > 0 ? `${said}\n${rollback.join("\n")}\n` : said));
     }
-    return 0;
+    return code;
   });
 }

@@ -4,14 +4,14 @@
 // duration, a file, an agent), the input as a field, worded by whoever shows the message: the
 // command layer says `--since` (src/commands/errors.ts), a library caller may say `since`.
 // The domain folders throw the category classes below and know no exit code and no flag; only
-// the command layer throws CliError (a command's own stop, with the exit code it chose) and maps
-// each code to an exit code.
+// the command layer throws CliError (a usage error) and maps each code to an exit code
+// (src/commands/errors.ts, with the service client's ApiError codes too).
 import type { RetryNotice } from "../api/index.ts";
 
 /** 130: stopped by SIGINT/SIGTERM (the shell convention, 128 + 2). */
 export type ExitCode = 1 | 2 | 3 | 130;
 
-/** The stable codes. Each category class below has one; CliError has its own. */
+/** The stable codes. Each category class below has one. */
 export const ERROR_CODES = [
   /** A value or a file the caller gave cannot be used (a duration, a versions file, a selection, a recording). */
   "AGENT_IAC_INVALID_INPUT",
@@ -27,17 +27,17 @@ export const ERROR_CODES = [
   "AGENT_IAC_BACKEND",
   /** A file could not be written (a recording, the job summary). */
   "AGENT_IAC_IO",
+  /** The service failed the command: a stream that ended early, no replay of a conversation, a simulator that cannot listen. */
+  "AGENT_IAC_SERVICE",
   /** The judge's answer could not be used as a vote (malformed, refused, withheld). */
   "AGENT_IAC_JUDGE_ANSWER",
   /** Stopped by SIGINT or SIGTERM. */
   "AGENT_IAC_INTERRUPTED",
-  /** A command's own stop (CliError): its exit code is the one it carries. */
-  "AGENT_IAC_COMMAND",
+  /** The command line cannot be used (an unknown flag or subcommand, flags that exclude each other): CliError. */
+  "AGENT_IAC_USAGE",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
-/** The codes of the domain's errors: the command layer maps each to an exit code. */
-export type DomainErrorCode = Exclude<ErrorCode, "AGENT_IAC_COMMAND">;
 
 /** The inputs of a request that a domain error can name. The command layer words each as its flag. */
 export const INPUT_FIELDS = [
@@ -164,6 +164,12 @@ export class IoError extends AgentIacError {
   readonly code = "AGENT_IAC_IO";
 }
 
+/** The service failed the command: a stream that ended early, no replay of a conversation, a simulator that cannot listen. */
+export class ServiceError extends AgentIacError {
+  override name = "ServiceError";
+  readonly code = "AGENT_IAC_SERVICE";
+}
+
 /** Stopped by SIGINT or SIGTERM; `what` is the message after `interrupted (SIGNAL): `. */
 export class InterruptedError extends AgentIacError {
   override name = "InterruptedError";
@@ -182,17 +188,15 @@ export class InterruptedError extends AgentIacError {
 }
 
 /**
- * A command's own stop with a message (src/commands and src/cli.ts only): src/cli.ts prints it and
- * exits with its code (0 ok, 1 failed check, 2 usage or configuration error, 3 service or backend
- * failure, 130 interrupted). Anything that is not an AgentIacError and reaches src/cli.ts is a bug.
+ * A usage error of the command line (src/commands only): an unknown flag or subcommand, a value
+ * the flag does not take, flags that exclude each other. Anything that is not an AgentIacError
+ * (or the service client's ApiError) and reaches src/cli.ts is a bug.
  */
 export class CliError extends AgentIacError {
   override name = "CliError";
-  readonly code = "AGENT_IAC_COMMAND";
-  readonly exitCode: ExitCode;
-  constructor(message: string, exitCode: ExitCode, options: { hint?: string; cause?: unknown } = {}) {
+  readonly code = "AGENT_IAC_USAGE";
+  constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
     super(message, options);
-    this.exitCode = exitCode;
   }
 }
 

@@ -6,7 +6,7 @@
 
 import { appendFile, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { IoError } from "../errors/index.ts";
+import { InvalidInputError, IoError } from "../errors/index.ts";
 import { terminalLines } from "./escape.ts";
 import { htmlReport } from "./html/index.ts";
 import { junitXml } from "./junit.ts";
@@ -152,10 +152,15 @@ export async function emitReport(value: AnyReport, options: EmitOptions = {}): P
 
 const isPlan = (value: AnyReport): value is Plan => value.kind === undefined || value.kind === "plan";
 
-/** The exit code of any kind's report (outcome.ts); a plan's is its behaviour preview's. */
+/**
+ * The exit code of any kind's report (outcome.ts). A plan's is its behaviour preview's, and at
+ * least 1 when the plan fails on its own account (a guarded setting changed, a mandatory violation).
+ */
 export function reportExitCode(value: AnyReport): number {
-  if (isPlan(value)) return value.behave_report ? exitCode(value.behave_report) : 0;
-  return exitCode(value);
+  if (!isPlan(value)) return exitCode(value);
+  const preview = value.behave_report ? exitCode(value.behave_report) : 0;
+  const held = (value.settings?.changes ?? []).some((c) => c.guarded) || (value.policy?.mandatory ?? 0) > 0;
+  return held ? Math.max(preview, 1) : preview;
 }
 
 /**
@@ -191,29 +196,31 @@ export async function unreadableFile(file: string, max = Number.MAX_SAFE_INTEGER
 /** A report file read back tolerantly; throws with the file's name and the first problem. */
 export async function readReport(file: string): Promise<Report> {
   const problem = await unreadableFile(file);
-  if (problem) throw new Error(`${file}: ${problem}`);
+  if (problem) throw new InvalidInputError(`${file}: ${problem}`);
   const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
-    throw new Error(`cannot read ${file}: ${error.code ?? error.message}`);
+    throw new InvalidInputError(`cannot read ${file}: ${error.code ?? error.message}`);
   });
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${file}: not JSON (${(error as Error).message})`);
+    throw new InvalidInputError(`${file}: not JSON (${(error as Error).message})`);
   }
   if ((value as { format?: unknown } | null)?.format !== REPORT_FORMAT) {
-    throw new Error(`${file}: not an agent-iac report (no "format": "${REPORT_FORMAT}")`);
+    throw new InvalidInputError(`${file}: not an agent-iac report (no "format": "${REPORT_FORMAT}")`);
   }
   const version = (value as { version?: unknown }).version;
   if (typeof version === "number" && version > REPORT_VERSION) {
-    throw new Error(
+    throw new InvalidInputError(
       `${file}: a report of version ${version}, newer than this agent-iac reads (${REPORT_VERSION}): upgrade agent-iac to read it`,
     );
   }
   const parsed = reportSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`${file}: not an agent-iac report: ${issue?.path.join(".") || "(top)"}: ${issue?.message}`);
+    throw new InvalidInputError(
+      `${file}: not an agent-iac report: ${issue?.path.join(".") || "(top)"}: ${issue?.message}`,
+    );
   }
   const report = parsed.data;
   // Before version 3 the summary counted calls; before 4 it had no count of calls not run or cut

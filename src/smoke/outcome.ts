@@ -86,7 +86,7 @@ export function failureOutcome(
   while (last.cause instanceof ApiError) last = last.cause;
   const code =
     last instanceof ConnectionError
-      ? last.code
+      ? last.networkCode
       : last instanceof TimeoutError
         ? OUTCOME_CODES.requestTimeout
         : serviceCode(last.body);

@@ -67,7 +67,7 @@ export class SimulatorAdmin {
         error instanceof ApiError && error.status !== undefined
           ? `HTTP ${error.status} to GET /_simulator/info`
           : error instanceof ConnectionError
-            ? `the connection failed after the request (${error.code ?? "no code"})`
+            ? `the connection failed after the request (${error.networkCode ?? "no code"})`
             : `no answer a simulator gives (${error instanceof Error ? error.name : "unknown error"})`;
       return { kind: "other", answer };
     }

@@ -127,7 +127,8 @@ describe("request core", () => {
     const error = (await client.conversationalAgents.create(agentBody).catch((e: unknown) => e)) as ConnectionError;
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error.requestSent).toBe(false);
-    expect(error.code).toBe("ECONNREFUSED");
+    expect(error.networkCode).toBe("ECONNREFUSED");
+    expect(error.code).toBe("AGENT_IAC_API_CONNECTION");
     expect(error.attempts).toBe(3);
     expect(error.message).toMatch(/could not connect .*\(3 attempts\)/);
     await client.close();
