@@ -19,7 +19,7 @@ import type { Client, RetryNotice } from "../api/index.ts";
 import { createClient } from "../api/index.ts";
 import { CliError, retryLine } from "../errors/index.ts";
 import { type CallOutcomeKind, finishedCalls, reportPath } from "../report/index.ts";
-import type { Connection, ResolvedConnection } from "../settings/index.ts";
+import { type Connection, type ProjectContext, projectContext, type ResolvedConnection } from "../settings/index.ts";
 import { explainServiceError } from "./connect.ts";
 
 /** Told of each signal; `repeat` is true from the second one on. */
@@ -40,6 +40,11 @@ export type IdleSignalHandler = (signal: NodeJS.Signals, note: string) => void;
 export class CommandIO {
   readonly stdout: Output;
   readonly stderr: Output;
+  /** The run's environment and directory (the process's by default): the use cases read these, never the process's. */
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+  /** The project the run works in, built once from `cwd` and `env`. */
+  readonly project: ProjectContext;
   readonly #onIdleSignal: IdleSignalHandler;
   readonly #listeners = new Set<InterruptListener>();
   readonly #clients = new Set<Client>();
@@ -50,9 +55,15 @@ export class CommandIO {
   #claimed: readonly string[] = [];
 
   /** `onIdleSignal`: a signal with nothing listening ends the run (the process: exit 130 at once). */
-  constructor(streams: { stdout: Output; stderr: Output }, onIdleSignal: IdleSignalHandler) {
+  constructor(
+    streams: { stdout: Output; stderr: Output; env?: NodeJS.ProcessEnv; cwd?: string },
+    onIdleSignal: IdleSignalHandler,
+  ) {
     this.stdout = streams.stdout;
     this.stderr = streams.stderr;
+    this.env = streams.env ?? process.env;
+    this.cwd = streams.cwd ?? process.cwd();
+    this.project = projectContext(this);
     this.#onIdleSignal = onIdleSignal;
   }
 

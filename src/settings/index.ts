@@ -30,6 +30,18 @@ export const LOCAL_DEV_KEY = "sk-agent-iac-local-dev-key";
 /** The project's local state, under its directory (gitignored): the simulator's data, the judge cache, the comparison base. */
 export const STATE_DIR = ".agent-iac";
 
+/**
+ * The project a run works in: its directory, its local state directory and the environment it
+ * reads. Built once per run from the run's CommandIO and passed to every use case, so nothing
+ * below the commands reads the process's directory or environment (two runs can share a process).
+ */
+export type ProjectContext = { readonly dir: string; readonly stateDir: string; readonly env: NodeJS.ProcessEnv };
+
+export function projectContext(run: { cwd: string; env: NodeJS.ProcessEnv }): ProjectContext {
+  const dir = path.resolve(run.cwd);
+  return { dir, stateDir: path.join(dir, STATE_DIR), env: run.env };
+}
+
 /** Reads one stack config value (Pulumi's `config.get`, or a lookup in `getAllConfig()`'s map). */
 export type ConfigReader = (key: string) => string | undefined;
 
@@ -78,6 +90,11 @@ export function resolveConnection(
         ? [LOCAL_DEV_KEY, "the local dev key"]
         : [undefined, undefined];
   return { baseUrl, apiKey, serviceVersion: set(config(CONFIG_KEYS.serviceVersion)), keySource, loopback };
+}
+
+/** The stack's agents:dir: the agent files' folder, relative to the project (undefined: agents/, if it exists). */
+export function agentsDirSetting(config: ConfigReader): string | undefined {
+  return set(config("agents:dir"));
 }
 
 /** A reader over the map the Automation API's `getAllConfig()` returns. */

@@ -20,13 +20,11 @@ export {
 } from "./preview.ts";
 export { agentsToRecreate, recoveryCommand } from "./recovery.ts";
 export {
-  offlineProject,
   openSession,
+  type ProjectSession,
   pullRequestBase,
   type StackSession,
-  stackConfigOrFile,
   stackConnection,
-  stackFileAddress,
   stackSettingsAgainst,
   staleOutputsNote,
 } from "./session.ts";
