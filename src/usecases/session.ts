@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parse, parseDocument } from "yaml";
+import { parseDocument } from "yaml";
 import { type CallerShapeSettings, resolveCallerShapeSettings } from "../caller/index.ts";
 import { AGENT_DIRECTORY_TYPE, PREVIOUS_VERSIONS_OUTPUT, versionsBeforeIn } from "../component/index.ts";
 import {
@@ -296,20 +296,13 @@ async function agentFilesOf(
   return loadAgents(dir, { stack: stackName });
 }
 
-/** The plain values of Pulumi.<stack>.yaml (a secret there cannot be read without Pulumi). */
+/** The plain values of Pulumi.<stack>.yaml, read by the one stack-file parser (a secret there cannot be read without Pulumi). */
 async function stackFileConfig(stackName: string, workDir: string): Promise<StackConfig> {
-  const file = path.join(workDir, `Pulumi.${stackName}.yaml`);
-  const text = await readFile(file, "utf8").catch(() => undefined);
+  const file = `Pulumi.${stackName}.yaml`;
+  const text = await readFile(path.join(workDir, file), "utf8").catch(() => undefined);
   if (text === undefined) throw new StackNotFoundError(stackName, { hint: createStackHint(stackName) });
-  let values: Record<string, unknown>;
-  try {
-    values = (parse(text) as { config?: Record<string, unknown> } | null)?.config ?? {};
-  } catch (error) {
-    throw new ConfigError(`Pulumi.${stackName}.yaml: ${(error as Error).message}`);
-  }
-  return Object.fromEntries(
-    Object.entries(values).flatMap(([key, value]) => (typeof value === "string" ? [[key, { value }]] : [])),
-  );
+  const settings = Object.entries(stackFileSettings(text, file));
+  return Object.fromEntries(settings.flatMap(([key, { value, secret }]) => (secret ? [] : [[key, { value }]])));
 }
 
 /**

@@ -84,6 +84,20 @@ describe("use cases take the project's context", () => {
     expect(session.judge.model).toBe("m");
   });
 
+  it("a stack file is read by the one parser: a number is a value, a secret is not read offline", async () => {
+    const dir = await tempProject({
+      "Pulumi.dev.yaml":
+        "config:\n  agents:judgeTimeoutSec: 30\n  agents:judgeModel: m\n  agents:apiKey:\n    secure: v1:abc\n",
+    });
+    const project = projectContext({ cwd: dir, env: {} });
+    const session = await openSession("dev", { project, source: "file" });
+    // The plan's settings diff reads the same file the same way (src/settings stackFileSettings).
+    expect(session.judge.timeoutSec).toBe(30);
+    expect(session.config["agents:apiKey"]).toBeUndefined();
+    await writeFile(path.join(dir, "Pulumi.dev.yaml"), "config: [unclosed\n");
+    await expect(openSession("dev", { project, source: "file" })).rejects.toThrow(/^Pulumi\.dev\.yaml: /);
+  });
+
   it("an explicit address reads no stack, and takes the key from the project's environment", async () => {
     const dir = await tempProject({});
     const env = { AGENT_IAC_API_KEY: "key-from-context" };
