@@ -18,7 +18,7 @@ export {
 export { GUARDED_KEYS } from "./guarded.ts";
 
 /** The stack config keys of the connection. */
-const CONFIG_KEYS = {
+export const CONFIG_KEYS = {
   baseUrl: "agents:baseUrl",
   apiKey: "agents:apiKey",
   serviceVersion: "agents:serviceVersion",
@@ -243,4 +243,41 @@ export function policyPackOptions(
     policyPacks: [resolve(pack)],
     ...(packConfig ? { policyPackConfigs: [resolve(packConfig)] } : {}),
   };
+}
+
+/** The stack config keys of the caller's control messages (src/caller/shape.ts), and their environment fallbacks. */
+export const CALLER_KEYS = {
+  message: { config: "agents:callerMessage", env: "AGENT_IAC_CALLER_MESSAGE" },
+  end: { config: "agents:callerEnd", env: "AGENT_IAC_CALLER_END" },
+} as const;
+
+/** The stack config keys of the persona caller's model (src/caller/persona.ts), and their environment fallbacks. */
+export const PERSONA_KEYS = {
+  baseUrl: { config: "agents:callerBaseUrl", env: "AGENT_IAC_CALLER_BASE_URL" },
+  model: { config: "agents:callerModel", env: "AGENT_IAC_CALLER_MODEL" },
+  apiKey: { config: "agents:callerApiKey", env: "AGENT_IAC_CALLER_API_KEY" },
+} as const;
+
+/** The persona model's settings (undefined where unset). */
+export type PersonaSettings = {
+  baseUrl: string | undefined;
+  model: string | undefined;
+  apiKey: string | undefined;
+  timeoutSec: number;
+};
+
+/** The control-message templates, as written in the settings, and the persona model's settings. */
+export type CallerShapeSettings = { message: string | undefined; end: string | undefined; persona?: PersonaSettings };
+
+/** The caller's settings: stack config first, then the environment; the persona's model falls back to the judge's, setting by setting. */
+export function resolveCallerShapeSettings(config: ConfigReader, env: NodeJS.ProcessEnv): CallerShapeSettings {
+  const read = (key: { config: string; env: string }) => set(config(key.config)) ?? set(env[key.env]);
+  const judge = resolveJudge(config, env);
+  const persona: PersonaSettings = {
+    baseUrl: read(PERSONA_KEYS.baseUrl) ?? judge.baseUrl,
+    model: read(PERSONA_KEYS.model) ?? judge.model,
+    apiKey: read(PERSONA_KEYS.apiKey) ?? judge.apiKey,
+    timeoutSec: judge.timeoutSec,
+  };
+  return { message: read(CALLER_KEYS.message), end: read(CALLER_KEYS.end), persona };
 }

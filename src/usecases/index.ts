@@ -21,7 +21,6 @@ export {
 export { agentsToRecreate, recoveryCommand } from "./recovery.ts";
 export {
   openSession,
-  type ProjectSession,
   pullRequestBase,
   type StackSession,
   stackConnection,

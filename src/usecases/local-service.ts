@@ -10,6 +10,7 @@ import path from "node:path";
 import { ConfigError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import {
+  CONFIG_KEYS,
   type Connection,
   type ProjectContext,
   type ResolvedConnection,
@@ -79,7 +80,7 @@ export async function localService(
   say(
     `local simulator: ${simulator.url} (service id ${simulator.serviceId}, this process ${process.pid}, data file ${path.relative(workDir, dataFile)})`,
   );
-  const configFile = await stackFileCopy(stackName, { "agents:baseUrl": simulator.url }, { workDir, stateDir });
+  const configFile = await stackFileCopy(stackName, { [CONFIG_KEYS.baseUrl]: simulator.url }, { workDir, stateDir });
   return {
     connection: { baseUrl: simulator.url, apiKey: simulator.apiKey },
     simulator,

@@ -8,7 +8,6 @@ import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
-import { type CallerShapeSettings, resolveCallerShapeSettings } from "../caller/index.ts";
 import { AGENT_DIRECTORY_TYPE, PREVIOUS_VERSIONS_OUTPUT, versionsBeforeIn } from "../component/index.ts";
 import {
   type AgentDefinition,
@@ -22,12 +21,14 @@ import { type HeldAgent, type StateResource, stateAgents } from "../provider/ind
 import type { PlanSettings } from "../report/index.ts";
 import {
   agentsDirSetting,
+  type CallerShapeSettings,
   type ConfigReader,
   type Connection,
   configMapReader,
   type JudgeSettings,
   type ProjectContext,
   policyPackOptions,
+  resolveCallerShapeSettings,
   resolveConnection,
   resolveJudge,
   type StackFileVersions,
@@ -46,7 +47,7 @@ import {
 } from "../workspace/index.ts";
 import { invalidFiles } from "./errors.ts";
 
-export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
+type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
 
 /**
  * What the stack's state holds: its agents, which of them the outputs pin differently, its

@@ -5,13 +5,13 @@
 // gets its report from the plan: every planned call not run.
 import { mkdir } from "node:fs/promises";
 import { type Client, createClient, NotFoundError, type RetryNotice } from "../api/index.ts";
-import { type CallerShapeSettings, callerShape, PersonaModel, requirePersona } from "../caller/index.ts";
+import { callerShape, PersonaModel, requirePersona } from "../caller/index.ts";
 import { compareSides, type FailOn, type OldVersions, oldSide } from "../compare/index.ts";
 import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { type Report, terminalLines, terminalText } from "../report/index.ts";
-import type { JudgeSettings, ResolvedConnection } from "../settings/index.ts";
+import type { CallerShapeSettings, JudgeSettings, ResolvedConnection } from "../settings/index.ts";
 import {
   dryRunText,
   type Estimate,
