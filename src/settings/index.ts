@@ -135,6 +135,12 @@ export function secretsInEnvironment(env: NodeJS.ProcessEnv = process.env): stri
   ].filter((v): v is string => Boolean(v));
 }
 
+/** A setting's value: the stack config's, else its environment variable's; an empty value counts as unset. */
+const settingReader =
+  (config: ConfigReader, env: NodeJS.ProcessEnv) =>
+  (key: { config: string; env: string }): string | undefined =>
+    set(config(key.config)) ?? set(env[key.env]);
+
 /** The stack config keys of the judge (judged expectations), and their environment fallbacks. */
 const JUDGE_KEYS = {
   baseUrl: { config: "agents:judgeBaseUrl", env: "AGENT_IAC_JUDGE_BASE_URL" },
@@ -158,7 +164,7 @@ const DEFAULT_JUDGE_TIMEOUT_SEC = 60;
 
 /** The judge settings: stack config first, then the environment; an empty value counts as unset. */
 export function resolveJudge(config: ConfigReader, env: NodeJS.ProcessEnv = process.env): JudgeSettings {
-  const read = (key: { config: string; env: string }) => set(config(key.config)) ?? set(env[key.env]);
+  const read = settingReader(config, env);
   const timeout = Number(read(JUDGE_KEYS.timeoutSec));
   return {
     baseUrl: read(JUDGE_KEYS.baseUrl),
@@ -258,20 +264,15 @@ export const PERSONA_KEYS = {
   apiKey: { config: "agents:callerApiKey", env: "AGENT_IAC_CALLER_API_KEY" },
 } as const;
 
-/** The persona model's settings (undefined where unset). */
-export type PersonaSettings = {
-  baseUrl: string | undefined;
-  model: string | undefined;
-  apiKey: string | undefined;
-  timeoutSec: number;
-};
+/** The persona model's settings (undefined where unset): the judge's kind of endpoint. */
+export type PersonaSettings = JudgeSettings;
 
 /** The control-message templates, as written in the settings, and the persona model's settings. */
 export type CallerShapeSettings = { message: string | undefined; end: string | undefined; persona?: PersonaSettings };
 
 /** The caller's settings: stack config first, then the environment; the persona's model falls back to the judge's, setting by setting. */
 export function resolveCallerShapeSettings(config: ConfigReader, env: NodeJS.ProcessEnv): CallerShapeSettings {
-  const read = (key: { config: string; env: string }) => set(config(key.config)) ?? set(env[key.env]);
+  const read = settingReader(config, env);
   const judge = resolveJudge(config, env);
   const persona: PersonaSettings = {
     baseUrl: read(PERSONA_KEYS.baseUrl) ?? judge.baseUrl,
