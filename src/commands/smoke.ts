@@ -191,6 +191,7 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
   const stop = io.interruption();
   const job = {
     stack: request.stack,
+    project: session.project,
     plan,
     placement,
     concurrency: request.concurrency,
@@ -231,6 +232,7 @@ async function replay(request: SmokeRequest & { replay: string }, io: CommandIO)
     .flatMap((a) => a.smoke.map((scenario) => ({ agent: a.key, scenario })))
     .filter((s) => !request.selection.scenarios?.length || request.selection.scenarios.includes(s.scenario.name));
   const judge = await setupJudge(scenarios, settings, {
+    project: io.project,
     cache: request.judgeCache,
     stack: request.stack,
     onRetry: io.printRetry,

@@ -96,6 +96,7 @@ async function smokeAfterUp(
   );
   const job = {
     stack: session.name,
+    project: session.project,
     plan: planSmoke(definitions, held.agents, {}),
     placement: comparing
       ? { kind: "compare" as const, old: { versions: base, source: "outputs" as const }, failOn: "failure" as const }

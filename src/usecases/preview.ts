@@ -99,6 +99,7 @@ export async function previewBehaviour(
   for (const target of targets) io.out.write(previewLine(target));
   const job = {
     stack: session.name,
+    project: session.project,
     plan: smokePlanOf(calls),
     placement: { kind: "behave" as const, report },
     concurrency: request.concurrency,
