@@ -2,7 +2,6 @@
 // error (before any request) when one does and no judge is configured, or when a rubric's measured
 // agreement is missing or below its scenario's judge_min_agreement.
 
-import path from "node:path";
 import type { RetryNotice } from "../api/index.ts";
 import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
@@ -33,8 +32,11 @@ export async function setupJudge(
     options.stack,
   );
   const { project } = options;
-  const dir = path.resolve(project.dir, options.cache?.dir ?? DEFAULT_CACHE_DIR);
-  const cache = new VoteCache(dir, { read: options.cache?.read ?? true, env: project.env });
+  const cache = new VoteCache(options.cache?.dir ?? DEFAULT_CACHE_DIR, {
+    read: options.cache?.read ?? true,
+    env: project.env,
+    within: project.dir,
+  });
   await cache.refuseTracked();
   const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: options.onRetry }), cache);
   try {
