@@ -10,6 +10,7 @@ import {
   stackOutputsBefore,
   versionsBeforeIn,
 } from "./component/index.ts";
+import { agentsDirSetting } from "./settings/index.ts";
 
 // The SDK captures a stack trace for every promise it makes (kept only to name leaked promises) and
 // formats each through source-map-support: at 1,000 agents that was 1.5 s of the program's 5.3 s of
@@ -17,7 +18,7 @@ import {
 // stacks anyway (src/workspace/output.ts), so it captures none unless asked (AGENT_IAC_DEBUG=1).
 if (process.env.AGENT_IAC_DEBUG !== "1") Error.stackTraceLimit = 0;
 
-const dir = new pulumi.Config("agents").get("dir") ?? "agents";
+const dir = agentsDirSetting((key) => pulumi.runtime.getConfig(key)) ?? "agents";
 // Read before any agent is declared: the outputs of the stack's last update (src/component/previous.ts).
 const before = versionsBeforeIn(await stackOutputsBefore());
 const declared = declareAgents(await readAgentDirectory(dir));

@@ -5,6 +5,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_DIRECTORY_TYPE } from "../src/component/index.ts";
+import { projectContext } from "../src/settings/index.ts";
 import { openSession } from "../src/usecases/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -52,16 +53,11 @@ describe("previous_versions of an AgentDirectory", () => {
     expect(component?.outputs?.previous_versions).toEqual({ support: oldSupport });
     // No history needed: the session reads the component's output.
     await rm(path.join(sandbox.backendDir, ".pulumi", "history"), { recursive: true, force: true });
-    const saved = { cwd: process.cwd(), env: process.env };
-    process.chdir(project.dir);
-    process.env = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
-    try {
-      const held = await (await openSession("test")).held();
-      expect(held.previous).toEqual({ support: oldSupport });
-      expect(held.agents.support?.version_id).toBe(newSupport);
-    } finally {
-      process.chdir(saved.cwd);
-      process.env = saved.env;
-    }
+    // The project's context, passed in: no chdir, no process.env swap.
+    const env = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
+    const session = await openSession("test", { project: projectContext({ cwd: project.dir, env }) });
+    const held = await session.held();
+    expect(held.previous).toEqual({ support: oldSupport });
+    expect(held.agents.support?.version_id).toBe(newSupport);
   }, 300_000);
 });

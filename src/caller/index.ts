@@ -12,7 +12,5 @@ export {
 } from "./script.ts";
 export {
   type CallerShape,
-  type CallerShapeSettings,
   callerShape,
-  resolveCallerShapeSettings,
 } from "./shape.ts";

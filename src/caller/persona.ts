@@ -8,6 +8,7 @@
 import type { RetryNotice } from "../api/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { ChatClient } from "../judge/index.ts";
+import { PERSONA_KEYS, type PersonaSettings } from "../settings/index.ts";
 import type { CallerView, TurnSource } from "./script.ts";
 
 export type PersonaEndpoint = {
@@ -17,20 +18,6 @@ export type PersonaEndpoint = {
   timeoutSec: number;
   onRetry?: ((notice: RetryNotice) => void) | undefined;
 };
-
-/** The persona model's settings (undefined where unset). */
-export type PersonaSettings = {
-  baseUrl: string | undefined;
-  model: string | undefined;
-  apiKey: string | undefined;
-  timeoutSec: number;
-};
-
-export const PERSONA_KEYS = {
-  baseUrl: { config: "agents:callerBaseUrl", env: "AGENT_IAC_CALLER_BASE_URL" },
-  model: { config: "agents:callerModel", env: "AGENT_IAC_CALLER_MODEL" },
-  apiKey: { config: "agents:callerApiKey", env: "AGENT_IAC_CALLER_API_KEY" },
-} as const;
 
 /** The word the model answers when the caller is done. */
 const DONE = "DONE";

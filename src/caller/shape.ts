@@ -4,16 +4,7 @@
 // where the line goes (JSON-escaped), and optionally `agents:callerEnd`, the message that ends the
 // call after the last turn. On a loopback address the simulator's shapes are the default.
 import { ConfigError } from "../errors/index.ts";
-import { type ConfigReader, isLoopbackUrl, resolveJudge } from "../settings/index.ts";
-import { PERSONA_KEYS, type PersonaSettings } from "./persona.ts";
-
-const CALLER_KEYS = {
-  message: { config: "agents:callerMessage", env: "AGENT_IAC_CALLER_MESSAGE" },
-  end: { config: "agents:callerEnd", env: "AGENT_IAC_CALLER_END" },
-} as const;
-
-/** The control-message templates, as written in the settings, and the persona model's settings. */
-export type CallerShapeSettings = { message: string | undefined; end: string | undefined; persona?: PersonaSettings };
+import { CALLER_KEYS, type CallerShapeSettings, isLoopbackUrl } from "../settings/index.ts";
 
 /** How a caller's line and the end of the call are sent on the session. */
 export type CallerShape = {
@@ -32,25 +23,6 @@ const SIMULATOR_CALLER_SHAPE = {
 } as const;
 
 const PLACEHOLDER = "{{text}}";
-
-const set = (value: string | undefined) => (value === undefined || value.trim() === "" ? undefined : value);
-
-/** The control-message settings: stack config first, then the environment. */
-export function resolveCallerShapeSettings(
-  config: ConfigReader,
-  env: NodeJS.ProcessEnv = process.env,
-): CallerShapeSettings {
-  const read = (key: { config: string; env: string }) => set(config(key.config)) ?? set(env[key.env]);
-  // The persona's model: its own settings, else the judge's, setting by setting.
-  const judge = resolveJudge(config, env);
-  const persona: PersonaSettings = {
-    baseUrl: read(PERSONA_KEYS.baseUrl) ?? judge.baseUrl,
-    model: read(PERSONA_KEYS.model) ?? judge.model,
-    apiKey: read(PERSONA_KEYS.apiKey) ?? judge.apiKey,
-    timeoutSec: judge.timeoutSec,
-  };
-  return { message: read(CALLER_KEYS.message), end: read(CALLER_KEYS.end), persona };
-}
 
 function jsonObject(text: string, setting: string): Record<string, unknown> {
   let value: unknown;

@@ -47,7 +47,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const now = new Date();
   const window = resolveWindow(values, "24h", now);
   const baselineFile = values.baseline ? await readVersionsFile(values.baseline) : undefined;
-  const { agents, history, connection } = await trafficStack(values.stack);
+  const { agents, history, connection } = await trafficStack(io.project, values.stack);
   return withTrafficClient(io, connection, values.stack, values, async (client, resume) => {
     const result = await audit({
       client,

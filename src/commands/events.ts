@@ -51,7 +51,9 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
       throw new CliError(`--events-url is not a URL: ${displayUrl(eventsUrl)}`);
     }
   }
-  const connection: Connection = await stackConnection(values.stack, { baseUrl: values["base-url"] ?? origin });
+  const connection: Connection = await stackConnection(io.project, values.stack, {
+    baseUrl: values["base-url"] ?? origin,
+  });
   if (token && !eventsUrl && !connection.apiKey) {
     throw new CliError("AGENT_IAC_STREAM_TOKEN is used with --events-url (the stream address it belongs to)");
   }

@@ -14,9 +14,9 @@ import {
   VoteCache,
 } from "../judge/index.ts";
 import { terminalText, writeJsonFile } from "../report/index.ts";
-import { configMapReader, requireJudge, resolveJudge } from "../settings/index.ts";
+import { requireJudge, resolveJudge } from "../settings/index.ts";
 import { recordingTranscript } from "../smoke/index.ts";
-import { stackConfigOrFile } from "../usecases/index.ts";
+import { openSession } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
@@ -57,7 +57,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values, positionals } = parsed;
   const file = positionals[0] as string;
   const labelled = await readLabelledFile(file);
-  const settings = resolveJudge(configMapReader(await stackConfigOrFile(values.stack).catch(() => ({}))));
+  // The stack's judge settings (its file's where it is not created); the environment's where neither reads.
+  const stack = await openSession(values.stack, { project: io.project, source: "stack-or-file" }).catch(
+    () => undefined,
+  );
+  const settings = stack?.judge ?? resolveJudge(() => undefined, io.env);
   const endpoint = requireJudge(settings, `judge check ${file}`, values.stack);
   const cache = new VoteCache(values["judge-cache"] ?? DEFAULT_CACHE_DIR, { read: !values["no-judge-cache"] });
   await cache.refuseTracked();

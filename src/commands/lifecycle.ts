@@ -22,7 +22,7 @@ import type { Client, RetryNotice } from "../api/index.ts";
 import { createClient } from "../api/index.ts";
 import { InterruptedError, retryLine } from "../errors/index.ts";
 import { type CallOutcomeKind, finishedCalls, reportPath } from "../report/index.ts";
-import type { Connection, ResolvedConnection } from "../settings/index.ts";
+import { type Connection, type ProjectContext, projectContext, type ResolvedConnection } from "../settings/index.ts";
 
 /** Told of each signal; `repeat` is true from the second one on. */
 export type InterruptListener = (signal: NodeJS.Signals, repeat: boolean) => void;
@@ -42,6 +42,11 @@ export type IdleSignalHandler = (signal: NodeJS.Signals, note: string) => void;
 export class CommandIO {
   readonly stdout: Output;
   readonly stderr: Output;
+  /** The run's environment and directory (the process's by default): the use cases read these, never the process's. */
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+  /** The project the run works in, built once from `cwd` and `env`. */
+  readonly project: ProjectContext;
   readonly #onIdleSignal: IdleSignalHandler;
   readonly #listeners = new Set<InterruptListener>();
   readonly #clients = new Set<Client>();
@@ -57,7 +62,10 @@ export class CommandIO {
   #stdoutClosed = false;
 
   /** `onIdleSignal`: a signal with nothing listening ends the run (the process: exit 130 at once). */
-  constructor(streams: { stdout: Output; stderr: Output }, onIdleSignal: IdleSignalHandler) {
+  constructor(
+    streams: { stdout: Output; stderr: Output; env?: NodeJS.ProcessEnv; cwd?: string },
+    onIdleSignal: IdleSignalHandler,
+  ) {
     const out = streams.stdout;
     this.stdout = {
       write: (text) => this.#stdoutClosed || out.write(text),
@@ -69,6 +77,9 @@ export class CommandIO {
       },
     };
     this.stderr = streams.stderr;
+    this.env = streams.env ?? process.env;
+    this.cwd = streams.cwd ?? process.cwd();
+    this.project = projectContext(this);
     this.#onIdleSignal = onIdleSignal;
   }
 

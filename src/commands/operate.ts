@@ -127,7 +127,9 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       def.query && typeof values[flag] === "string" ? [[flag.replaceAll("-", "_"), values[flag] as string]] : [],
     ),
   );
-  const connection = await stackConnection(String(values.stack), { baseUrl: values["base-url"] as string | undefined });
+  const connection = await stackConnection(io.project, String(values.stack), {
+    baseUrl: values["base-url"] as string | undefined,
+  });
   io.useConnection(connection);
   const client = io.serviceClient(requireConnection(connection, String(values.stack)));
   const list = command.list(client, query, parsed.positionals[0] ?? "");

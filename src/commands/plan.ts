@@ -81,14 +81,14 @@ could not do.`,
 
 type Parsed = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>;
 
-function planRequest({ values }: Parsed) {
+function planRequest({ values }: Parsed, env: NodeJS.ProcessEnv) {
   for (const flag of ["behave-report", "html"] as const) {
     if (values[flag] && !values.behave) throw new CliError(`--${flag} needs --behave`);
   }
   if (values.offline && values.behave) throw new CliError("--behave needs credentials: not with --offline");
   return {
     stack: values.stack,
-    base: pullRequestBase(values.base),
+    base: pullRequestBase(values.base, env),
     offline: values.offline,
     behave: values.behave,
     judgeCache: judgeCache(values),
@@ -99,11 +99,12 @@ function planRequest({ values }: Parsed) {
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
-  const request = planRequest(parsed);
+  const request = planRequest(parsed, io.env);
   // In a pull request the settings that send keys and transcripts, or run code, come from the base.
-  const against = request.base ? await stackSettingsAgainst(request.stack, request.base) : undefined;
-  if (request.offline) return finish(await offlinePlan(request.stack, against), request, io);
+  const against = request.base ? await stackSettingsAgainst(request.stack, request.base, io.project.dir) : undefined;
+  if (request.offline) return finish(await offlinePlan(io.project, request.stack, against), request, io);
   const session = await openSession(request.stack, {
+    project: io.project,
     what: "the preview failed",
     ...(against ? { base: against } : {}),
   }).catch((error: unknown) => {

@@ -120,7 +120,7 @@ async function fromService(
       hint: "or capture from a recording of the call: --from-recording DIR",
     });
   }
-  const connection = await stackConnection(options.stack, { baseUrl: options.baseUrl });
+  const connection = await stackConnection(io.project, options.stack, { baseUrl: options.baseUrl });
   io.useConnection(connection);
   const client = io.serviceClient(requireConnection(connection, options.stack));
   const stop = io.interruption();

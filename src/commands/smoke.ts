@@ -7,7 +7,7 @@ import type { Judge } from "../judge/index.ts";
 import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
 import { parseShard, planSmoke, replaySmoke } from "../smoke/index.ts";
-import { offlineProject, openSession, runSmokeJob, setupJudge, staleOutputsNote } from "../usecases/index.ts";
+import { openSession, runSmokeJob, setupJudge, staleOutputsNote } from "../usecases/index.ts";
 import { type Conversion, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
@@ -177,7 +177,11 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
 }
 
 async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
-  const session = await openSession(request.stack, { what: "reading the stack failed", readState: true });
+  const session = await openSession(request.stack, {
+    project: io.project,
+    what: "reading the stack failed",
+    readState: true,
+  });
   if (session.secretsWarning) io.stderr.write(session.secretsWarning);
   await session.validFiles();
   const address = session.connection.baseUrl;
@@ -201,6 +205,7 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
   const stop = io.interruption();
   const job = {
     stack: request.stack,
+    project: session.project,
     plan,
     placement,
     concurrency: request.concurrency,
@@ -232,12 +237,16 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
 
 /** `--replay DIR`: the stack's agent files, no stack state and no network. */
 async function replay(request: SmokeRequest & { replay: string }, io: CommandIO): Promise<number> {
-  const { definitions, judge: settings } = await offlineProject(request.stack);
+  // Offline: no state, so smoke/<key>.yaml stands for the agents declared in code.
+  const project = await openSession(request.stack, { project: io.project, source: "file", optional: true });
+  const definitions = await project.scenarioAgents();
+  const settings = project.judge;
   const scenarios = definitions
     .filter((a) => !request.selection.agents?.length || request.selection.agents.includes(a.key))
     .flatMap((a) => a.smoke.map((scenario) => ({ agent: a.key, scenario })))
     .filter((s) => !request.selection.scenarios?.length || request.selection.scenarios.includes(s.scenario.name));
   const judge = await setupJudge(scenarios, settings, {
+    project: io.project,
     cache: request.judgeCache,
     stack: request.stack,
     onRetry: io.printRetry,

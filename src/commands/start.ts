@@ -5,7 +5,6 @@ import path from "node:path";
 import { consumeBase } from "../compare/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { emitReport, type Report } from "../report/index.ts";
-import { STATE_DIR } from "../settings/index.ts";
 import { notRunReport, planSmoke } from "../smoke/index.ts";
 import {
   checkBeforeDeploy,
@@ -51,7 +50,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const stackName = parsed.values.stack;
   const smoke = !parsed.values["no-smoke"];
   await ensurePulumi();
-  const session = await openSession(stackName, { create: true });
+  const session = await openSession(stackName, { project: io.project, create: true });
   // The service's errors (a refused key in the smoke phase too) are said in the stack's terms.
   io.useConnection(session.connection);
   if (session.secretsWarning) io.stderr.write(session.secretsWarning);
@@ -61,7 +60,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const stop = io.interruption();
   let service: LocalService | undefined;
   try {
-    service = await localService(session.connection, stackName, (line) => io.stdout.write(`${line}\n`));
+    service = await localService(io.project, session.connection, stackName, (line) => io.stdout.write(`${line}\n`));
     await checkBeforeDeploy(session, service, { smoke });
     const log = { log: (text: string) => io.stdout.write(text), color: Boolean(io.stdout.isTTY) };
     const deployed = await deploy(session, service, { ...log, signal: stop.signal, interrupts: io.onInterrupt }).catch(
@@ -99,6 +98,7 @@ async function smokeAfterUp(
   );
   const job = {
     stack: session.name,
+    project: session.project,
     plan: planSmoke(definitions, held.agents, {}),
     placement: comparing
       ? { kind: "compare" as const, old: { versions: base, source: "outputs" as const }, failOn: "failure" as const }
@@ -119,7 +119,7 @@ async function smokeAfterUp(
   }
   io.stderr.write(unknownVersionsNote(result.results, held.agents, session.name));
   // Only a comparison that completed (whatever it found) consumes the base; 3 or 130 keep it.
-  if (exitCode === 0 || exitCode === 1) await consumeBase(path.join(process.cwd(), STATE_DIR), session.name);
+  if (exitCode === 0 || exitCode === 1) await consumeBase(io.project.stateDir, session.name);
   if (service.simulated) await reportFailedDeliveries(service, [...result.results, ...result.oldResults], io);
   return exitCode;
 }

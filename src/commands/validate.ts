@@ -64,8 +64,15 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }
   // A stack on a real service: its scenarios' simulator conventions are worth a warning. The use
   // cases load the Pulumi SDK and the simulator (a second of CPU): only a --stack run needs them.
-  const address =
-    stack === undefined ? undefined : await (await import("../usecases/index.ts")).stackFileAddress(stack);
+  let address: string | undefined;
+  if (stack !== undefined) {
+    const { openSession } = await import("../usecases/index.ts");
+    // Offline: the stack file's address, else the environment's.
+    const offline = await openSession(stack, { project: io.project, source: "file", optional: true }).catch(
+      () => undefined,
+    );
+    address = offline?.connection.baseUrl;
+  }
   if (address !== undefined && !isLoopbackUrl(address)) {
     for (const warning of simulationWarnings(loaded, address)) io.stderr.write(`${formatDiagnostic(warning)}\n`);
   }

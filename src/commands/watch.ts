@@ -101,7 +101,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     minCalls: parsed.typed["min-calls"],
   };
   const baselineFile = values.baseline ? await readVersionsFile(values.baseline) : undefined;
-  const { agents, history, connection } = await trafficStack(values.stack);
+  const { agents, history, connection } = await trafficStack(io.project, values.stack);
   if (!Object.values(agents).some((a) => a.kind === "conversational")) {
     throw new ConfigError(
       `stack "${values.stack}" holds no conversational agents: run \`pulumi up\` (or \`npm start\`) first`,

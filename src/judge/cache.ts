@@ -114,8 +114,16 @@ export class VoteCache {
   readonly #env: NodeJS.ProcessEnv;
   #key: Promise<Buffer> | undefined;
 
-  constructor(dir: string = DEFAULT_CACHE_DIR, options: { read?: boolean; env?: NodeJS.ProcessEnv } = {}) {
-    this.dir = dir;
+  /** The directory as it was named (messages say it so). */
+  readonly #named: string;
+
+  /** `within`: the directory a relative `dir` is in (the run's project). */
+  constructor(
+    dir: string = DEFAULT_CACHE_DIR,
+    options: { read?: boolean; env?: NodeJS.ProcessEnv; within?: string } = {},
+  ) {
+    this.dir = options.within ? path.resolve(options.within, dir) : dir;
+    this.#named = dir;
     this.read = options.read ?? true;
     this.#env = options.env ?? process.env;
   }
@@ -135,9 +143,9 @@ export class VoteCache {
     const tracked = await trackedFiles(this.dir);
     if (tracked.length === 0) return;
     throw new ConfigError(
-      `the judge cache ${this.dir} holds file(s) tracked by git (${tracked[0]}${tracked.length > 1 ? ` and ${tracked.length - 1} more` : ""}): a committed cache or calibration is not evidence of this judge, so it is not used`,
+      `the judge cache ${this.#named} holds file(s) tracked by git (${tracked[0]}${tracked.length > 1 ? ` and ${tracked.length - 1} more` : ""}): a committed cache or calibration is not evidence of this judge, so it is not used`,
       {
-        hint: `remove it from git with \`git rm -r --cached ${this.dir}\` (it stays on disk and is gitignored), or point --judge-cache elsewhere`,
+        hint: `remove it from git with \`git rm -r --cached ${this.#named}\` (it stays on disk and is gitignored), or point --judge-cache elsewhere`,
       },
     );
   }

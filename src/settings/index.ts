@@ -18,7 +18,7 @@ export {
 export { GUARDED_KEYS } from "./guarded.ts";
 
 /** The stack config keys of the connection. */
-const CONFIG_KEYS = {
+export const CONFIG_KEYS = {
   baseUrl: "agents:baseUrl",
   apiKey: "agents:apiKey",
   serviceVersion: "agents:serviceVersion",
@@ -29,6 +29,18 @@ export const LOCAL_DEV_KEY = "sk-agent-iac-local-dev-key";
 
 /** The project's local state, under its directory (gitignored): the simulator's data, the judge cache, the comparison base. */
 export const STATE_DIR = ".agent-iac";
+
+/**
+ * The project a run works in: its directory, its local state directory and the environment it
+ * reads. Built once per run from the run's CommandIO and passed to every use case, so nothing
+ * below the commands reads the process's directory or environment (two runs can share a process).
+ */
+export type ProjectContext = { readonly dir: string; readonly stateDir: string; readonly env: NodeJS.ProcessEnv };
+
+export function projectContext(run: { cwd: string; env: NodeJS.ProcessEnv }): ProjectContext {
+  const dir = path.resolve(run.cwd);
+  return { dir, stateDir: path.join(dir, STATE_DIR), env: run.env };
+}
 
 /** Reads one stack config value (Pulumi's `config.get`, or a lookup in `getAllConfig()`'s map). */
 export type ConfigReader = (key: string) => string | undefined;
@@ -80,6 +92,11 @@ export function resolveConnection(
   return { baseUrl, apiKey, serviceVersion: set(config(CONFIG_KEYS.serviceVersion)), keySource, loopback };
 }
 
+/** The stack's agents:dir: the agent files' folder, relative to the project (undefined: agents/, if it exists). */
+export function agentsDirSetting(config: ConfigReader): string | undefined {
+  return set(config("agents:dir"));
+}
+
 /** A reader over the map the Automation API's `getAllConfig()` returns. */
 export function configMapReader(map: Record<string, { value: string } | undefined>): ConfigReader {
   return (key) => map[key]?.value;
@@ -118,6 +135,12 @@ export function secretsInEnvironment(env: NodeJS.ProcessEnv = process.env): stri
   ].filter((v): v is string => Boolean(v));
 }
 
+/** A setting's value: the stack config's, else its environment variable's; an empty value counts as unset. */
+const settingReader =
+  (config: ConfigReader, env: NodeJS.ProcessEnv) =>
+  (key: { config: string; env: string }): string | undefined =>
+    set(config(key.config)) ?? set(env[key.env]);
+
 /** The stack config keys of the judge (judged expectations), and their environment fallbacks. */
 const JUDGE_KEYS = {
   baseUrl: { config: "agents:judgeBaseUrl", env: "AGENT_IAC_JUDGE_BASE_URL" },
@@ -141,7 +164,7 @@ const DEFAULT_JUDGE_TIMEOUT_SEC = 60;
 
 /** The judge settings: stack config first, then the environment; an empty value counts as unset. */
 export function resolveJudge(config: ConfigReader, env: NodeJS.ProcessEnv = process.env): JudgeSettings {
-  const read = (key: { config: string; env: string }) => set(config(key.config)) ?? set(env[key.env]);
+  const read = settingReader(config, env);
   const timeout = Number(read(JUDGE_KEYS.timeoutSec));
   return {
     baseUrl: read(JUDGE_KEYS.baseUrl),
@@ -226,4 +249,36 @@ export function policyPackOptions(
     policyPacks: [resolve(pack)],
     ...(packConfig ? { policyPackConfigs: [resolve(packConfig)] } : {}),
   };
+}
+
+/** The stack config keys of the caller's control messages (src/caller/shape.ts), and their environment fallbacks. */
+export const CALLER_KEYS = {
+  message: { config: "agents:callerMessage", env: "AGENT_IAC_CALLER_MESSAGE" },
+  end: { config: "agents:callerEnd", env: "AGENT_IAC_CALLER_END" },
+} as const;
+
+/** The stack config keys of the persona caller's model (src/caller/persona.ts), and their environment fallbacks. */
+export const PERSONA_KEYS = {
+  baseUrl: { config: "agents:callerBaseUrl", env: "AGENT_IAC_CALLER_BASE_URL" },
+  model: { config: "agents:callerModel", env: "AGENT_IAC_CALLER_MODEL" },
+  apiKey: { config: "agents:callerApiKey", env: "AGENT_IAC_CALLER_API_KEY" },
+} as const;
+
+/** The persona model's settings (undefined where unset): the judge's kind of endpoint. */
+export type PersonaSettings = JudgeSettings;
+
+/** The control-message templates, as written in the settings, and the persona model's settings. */
+export type CallerShapeSettings = { message: string | undefined; end: string | undefined; persona?: PersonaSettings };
+
+/** The caller's settings: stack config first, then the environment; the persona's model falls back to the judge's, setting by setting. */
+export function resolveCallerShapeSettings(config: ConfigReader, env: NodeJS.ProcessEnv): CallerShapeSettings {
+  const read = settingReader(config, env);
+  const judge = resolveJudge(config, env);
+  const persona: PersonaSettings = {
+    baseUrl: read(PERSONA_KEYS.baseUrl) ?? judge.baseUrl,
+    model: read(PERSONA_KEYS.model) ?? judge.model,
+    apiKey: read(PERSONA_KEYS.apiKey) ?? judge.apiKey,
+    timeoutSec: judge.timeoutSec,
+  };
+  return { message: read(CALLER_KEYS.message), end: read(CALLER_KEYS.end), persona };
 }

@@ -8,9 +8,7 @@
 // (their comparisons never completed) brings what those deploys saw the stack hold — trusted only
 // while its record still links to this stack: what it says the stack held after its last deploy is
 // what the stack holds now, or left behind since.
-import path from "node:path";
 import { type BaseRecord, checkPendingBase } from "../compare/index.ts";
-import { STATE_DIR } from "../settings/index.ts";
 import { readHistory } from "../watch/index.ts";
 import { backendError, type HeldAgents, type StackSession } from "./session.ts";
 
@@ -26,7 +24,7 @@ export async function checkComparisonBase(session: StackSession, held: HeldAgent
     // Without previous_versions (a stack deployed before it existed) nothing can tell: shape only.
     return held.previousRecorded ? (v: string) => known.has(v) : undefined;
   };
-  await checkPendingBase(path.join(process.cwd(), STATE_DIR), session.name, everHeld);
+  await checkPendingBase(session.project.stateDir, session.name, everHeld);
 }
 
 async function stackHistory(session: StackSession, held: HeldAgents): ReturnType<typeof readHistory> {

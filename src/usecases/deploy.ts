@@ -2,13 +2,11 @@
 // with the versions each agent had before (the comparison base, for the smoke phase's old-vs-new)
 // taken from the update's own steps, and a failed up said once: each error diagnostic, then which
 // declared agents the stack does not hold.
-import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { recordDeployBase } from "../compare/index.ts";
 import { BackendError, InterruptedError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX, agentKeyOf } from "../provider/index.ts";
 import { writeJsonFile } from "../report/index.ts";
-import { STATE_DIR } from "../settings/index.ts";
 import {
   type Interrupts,
   interruptible,
@@ -40,7 +38,7 @@ export type Deployed = {
 };
 
 export async function deploy(session: StackSession, service: LocalService, io: DeployIO): Promise<Deployed> {
-  const before = versionsBefore(session.name, io.log);
+  const before = versionsBefore(session, io.log);
   // An InterruptedError's `what` says how far the deploy got (the not-run report names it).
   if (io.signal.aborted) throw new InterruptedError(undefined, "the Pulumi run was not started");
   io.log(`pulumi up --yes (stack ${session.name})\n`);
@@ -89,7 +87,7 @@ const versionIds = (held: HeldAgents): Record<string, string> =>
  * the first deploy not yet compared (src/compare/old-versions.ts) — and writes it to
  * reports/old-versions.json for a later `smoke --compare`.
  */
-function versionsBefore(stackName: string, log: (text: string) => void) {
+function versionsBefore({ name: stackName, project }: StackSession, log: (text: string) => void) {
   const versions: Record<string, string> = {};
   const seen = new Set<string>();
   const onEvent = (event: pulumi.automation.EngineEvent) => {
@@ -104,9 +102,8 @@ function versionsBefore(stackName: string, log: (text: string) => void) {
   /** `after`: what the stack holds after the deploy (undefined when its state could not be read). */
   const save = (after: Record<string, string> | undefined) => {
     saved ??= (async () => {
-      const stateDir = path.join(process.cwd(), STATE_DIR);
       const deployed = { versions, seen: [...seen], ...(after ? { after } : {}) };
-      const { versions: base, carried } = await recordDeployBase(stateDir, stackName, deployed);
+      const { versions: base, carried } = await recordDeployBase(project.stateDir, stackName, deployed);
       if (carried) {
         log(
           `comparison base: the versions from before the deploy of ${carried}, whose comparison never completed (interrupted, failed or not run)\n`,

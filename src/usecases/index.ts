@@ -20,13 +20,10 @@ export {
 } from "./preview.ts";
 export { agentsToRecreate, recoveryCommand } from "./recovery.ts";
 export {
-  offlineProject,
   openSession,
   pullRequestBase,
   type StackSession,
-  stackConfigOrFile,
   stackConnection,
-  stackFileAddress,
   stackSettingsAgainst,
   staleOutputsNote,
 } from "./session.ts";

@@ -6,7 +6,7 @@ import type { RetryNotice } from "../api/index.ts";
 import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { DEFAULT_CACHE_DIR, Judge, JudgeClient, MIN_CALIBRATION_ITEMS, VoteCache } from "../judge/index.ts";
-import { type JudgeSettings, requireJudge } from "../settings/index.ts";
+import { type JudgeSettings, type ProjectContext, requireJudge } from "../settings/index.ts";
 
 /** How the run uses the judge's vote cache. */
 export type JudgeCacheOptions = { dir?: string | undefined; read?: boolean | undefined };
@@ -14,7 +14,13 @@ export type JudgeCacheOptions = { dir?: string | undefined; read?: boolean | und
 export async function setupJudge(
   scenarios: readonly { agent: string; scenario: SmokeScenario }[],
   settings: JudgeSettings,
-  options: { cache?: JudgeCacheOptions; stack?: string; onRetry?: (notice: RetryNotice) => void },
+  options: {
+    /** The project whose state directory holds the cache (a relative --judge-cache is in its directory) and whose environment holds its key. */
+    project: ProjectContext;
+    cache?: JudgeCacheOptions;
+    stack?: string;
+    onRetry?: (notice: RetryNotice) => void;
+  },
 ): Promise<Judge | undefined> {
   const judged = scenarios.filter((s) => judgeRubrics(s.scenario.expect).length > 0);
   if (judged.length === 0) return undefined;
@@ -25,7 +31,12 @@ export async function setupJudge(
     `scenario(s) ${shown} have judged expectations (expect.judge)`,
     options.stack,
   );
-  const cache = new VoteCache(options.cache?.dir ?? DEFAULT_CACHE_DIR, { read: options.cache?.read ?? true });
+  const { project } = options;
+  const cache = new VoteCache(options.cache?.dir ?? DEFAULT_CACHE_DIR, {
+    read: options.cache?.read ?? true,
+    env: project.env,
+    within: project.dir,
+  });
   await cache.refuseTracked();
   const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: options.onRetry }), cache);
   try {

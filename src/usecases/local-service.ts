@@ -9,7 +9,14 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
-import { type Connection, type ResolvedConnection, requireConnection, STATE_DIR } from "../settings/index.ts";
+import {
+  CONFIG_KEYS,
+  type Connection,
+  type ProjectContext,
+  type ResolvedConnection,
+  requireConnection,
+  STATE_DIR,
+} from "../settings/index.ts";
 import { readSimulatorLock, startSimulator } from "../simulator/index.ts";
 import { recoveryCommand } from "./recovery.ts";
 import { stackFileCopy } from "./session.ts";
@@ -32,21 +39,22 @@ export type LocalService = {
 
 /** The service for `stackName`'s connection; `say` hears which simulator is used. */
 export async function localService(
+  project: ProjectContext,
   connection: Connection,
   stackName: string,
   say: (line: string) => void,
-  workDir = process.cwd(),
 ): Promise<LocalService> {
+  const workDir = project.dir;
   const none = async () => {};
   if (connection.baseUrl && !connection.loopback) {
     return { connection: requireConnection(connection, stackName), simulated: false, close: none };
   }
-  const stateDir = path.join(workDir, STATE_DIR);
+  const { stateDir } = project;
   const dataFile = path.join(stateDir, "simulator.json");
   if (connection.baseUrl) {
-    const running = await runningSimulator(connection.baseUrl, connection.apiKey, dataFile);
+    const running = await runningSimulator(connection.baseUrl, connection.apiKey, dataFile, workDir);
     if (running.kind === "simulator") {
-      say(`using the simulator already serving ${connection.baseUrl} (${describeSimulator(running.info)})`);
+      say(`using the simulator already serving ${connection.baseUrl} (${describeSimulator(running.info, workDir)})`);
       return {
         connection: requireConnection(connection, stackName),
         reused: { info: running.info },
@@ -72,7 +80,7 @@ export async function localService(
   say(
     `local simulator: ${simulator.url} (service id ${simulator.serviceId}, this process ${process.pid}, data file ${path.relative(workDir, dataFile)})`,
   );
-  const configFile = await stackFileCopy(stackName, { "agents:baseUrl": simulator.url }, { workDir, stateDir });
+  const configFile = await stackFileCopy(stackName, { [CONFIG_KEYS.baseUrl]: simulator.url }, { workDir, stateDir });
   return {
     connection: { baseUrl: simulator.url, apiKey: simulator.apiKey },
     simulator,
@@ -88,13 +96,13 @@ export async function localService(
  * at another address is an error: a second simulator on the file would be refused, and the stack
  * would deploy to an address nobody serves.
  */
-async function runningSimulator(baseUrl: string, apiKey: string | undefined, dataFile: string) {
+async function runningSimulator(baseUrl: string, apiKey: string | undefined, dataFile: string, workDir: string) {
   const holder = await readSimulatorLock(dataFile);
   if (holder?.url && new URL(holder.url).host !== new URL(baseUrl).host) {
     throw new ConfigError(
-      `${path.relative(process.cwd(), dataFile)} is held by the simulator of process ${holder.pid} at ${holder.url}, not at the stack's address ${baseUrl}`,
+      `${path.relative(workDir, dataFile)} is held by the simulator of process ${holder.pid} at ${holder.url}, not at the stack's address ${baseUrl}`,
       {
-        hint: `stop that simulator, or serve the stack's address: npm run service -- --port ${new URL(baseUrl).port || 80} --data ${path.relative(process.cwd(), dataFile)}`,
+        hint: `stop that simulator, or serve the stack's address: npm run service -- --port ${new URL(baseUrl).port || 80} --data ${path.relative(workDir, dataFile)}`,
       },
     );
   }
@@ -133,7 +141,7 @@ function noLocalSimulator(baseUrl: string | undefined, stackName: string): Confi
 export async function checkReusedSimulator(
   service: LocalService,
   held: Record<string, HeldAgent>,
-  stackName: string,
+  { name: stackName, project }: { name: string; project: ProjectContext },
 ): Promise<void> {
   if (!service.reused) return;
   const { baseUrl, apiKey } = service.connection;
@@ -143,24 +151,24 @@ export async function checkReusedSimulator(
     .filter(([, agent]) => agent.id && !ids.has(agent.id))
     .map(([key]) => key);
   if (missing.length === 0) return;
-  throw foreignSimulatorError({ baseUrl, info: service.reused.info, missing, held, stackName });
+  throw foreignSimulatorError({ baseUrl, info: service.reused.info, missing, held, stackName, project });
 }
 
 /** "process 4242, data file .agent-iac/simulator.json, started in /home/ann/agent-iac": what is known. */
-function describeSimulator(info: SimulatorInfo | undefined): string {
+function describeSimulator(info: SimulatorInfo | undefined, workDir: string): string {
   if (!info) return "a simulator that does not say who it is";
   const parts: string[] = [];
   if (info.pid !== undefined) parts.push(`process ${info.pid}`);
   if (info.data_file !== undefined) {
-    parts.push(info.data_file ? `data file ${shown(info.data_file)}` : "no data file (in memory)");
+    parts.push(info.data_file ? `data file ${shown(info.data_file, workDir)}` : "no data file (in memory)");
   }
-  if (info.cwd) parts.push(`started in ${info.cwd === process.cwd() ? "this directory" : info.cwd}`);
+  if (info.cwd) parts.push(`started in ${info.cwd === workDir ? "this directory" : info.cwd}`);
   if (info.service_id) parts.push(`service id ${info.service_id}`);
   return parts.length > 0 ? parts.join(", ") : "a simulator that does not say who it is";
 }
 
-const shown = (file: string) => {
-  const relative = path.relative(process.cwd(), file);
+const shown = (file: string, workDir: string) => {
+  const relative = path.relative(workDir, file);
   return relative && !relative.startsWith("..") ? relative : file;
 };
 
@@ -171,17 +179,18 @@ function foreignSimulatorError(options: {
   missing: string[];
   held: Record<string, HeldAgent>;
   stackName: string;
+  project: ProjectContext;
 }): ConfigError {
-  const { baseUrl, info, missing, held, stackName } = options;
+  const { baseUrl, info, missing, held, stackName, project } = options;
   const versions = missing.map((key) => `  ${key}: ${held[key]?.version_id ?? "?"}`).join("\n");
-  const ours = path.resolve(STATE_DIR, "simulator.json");
+  const ours = path.join(project.stateDir, "simulator.json");
   const other = info?.data_file && info.data_file !== ours;
   const probably = other
-    ? `it is probably another checkout's simulator (its data file is not ${shown(ours)})`
+    ? `it is probably another checkout's simulator (its data file is not ${shown(ours, project.dir)})`
     : "it is probably another checkout's simulator, or one whose data was reset";
   const recover = recoveryCommand(stackName, held, missing) ?? `pulumi up --yes --stack ${stackName}`;
   return new ConfigError(
-    `the simulator serving ${baseUrl} (${describeSimulator(info)}) does not know ${missing.length} of the agents stack ${stackName} pins:\n${versions}\n${probably}; nothing was deployed and no call was placed`,
+    `the simulator serving ${baseUrl} (${describeSimulator(info, project.dir)}) does not know ${missing.length} of the agents stack ${stackName} pins:\n${versions}\n${probably}; nothing was deployed and no call was placed`,
     {
       hint:
         "either use the simulator that holds them: stop this one (" +

@@ -19,7 +19,7 @@ export async function checkBeforeDeploy(
   options: { smoke: boolean },
 ): Promise<void> {
   const held = await session.held();
-  await checkReusedSimulator(service, held.agents, session.name);
+  await checkReusedSimulator(service, held.agents, session);
   // Also without smoke: the deploy carries the pending base on, with what it saw of the stack.
   await checkComparisonBase(session, held);
   if (!options.smoke) return;

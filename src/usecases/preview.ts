@@ -19,7 +19,7 @@ import {
 import { definitionAgents, evaluateAgents, ruleSetups, violationMessage } from "../policy/index.ts";
 import type { PlanSettings, PolicyViolation, Report } from "../report/index.ts";
 import {
-  policyPackOptions,
+  type ProjectContext,
   type ResolvedConnection,
   type StackFileSettings,
   type StackFileVersions,
@@ -28,7 +28,7 @@ import {
 import { notRunResult, type ScenarioResult, smokePlanOf } from "../smoke/index.ts";
 import { type Interrupts, interruptible, lockedStackError, type Stack } from "../workspace/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
-import { backendError, offlineStack, type StackSession } from "./session.ts";
+import { backendError, openSession, type StackSession } from "./session.ts";
 import { type JobIO, runSmokeJob } from "./smoke-job.ts";
 
 export type Previewed = {
@@ -99,6 +99,7 @@ export async function previewBehaviour(
   for (const target of targets) io.out.write(previewLine(target));
   const job = {
     stack: session.name,
+    project: session.project,
     plan: smokePlanOf(calls),
     placement: { kind: "behave" as const, report },
     concurrency: request.concurrency,
@@ -166,19 +167,18 @@ const OFFLINE_LIMITS = [
  * the stack settings compared with the base. It says what it could not do.
  */
 export async function offlinePlan(
+  project: ProjectContext,
   stackName: string,
   against: (StackFileVersions & { settings: PlanSettings }) | undefined,
 ): Promise<Previewed> {
-  const { agents, settings } = await offlineStack(stackName, {
-    ...(against ? { base: against } : {}),
-    consequence: "; nothing was planned",
-  });
+  const session = await openSession(stackName, { project, source: "file", ...(against ? { base: against } : {}) });
+  const agents = await session.validFiles("; nothing was planned");
   const overlays = agents.flatMap((a) => (a.overlay ? [a.overlay] : []));
   const checked = [`the agent files: ${agents.length} agent(s) valid`];
   const plan: Plan = { kind: "plan", stack: stackName, agents: [], overlays, limits: OFFLINE_LIMITS, checked };
   if (against && against.settings.changes.length > 0) plan.settings = against.settings;
   // The pack the stack names (read from the base in a pull request) decides which rules apply: its config.
-  const options = policyPackOptions(settings, process.cwd());
+  const options = session.policy();
   const configFile = options.policyPackConfigs?.[0];
   let blocked = 0;
   if (options.policyPacks) {
@@ -191,7 +191,7 @@ export async function offlinePlan(
       urn: "",
     }));
     const mandatory = violations.filter((v) => v.level === "mandatory").length;
-    const where = configFile ? path.relative(process.cwd(), configFile) : "the defaults";
+    const where = configFile ? path.relative(project.dir, configFile) : "the defaults";
     checked.push(`agent-iac's org rules, offline, with ${where}: ${violations.length} violation(s)`);
     if (violations.length > 0) plan.policy = { mandatory, advisory: violations.length - mandatory, other: violations };
     blocked = mandatory;

@@ -7,8 +7,7 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parse, parseDocument } from "yaml";
-import { type CallerShapeSettings, resolveCallerShapeSettings } from "../caller/index.ts";
+import { parseDocument } from "yaml";
 import { AGENT_DIRECTORY_TYPE, PREVIOUS_VERSIONS_OUTPUT, versionsBeforeIn } from "../component/index.ts";
 import {
   type AgentDefinition,
@@ -21,11 +20,15 @@ import { AgentIacError, BackendError, ConfigError, StackNotFoundError } from "..
 import { type HeldAgent, type StateResource, stateAgents } from "../provider/index.ts";
 import type { PlanSettings } from "../report/index.ts";
 import {
+  agentsDirSetting,
+  type CallerShapeSettings,
   type ConfigReader,
   type Connection,
   configMapReader,
   type JudgeSettings,
+  type ProjectContext,
   policyPackOptions,
+  resolveCallerShapeSettings,
   resolveConnection,
   resolveJudge,
   type StackFileVersions,
@@ -44,7 +47,7 @@ import {
 } from "../workspace/index.ts";
 import { invalidFiles } from "./errors.ts";
 
-export type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
+type StackConfig = Record<string, { value: string; secret?: boolean } | undefined>;
 
 /**
  * What the stack's state holds: its agents, which of them the outputs pin differently, its
@@ -60,11 +63,11 @@ export type HeldAgents = {
   previousRecorded: boolean;
 };
 
-export type StackSession = {
+/** What a session reads of the project and its stack file, with or without Pulumi. */
+export type ProjectSession = {
   name: string;
-  stack: Stack;
-  /** The Pulumi environment the stack was opened with (backend, passphrase). */
-  env: Record<string, string>;
+  /** The project the session reads (its directory, state directory and environment). */
+  project: ProjectContext;
   config: StackConfig;
   settings: ConfigReader;
   /** The stack's agents:dir, absolute. */
@@ -75,38 +78,74 @@ export type StackSession = {
   judge: JudgeSettings;
   /** The caller's control-message settings (agents:callerMessage, agents:callerEnd). */
   caller: CallerShapeSettings;
-  /** Said before a run when the stack holds secrets that its public passphrase does not protect. */
-  secretsWarning: string | undefined;
   /** The Automation API's policy pack options for a preview or up (none when the stack names no pack). */
   policy(): ReturnType<typeof policyPackOptions>;
   /** The agent files, or an InvalidFilesError (`consequence`: e.g. "; nothing was previewed"). */
   validFiles(consequence?: string): Promise<AgentDefinition[]>;
-  held(): Promise<HeldAgents>;
   /** Every agent with its scenarios (agent files, AgentDirectory folders, smoke/<key>.yaml). */
   scenarioAgents(held?: HeldAgents): Promise<AgentDefinition[]>;
 };
 
-/** `what` names the failure of a Pulumi call ("the preview failed"). Never creates a stack unless `create`. */
+export type StackSession = ProjectSession & {
+  stack: Stack;
+  /** The Pulumi environment the stack was opened with (backend, passphrase). */
+  env: Record<string, string>;
+  /** Said before a run when the stack holds secrets that its public passphrase does not protect. */
+  secretsWarning: string | undefined;
+  held(): Promise<HeldAgents>;
+};
+
+/**
+ * Where a session's settings come from: `stack`, Pulumi's config of the stack (secrets decrypted);
+ * `file`, the plain values of Pulumi.<stack>.yaml (no Pulumi, no network: replay, a fork's plan);
+ * `stack-or-file`, the stack's config, or its file's where the stack is not created on this
+ * backend yet (a fresh clone running `npm run service`).
+ */
+export type SessionSource = "stack" | "file" | "stack-or-file";
+
+type SessionOptions = {
+  project: ProjectContext;
+  /** `what` names the failure of a Pulumi call ("the preview failed"). */
+  what?: string;
+  /** A pull request's stack file at base and head: the guarded settings (where keys and transcripts go, which pack runs) come from the base. */
+  base?: StackFileVersions;
+  /** Offline (`file`): a missing stack file reads as no settings instead of a StackNotFoundError. */
+  optional?: boolean;
+};
+
+/** The one way to open a stack: `source` says where its settings come from (default `stack`). Never creates a stack unless `create`. */
 export async function openSession(
   name: string,
-  options: {
-    what?: string;
+  options: SessionOptions & { source?: "stack"; create?: boolean; readState?: boolean },
+): Promise<StackSession>;
+export async function openSession(
+  name: string,
+  options: SessionOptions & { source: "file" | "stack-or-file" },
+): Promise<ProjectSession>;
+export async function openSession(
+  name: string,
+  options: SessionOptions & {
+    source?: SessionSource;
     create?: boolean;
-    workDir?: string;
-    /** A pull request's stack file at base and head: the guarded settings (where keys and transcripts go, which pack runs) come from the base. */
-    base?: StackFileVersions;
     /** The caller reads what the state holds first thing: it is exported beside the config, at once. */
     readState?: boolean;
-  } = {},
-): Promise<StackSession> {
-  const workDir = options.workDir ?? process.cwd();
-  const env = pulumiEnvironment();
+  },
+): Promise<ProjectSession> {
+  const { project } = options;
+  if (options.source === "file") {
+    const config = await stackFileConfig(name, project.dir).catch((error: unknown) => {
+      if (options.optional && error instanceof StackNotFoundError) return {} as StackConfig;
+      throw error;
+    });
+    return projectSession(name, config, options);
+  }
+  const env = pulumiEnvironment({ base: project.env, projectDir: project.dir });
   let stack: Stack;
   let config: StackConfig;
   // The export read at open (readState): the first `held()` takes it, later ones read the state again.
   let prefetched: Promise<HeldAgents | Error> | undefined;
   try {
-    stack = await openStack({ stackName: name, workDir, create: false, env });
+    stack = await openStack({ stackName: name, workDir: project.dir, create: false, env });
     // The state is read beside the config where the caller will read it (two CLI runs at once).
     if (options.readState) prefetched = stackAgents(stack).catch((error: unknown) => error as Error);
     // A stack to create is created when the first read says it is missing: an existing one (the
@@ -118,33 +157,17 @@ export async function openSession(
       return stack.getAllConfig();
     });
   } catch (error) {
-    throw backendError(options.what ?? `opening stack ${name} failed`, stackError(error, name));
+    const failure = backendError(options.what ?? `reading stack ${name} failed`, stackError(error, name));
+    if (options.source === "stack-or-file" && failure instanceof StackNotFoundError) {
+      return projectSession(name, await stackFileConfig(name, project.dir), options);
+    }
+    throw failure;
   }
-  const settings = options.base ? withBaseSettings(configMapReader(config), options.base) : configMapReader(config);
-  const dir = path.resolve(workDir, config["agents:dir"]?.value ?? "agents");
-  let files: ReturnType<typeof agentFilesOf> | undefined;
-  const agentFiles = () => {
-    files ??= agentFilesOf(name, config["agents:dir"]?.value, workDir);
-    return files;
-  };
   const session: StackSession = {
-    name,
+    ...projectSession(name, config, options),
     stack,
     env,
-    config,
-    settings,
-    dir,
-    agentFiles,
-    connection: resolveConnection(settings),
-    judge: resolveJudge(settings),
-    caller: resolveCallerShapeSettings(settings),
     secretsWarning: publicSecretsWarning(name, config, env),
-    policy: () => policyPackOptions(settings, workDir),
-    validFiles: async (consequence = "") => {
-      const { agents, errors } = await agentFiles();
-      if (errors.length > 0) throw invalidFiles(errors, "the agent files", consequence);
-      return agents;
-    },
     held: async () => {
       const first = prefetched;
       prefetched = undefined;
@@ -152,10 +175,55 @@ export async function openSession(
       if (held instanceof Error) throw backendError("reading the stack's state failed", held);
       return held;
     },
-    scenarioAgents: async (held) =>
-      scenarioAgents({ stackName: name, dir, fromFiles: await session.validFiles(), held }),
   };
   return session;
+}
+
+/** A session over settings already read: the agent files, connection, judge and policy of the project. */
+function projectSession(name: string, config: StackConfig, options: SessionOptions): ProjectSession {
+  const { project } = options;
+  const head = configMapReader(config);
+  const settings = options.base ? withBaseSettings(head, options.base) : head;
+  const setting = agentsDirSetting(settings);
+  const dir = path.resolve(project.dir, setting ?? "agents");
+  let files: ReturnType<typeof agentFilesOf> | undefined;
+  const agentFiles = () => {
+    files ??= agentFilesOf(name, dir, setting !== undefined);
+    return files;
+  };
+  const validFiles = async (consequence = "") => {
+    const { agents, errors } = await agentFiles();
+    if (errors.length > 0) throw invalidFiles(errors, "the agent files", consequence);
+    return agents;
+  };
+  return {
+    name,
+    project,
+    config,
+    settings,
+    dir,
+    agentFiles,
+    connection: resolveConnection(settings, project.env),
+    judge: resolveJudge(settings, project.env),
+    caller: resolveCallerShapeSettings(settings, project.env),
+    policy: () => policyPackOptions(settings, project.dir),
+    validFiles,
+    scenarioAgents: async (held) =>
+      scenarioAgents({ stackName: name, projectDir: project.dir, dir, fromFiles: await validFiles(), held }),
+  };
+}
+
+/**
+ * The connection of a stack for the commands that only talk to the service (lists, events): an
+ * explicit address (`overrides.baseUrl`) reads no stack; otherwise the stack's, or its file's.
+ */
+export async function stackConnection(
+  project: ProjectContext,
+  stackName: string,
+  overrides: { baseUrl?: string | undefined } = {},
+): Promise<Connection> {
+  if (overrides.baseUrl) return resolveConnection(() => undefined, project.env, overrides);
+  return (await openSession(stackName, { project, source: "stack-or-file" })).connection;
 }
 
 /**
@@ -175,7 +243,7 @@ function publicSecretsWarning(name: string, config: StackConfig, env: Record<str
 }
 
 /** The base a pull request's plan compares with: `--base REF`, else a GitHub Actions pull request's base branch. */
-export function pullRequestBase(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function pullRequestBase(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
   if (flag) return flag;
   const event = env.GITHUB_EVENT_NAME;
   const branch = env.GITHUB_BASE_REF;
@@ -197,7 +265,7 @@ const git = (args: string[], cwd: string) =>
 export async function stackSettingsAgainst(
   stackName: string,
   ref: string,
-  workDir = process.cwd(),
+  workDir: string,
 ): Promise<StackFileVersions & { settings: PlanSettings }> {
   const file = `Pulumi.${stackName}.yaml`;
   const known = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], workDir);
@@ -219,31 +287,23 @@ export function backendError(what: string, error: unknown): unknown {
   return new BackendError(`${what}: ${pulumiErrorSummary(error)}`, { cause: error });
 }
 
-/** The agent files of a directory setting (default agents/); a project that declares agents only in code has none. */
+/** The agent files of the stack's agents:dir; a project that declares agents only in code (no setting, no agents/) has none. */
 async function agentFilesOf(
   stackName: string,
-  setting: string | undefined,
-  workDir: string,
-): Promise<{ dir: string; agents: AgentDefinition[]; errors: Diagnostic[] }> {
-  const dir = path.resolve(workDir, setting ?? "agents");
-  if (setting === undefined && !existsSync(dir)) return { dir, agents: [], errors: [] };
-  return { dir, ...(await loadAgents(dir, { stack: stackName })) };
+  dir: string,
+  configured: boolean,
+): Promise<{ agents: AgentDefinition[]; errors: Diagnostic[] }> {
+  if (!configured && !existsSync(dir)) return { agents: [], errors: [] };
+  return loadAgents(dir, { stack: stackName });
 }
 
-/** The plain values of Pulumi.<stack>.yaml (a secret there cannot be read without Pulumi). */
-async function stackFileConfig(stackName: string, workDir = process.cwd()): Promise<StackConfig> {
-  const file = path.join(workDir, `Pulumi.${stackName}.yaml`);
-  const text = await readFile(file, "utf8").catch(() => undefined);
+/** The plain values of Pulumi.<stack>.yaml, read by the one stack-file parser (a secret there cannot be read without Pulumi). */
+async function stackFileConfig(stackName: string, workDir: string): Promise<StackConfig> {
+  const file = `Pulumi.${stackName}.yaml`;
+  const text = await readFile(path.join(workDir, file), "utf8").catch(() => undefined);
   if (text === undefined) throw new StackNotFoundError(stackName, { hint: createStackHint(stackName) });
-  let values: Record<string, unknown>;
-  try {
-    values = (parse(text) as { config?: Record<string, unknown> } | null)?.config ?? {};
-  } catch (error) {
-    throw new ConfigError(`Pulumi.${stackName}.yaml: ${(error as Error).message}`);
-  }
-  return Object.fromEntries(
-    Object.entries(values).flatMap(([key, value]) => (typeof value === "string" ? [[key, { value }]] : [])),
-  );
+  const settings = Object.entries(stackFileSettings(text, file));
+  return Object.fromEntries(settings.flatMap(([key, { value, secret }]) => (secret ? [] : [[key, { value }]])));
 }
 
 /**
@@ -261,63 +321,6 @@ export async function stackFileCopy(
   const target = path.join(dirs.stateDir, `Pulumi.${stackName}.run.yaml`);
   await writeFile(target, document.toString());
   return target;
-}
-
-/** A stack's config (secrets decrypted); where the stack is not created yet, its Pulumi.<stack>.yaml's plain values. */
-export async function stackConfigOrFile(stackName: string): Promise<StackConfig> {
-  try {
-    const stack = await openStack({ stackName, workDir: process.cwd(), create: false, env: pulumiEnvironment() });
-    return await stack.getAllConfig();
-  } catch (error) {
-    const failure = backendError(`reading stack ${stackName} failed`, stackError(error, stackName));
-    if (!(failure instanceof StackNotFoundError)) throw failure;
-    return await stackFileConfig(stackName);
-  }
-}
-
-/**
- * The connection of a stack for the commands that only talk to the service (lists, events). Where
- * the stack has not been created on this backend yet (a fresh clone running `npm run service`),
- * the plain values of its Pulumi.<stack>.yaml stand in.
- */
-export async function stackConnection(stackName: string, overrides: { baseUrl?: string } = {}): Promise<Connection> {
-  if (overrides.baseUrl) return resolveConnection(() => undefined, process.env, overrides);
-  return resolveConnection(configMapReader(await stackConfigOrFile(stackName)), process.env, overrides);
-}
-
-/** The service address of a stack from its Pulumi.<stack>.yaml (else the environment), no Pulumi; undefined when neither says. */
-export async function stackFileAddress(stackName: string): Promise<string | undefined> {
-  const config = await stackFileConfig(stackName).catch(() => ({}) as StackConfig);
-  return resolveConnection(configMapReader(config)).baseUrl;
-}
-
-/** Offline (replay): the stack's agent files and judge settings from Pulumi.<stack>.yaml, no Pulumi and no network. */
-export async function offlineProject(stackName: string) {
-  const config = await stackFileConfig(stackName).catch((error: unknown) => {
-    if (error instanceof StackNotFoundError) return {} as StackConfig;
-    throw error;
-  });
-  const { dir, agents, errors } = await agentFilesOf(stackName, config["agents:dir"]?.value, process.cwd());
-  if (errors.length > 0) throw invalidFiles(errors);
-  // No state offline: smoke/<key>.yaml stands for the agents declared in code.
-  const definitions = await scenarioAgents({ stackName, dir, fromFiles: agents });
-  return { dir, definitions, judge: resolveJudge(configMapReader(config)) };
-}
-
-/**
- * Offline, without credentials (a fork's pull request): the stack file's plain settings (the
- * guarded ones from the base, when given) and its valid agent files. No Pulumi, no network.
- */
-export async function offlineStack(
-  stackName: string,
-  options: { base?: StackFileVersions; consequence?: string } = {},
-): Promise<{ agents: AgentDefinition[]; settings: ConfigReader }> {
-  const config = await stackFileConfig(stackName);
-  const head = configMapReader(config);
-  const settings = options.base ? withBaseSettings(head, options.base) : head;
-  const { agents, errors } = await agentFilesOf(stackName, config["agents:dir"]?.value, process.cwd());
-  if (errors.length > 0) throw invalidFiles(errors, "the agent files", options.consequence ?? "");
-  return { agents, settings };
 }
 
 /**
@@ -394,6 +397,7 @@ export function staleOutputsNote(stack: string, stale: string[]): string {
 
 type ScenarioSources = {
   stackName: string;
+  projectDir: string;
   /** The stack's agents:dir, absolute; its files are `fromFiles`, already read. */
   dir: string;
   fromFiles: AgentDefinition[];
@@ -407,7 +411,7 @@ type ScenarioSources = {
  * agents declared in TypeScript. Problems are an InvalidFilesError, each at its file:line.
  */
 async function scenarioAgents(sources: ScenarioSources): Promise<AgentDefinition[]> {
-  const projectDir = process.cwd();
+  const { projectDir } = sources;
   const held = sources.held ?? { agents: await scenarioFileAgents(projectDir), directories: [] };
   const declared = await declaredAgents({
     projectDir,

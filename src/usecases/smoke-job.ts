@@ -5,13 +5,13 @@
 // gets its report from the plan: every planned call not run.
 import { mkdir } from "node:fs/promises";
 import { type Client, createClient, NotFoundError, type RetryNotice } from "../api/index.ts";
-import { type CallerShapeSettings, callerShape, PersonaModel, requirePersona } from "../caller/index.ts";
+import { callerShape, PersonaModel, requirePersona } from "../caller/index.ts";
 import { compareSides, type FailOn, type OldVersions, oldSide } from "../compare/index.ts";
 import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { type Report, terminalLines, terminalText } from "../report/index.ts";
-import type { JudgeSettings, ResolvedConnection } from "../settings/index.ts";
+import type { CallerShapeSettings, JudgeSettings, ProjectContext, ResolvedConnection } from "../settings/index.ts";
 import {
   dryRunText,
   type Estimate,
@@ -47,6 +47,8 @@ export type SmokeJob = {
   /** Write each (new-side) call's events and scenario here. */
   recordDir?: string | undefined;
   judge: { settings: JudgeSettings; cache?: JudgeCacheOptions };
+  /** The project the run works in (the judge's cache is in its state directory). */
+  project: ProjectContext;
   /** Where to place the calls; asked for only when calls are placed (a dry run needs no key). */
   connection: () => ResolvedConnection;
   /** The caller's control-message settings (agents:callerMessage, agents:callerEnd); none: the loopback default only. */
@@ -99,7 +101,7 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
   const judge = await setupJudge(
     newCalls.map((c) => ({ agent: c.agent, scenario: c.scenario })),
     job.judge.settings,
-    { ...(job.judge.cache ? { cache: job.judge.cache } : {}), stack: job.stack, ...onRetry(io) },
+    { ...(job.judge.cache ? { cache: job.judge.cache } : {}), project: job.project, stack: job.stack, ...onRetry(io) },
   );
   const client = createClient({ ...connection, ...onRetry(io) });
   try {

@@ -2,7 +2,7 @@
 // holds, its update history (older versions named by key) and its connection; and the local
 // simulator's service id where it serves the stack (GET /feedbacks needs one).
 import type { HeldAgent } from "../provider/index.ts";
-import type { Connection } from "../settings/index.ts";
+import type { Connection, ProjectContext } from "../settings/index.ts";
 import { readHistory, type StackHistory, withPreviousVersions } from "../watch/index.ts";
 import { backendError, openSession } from "./session.ts";
 import { withSimulatorAdmin } from "./simulator-admin.ts";
@@ -14,8 +14,12 @@ export type TrafficStack = {
 };
 
 /** Never creates a stack. */
-export async function trafficStack(stackName: string): Promise<TrafficStack> {
-  const session = await openSession(stackName, { what: `reading stack ${stackName} failed`, readState: true });
+export async function trafficStack(project: ProjectContext, stackName: string): Promise<TrafficStack> {
+  const session = await openSession(stackName, {
+    project,
+    what: `reading stack ${stackName} failed`,
+    readState: true,
+  });
   const { agents, previous } = await session.held();
   try {
     const project = (await session.stack.workspace.projectSettings()).name;

@@ -36,8 +36,11 @@ export type RunHooks = {
  * Runs `agent-iac <args>` in this process through the command layer's `runCli`, with the output
  * captured: what a spawned CLI says, in milliseconds. For flags, messages and exit codes; the
  * process boundary (signals, EPIPE, the exit status itself) stays with `runCli`. `env` is the whole
- * environment of the run and `cwd` its directory, both restored afterwards (this file's tests run
- * one at a time in their own worker process).
+ * environment of the run and `cwd` its directory: the run's CommandIO carries both, which is all the
+ * use cases read (test/usecases runs them side by side). The command layer's own edges still read
+ * the process's (report paths, the judge cache's default folder, the Pulumi CLI's inherited
+ * environment), so both are also swapped here and restored afterwards (this file's tests run one at
+ * a time in their own worker process).
  */
 export async function runInProcess(
   args: string[],
@@ -47,6 +50,8 @@ export async function runInProcess(
   let stdout = "";
   let stderr = "";
   let idle: NodeJS.Signals | undefined;
+  const env = options.env ? { ...options.env, NO_COLOR: "1" } : process.env;
+  const cwd = options.cwd ?? process.cwd();
   const io: CommandIO = new CommandIO(
     {
       stdout: {
@@ -61,6 +66,8 @@ export async function runInProcess(
           options.onWrite?.(text, io);
         },
       },
+      env,
+      cwd,
     },
     (signal, note) => {
       idle ??= signal;
@@ -68,8 +75,8 @@ export async function runInProcess(
     },
   );
   const saved = { env: process.env, cwd: process.cwd() };
-  if (options.env) process.env = { ...options.env, NO_COLOR: "1" };
-  if (options.cwd) process.chdir(options.cwd);
+  process.env = env;
+  process.chdir(cwd);
   try {
     const code = await runCli(args, io);
     return { code: idle ? 130 : code, stdout, stderr };

@@ -40,6 +40,20 @@ describe("the guarded settings", () => {
     }
   });
 
+  it("resolves every agents:* setting in src/settings: nowhere else names one as a key", async () => {
+    const elsewhere: string[] = [];
+    const files = (await readdir(path.join(root, "src"), { recursive: true })).filter((f) => f.endsWith(".ts"));
+    for (const file of files.filter((f) => !f.startsWith(`settings${path.sep}`))) {
+      const text = await readFile(path.join(root, "src", file), "utf8");
+      const keys = [
+        ...text.matchAll(/["']agents:[a-z][A-Za-z0-9]*["']/g),
+        ...text.matchAll(/Config\(\s*"agents"\s*\)/g),
+      ];
+      for (const [key] of keys) elsewhere.push(`src/${file}: ${key}`);
+    }
+    expect(elsewhere, "read it through src/settings (a resolver or its keys' constant)").toEqual([]);
+  });
+
   it("files no setting whose name says it sends something as harmless", () => {
     expect(Object.keys(HARMLESS_SETTINGS).filter((key) => SENDS.test(key))).toEqual([]);
     // The rule catches the kinds of names that were once forgotten.
