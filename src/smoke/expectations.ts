@@ -49,8 +49,9 @@ type LiteralField = "says" | "never_says" | "tool_calls" | "no_errors" | "ends" 
 
 /**
  * What an assertion checks, apart from its words: `kind` (a literal field, a judged rubric, the
- * scenario's caller, a merged shard) and `key` (which one of that kind). Comparisons, reports and
- * merges join on it, so rewording an assertion never splits one expectation in two.
+ * scenario's caller, a merged shard's loss) and `key` (which one of that kind; the field's name for
+ * a field of one). Reports keep it and old-vs-new joins on it, so an assertion worded anew (the
+ * caller's "3 lines were heard" → "turn 2 is heard") stays one expectation.
  */
 export type ExpectationIdentity = { kind: LiteralField | "judge" | "caller" | "shard"; key: string };
 
@@ -86,9 +87,6 @@ type Kind<F extends LiteralField> = {
   describe: (item: Item[F]) => string;
   evaluate: (item: Item[F], observed: Observation) => Check;
 };
-
-/** A field that holds at most one expectation (on by default or not), keyed by the field's own name. */
-const once = <T>(value: T | undefined, on: boolean): readonly T[] => (on && value !== undefined ? [value] : []);
 
 /** The literal expectation kinds, in the order their assertions are listed. */
 const KINDS: { [F in LiteralField]: Kind<F> } = {
@@ -131,7 +129,7 @@ const KINDS: { [F in LiteralField]: Kind<F> } = {
     evaluate: ({ name, arguments: args }, observed) => toolCall(observed, name, args),
   },
   no_errors: {
-    items: (on) => once(true, on ?? true),
+    items: (on) => ((on ?? true) ? [true] : []),
     key: () => "no_errors",
     describe: () => "no server.error events",
     evaluate: (_, observed) =>
@@ -144,7 +142,7 @@ const KINDS: { [F in LiteralField]: Kind<F> } = {
           },
   },
   ends: {
-    items: (on) => once(true, on ?? true),
+    items: (on) => ((on ?? true) ? [true] : []),
     key: () => "ends",
     describe: () => "the conversation ends",
     evaluate: (_, observed) =>
@@ -153,7 +151,7 @@ const KINDS: { [F in LiteralField]: Kind<F> } = {
         : { passed: false, detail: "no conversation.ended event within the timeout", context: lines(observed) },
   },
   max_duration_sec: {
-    items: (bound) => once(bound, true),
+    items: (bound) => (bound === undefined ? [] : [bound]),
     key: () => "max_duration_sec",
     describe: (bound) => `lasts at most ${bound} s`,
     evaluate: (bound, observed) =>
