@@ -355,15 +355,9 @@ describe("expectations joined by identity, not by words", () => {
 
   it("a report written before identities joins on the words (tolerant reading)", () => {
     const older = (side: "old" | "new", passed: boolean) =>
-      callResultSchema.parse({
-        agent: "booking",
-        scenario: "books",
-        iteration: 1,
-        side,
+      call(side, `ca_b@v${side === "old" ? 1 : 2}`, {
         status: passed ? "passed" : "failed",
-        version_id: `ca_b@v${side === "old" ? 1 : 2}`,
-        timings: { duration_ms: 1000 },
-        assertions: [{ description: "calls tool b", passed }],
+        assertions: [{ description: "calls tool b", passed } as CallResult["assertions"][number]],
       });
     const comparison = compareScenario([older("old", true)], [older("new", false)]);
     expect(comparison.expectations).toEqual([
