@@ -117,7 +117,12 @@ describe("a prompt change that breaks the booking, heard by the same caller befo
     const call = report.results.find((r) => r.scenario === BOOKS);
     expect(call?.version_id).toBe(oldVersions.booking);
     expect(callerLines(call)).toEqual(TURNS);
-    expect(call?.assertions[0]).toMatchObject({ description: "the caller's 3 lines were heard", passed: true });
+    expect(call?.assertions[0]).toMatchObject({
+      kind: "caller",
+      key: "caller",
+      description: "the caller's 3 lines were heard",
+      passed: true,
+    });
     expect(call?.transcript).toContain("agent: I understand: Great, please book appointment for Tuesday at 10am.");
   });
 
@@ -167,8 +172,13 @@ describe("a prompt change that breaks the booking, heard by the same caller befo
       new: false,
       outcome: "regression",
     });
-    expect(comparison?.expectations.find((e) => e.description === "the caller's 3 lines were heard")?.outcome).toBe(
-      "unchanged",
+    // Joined on identity: one row per expectation, the caller's included.
+    expect(comparison?.expectations.find((e) => e.kind === "caller")).toMatchObject({
+      description: "the caller's 3 lines were heard",
+      outcome: "unchanged",
+    });
+    expect(comparison?.expectations.filter((e) => e.kind === "tool_calls").map((e) => e.description)).toContain(
+      TOOL_EXPECTATION,
     );
     // The same caller line, answered two ways.
     expect(comparison?.transcript_diff).toEqual(

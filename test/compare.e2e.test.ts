@@ -119,6 +119,8 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
       outcome: "regression",
     });
     expect(books?.expectations.find((e) => e.description === TOOL_EXPECTATION)).toEqual({
+      kind: "tool_calls",
+      key: 'book_appointment {"request":"/tuesday at 10am/i"}',
       description: TOOL_EXPECTATION,
       old: true,
       new: false,

@@ -7,6 +7,8 @@ import {
   type ComparisonOutcome,
   callerTime,
   evaluated,
+  expectationId,
+  type ReportAssertion,
   type ScenarioComparison,
   type Verdict,
 } from "../report/index.ts";
@@ -23,9 +25,22 @@ function sideVerdict(calls: readonly CallResult[]): Verdict {
 }
 
 /** Whether an expectation held on a side (in every iteration that evaluated it); null when none did. */
-function held(calls: readonly CallResult[], description: string): boolean | null {
-  const seen = calls.flatMap((c) => c.assertions.filter((a) => a.description === description));
+function held(calls: readonly CallResult[], id: string): boolean | null {
+  const seen = calls.flatMap((c) => c.assertions.filter((a) => expectationId(a) === id));
   return seen.length === 0 ? null : seen.every((a) => a.passed);
+}
+
+/** Each expectation either side checked, once, by identity: as the new side words it, else as the old one did. */
+function expectationsOf(
+  oldCalls: readonly CallResult[],
+  newCalls: readonly CallResult[],
+): Map<string, ReportAssertion> {
+  const byId = new Map<string, ReportAssertion>();
+  for (const assertion of [...newCalls, ...oldCalls].flatMap((c) => c.assertions)) {
+    const id = expectationId(assertion);
+    if (!byId.has(id)) byId.set(id, assertion);
+  }
+  return byId;
 }
 
 export function expectationOutcome(old: boolean | null, now: boolean | null): ComparisonOutcome {
@@ -67,7 +82,6 @@ export function compareScenario(
 ): ScenarioComparison {
   const oldVerdict = verdicts.old ?? sideVerdict(oldCalls);
   const newVerdict = verdicts.new ?? sideVerdict(newCalls);
-  const descriptions = [...new Set([...newCalls, ...oldCalls].flatMap((c) => c.assertions.map((a) => a.description)))];
   const firstOld = oldCalls[0];
   const firstNew = newCalls[0];
   return {
@@ -76,10 +90,10 @@ export function compareScenario(
     old_verdict: oldVerdict,
     new_verdict: newVerdict,
     outcome: evidencedOutcome(oldVerdict, newVerdict, evidence),
-    expectations: descriptions.map((description) => {
-      const old = held(oldCalls, description);
-      const now = held(newCalls, description);
-      return { description, old, new: now, outcome: expectationOutcome(old, now) };
+    expectations: [...expectationsOf(oldCalls, newCalls)].map(([id, { kind, key, description }]) => {
+      const old = held(oldCalls, id);
+      const now = held(newCalls, id);
+      return { kind, key, description, old, new: now, outcome: expectationOutcome(old, now) };
     }),
     transcript_diff: transcriptDiff(timedLines(firstOld), timedLines(firstNew)),
     duration_delta_ms: durationDelta(oldCalls, newCalls),

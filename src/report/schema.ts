@@ -54,8 +54,21 @@ const judgementSchema = z.looseObject({
     .default(null),
 });
 
+/**
+ * What an expectation checks, apart from its words (`kind` and `key`, see the smoke's
+ * `ExpectationIdentity`); reports written before it was recorded lack it.
+ */
+const identity = { kind: z.string().optional(), key: z.string().optional() };
+
+/** The identity comparisons join an expectation on: its kind and key, or (in an older report) its words. */
+export function expectationId(expectation: { kind?: string; key?: string; description: string }): string {
+  const { kind, key, description } = expectation;
+  return kind === undefined || key === undefined ? `description ${description}` : `${kind} ${key}`;
+}
+
 /** One expectation's outcome in one call; `context` holds the nearest transcript lines of a failure. */
 const assertionSchema = z.looseObject({
+  ...identity,
   description: z.string(),
   passed: z.boolean(),
   detail: z.string().nullable().default(null),
@@ -208,10 +221,11 @@ const scenarioComparisonSchema = z.looseObject({
   old_verdict: verdict,
   new_verdict: verdict,
   outcome: comparisonOutcome,
-  /** Per expectation (by description): its outcome old → new. */
+  /** Per expectation (joined on its identity, worded as the new side words it): its outcome old → new. */
   expectations: z
     .array(
       z.looseObject({
+        ...identity,
         description: z.string(),
         old: z.boolean().nullable(),
         new: z.boolean().nullable(),

@@ -20,6 +20,7 @@ import type { Judge } from "../judge/index.ts";
 import type { CallLatency, CallStage } from "../report/index.ts";
 import { defaultMargin } from "../stats/index.ts";
 import {
+  type ExpectationIdentity,
   evaluate,
   evaluateJudged,
   type Observation,
@@ -219,7 +220,7 @@ export function applyCallerFailure(result: ScenarioResult, scenario: Scenario, f
   const expect = failure.endedCall ? { ...scenario.expect, ends: false } : scenario.expect;
   const what = failure.kind === "not_delivered" ? "is heard" : "is said";
   result.assertions = [
-    { description: `the caller's turn ${failure.turn} ${what}`, passed: false, detail: failure.message },
+    { ...CALLER, description: `the caller's turn ${failure.turn} ${what}`, passed: false, detail: failure.message },
     ...evaluate(expect, result.observation as Observation),
   ];
   result.status = "failed";
@@ -228,11 +229,15 @@ export function applyCallerFailure(result: ScenarioResult, scenario: Scenario, f
   result.callerFailure = failure;
 }
 
+/** Whether the caller was heard is one expectation, however its assertion words the turn that failed. */
+const CALLER: ExpectationIdentity = { kind: "caller", key: "caller" };
+
 /** A judged call whose caller was heard (live or replayed) says so first: "the caller's N lines were heard". */
 export function callerHeard(result: ScenarioResult, lines: readonly CallerLine[] | undefined): void {
   if (!lines || result.outcome.kind === "error") return;
   const n = lines.length;
   result.assertions.unshift({
+    ...CALLER,
     description: `the caller's ${n} line${n === 1 ? " was" : "s were"} heard`,
     passed: true,
   });

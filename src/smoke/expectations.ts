@@ -44,7 +44,18 @@ export type Observation = {
   byCaller?: boolean;
 };
 
-export type Assertion = {
+/** The fields of `expect` checked from the call alone, in the order their assertions are listed. */
+type LiteralField = "says" | "never_says" | "tool_calls" | "no_errors" | "ends" | "max_duration_sec" | "procedures";
+
+/**
+ * What an assertion checks, apart from its words: `kind` (a literal field, a judged rubric, the
+ * scenario's caller, a merged shard's loss) and `key` (which one of that kind; the field's name for
+ * a field of one). Reports keep it and old-vs-new joins on it, so an assertion worded anew (the
+ * caller's "3 lines were heard" → "turn 2 is heard") stays one expectation.
+ */
+export type ExpectationIdentity = { kind: LiteralField | "judge" | "caller" | "shard"; key: string };
+
+export type Assertion = ExpectationIdentity & {
   description: string;
   passed: boolean;
   detail?: string;
@@ -53,38 +64,54 @@ export type Assertion = {
   judgement?: Judgement;
 };
 
+/** What checking one expectation found. */
+type Check = Omit<Assertion, keyof ExpectationIdentity | "description">;
+
 const CONTEXT_LINES = 6;
 
-/** Every assertion of the scenario, in the order they are written; an empty list means nothing was checked. */
-export function evaluate(expect: Expectations, observed: Observation): Assertion[] {
-  const assertions: Assertion[] = [];
-  const check = (description: string, run: () => Omit<Assertion, "description">) => {
-    try {
-      assertions.push({ description, ...run() });
-    } catch (error) {
-      if (!(error instanceof MatchTimeout)) throw error;
-      assertions.push({ description, passed: false, detail: error.message });
-    }
-  };
-  const completed = observed.agentMessages.filter((m) => m.complete).map((m) => m.text);
+/** One item of each literal field: a phrase, a tool call, a procedure's key and status, a bound. */
+type Item = {
+  says: string;
+  never_says: string;
+  tool_calls: { name: string; arguments?: Record<string, unknown> | undefined };
+  no_errors: true;
+  ends: true;
+  max_duration_sec: number;
+  procedures: readonly [key: string, status: string];
+};
 
-  for (const phrase of expect.says ?? []) {
-    const matcher = textMatcher(phrase);
-    check(`says ${matcher.describe}`, () => {
-      const passed = completed.some((text) => matcher.test(text));
-      return passed
-        ? { passed }
+/** A kind of literal expectation: the items its schema field holds, each one's key and words, and its check. */
+type Kind<F extends LiteralField> = {
+  items: (value: Expectations[F]) => readonly Item[F][];
+  key: (item: Item[F]) => string;
+  describe: (item: Item[F]) => string;
+  evaluate: (item: Item[F], observed: Observation) => Check;
+};
+
+/** The literal expectation kinds, in the order their assertions are listed. */
+const KINDS: { [F in LiteralField]: Kind<F> } = {
+  says: {
+    items: (phrases) => phrases ?? [],
+    key: (phrase) => phrase,
+    describe: (phrase) => `says ${textMatcher(phrase).describe}`,
+    evaluate: (phrase, observed) => {
+      const matcher = textMatcher(phrase);
+      const completed = observed.agentMessages.filter((m) => m.complete).map((m) => m.text);
+      return completed.some((text) => matcher.test(text))
+        ? { passed: true }
         : {
-            passed,
+            passed: false,
             detail: `no completed agent message matched ${matcher.describe}`,
             context: lines(observed, "agent"),
           };
-    });
-  }
-
-  for (const phrase of expect.never_says ?? []) {
-    const matcher = textMatcher(phrase);
-    check(`never says ${matcher.describe}`, () => {
+    },
+  },
+  never_says: {
+    items: (phrases) => phrases ?? [],
+    key: (phrase) => phrase,
+    describe: (phrase) => `never says ${textMatcher(phrase).describe}`,
+    evaluate: (phrase, observed) => {
+      const matcher = textMatcher(phrase);
       const offending = observed.agentMessages.find((m) => matcher.test(m.text));
       return offending
         ? {
@@ -93,64 +120,77 @@ export function evaluate(expect: Expectations, observed: Observation): Assertion
             context: lines(observed, "agent"),
           }
         : { passed: true };
-    });
-  }
-
-  for (const expected of expect.tool_calls ?? []) {
-    const { name, arguments: args } =
-      typeof expected === "string" ? { name: expected, arguments: undefined } : expected;
-    check(`calls tool ${name}${args ? ` with ${JSON.stringify(args)}` : ""}`, () => toolCall(observed, name, args));
-  }
-
-  const tail = lines(observed);
-  if (expect.no_errors ?? true) {
-    const passed = observed.errors.length === 0;
-    assertions.push({
-      description: "no server.error events",
-      passed,
-      ...(passed
-        ? {}
+    },
+  },
+  tool_calls: {
+    items: (calls) => (calls ?? []).map((call) => (typeof call === "string" ? { name: call } : call)),
+    key: ({ name, arguments: args }) => (args ? `${name} ${JSON.stringify(args)}` : name),
+    describe: ({ name, arguments: args }) => `calls tool ${name}${args ? ` with ${JSON.stringify(args)}` : ""}`,
+    evaluate: ({ name, arguments: args }, observed) => toolCall(observed, name, args),
+  },
+  no_errors: {
+    items: (on) => ((on ?? true) ? [true] : []),
+    key: () => "no_errors",
+    describe: () => "no server.error events",
+    evaluate: (_, observed) =>
+      observed.errors.length === 0
+        ? { passed: true }
         : {
+            passed: false,
             detail: `${observed.errors.length} error(s): ${observed.errors.map((e) => JSON.stringify(e)).join("; ")}`,
-            context: tail,
-          }),
-    });
-  }
-
-  if (expect.ends ?? true) {
-    assertions.push({
-      description: "the conversation ends",
-      passed: observed.ended,
-      ...(observed.ended ? {} : { detail: "no conversation.ended event within the timeout", context: tail }),
-    });
-  }
-
-  if (expect.max_duration_sec !== undefined) {
-    const passed = observed.durationSec <= expect.max_duration_sec;
-    assertions.push({
-      description: `lasts at most ${expect.max_duration_sec} s`,
-      passed,
-      ...(passed ? {} : { detail: `it lasted ${observed.durationSec.toFixed(1)} s` }),
-    });
-  }
-
-  for (const [key, status] of Object.entries(expect.procedures ?? {})) {
-    assertions.push(
-      procedureAssertion(
+            context: lines(observed),
+          },
+  },
+  ends: {
+    items: (on) => ((on ?? true) ? [true] : []),
+    key: () => "ends",
+    describe: () => "the conversation ends",
+    evaluate: (_, observed) =>
+      observed.ended
+        ? { passed: true }
+        : { passed: false, detail: "no conversation.ended event within the timeout", context: lines(observed) },
+  },
+  max_duration_sec: {
+    items: (bound) => (bound === undefined ? [] : [bound]),
+    key: () => "max_duration_sec",
+    describe: (bound) => `lasts at most ${bound} s`,
+    evaluate: (bound, observed) =>
+      observed.durationSec <= bound
+        ? { passed: true }
+        : { passed: false, detail: `it lasted ${observed.durationSec.toFixed(1)} s` },
+  },
+  procedures: {
+    items: (statuses) => Object.entries(statuses ?? {}),
+    key: ([key]) => key,
+    describe: ([key, status]) => `procedure ${key} ends ${status}`,
+    evaluate: ([key, status], observed) =>
+      procedureCheck(
         key,
         status,
         observed.procedures.find((p) => p.key === key),
       ),
-    );
-  }
-  return assertions;
+  },
+};
+
+/** Every assertion of the scenario, in the order they are written; an empty list means nothing was checked. */
+export function evaluate(expect: Expectations, observed: Observation): Assertion[] {
+  return (Object.keys(KINDS) as LiteralField[]).flatMap((field) => assertionsOf(field, expect, observed));
 }
 
-function toolCall(
-  observed: Observation,
-  name: string,
-  args: Record<string, unknown> | undefined,
-): Omit<Assertion, "description"> {
+function assertionsOf<F extends LiteralField>(kind: F, expect: Expectations, observed: Observation): Assertion[] {
+  const spec: Kind<F> = KINDS[kind];
+  return spec.items(expect[kind]).map((item) => {
+    const identity = { kind, key: spec.key(item), description: spec.describe(item) };
+    try {
+      return { ...identity, ...spec.evaluate(item, observed) };
+    } catch (error) {
+      if (!(error instanceof MatchTimeout)) throw error;
+      return { ...identity, passed: false, detail: error.message };
+    }
+  });
+}
+
+function toolCall(observed: Observation, name: string, args: Record<string, unknown> | undefined): Check {
   const candidates = observed.toolCalls.filter((call) => call.name === name);
   if (candidates.some((call) => argumentsMatch(args, call.arguments))) return { passed: true };
   const detail =
@@ -160,13 +200,11 @@ function toolCall(
   return { passed: false, detail, context: lines(observed, "tool") };
 }
 
-function procedureAssertion(key: string, status: string, procedure: ObservedProcedure | undefined): Assertion {
-  const description = `procedure ${key} ends ${status}`;
+function procedureCheck(key: string, status: string, procedure: ObservedProcedure | undefined): Check {
   const how = procedure ? matchedByText(procedure) : "";
-  if (procedure?.status === status) return { description, passed: true, ...(how ? { detail: how } : {}) };
+  if (procedure?.status === status) return { passed: true, ...(how ? { detail: how } : {}) };
   if (procedure?.status === undefined) {
     return {
-      description,
       passed: false,
       detail: `no procedure of ${key} (${procedure?.agentId || procedure?.name || "unknown agent"}) appeared for this conversation${how ? `; ${how}` : ""}`,
     };
@@ -179,7 +217,6 @@ function procedureAssertion(key: string, status: string, procedure: ObservedProc
       ? `the last status seen before the scenario's timeout${used}`
       : "the last status seen";
   return {
-    description,
     passed: false,
     detail: `procedure ${key} is ${procedure.status}${error} (${[when, how].filter(Boolean).join("; ")})`,
   };
@@ -235,14 +272,14 @@ export async function evaluateJudged(
 
 /** A judgement as an assertion; its cited lines (numbered in the judge's transcript) as the reports show them. */
 function judgedAssertion(judgement: Judgement, transcript: readonly string[]): Assertion {
-  const description = judgedDescription(judgement.rubric);
+  const identity = { kind: "judge", key: judgement.rubric, description: judgedDescription(judgement.rubric) } as const;
   if (judgement.verdict === "error") {
-    return { description, passed: false, detail: `not judged: ${judgement.error}`, judgement };
+    return { ...identity, passed: false, detail: `not judged: ${judgement.error}`, judgement };
   }
   const cited = judgement.lines.length > 0 ? ` (lines ${judgement.lines.join(", ")})` : "";
   const split = judgement.uncertain ? ", uncertain: the votes split" : "";
   return {
-    description,
+    ...identity,
     passed: judgement.verdict === "pass",
     detail: `${judgement.verdict} ${judgement.agreement}${split}: ${judgement.reason}${cited}`,
     context: judgement.lines.map((n) => transcript[n - 1] ?? ""),

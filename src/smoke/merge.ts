@@ -141,7 +141,9 @@ function lostCalls(gates: Map<string, ScenarioGate>, calls: Map<string, CallResu
           status: "failed",
           version_id: gate.versionId,
           error: why,
-          assertions: [{ description: "its shard's report is merged", passed: false, detail: why }],
+          assertions: [
+            { kind: "shard", key: "merged", description: "its shard's report is merged", passed: false, detail: why },
+          ],
           timings: { duration_ms: 0 },
           outcome: { kind: "failed", code: OUTCOME_CODES.shardMissing },
         }),

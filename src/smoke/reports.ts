@@ -90,7 +90,9 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
     transport: r.transport,
     livemode: r.livemode ?? false,
     error: r.error ?? null,
-    assertions: r.assertions.map(({ description, passed, detail, context, judgement }) => ({
+    assertions: r.assertions.map(({ kind, key, description, passed, detail, context, judgement }) => ({
+      kind,
+      key,
       description,
       passed,
       detail: detail ?? null,

@@ -1,6 +1,7 @@
 // The comparison's pure parts: outcomes per expectation and scenario, the transcript diff, the
 // procedures' differences, and reading OLD (a versions output or a previous report).
 import { describe, expect, it } from "vitest";
+import type { CallerLine } from "../../src/caller/index.ts";
 import {
   type ComparedScenario,
   compareReport,
@@ -11,8 +12,11 @@ import {
   scenarioOutcome,
   transcriptDiff,
 } from "../../src/compare/index.ts";
+import type { SmokeScenario } from "../../src/definitions/index.ts";
 import { htmlReport } from "../../src/report/html/index.ts";
 import { type CallResult, callResultSchema, junitXml } from "../../src/report/index.ts";
+import { applyCallerFailure, callerHeard } from "../../src/smoke/call.ts";
+import { evaluate, type Observation } from "../../src/smoke/expectations.ts";
 import { callResult, type ScenarioResult } from "../../src/smoke/index.ts";
 
 const call = (side: "new" | "old", version: string, fields: Partial<CallResult>): CallResult =>
@@ -241,7 +245,15 @@ describe("the comparison report", () => {
     transport: "sse",
     status: passed ? "passed" : "failed",
     outcome: { kind: passed ? "passed" : "failed" },
-    assertions: [{ description: "calls tool b", passed, ...(passed ? {} : { detail: "b was never called" }) }],
+    assertions: [
+      {
+        kind: "tool_calls",
+        key: "b",
+        description: "calls tool b",
+        passed,
+        ...(passed ? {} : { detail: "b was never called" }),
+      },
+    ],
     timings: { durationMs: 900 },
   });
 
@@ -281,5 +293,75 @@ describe("the comparison report", () => {
       '<failure message="regression: calls tool b passed on ca_b@v1, fails on ca_c@v1" type="regression">',
     );
     expect(junit).toContain("<system-out>old ca_b@v1: passed; new ca_c@v1: failed → regression");
+  });
+});
+
+describe("expectations joined by identity, not by words", () => {
+  // The caller's assertion is worded by what happened: all lines heard (old), or the turn that was not (new).
+  const observation: Observation = {
+    agentMessages: [{ text: "Booked for Tuesday.", complete: true }],
+    toolCalls: [],
+    errors: [],
+    ended: true,
+    durationSec: 2,
+    procedures: [],
+    entries: [],
+  };
+  const scenario = { expect: { says: ["booked"] } } as unknown as SmokeScenario;
+  const side = (side: "old" | "new"): ScenarioResult => {
+    const result: ScenarioResult = {
+      agent: "booking",
+      scenario: "books",
+      iteration: 1,
+      versionId: side === "old" ? "ca_b@v1" : "ca_c@v1",
+      transport: "sse",
+      status: "passed",
+      outcome: { kind: "passed" },
+      assertions: evaluate(scenario.expect, observation),
+      observation,
+      timings: { durationMs: 900 },
+    };
+    if (side === "old") callerHeard(result, [{ turn: 1 }, { turn: 2 }, { turn: 3 }] as CallerLine[]);
+    else
+      applyCallerFailure(result, scenario, { kind: "not_delivered", turn: 2, message: "not heard", endedCall: false });
+    return result;
+  };
+
+  it("the caller's lines heard (old) and its turn 2 not heard (new) are one expectation that regressed", () => {
+    const [old, now] = [side("old"), side("new")];
+    expect(old.assertions[0]?.description).toBe("the caller's 3 lines were heard");
+    expect(now.assertions[0]?.description).toBe("the caller's turn 2 is heard");
+    const comparison = compareScenario([callResult(old, "old")], [callResult(now, "new")]);
+    expect(comparison.outcome).toBe("regression");
+    const caller = comparison.expectations.filter((e) => e.description.startsWith("the caller's"));
+    // Worded as the new side words it; never a still_failing row that never passed plus a phantom regression.
+    expect(caller).toEqual([
+      expect.objectContaining({
+        kind: "caller",
+        key: "caller",
+        description: "the caller's turn 2 is heard",
+        old: true,
+        new: false,
+        outcome: "regression",
+      }),
+    ]);
+    expect(comparison.expectations.map((e) => `${e.description}: ${e.outcome}`)).toEqual([
+      "the caller's turn 2 is heard: regression",
+      'says "booked": unchanged',
+      "no server.error events: unchanged",
+      "the conversation ends: unchanged",
+    ]);
+  });
+
+  it("a report written before identities joins on the words (tolerant reading)", () => {
+    const older = (side: "old" | "new", passed: boolean) =>
+      call(side, `ca_b@v${side === "old" ? 1 : 2}`, {
+        status: passed ? "passed" : "failed",
+        assertions: [{ description: "calls tool b", passed } as CallResult["assertions"][number]],
+      });
+    const comparison = compareScenario([older("old", true)], [older("new", false)]);
+    expect(comparison.expectations).toEqual([
+      expect.objectContaining({ description: "calls tool b", old: true, new: false, outcome: "regression" }),
+    ]);
   });
 });

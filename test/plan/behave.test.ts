@@ -142,12 +142,14 @@ describe("the behaviour under each agent's diff", () => {
     outcome: { kind: "failed" },
     assertions: [
       {
+        kind: "tool_calls",
+        key: "b",
         description: "calls tool b",
         passed: false,
         detail: "b was never called (called: a)",
         context: ["tool a({}) → {}", "agent: done"],
       },
-      { description: "the conversation ends", passed: true },
+      { kind: "ends", key: "ends", description: "the conversation ends", passed: true },
     ],
     timings: { durationMs: 1200 },
   };

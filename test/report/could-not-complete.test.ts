@@ -75,7 +75,10 @@ describe("a call that could not complete", () => {
       transport: "sse",
       status: kind,
       outcome: { kind },
-      assertions: kind === "error" ? [] : [{ description: "calls tool b", passed: false, detail: "never called" }],
+      assertions:
+        kind === "error"
+          ? []
+          : [{ kind: "tool_calls", key: "b", description: "calls tool b", passed: false, detail: "never called" }],
       ...(kind === "error" ? { error: "the stream failed after its retries" } : {}),
       timings: { durationMs: 1200 },
     });

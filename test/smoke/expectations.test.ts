@@ -153,3 +153,28 @@ describe("evaluate", () => {
     expect(evaluate({ no_errors: false, ends: false }, observation())).toEqual([]);
   });
 });
+
+describe("each assertion's identity", () => {
+  it("names its kind and key apart from its words, in the order the expectations are written", () => {
+    const assertions = evaluate(
+      {
+        says: ["this is ava"],
+        never_says: ["/goodbye/i"],
+        tool_calls: ["check_availability", { name: "book_appointment", arguments: { slots: 2 } }],
+        max_duration_sec: 10,
+        procedures: { "call-summary": "completed" },
+      },
+      observation(),
+    );
+    expect(assertions.map(({ kind, key, description }) => [kind, key, description])).toEqual([
+      ["says", "this is ava", 'says "this is ava"'],
+      ["never_says", "/goodbye/i", "never says /goodbye/i"],
+      ["tool_calls", "check_availability", "calls tool check_availability"],
+      ["tool_calls", 'book_appointment {"slots":2}', 'calls tool book_appointment with {"slots":2}'],
+      ["no_errors", "no_errors", "no server.error events"],
+      ["ends", "ends", "the conversation ends"],
+      ["max_duration_sec", "max_duration_sec", "lasts at most 10 s"],
+      ["procedures", "call-summary", "procedure call-summary ends completed"],
+    ]);
+  });
+});

@@ -13,7 +13,7 @@ const passed: ScenarioResult = {
   transport: "sse",
   status: "passed",
   outcome: { kind: "passed" },
-  assertions: [{ description: 'says "hello"', passed: true }],
+  assertions: [{ kind: "says", key: "hello", description: 'says "hello"', passed: true }],
   observation: {
     agentMessages: [],
     toolCalls: [],
@@ -32,12 +32,14 @@ const failed: ScenarioResult = {
   outcome: { kind: "failed" },
   assertions: [
     {
+      kind: "says",
+      key: "booked",
       description: 'says "booked"',
       passed: false,
       detail: 'no completed agent message matched "booked"',
       context: ["agent: Hello"],
     },
-    { description: "the conversation ends", passed: true },
+    { kind: "ends", key: "ends", description: "the conversation ends", passed: true },
   ],
 };
 const errored: ScenarioResult = {
