@@ -129,7 +129,9 @@ describe.each(["default", "variant"] as ProfileName[])("a scripted caller on the
   });
 
   it("stops with exit 2 before any call on a non-loopback service without agents:callerMessage", async () => {
+    // No message shape at all: an end message alone is its own configuration error (the next case).
     await project.stack.removeConfig("agents:callerMessage");
+    await project.stack.removeConfig("agents:callerEnd");
     await project.stack.setConfig("agents:baseUrl", { value: "https://agents.invalid" });
     const before = (await requestCounts(sim)).count;
     // A simulator fault knob in a scenario: a real service would get it as data.
