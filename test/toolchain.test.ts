@@ -52,6 +52,26 @@ describe("toolchain", () => {
     expect(destroy.summary.resourceChanges?.delete).toBe(3);
   });
 
+  it("puts the CLI on the PATH in force at each call, not only the first: an in-process run swaps process.env", async () => {
+    const dir = await ensurePulumi();
+    const saved = process.env;
+    // A run's own environment, made after the first call, without the toolchain on its PATH.
+    process.env = { ...saved, PATH: "/usr/bin:/bin" };
+    try {
+      expect(await ensurePulumi()).toBe(dir);
+      const entries = (process.env.PATH ?? "").split(path.delimiter);
+      expect(entries).toContain(path.dirname(process.execPath));
+      if (dir) expect(entries[0]).toBe(dir);
+      expect(entries.slice(-2)).toEqual(["/usr/bin", "/bin"]);
+      // Idempotent: a second call adds nothing.
+      const once = process.env.PATH;
+      await ensurePulumi();
+      expect(process.env.PATH).toBe(once);
+    } finally {
+      process.env = saved;
+    }
+  });
+
   it("runs on Node 22 or later", () => {
     expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(22);
   });

@@ -31,7 +31,7 @@ export function localBackendDir(projectDir: string = process.cwd()): string {
  */
 export const LOCAL_PASSPHRASE = "agent-iac-local-only";
 
-let toolchainReady: Promise<string> | undefined;
+let toolchainReady: Promise<{ dir: string; entries: string[] }> | undefined;
 let pulumiCommand: Promise<pulumi.automation.PulumiCommand> | undefined;
 
 /**
@@ -39,7 +39,7 @@ let pulumiCommand: Promise<pulumi.automation.PulumiCommand> | undefined;
  * to stderr) and puts the CLI, its plugins and this project's Node on PATH. Returns the CLI's
  * directory ("" when the `pulumi` already on PATH is used).
  */
-export function ensurePulumi(): Promise<string> {
+export async function ensurePulumi(): Promise<string> {
   toolchainReady ??= (async () => {
     const script = path.join(projectRoot, "scripts", "ensure-pulumi");
     // Its progress (stderr) goes straight to the user: a first build takes minutes and says so.
@@ -66,11 +66,18 @@ export function ensurePulumi(): Promise<string> {
       path.dirname(process.execPath),
       path.join(projectRoot, "node_modules", ".bin"),
       path.join(projectRoot, "node_modules", "@pulumi", "pulumi"),
-    ];
-    process.env.PATH = [...entries.filter(Boolean), process.env.PATH ?? ""].join(path.delimiter);
-    return dir;
+    ].filter(Boolean);
+    return { dir, entries };
   })();
-  return toolchainReady;
+  const { dir, entries } = await toolchainReady;
+  // On every call, not once: the environment in force now may be another object than the one of
+  // the first call (an in-process run swaps process.env for its own and restores it after).
+  const prefix = entries.join(path.delimiter);
+  const current = process.env.PATH ?? "";
+  if (current !== prefix && !current.startsWith(`${prefix}${path.delimiter}`)) {
+    process.env.PATH = [prefix, current].filter(Boolean).join(path.delimiter);
+  }
+  return dir;
 }
 
 /** The backend the user logged in to with `pulumi login` (then we leave it alone), if any. */
