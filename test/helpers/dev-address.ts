@@ -10,15 +10,35 @@ export const DEV_ADDRESS = "127.0.0.1:8787";
 /** The example judge's documented address (docs/judge.md): the developer's may be running too. */
 export const JUDGE_ADDRESS = "127.0.0.1:8788";
 
-/** A loopback port nothing listens on at this moment. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A loopback port nothing listens on, chosen below the kernel's ephemeral range: a test holds it as
+ * an address for a while before anything serves it, and every other server of the suite binds port 0,
+ * which the kernel picks from the ephemeral range. A port from that range could be taken in between by
+ * another test's simulator, answer the probe, then vanish (seen in CI: `npm start` in the recipes'
+ * clone reused a parallel test's simulator and then met ECONNREFUSED).
+ */
+export async function freePort(): Promise<number> {
+  const [low] = await ephemeralRange();
+  const floor = 10_000;
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = floor + Math.floor(Math.random() * (low - floor));
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free loopback port between ${floor} and ${low} after 50 tries`);
+}
+
+/** The kernel's ephemeral port range (Linux); the common default where it cannot be read. */
+async function ephemeralRange(): Promise<[number, number]> {
+  const text = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "32768 60999");
+  const [low = 32768, high = 60999] = text.trim().split(/\s+/).map(Number);
+  return [Math.max(low, 10_001), high];
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 

@@ -184,7 +184,7 @@ describe("the docs' recipes, run as written in a fresh clone", () => {
         continue;
       }
       const { code, output } = await run(recipe.script);
-      const where = `recipe ${recipe.id} (${recipe.file}:${recipe.line}) exited ${code}:\n${output.slice(-4000)}`;
+      const where = `recipe ${recipe.id} (${recipe.file}:${recipe.line}) exited ${code}:\n${headAndTail(output)}`;
       expect(code, where).toBe(0);
       if (recipe.expect) expect(output, where).toMatch(recipe.expect);
     }
@@ -204,4 +204,9 @@ describe("the docs' recipes, run as written in a fresh clone", () => {
 function machineSettings(): Record<string, string> {
   const names = ["npm_config_globalconfig", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"];
   return Object.fromEntries(names.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])));
+}
+
+/** A failed recipe's output for the message: its start says which service it used, its end why it failed. */
+function headAndTail(output: string): string {
+  return output.length <= 6000 ? output : `${output.slice(0, 2000)}\n…\n${output.slice(-4000)}`;
 }
