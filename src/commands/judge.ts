@@ -6,7 +6,6 @@ import {
   type CheckResult,
   calibrations,
   checkJudge,
-  DEFAULT_CACHE_DIR,
   Judge,
   JudgeClient,
   MIN_CALIBRATION_ITEMS,
@@ -63,7 +62,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   );
   const settings = stack?.judge ?? resolveJudge(() => undefined, io.env);
   const endpoint = requireJudge(settings, `judge check ${file}`, values.stack);
-  const cache = new VoteCache(values["judge-cache"] ?? DEFAULT_CACHE_DIR, { read: !values["no-judge-cache"] });
+  const cache = new VoteCache(values["judge-cache"], { read: !values["no-judge-cache"] });
   await cache.refuseTracked();
   const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: io.printRetry }), cache);
   let result: CheckResult;

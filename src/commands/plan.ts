@@ -3,14 +3,15 @@
 import { rm } from "node:fs/promises";
 import { CliError, InterruptedError, StackNotFoundError } from "../errors/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
-import { GUARDED_KEYS, requireConnection } from "../settings/index.ts";
 import {
+  GUARDED_KEYS,
   offlinePlan,
   openSession,
   type Previewed,
   previewBehaviour,
   previewStack,
   pullRequestBase,
+  requireConnection,
   settingsSinceDeploy,
   stackSettingsAgainst,
 } from "../usecases/index.ts";

@@ -3,7 +3,7 @@
 // and the judge's agreement with human labels measured. Knows nothing of smoke or the commands: it
 // takes a rubric and a transcript's display lines and returns a judgement.
 export { agreementLine, agreementStats, voteConsistency } from "./agreement.ts";
-export { DEFAULT_CACHE_DIR, VoteCache } from "./cache.ts";
+export { VoteCache } from "./cache.ts";
 export {
   type CheckResult,
   calibrations,

@@ -5,7 +5,7 @@
 import type { RetryNotice } from "../api/index.ts";
 import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import { DEFAULT_CACHE_DIR, Judge, JudgeClient, MIN_CALIBRATION_ITEMS, VoteCache } from "../judge/index.ts";
+import { Judge, JudgeClient, MIN_CALIBRATION_ITEMS, VoteCache } from "../judge/index.ts";
 import { type JudgeSettings, type ProjectContext, requireJudge } from "../settings/index.ts";
 
 /** How the run uses the judge's vote cache. */
@@ -32,7 +32,7 @@ export async function setupJudge(
     options.stack,
   );
   const { project } = options;
-  const cache = new VoteCache(options.cache?.dir ?? DEFAULT_CACHE_DIR, {
+  const cache = new VoteCache(options.cache?.dir, {
     read: options.cache?.read ?? true,
     env: project.env,
     within: project.dir,
