@@ -1,10 +1,10 @@
-// The one prologue of every command that places smoke calls on a stack (smoke, start, plan
-// --behave): open the stack, say its warnings, refuse invalid agent files before anything runs,
-// then plan the calls against the versions it holds (saying which of its outputs are stale).
+// The one prologue of the commands that run on a stack (smoke, start, plan): open the stack, say its
+// warnings, refuse invalid agent files before anything runs; for smoke calls, then plan the calls
+// against the versions it holds (saying which of its outputs are stale).
 import { type OldVersions, readOldVersions } from "../compare/index.ts";
 import { formatDiagnostic, simulationWarnings } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import type { ProjectContext } from "../settings/index.ts";
+import type { ProjectContext, StackFileVersions } from "../settings/index.ts";
 import { planSmoke, type Selection, type Shard, type SmokePlan } from "../smoke/index.ts";
 import { type HeldAgents, openSession, type StackSession, staleOutputsNote } from "./session.ts";
 
@@ -14,7 +14,14 @@ export type Warn = (text: string) => void;
 /** Opens the stack and refuses invalid agent files (`consequence`: e.g. "; nothing was deployed"). */
 export async function openValidStack(
   stack: string,
-  options: { project: ProjectContext; create?: boolean; readState?: boolean; what?: string; consequence?: string },
+  options: {
+    project: ProjectContext;
+    create?: boolean;
+    readState?: boolean;
+    what?: string;
+    base?: StackFileVersions;
+    consequence?: string;
+  },
   warn: Warn,
 ): Promise<StackSession> {
   const { consequence, ...open } = options;
