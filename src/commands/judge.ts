@@ -10,6 +10,7 @@ import {
   Judge,
   JudgeClient,
   MIN_CALIBRATION_ITEMS,
+  oneVerdictOnly,
   readLabelledFile,
   VoteCache,
 } from "../judge/index.ts";
@@ -28,9 +29,10 @@ const CHECK_SPEC = {
   synopsis: "FILE [options]",
   about: `Runs the configured judge over transcripts a person labelled (FILE: YAML, items of rubric,
 transcript lines or a recording, and the human's verdict) and reports, per rubric and overall, how
-often the judge agrees with the labels, Cohen's kappa, the confusion matrix and how often the judge's
-own votes agree. The results are stored in the judge cache directory: scenarios may require them
-(judge_min_agreement), and smoke reports show each rubric's last measured agreement.`,
+often the judge agrees with the labels, Cohen's kappa with its 95 % interval, the share of each human
+verdict, the confusion matrix and how often the judge's own votes on one item disagree (its flip
+rate). The results are stored in the judge cache directory: scenarios may require them
+(judge_min_agreement, judge_min_kappa), and smoke reports show each rubric's last measured agreement.`,
   flags: {
     stack: STACK_FLAG,
     json: { type: "string", arg: "FILE", help: "write the results as JSON" },
@@ -103,13 +105,16 @@ export function checkText(result: CheckResult): string {
   ]) {
     const c = r.confusion;
     const consistency = r.consistency === null ? "n/a" : String(round(r.consistency));
+    const flips = r.flip_rate === null ? "n/a" : String(round(r.flip_rate));
     lines.push(
-      `${r.name}: ${agreementLine(r)}; vote consistency ${consistency}${r.errors > 0 ? `; ${r.errors} not judged` : ""}`,
+      `${r.name}: ${agreementLine(r)}; vote consistency ${consistency}, flip rate ${flips}${r.errors > 0 ? `; ${r.errors} not judged` : ""}`,
       `  confusion (human × judge): pass×pass ${c.human_pass_judge_pass}, pass×fail ${c.human_pass_judge_fail}, fail×pass ${c.human_fail_judge_pass}, fail×fail ${c.human_fail_judge_fail}`,
     );
+    const oneVerdict = r.items > 0 ? oneVerdictOnly(r.human) : null;
+    if (r.name !== "overall" && oneVerdict) lines.push(`  no gate accepts this measurement: ${oneVerdict}`);
     if (r.name !== "overall" && r.items < MIN_CALIBRATION_ITEMS) {
       lines.push(
-        `  only ${r.items} labelled transcript(s): judge_min_agreement accepts a measurement over ${MIN_CALIBRATION_ITEMS} or more`,
+        `  only ${r.items} labelled transcript(s): a gate (judge_min_agreement, judge_min_kappa) accepts a measurement over ${MIN_CALIBRATION_ITEMS} or more`,
       );
     }
   }

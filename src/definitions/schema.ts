@@ -325,6 +325,10 @@ export const smokeScenario = z
       description:
         "Each judged rubric's last measured agreement with human labels (`agent-iac judge check`) must be at least this (0–1].",
     }),
+    judge_min_kappa: z.number().gt(0).max(1).optional().meta({
+      description:
+        "Each judged rubric's measured kappa (`agent-iac judge check`): its 95 % interval's lower bound must be at least this (0–1].",
+    }),
   })
   .superRefine(checkScenario)
   // A sequential test plans its cap: every count of planned calls (budget, dry run) is the worst case.
@@ -343,6 +347,7 @@ type ScenarioCheck = {
   margin?: number | undefined;
   pass_k?: { k: number; min: number } | undefined;
   judge_min_agreement?: number | undefined;
+  judge_min_kappa?: number | undefined;
   expect: { judge?: unknown[] | undefined };
   transport: Transport;
   caller?: unknown;
@@ -356,8 +361,10 @@ function checkScenario(scenario: ScenarioCheck, ctx: z.core.$RefinementCtx<Scena
       "a caller speaks over the conversation's WebSocket session: give transport: ws (the event stream cannot carry the caller's lines)",
     );
   }
-  if (scenario.judge_min_agreement !== undefined && !scenario.expect.judge?.length) {
-    problem("judge_min_agreement", "the scenario has no judged expectation (expect.judge)");
+  for (const gate of ["judge_min_agreement", "judge_min_kappa"] as const) {
+    if (scenario[gate] !== undefined && !scenario.expect.judge?.length) {
+      problem(gate, "the scenario has no judged expectation (expect.judge)");
+    }
   }
   if (scenario.min_pass !== undefined && scenario.pass_rate !== undefined) {
     problem("pass_rate", "give min_pass or pass_rate, not both");
