@@ -7,6 +7,7 @@ import { isNode, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { InvalidInputError } from "../errors/index.ts";
 import { unreadableFile } from "../report/index.ts";
+import { DEFAULT_MAX_VOTES } from "../stats/index.ts";
 import { type AgreementStats, agreementStats, voteConsistency, voteFlipRate } from "./agreement.ts";
 import type { Calibration } from "./cache.ts";
 import type { Judge, Judgement } from "./votes.ts";
@@ -18,12 +19,15 @@ const DEFAULT_CHECK_VOTES = 3;
  */
 export const MIN_CALIBRATION_ITEMS = 10;
 
-/** Independent judge requests per item: odd (a majority), 1 … 15. */
-const votesSchema = z
-  .int()
-  .min(1)
-  .max(15)
-  .refine((n) => n % 2 === 1, "must be odd");
+/** Independent judge requests per item: odd (a majority), 1 … 15, or auto (adaptive, at most DEFAULT_MAX_VOTES). */
+const votesSchema = z.union([
+  z
+    .int()
+    .min(1)
+    .max(15)
+    .refine((n) => n % 2 === 1, "must be odd"),
+  z.literal("auto"),
+]);
 
 const itemSchema = z
   .strictObject({
@@ -51,7 +55,7 @@ const labelledFileSchema = z.strictObject({
 });
 
 type LabelledItem = z.output<typeof itemSchema> & { line: number };
-export type LabelledFile = { file: string; votes: number; items: LabelledItem[] };
+export type LabelledFile = { file: string; votes: number | "auto"; items: LabelledItem[] };
 
 /** A labelled file that cannot be used; `problems` are `file:line: field: message`. */
 export class LabelledFileError extends InvalidInputError {
@@ -146,7 +150,9 @@ export async function checkJudge(
   for (const item of labelled.items) {
     const lines = item.transcript ?? (await readTranscript(item.recording as string));
     const votes = item.votes ?? labelled.votes;
-    items.push({ item, judgement: await judge.judge({ rubric: item.rubric, votes }, lines) });
+    const rubric =
+      votes === "auto" ? { rubric: item.rubric, votes: DEFAULT_MAX_VOTES, auto: true } : { rubric: item.rubric, votes };
+    items.push({ item, judgement: await judge.judge(rubric, lines) });
   }
   const measure = (list: CheckedItem[]): Measured => {
     const judged = list.filter((c) => c.judgement.verdict !== "error");

@@ -35,6 +35,8 @@ const judgementSchema = z.looseObject({
   votes_for: z.int().min(0),
   votes_total: z.int().min(0),
   uncertain: z.boolean().default(false),
+  /** Adaptive votes (`votes: auto`): settled at 95 % before the cap; null for a fixed number of votes. */
+  settled: z.boolean().nullable().default(null),
   reason: z.string().default(""),
   lines: z.array(z.int()).default([]),
   votes: z

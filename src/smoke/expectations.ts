@@ -277,7 +277,12 @@ function judgedAssertion(judgement: Judgement, transcript: readonly string[]): A
     return { ...identity, passed: false, detail: `not judged: ${judgement.error}`, judgement };
   }
   const cited = judgement.lines.length > 0 ? ` (lines ${judgement.lines.join(", ")})` : "";
-  const split = judgement.uncertain ? ", uncertain: the votes split" : "";
+  const split =
+    judgement.settled === false
+      ? ", uncertain: not settled at 95 % by the cap"
+      : judgement.uncertain
+        ? ", uncertain: the votes split"
+        : "";
   return {
     ...identity,
     passed: judgement.verdict === "pass",

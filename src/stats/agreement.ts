@@ -39,6 +39,8 @@ export function flipRate(items: readonly { passes: number; votes: number }[]): n
 
 /** Adaptive votes (`votes: auto`): the level at which a verdict is settled. */
 const SETTLED_LEVEL = 0.95;
+/** Adaptive votes: the most asked of one rubric when the verdict does not settle (odd: a majority exists). */
+export const DEFAULT_MAX_VOTES = 9;
 
 /**
  * The chance, after `passes` and `fails` votes, that the judge's majority over endless votes on

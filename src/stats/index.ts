@@ -2,7 +2,7 @@
 // documented: early decision of fixed repeats, the sequential pass-rate test, pass^k, and the
 // significance of old-versus-new differences. No I/O; smoke and compare call these.
 
-export { flipRate, kappaInterval, nextVotes, passPosterior, settledVerdict } from "./agreement.ts";
+export { DEFAULT_MAX_VOTES, flipRate, kappaInterval, nextVotes, passPosterior, settledVerdict } from "./agreement.ts";
 export {
   fixedDecision,
   logChoose,
