@@ -112,4 +112,17 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
     expect(trusted.code, trusted.stdout + trusted.stderr).toBe(1);
     expect(trusted.stdout).toContain(`✗ judge: ${BY_CALLBACK}: fail 3/3: gives none`);
   });
+
+  it("validate --stack warns of a judge model name that moves, and not of a pinned one", async () => {
+    await gated(BY_CALLBACK, {});
+    const moving = await runInProcess(["validate", "--stack", "dev"], {
+      cwd: dir,
+      env: { ...env(), AGENT_IAC_JUDGE_MODEL: "gpt-4o-latest" },
+    });
+    expect(moving.code, moving.stderr).toBe(0);
+    expect(moving.stderr).toContain('warning: agents:judgeModel "gpt-4o-latest" moves ("latest" names');
+    const pinned = await runInProcess(["validate", "--stack", "dev"], { cwd: dir, env: env() });
+    expect(pinned.code, pinned.stderr).toBe(0);
+    expect(pinned.stderr).not.toContain("moves");
+  });
 });

@@ -66,12 +66,16 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   // cases load the Pulumi SDK and the simulator (a second of CPU): only a --stack run needs them.
   let address: string | undefined;
   if (stack !== undefined) {
-    const { openSession } = await import("../usecases/index.ts");
+    const { movingModels, openSession } = await import("../usecases/index.ts");
     // Offline: the stack file's address, else the environment's.
     const offline = await openSession(stack, { project: io.project, source: "file", optional: true }).catch(
       () => undefined,
     );
     address = offline?.connection.baseUrl;
+    const scenarios = agents.flatMap((a) => a.smoke);
+    for (const warning of offline ? movingModels(scenarios, offline.judge, offline.caller) : [])
+      io.stderr.write(`warning: ${warning}
+`);
   }
   if (address !== undefined && !isLoopbackUrl(address)) {
     for (const warning of simulationWarnings(loaded, address)) io.stderr.write(`${formatDiagnostic(warning)}\n`);

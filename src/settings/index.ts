@@ -196,6 +196,32 @@ export function requireJudge(judge: JudgeSettings, why: string, stack?: string):
   };
 }
 
+/**
+ * Why a model name moves under a pinned gate, or null when it names one version: `latest` or
+ * `preview` in it, or no version or date at all (`gpt-4o` is an alias the provider repoints;
+ * `gpt-4o-2024-08-06`, `claude-3-5-sonnet-20241022`, `gemini-1.5-pro-002`, `mistral-large-2407`,
+ * `…-v1:0` are pinned). A judge's measured agreement and a persona's behaviour hold for one model.
+ */
+export function modelMoves(model: string): string | null {
+  const word = /(?:^|[^a-z])(latest|preview)(?:[^a-z]|$)/i.exec(model)?.[1];
+  if (word) return `"${word.toLowerCase()}" names whatever the provider serves now`;
+  const dated = /(?:^|\D)(?:20\d{2}-?[01]\d-?[0-3]\d|\d{4})(?:\D|$)/.test(model);
+  const versioned = /(?:[-_@:]v?\d+(?:\.\d+)*$)|(?:[-_@]v\d)|(?:[-_@]\d{3}(?:\D|$))/i.test(model);
+  return dated || versioned ? null : "it names no version or date";
+}
+
+/** The warnings of the configured model names that move: `agents:judgeModel "gpt-4o" moves (…)`. */
+export function movingModelWarnings(models: { setting: string; model: string | undefined }[]): string[] {
+  return models.flatMap(({ setting, model }) => {
+    const why = model ? modelMoves(model) : null;
+    return why
+      ? [
+          `${setting} ${JSON.stringify(model)} moves (${why}): pin a dated or versioned model id, or its verdicts and measured agreement may change without notice`,
+        ]
+      : [];
+  });
+}
+
 /** The stream token for `events --events-url` (AGENT_IAC_STREAM_TOKEN; never a flag). */
 export function streamToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
   return set(env.AGENT_IAC_STREAM_TOKEN);

@@ -4,7 +4,7 @@
 
 export { cleanErrorLines, type Deployed, deploy } from "./deploy.ts";
 
-export { setupJudge } from "./judge.ts";
+export { movingModels, setupJudge } from "./judge.ts";
 export {
   failedDeliveries,
   type LocalService,

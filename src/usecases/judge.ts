@@ -15,7 +15,35 @@ import {
   oneVerdictOnly,
   VoteCache,
 } from "../judge/index.ts";
-import { type JudgeSettings, type ProjectContext, requireJudge } from "../settings/index.ts";
+import {
+  type CallerShapeSettings,
+  type JudgeSettings,
+  movingModelWarnings,
+  PERSONA_KEYS,
+  type ProjectContext,
+  requireJudge,
+} from "../settings/index.ts";
+
+/**
+ * Warnings for the model names these scenarios use that move (`latest`, `preview`, no version or
+ * date): the judge's when a scenario is judged, the persona's when one plays a persona (said once
+ * when it is the judge's model).
+ */
+export function movingModels(
+  scenarios: readonly SmokeScenario[],
+  judge: JudgeSettings,
+  caller: CallerShapeSettings | undefined,
+): string[] {
+  const judged = scenarios.some((s) => judgeRubrics(s.expect).length > 0);
+  const persona = scenarios.some((s) => s.caller?.persona !== undefined);
+  const personaModel = caller?.persona?.model;
+  return movingModelWarnings([
+    ...(judged ? [{ setting: "agents:judgeModel", model: judge.model }] : []),
+    ...(persona && !(judged && personaModel === judge.model)
+      ? [{ setting: PERSONA_KEYS.model.config, model: personaModel }]
+      : []),
+  ]);
+}
 
 /** How the run uses the judge's vote cache. */
 export type JudgeCacheOptions = { dir?: string | undefined; read?: boolean | undefined };
