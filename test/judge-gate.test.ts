@@ -110,7 +110,9 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
     const trusted = await replay("c2");
     // Past the gate, the call is judged: the recorded greeting gives no callback number.
     expect(trusted.code, trusted.stdout + trusted.stderr).toBe(1);
-    expect(trusted.stdout).toContain(`✗ judge: ${BY_CALLBACK}: fail 3/3: gives none`);
+    expect(trusted.stdout).toContain(
+      `✗ judge: ${BY_CALLBACK}: fail 3/3 (answered by test-judge, not test-model-2024-08-06): gives none`,
+    );
   });
 
   it("validate --stack warns of a judge model name that moves, and not of a pinned one", async () => {
@@ -124,5 +126,49 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
     const pinned = await runInProcess(["validate", "--stack", "dev"], { cwd: dir, env: env() });
     expect(pinned.code, pinned.stderr).toBe(0);
     expect(pinned.stderr).not.toContain("moves");
+    // The smoke report says it too: on the terminal and in the JSON report's notes.
+    const run = await runInProcess(
+      ["smoke", "--stack", "dev", "--replay", "rec", "--scenario", SCENARIO, "--judge-cache", "c4", "--json", "w.json"],
+      { cwd: dir, env: { ...env(), AGENT_IAC_JUDGE_MODEL: "gpt-4o-latest" } },
+    );
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stdout).toContain('warning: agents:judgeModel "gpt-4o-latest" moves');
+    const report = JSON.parse(await readFile(path.join(dir, "reports", "w.json"), "utf8"));
+    expect(report.notes).toContainEqual(expect.stringContaining('agents:judgeModel "gpt-4o-latest" moves'));
+  });
+
+  it("the model id the judge's endpoint says answered is recorded per judgement (cached votes too) and shown where it is not the one asked", async () => {
+    await gated(BY_CALLBACK, {});
+    const run = (model: string) =>
+      runInProcess(
+        [
+          "smoke",
+          "--stack",
+          "dev",
+          "--replay",
+          "rec",
+          "--scenario",
+          SCENARIO,
+          "--judge-cache",
+          "c3",
+          "--json",
+          "m.json",
+        ],
+        { cwd: dir, env: { ...env(), AGENT_IAC_JUDGE_MODEL: model } },
+      );
+    const judgement = async () =>
+      JSON.parse(await readFile(path.join(dir, "reports", "m.json"), "utf8")).results[0].assertions.find(
+        (a: { judgement?: unknown }) => a.judgement,
+      ).judgement;
+    // The test judge answers as "test-judge" whatever it is asked for.
+    for (const pass of ["asked", "cached"]) {
+      const asked = await run("test-model-2024-08-06");
+      expect(asked.code, pass).toBe(1);
+      expect(asked.stdout).toContain("fail 3/3 (answered by test-judge, not test-model-2024-08-06): gives none");
+      expect(await judgement()).toMatchObject({ model: "test-model-2024-08-06", answered_model: "test-judge" });
+    }
+    const same = await run("test-judge");
+    expect(same.stdout).not.toContain("answered by");
+    expect(await judgement()).toMatchObject({ model: "test-judge", answered_model: "test-judge" });
   });
 });

@@ -124,7 +124,9 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(run.code).toBe(1);
     const reason = "the agent never gives a callback number";
     expect(run.stdout).toContain(reason);
-    expect(run.stdout).toMatch(/judge: introduces herself with a callback number: fail 3\/3: .* \(lines \d+/);
+    expect(run.stdout).toMatch(
+      /judge: introduces herself with a callback number: fail 3\/3 \(answered by test-judge, not test-model\): .* \(lines \d+/,
+    );
     const assertion = run.report?.results[0]?.assertions.find((a) => a.judgement);
     expect(assertion?.judgement).toMatchObject({ verdict: "fail", agreement: "3/3", reason });
     const cited = assertion?.judgement?.lines ?? [];

@@ -7,7 +7,7 @@ import type { Judge } from "../judge/index.ts";
 import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import { requireConnection } from "../settings/index.ts";
 import { parseShard, planSmoke, replaySmoke } from "../smoke/index.ts";
-import { openSession, runSmokeJob, setupJudge, staleOutputsNote } from "../usecases/index.ts";
+import { movingModels, openSession, runSmokeJob, setupJudge, staleOutputsNote } from "../usecases/index.ts";
 import { type Conversion, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
@@ -260,6 +260,11 @@ async function replay(request: SmokeRequest & { replay: string }, io: CommandIO)
       stack: request.stack,
       out: io.stdout,
       judge,
+      notes: movingModels(
+        scenarios.map((s) => s.scenario),
+        settings,
+        undefined,
+      ).map((warning) => `warning: ${warning}`),
     });
     return await emitReport(report, { files: request.files, out: io.stdout });
   } finally {

@@ -46,6 +46,7 @@ const voteSchema = z.object({
   verdict: z.enum(["pass", "fail"]),
   reason: z.string(),
   lines: z.array(z.int()),
+  model: z.string().optional(),
 });
 const entrySchema = z.object({ vote: voteSchema, mac: z.string() });
 
@@ -74,7 +75,9 @@ async function signingKey(env: NodeJS.ProcessEnv = process.env): Promise<Buffer>
 }
 
 /** The fields of a vote and of a calibration in one fixed order (what is signed). */
-const voteFields = (v: Vote) => [v.verdict, v.reason, v.lines];
+// The answering model only where the endpoint named one (entries written before it was kept still verify).
+const voteFields = (v: Vote) =>
+  v.model === undefined ? [v.verdict, v.reason, v.lines] : [v.verdict, v.reason, v.lines, v.model];
 const calibrationFields = (c: Calibration) => [
   c.agreement,
   c.kappa,

@@ -31,6 +31,11 @@ export type Judgement = {
   lines: number[];
   /** Every vote, in order. */
   votes: Vote[];
+  /**
+   * The model id(s) the endpoint said answered (its responses' `model`, distinct, comma-separated);
+   * null when it named none. One other than `model` is shown on every surface.
+   */
+  answered_model: string | null;
   /** Votes answered from the cache (no request made). */
   cached_votes: number;
   /** Why there is no verdict (verdict "error"). */
@@ -105,9 +110,16 @@ export class Judge {
     }
     const votes = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
-    const base = { rubric: item.rubric, model: this.model, votes_total: settled.length, calibration };
     const cached_votes = votes.filter((v) => v.cached).length;
     const plain = votes.map(({ verdict, reason, lines: cited }) => ({ verdict, reason, lines: cited }));
+    const answered = [...new Set(votes.flatMap((v) => (v.model === undefined ? [] : [v.model])))];
+    const base = {
+      rubric: item.rubric,
+      model: this.model,
+      answered_model: answered.length > 0 ? answered.join(", ") : null,
+      votes_total: settled.length,
+      calibration,
+    };
     if (failure) {
       const why = failure.reason instanceof Error ? failure.reason.message : String(failure.reason);
       return {

@@ -30,6 +30,8 @@ const ms = z.number().nonnegative();
 const judgementSchema = z.looseObject({
   rubric: z.string(),
   model: z.string(),
+  /** The model id(s) the judge's endpoint said answered; null when it named none (or an older report). */
+  answered_model: z.string().nullable().default(null),
   verdict: z.enum(["pass", "fail", "error"]),
   agreement: z.string(),
   votes_for: z.int().min(0),
