@@ -153,6 +153,10 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
           "c3",
           "--json",
           "m.json",
+          "--junit",
+          "m.xml",
+          "--html",
+          "m.html",
         ],
         { cwd: dir, env: { ...env(), AGENT_IAC_JUDGE_MODEL: model } },
       );
@@ -166,6 +170,12 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
       expect(asked.code, pass).toBe(1);
       expect(asked.stdout).toContain("fail 3/3 (answered by test-judge, not test-model-2024-08-06): gives none");
       expect(await judgement()).toMatchObject({ model: "test-model-2024-08-06", answered_model: "test-judge" });
+      const junit = await readFile(path.join(dir, "reports", "m.xml"), "utf8");
+      expect(junit).toContain("fail 3/3 (answered by test-judge, not test-model-2024-08-06)");
+      const html = await readFile(path.join(dir, "reports", "m.html"), "utf8");
+      expect(html).toMatch(
+        /judged by <code>test-model-2024-08-06<\/code> <span class="warn-text">\(answered by <code>test-judge<\/code>\)/,
+      );
     }
     const same = await run("test-judge");
     expect(same.stdout).not.toContain("answered by");
