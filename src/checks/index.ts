@@ -11,6 +11,7 @@ import {
   simulationWarnings,
 } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
+import { movingModels } from "../judge/index.ts";
 import {
   type AgentViolation,
   definitionAgents,
@@ -20,7 +21,7 @@ import {
   ruleSetups,
   violationMessage,
 } from "../policy/index.ts";
-import { type ProjectContext, stackFileConnection } from "../settings/index.ts";
+import { type ProjectContext, stackFileRunSettings } from "../settings/index.ts";
 
 export { agentJsonSchema } from "../definitions/index.ts";
 
@@ -38,7 +39,7 @@ export type FileCheck = {
   agents: number;
   /** Every problem, as file:line:column: field: reason. */
   errors: string[];
-  /** Scenario conventions of the simulator on a stack whose service is not loopback. */
+  /** Moving judge or persona model names, and scenario conventions of the simulator on a stack whose service is not loopback. */
   warnings: string[];
   /** The overlays merged for the stack. */
   overlays: string[];
@@ -54,11 +55,18 @@ export async function checkAgentFiles(request: FileCheckRequest): Promise<FileCh
   const overlays = agents.flatMap((a) => (a.overlay ? [a.overlay] : []));
   const check: FileCheck = { agents: agents.length, errors: errors.map(formatDiagnostic), warnings: [], overlays };
   if (errors.length > 0) return check;
+  const settings =
+    stack === undefined ? undefined : await stackFileRunSettings(request.project, stack).catch(() => undefined);
+  if (settings) {
+    // A gate measured today does not hold for whatever a moving model name serves tomorrow.
+    const scenarios = agents.flatMap((a) => a.smoke);
+    const moving = movingModels(scenarios, settings.judge, settings.caller);
+    check.warnings.push(...moving.map((warning) => `warning: ${warning}`));
+  }
   // A stack on a real service: its scenarios' simulator conventions are worth a warning.
-  const connection =
-    stack === undefined ? undefined : await stackFileConnection(request.project, stack).catch(() => undefined);
+  const { connection } = settings ?? {};
   if (connection?.baseUrl !== undefined && !connection.loopback) {
-    check.warnings = simulationWarnings(loaded, connection.baseUrl).map(formatDiagnostic);
+    check.warnings.push(...simulationWarnings(loaded, connection.baseUrl).map(formatDiagnostic));
   }
   if (!setups) return check;
   const violations = evaluateAgents(definitionAgents(agents), setups);

@@ -131,6 +131,8 @@ export type SmokeOptions = (
   judge?: Judge | undefined;
   /** How the scenarios' callers send their lines, and a persona's model. */
   caller?: RunOptions["caller"];
+  /** Said in the report (e.g. a judge model whose name moves). */
+  notes?: string[];
 };
 
 /**
@@ -149,6 +151,7 @@ export async function runSmoke(
     gates: plan.gates,
     ...(plan.shard ? { shard: plan.shard } : {}),
     ...(options.stack ? { stack: options.stack } : {}),
+    ...(options.notes?.length ? { notes: options.notes } : {}),
   };
   let writing: Promise<unknown> = Promise.resolve();
   // Each report is handed on after the previous one was taken, even after a failed one.
@@ -202,6 +205,8 @@ export type ReplayOptions = {
   out: Output;
   /** Judges `expect.judge` rubrics: from its cache where the recording was judged before. */
   judge?: Judge | undefined;
+  /** Said in the report (e.g. a judge model whose name moves). */
+  notes?: string[];
 };
 
 /**
@@ -209,7 +214,9 @@ export type ReplayOptions = {
  * result lines as live smoke does (each unmet expectation with the nearest transcript lines).
  */
 export async function replaySmoke(options: ReplayOptions): Promise<{ report: Report }> {
-  const { results, notes } = await replayRecordings(options.dir, options.definitions, options);
+  const replayed = await replayRecordings(options.dir, options.definitions, options);
+  const { results } = replayed;
+  const notes = [...(options.notes ?? []), ...replayed.notes];
   const { judge } = options;
   if (judge && judge.stats.requests > 0) {
     notes.push(

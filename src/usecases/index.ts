@@ -16,6 +16,7 @@ export {
   notRunAfterUp,
   settleComparisonBase,
 } from "./deploy.ts";
+export { judgeCheck } from "./judge-check.ts";
 export {
   failedDeliveries,
   type LocalService,

@@ -1,5 +1,6 @@
 // `smoke --replay`: the current expectations evaluated against recorded calls, offline (the stack
 // file's settings, no state, no network but the judge's for votes not in its cache).
+import { movingModels } from "../judge/index.ts";
 import type { Report } from "../report/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
 import { replaySmoke, type Selection, selectedScenarios } from "../smoke/index.ts";
@@ -20,7 +21,8 @@ export async function replayRun(request: ReplayRequest, io: Pick<JobIO, "out" | 
   // Offline: no state, so smoke/<key>.yaml stands for the agents declared in code.
   const session = await openSession(request.stack, { project: request.project, source: "file", optional: true });
   const definitions = await session.scenarioAgents();
-  const judge = await setupJudge(selectedScenarios(definitions, request.selection), session.judge, {
+  const scenarios = selectedScenarios(definitions, request.selection);
+  const judge = await setupJudge(scenarios, session.judge, {
     project: request.project,
     ...(request.judgeCache ? { cache: request.judgeCache } : {}),
     stack: request.stack,
@@ -35,6 +37,11 @@ export async function replayRun(request: ReplayRequest, io: Pick<JobIO, "out" | 
       stack: request.stack,
       out: io.out,
       judge,
+      notes: movingModels(
+        scenarios.map((s) => s.scenario),
+        session.judge,
+        undefined,
+      ).map((warning) => `warning: ${warning}`),
     });
     return report;
   } finally {
