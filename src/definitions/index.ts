@@ -15,6 +15,7 @@ export { type DeclaredOptions, declaredAgents, SCENARIO_DIR } from "./scenarios.
 export {
   agentJsonSchema,
   agentKey,
+  COMPARE_DEFAULTS,
   type CallerSpec,
   DEFAULT_JUDGE_VOTES,
   DEFAULT_PERSONA_TURNS,

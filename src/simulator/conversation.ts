@@ -152,7 +152,8 @@ export class ConversationRunner {
     const pause = () => sleep(this.#eventDelayMs, undefined, { signal: this.#controller.signal });
     // The agent "thinks" before each response: the delay sits between the cue and its first event.
     const think = () => sleep(sim.responseDelayMs, undefined, { signal: this.#controller.signal });
-    const failed = sim.failed || (sim.failureRate > 0 && failsAt(this.#nextInSeries(conversation), sim.failureRate));
+    const rate = sim.failureRateByVersion[String(conversation.agent.version)] ?? sim.failureRate;
+    const failed = sim.failed || (rate > 0 && failsAt(this.#nextInSeries(conversation), rate));
     const emit = async (payload: EventEnvelope["payload"]) => {
       await pause();
       this.emit(conversation, payload);

@@ -19,3 +19,13 @@ export {
   type SequentialRule,
   sequentialDecision,
 } from "./sequential.ts";
+export {
+  bettingWealth,
+  fewestPairs,
+  type PairedDecision,
+  type PairedRule,
+  type PairOutcome,
+  pairedDecision,
+  pairedWealth,
+  slowerWealth,
+} from "./paired.ts";
