@@ -17,6 +17,6 @@ export {
   recordDeployBase,
 } from "./old-versions.ts";
 export { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
-export { comparisonPlan, compareSides } from "./run.ts";
+export { compareSides, comparisonPlan } from "./run.ts";
 export { type CompareRule, placePairs } from "./sequential.ts";
 export { evidenceLines, regressionEvidence } from "./significance.ts";

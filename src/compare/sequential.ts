@@ -7,17 +7,10 @@ import { COMPARE_DEFAULTS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { type CallResult, endedOnItsOwn, type ScenarioComparison } from "../report/index.ts";
 import { gateOf, type PlannedCall, type ScenarioResult } from "../smoke/index.ts";
-import {
-  fewestPairs,
-  type PairedRule,
-  pairedDecision,
-  pairedWealth,
-  round4,
-  slowerWealth,
-} from "../stats/index.ts";
+import { fewestPairs, type PairedRule, pairedDecision, pairedWealth, round4, slowerWealth } from "../stats/index.ts";
 
 export type CompareRule = "fixed" | "sequential";
-export type PairOrder = "old_first" | "new_first";
+type PairOrder = "old_first" | "new_first";
 
 /** A scenario compared sequentially: its rule and its pairs (up to the cap), placed round by round. */
 type SequentialScenario = { rule: PairedRule; pairs: [PlannedCall, PlannedCall][] };
@@ -155,15 +148,18 @@ export async function placePairs(
     });
   const newResults = inOrder(plan.newCalls);
   const oldResults = inOrder(plan.oldCalls);
-  // A sequential scenario's own threshold is judged on the pairs it placed, not on its cap.
+  // A sequential scenario's own threshold (min_pass or pass_rate, where it states one) is judged on
+  // the pairs it placed, not on its cap; without one, the comparison alone decides it.
   for (const r of [...newResults, ...oldResults]) {
     const s = sequential.get(key(r.agent, r.scenario));
     if (!s) continue;
     const count = placed.get(s) ?? 0;
     const scenario = s.pairs[0]?.[1].scenario;
     if (scenario) {
-      const min = scenario.min_pass === undefined ? undefined : Math.min(scenario.min_pass, count);
-      r.gate = gateOf({ ...scenario, iterations: count, ...(min === undefined ? {} : { min_pass: min }) });
+      const own = scenario.min_pass !== undefined || scenario.pass_rate !== undefined;
+      const min = scenario.min_pass === undefined ? {} : { min_pass: Math.min(scenario.min_pass, count) };
+      const gate = gateOf({ ...scenario, iterations: count, ...min });
+      r.gate = own ? gate : { ...gate, minPass: 0 };
     }
   }
   return { newResults, oldResults };

@@ -15,8 +15,8 @@ export { type DeclaredOptions, declaredAgents, SCENARIO_DIR } from "./scenarios.
 export {
   agentJsonSchema,
   agentKey,
-  COMPARE_DEFAULTS,
   type CallerSpec,
+  COMPARE_DEFAULTS,
   DEFAULT_JUDGE_VOTES,
   DEFAULT_PERSONA_TURNS,
   type Expectations,

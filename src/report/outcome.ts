@@ -228,7 +228,8 @@ export function headline(report: Report): Headline {
   if (code !== 0) return { exitCode: code, mark: "❌", word: report.kind === "watch" ? "regressed" : "failed" };
   const s = countScenarios(report);
   const caveat =
-    s.flaky + s.tolerated + allowedInconclusive(report) > 0 || (report.kind === "watch" && report.traffic?.agents.some((a) => a.status !== "ok"));
+    s.flaky + s.tolerated + allowedInconclusive(report) > 0 ||
+    (report.kind === "watch" && report.traffic?.agents.some((a) => a.status !== "ok"));
   return { exitCode: code, mark: caveat ? "⚠️" : "✅", word: "passed" };
 }
 
@@ -304,7 +305,9 @@ export function verdictReason(s: ScenarioSummary): string[] {
 
 /** Comparisons left inconclusive that `--allow-inconclusive` lets pass. */
 export function allowedInconclusive(report: Pick<Report, "scenarios"> & Policy): number {
-  return report.allow_inconclusive ? report.scenarios.filter((s) => s.comparison?.outcome === "inconclusive").length : 0;
+  return report.allow_inconclusive
+    ? report.scenarios.filter((s) => s.comparison?.outcome === "inconclusive").length
+    : 0;
 }
 
 /** `6 scenarios: 5 passed (1 flaky), 1 failed` — the headline unit, as on every surface. */

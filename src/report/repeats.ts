@@ -71,7 +71,7 @@ export function evidenceText(e: Evidence): string[] {
 }
 
 /** `6 pairs placed interleaved (old and new together), order per pair: ON NO ON ON NO NO`. */
-export function pairingText(c: Pick<ScenarioComparison, "pairs">): string {
+function pairingText(c: Pick<ScenarioComparison, "pairs">): string {
   const pairs = c.pairs ?? [];
   if (pairs.length === 0) return "";
   const order = pairs.map((p) => (p === "old_first" ? "ON" : "NO")).join(" ");
@@ -83,7 +83,7 @@ const wealthText = (w: number) => (w >= 100 ? figure(w) : fixed2(w));
 /**
  * `sequential comparison: decided after 6 pairs of 40 (68 calls saved); regressed, bet 21.3 ≥ 20 (α 0.05); no worse by 0.1: bet 0.41`.
  */
-export function sequentialComparisonText(c: Pick<ScenarioComparison, "sequential" | "outcome">): string[] {
+function sequentialComparisonText(c: Pick<ScenarioComparison, "sequential" | "outcome">): string[] {
   const q = c.sequential;
   if (!q) return [];
   const threshold = figure(1 / q.alpha);

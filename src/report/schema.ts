@@ -227,7 +227,6 @@ const comparisonOutcome = z.preprocess(
   z.enum(["regression", "fixed", "still_failing", "unchanged", "not_enough_evidence", "no_worse", "inconclusive"]),
 );
 
-
 /** Old versus new for one scenario (smoke --compare). */
 const scenarioComparisonSchema = z.looseObject({
   old_version_id: z.string(),

@@ -4,6 +4,7 @@
 // Live smoke prints the call lines as calls finish; replay and every run's closing text use these.
 import { terminalText } from "./escape.ts";
 import {
+  allowedInconclusive,
   countScenarios,
   evaluated,
   figure,
@@ -253,6 +254,9 @@ export function terminalSummary(report: Report): string {
     ...(s.flaky > 0 ? [`${s.flaky} flaky`] : []),
     ...(s.inconclusive ? [`${s.inconclusive} inconclusive`] : []),
     ...(s.tolerated > 0 ? [`${s.tolerated} still failing (--fail-on regression)`] : []),
+    ...(allowedInconclusive(report) > 0
+      ? [`${allowedInconclusive(report)} inconclusive against the old version, allowed by --allow-inconclusive`]
+      : []),
     ...(notPlaced > 0 ? [`${notPlaced} not run`] : []),
     ...(s.no_baseline ? [`${s.no_baseline} without a baseline`] : []),
   ];

@@ -64,7 +64,7 @@ export type Simulation = {
   responseDelayMs: number;
   /** Share of this scenario's conversations that fail, chosen by a counter (see README.md). */
   failureRate: number;
-  /** Agent version number → its own failure rate (old and new versions of one scenario fail apart). */
+  /** Pinned version id → its own failure rate (old and new versions of one scenario fail apart). */
   failureRateByVersion: Record<string, number>;
 };
 

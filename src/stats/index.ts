@@ -11,6 +11,15 @@ export {
 } from "./binomial.ts";
 export { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference } from "./compare.ts";
 export {
+  bettingWealth,
+  fewestPairs,
+  type PairedRule,
+  type PairOutcome,
+  pairedDecision,
+  pairedWealth,
+  slowerWealth,
+} from "./paired.ts";
+export {
   boundaries,
   defaultMargin,
   fewestCalls,
@@ -19,13 +28,3 @@ export {
   type SequentialRule,
   sequentialDecision,
 } from "./sequential.ts";
-export {
-  bettingWealth,
-  fewestPairs,
-  type PairedDecision,
-  type PairedRule,
-  type PairOutcome,
-  pairedDecision,
-  pairedWealth,
-  slowerWealth,
-} from "./paired.ts";

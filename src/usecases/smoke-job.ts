@@ -8,8 +8,8 @@ import { type Client, createClient, NotFoundError, type RetryNotice } from "../a
 import { callerShape, PersonaModel, requirePersona } from "../caller/index.ts";
 import {
   type CompareRule,
-  comparisonPlan,
   compareSides,
+  comparisonPlan,
   type FailOn,
   type OldVersions,
   placePairs,
