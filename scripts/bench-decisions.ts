@@ -23,6 +23,7 @@ import {
   type SequentialRule,
   sequentialDecision,
 } from "../src/stats/index.ts";
+import { type CompareRow, compareRows, compareTable } from "./bench-compare.ts";
 
 const SCENARIOS = 10_000;
 /** Calls per round of a sequential test: the default --concurrency. */
@@ -383,9 +384,15 @@ export type DecisionResults = {
   early: EarlyRow[];
   compare_null: NullRow[];
   compare_power: PowerRow[];
+  compare_sequential: CompareRow[];
   pass_k: ReturnType<typeof passKRows>;
   live: LiveRow[];
-  targets: { errors_within_nominal: boolean; fewer_calls_at_least_40_percent: boolean };
+  targets: {
+    errors_within_nominal: boolean;
+    fewer_calls_at_least_40_percent: boolean;
+    comparison_false_regression_within_alpha: boolean;
+    comparison_fewer_calls_at_least_30_percent: boolean;
+  };
 };
 
 export async function decisionBench(): Promise<DecisionResults> {
@@ -401,6 +408,9 @@ export async function decisionBench(): Promise<DecisionResults> {
     compareNull
       .filter((r) => !r.test.includes("unadjusted"))
       .every((r) => r.false_regression <= r.nominal + tolerance(r.nominal));
+  const compareSequential = compareRows(SCENARIOS, random, ALPHA);
+  const unchanged = compareSequential.filter((r) => r.old_rate === r.new_rate);
+  const saved = compareSequential.flatMap((r) => (r.calls_saved === null ? [] : [r.calls_saved]));
   return {
     scenarios_per_row: SCENARIOS,
     round: ROUND,
@@ -408,11 +418,16 @@ export async function decisionBench(): Promise<DecisionResults> {
     early: earlyRows(),
     compare_null: compareNull,
     compare_power: powerRows(),
+    compare_sequential: compareSequential,
     pass_k: passKRows(),
     live: await liveRun(),
     targets: {
       errors_within_nominal: errorsOk,
       fewer_calls_at_least_40_percent: sequential.every((r) => r.fewer_calls_around >= 0.4),
+      comparison_false_regression_within_alpha: unchanged.every(
+        (r) => r.regressed <= ALPHA + tolerance(ALPHA) && (r.regressed_any_look ?? 0) <= ALPHA + tolerance(ALPHA),
+      ),
+      comparison_fewer_calls_at_least_30_percent: saved.length > 0 && saved.every((x) => x >= 0.3),
     },
   };
 }
@@ -444,6 +459,8 @@ export function decisionTables(d: DecisionResults): string {
     "|---|---|",
     ...d.compare_power.map((r) => `| ${r.change} | ${pct(r.detected)} |`),
     "",
+    ...compareTable(d.compare_sequential, d.scenarios_per_row, ALPHA),
+    "",
     "| pass^k: calls, true rate, k | true pass^k | mean estimate |",
     "|---|---|---|",
     ...d.pass_k.map((r) => `| ${r.calls}, ${r.true_rate}, ${r.k} | ${r.true_pass_k} | ${r.mean_estimate} |`),
@@ -456,7 +473,7 @@ export function decisionTables(d: DecisionResults): string {
       (r) => `| ${r.scenario} | ${r.failure_rate} | ${r.verdict} | ${r.planned} | ${r.placed} | ${r.saved} |`,
     ),
     "",
-    `targets: every error rate ≤ nominal (within 2 simulation standard errors): ${d.targets.errors_within_nominal ? "met" : "MISSED"}; ≥ 40 % fewer calls than fixed-N around every threshold: ${d.targets.fewer_calls_at_least_40_percent ? "met" : "MISSED"}`,
+    `targets: every error rate ≤ nominal (within 2 simulation standard errors): ${d.targets.errors_within_nominal ? "met" : "MISSED"}; ≥ 40 % fewer calls than fixed-N around every threshold: ${d.targets.fewer_calls_at_least_40_percent ? "met" : "MISSED"}; the comparison's false regression ≤ α at every look: ${d.targets.comparison_false_regression_within_alpha ? "met" : "MISSED"}; ≥ 30 % fewer calls than the fixed design of equal power at every drop: ${d.targets.comparison_fewer_calls_at_least_30_percent ? "met" : "MISSED"}`,
   ];
   return `${out.join("\n")}\n`;
 }

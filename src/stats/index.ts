@@ -13,6 +13,7 @@ export { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference } 
 export {
   bettingWealth,
   fewestPairs,
+  mixtureWealth,
   type PairedRule,
   type PairOutcome,
   pairedDecision,

@@ -5,9 +5,13 @@
 // Each pair gives D = new − old ∈ {−1, 0, 1} (1 a pass, 0 a failure; an error counts as a failure),
 // whose mean is Δ = p_new − p_old. Two one-sided tests of the mean of a bounded variable by betting
 // (Waudby-Smith & Ramdas 2023, "Estimating means of bounded random variables by betting", JRSS-B
-// 86(1); the predictable plug-in bet of their aGRAPA, truncated):
-//   regressed: H0 Δ ≥ 0 (the new version is not worse), bet on Y = −D;
-//   no worse:  H0 Δ ≤ −margin (the new version is worse by the margin or more), bet on Y = D + margin.
+// 86(1); Ramdas, Grünwald, Vovk & Shafer 2023, "Game-theoretic statistics and safe anytime-valid
+// inference", Statistical Science 38(4)):
+//   regressed: H0 Δ ≥ 0 (the new version is not worse), bet on Y = −D of the discordant pairs: a
+//              mixture of constant bets λ ∈ {0.3, 0.5, 0.7, 0.9}, i.e. a mixture SPRT of McNemar's
+//              sign of the discordant pairs against P(new worse | discordant) = (1 + λ)/2;
+//   no worse:  H0 Δ ≤ −margin (the new version is worse by the margin or more), bet on Y = D + margin
+//              with the predictable plug-in bet of their aGRAPA, truncated.
 // Under its H0, E[Y] ≤ 0 and the wealth K_t = Π (1 + λ_i·Y_i), with λ_i ≥ 0 chosen from the pairs
 // before i and 1 + λ_i·Y_i ≥ 0, is a nonnegative supermartingale with K_0 = 1: by Ville's inequality
 // P(ever K_t ≥ 1/α) ≤ α. So each verdict's error is held at α at every look, whenever the looks are
@@ -46,6 +50,18 @@ export function bettingWealth(values: readonly number[], lowest: number): number
   return wealth;
 }
 
+/** The constant bets of the mixture (each one an SPRT against one alternative). */
+const MIXTURE = [0.3, 0.5, 0.7, 0.9];
+
+/**
+ * The wealth of a uniform mixture of constant bets against H0 "E[Y] ≤ 0" on Y_1 … Y_n ∈ [−1, 1]:
+ * each Π (1 + λ·Y_i) is a nonnegative supermartingale under H0, and so is their mean.
+ */
+export function mixtureWealth(values: readonly number[]): number {
+  const each = MIXTURE.map((lambda) => values.reduce((wealth, y) => wealth * (1 + lambda * y), 1));
+  return each.reduce((a, b) => a + b, 0) / MIXTURE.length;
+}
+
 export type PairedRule = {
   /** α: the error of each verdict. */
   alpha: number;
@@ -64,12 +80,8 @@ export type PairOutcome = { old: boolean; new: boolean };
 export function pairedWealth(pairs: readonly PairOutcome[], margin: number): { regressed: number; noWorse: number } {
   const d = pairs.map((p) => Number(p.new) - Number(p.old));
   return {
-    // Concordant pairs (D = 0) multiply the wealth by 1 whatever the bet: leaving them out of the
-    // bets' estimates (still predictable) bets on the discordant pairs alone, as McNemar's test does.
-    regressed: bettingWealth(
-      d.filter((x) => x !== 0).map((x) => -x),
-      -1,
-    ),
+    // Concordant pairs (D = 0) multiply any bet's wealth by 1: McNemar's discordant pairs alone.
+    regressed: mixtureWealth(d.filter((x) => x !== 0).map((x) => -x)),
     noWorse: bettingWealth(
       d.map((x) => x + margin),
       -(1 - margin),
@@ -89,10 +101,7 @@ export function pairedDecision(pairs: readonly PairOutcome[], rule: PairedRule):
 
 /** Whether new is slower with evidence: the sign of each pair's new − old latency, bet against "not slower". */
 export function slowerWealth(differencesMs: readonly number[]): number {
-  return bettingWealth(
-    differencesMs.map(Math.sign).filter((x) => x !== 0),
-    -1,
-  );
+  return mixtureWealth(differencesMs.map(Math.sign).filter((x) => x !== 0));
 }
 
 /** The fewest pairs that can end "no worse" (every pair passing on both sides); Infinity past `limit`. */
