@@ -86,9 +86,10 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
   });
 
   it("unchanged: no worse before the cap; a drop of 0.5: regressed early; a drop of 0.1 at margin 0.1: inconclusive at the cap", async () => {
+    const files = ["junit.xml", "report.html"].map((f) => path.join(project.dir, f));
     const run = await compare(
       ...["--scenario", "seq-unchanged", "--scenario", "seq-half", "--scenario", "seq-tenth"],
-      ...["--fail-on", "regression"],
+      ...["--fail-on", "regression", "--junit", files[0] as string, "--html", files[1] as string],
     );
     expect(run.code, run.stdout).toBe(1);
     const unchanged = comparison(run.report, "seq-unchanged");
@@ -117,6 +118,16 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
     expect(run.stdout).toMatch(/= no worse booking\/seq-unchanged/);
     expect(run.stdout).toMatch(/\? inconclusive booking\/seq-tenth/);
     expect(run.report?.summary.failed).toBe(2);
+    // JUnit and HTML say the same.
+    const [junit, html] = await Promise.all(files.map((f) => readFile(f, "utf8")));
+    expect(junit).toContain(
+      `<failure message="regressed against the old version: decided after ${half?.sequential?.pairs} pairs of 40" type="regression">`,
+    );
+    expect(junit).toContain(
+      '<failure message="the comparison with the old version was inconclusive: neither regressed nor no worse (margin 0.1) after 40 pairs of 40" type="inconclusive">',
+    );
+    expect(html).toContain(`decided after ${half?.sequential?.pairs} pairs of 40`);
+    expect(html).toContain("undecided at the cap of 40 pairs: inconclusive");
   });
 
   it("--fail-on regression exits 1 on an inconclusive comparison, 0 with --allow-inconclusive (which the summary names)", async () => {

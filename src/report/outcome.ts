@@ -266,6 +266,7 @@ export function latencyReasons(s: ScenarioSummary): string[] {
  */
 export function thresholdText(s: Pick<ScenarioSummary, "min_pass" | "sequential">): string {
   const q = s.sequential;
+  if (!q && s.min_pass === 0) return "no threshold of its own: the comparison with the old version decides";
   return q ? `pass_rate ${q.pass_rate} ± ${q.margin} at confidence ${q.confidence}` : `min_pass ${s.min_pass}`;
 }
 
@@ -285,6 +286,8 @@ export function verdictReason(s: ScenarioSummary): string[] {
     !s.sequential && s.passes < s.min_pass && s.min_pass < (s.planned_iterations ?? s.iterations)
       ? [`needs ${s.min_pass}`]
       : [];
+  const compared = comparisonReason(s);
+  if (compared) return [compared];
   switch (s.verdict) {
     case "failed": {
       const lost = s.shard_missing ? [`${s.shard_missing} in a missing shard's report, counted failed`] : [];
@@ -308,6 +311,18 @@ export function allowedInconclusive(report: Pick<Report, "scenarios"> & Policy):
   return report.allow_inconclusive
     ? report.scenarios.filter((s) => s.comparison?.outcome === "inconclusive").length
     : 0;
+}
+
+/** Why a sequential comparison decided a scenario as it did (regressed or inconclusive), in words; "" otherwise. */
+export function comparisonReason(s: Pick<ScenarioSummary, "comparison">): string {
+  const q = s.comparison?.sequential;
+  if (!q) return "";
+  if (s.comparison?.outcome === "regression") {
+    return `regressed against the old version: decided after ${q.pairs} pairs of ${q.max_pairs}`;
+  }
+  return s.comparison?.outcome === "inconclusive"
+    ? `the comparison with the old version was inconclusive: neither regressed nor no worse (margin ${q.margin}) after ${q.pairs} pairs of ${q.max_pairs}`
+    : "";
 }
 
 /** `6 scenarios: 5 passed (1 flaky), 1 failed` — the headline unit, as on every surface. */
