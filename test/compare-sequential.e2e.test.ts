@@ -5,7 +5,7 @@
 // "regressed" early, a drop of 0.1 with a margin of 0.1 ends inconclusive at the cap, which fails
 // --fail-on regression unless --allow-inconclusive. The pairs are whole in every shard, and their
 // order is the recorded order of the calls.
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
@@ -145,6 +145,9 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
     const dry = await compare("--scenario", "seq-half", "--dry-run");
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain("worst case: 80 call(s)");
+    expect(dry.stdout).toMatch(
+      /seq-half: 40 iteration\(s\).*; at most: pairs stop once the sequential comparison decides/,
+    );
     const over = await compare("--scenario", "seq-half", "--max-call-minutes", "100");
     // 80 calls × the default 120 s timeout is 160 call minutes.
     expect(over.code).toBe(2);
@@ -185,5 +188,29 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
       expect((part.report?.results ?? []).every((r) => r.pair_order !== undefined)).toBe(true);
     }
     expect(total).toBe(8);
+  });
+
+  it("start --compare-rule sequential: the deploy's comparison places pairs until no worse", async () => {
+    // A third version of booking, compared on one scenario (scenarios are not inputs).
+    const file = path.join(project.dir, "agents", "booking.yaml");
+    const doc = parseDocument(await readFile(file, "utf8"));
+    doc.set("description", "Books clinic appointments (version three).");
+    doc.set(
+      "smoke",
+      doc.createNode([{ name: "seq-start", channel: { callee_no: "+15550142100" }, context: { simulation: {} } }]),
+    );
+    await writeFile(file, doc.toString());
+    // The deploys above placed no smoke (--no-smoke): their comparison base, the first deploy's (none),
+    // is still pending and would be carried over; this deploy compares with the versions before it.
+    await rm(path.join(project.dir, ".agent-iac", "comparison-base.test.json"), { force: true });
+    const run = await cli(["start", "--stack", "test", "--compare-rule", "sequential"]);
+    expect(run.code, run.stdout).toBe(0);
+    const report = reportSchema.parse(
+      JSON.parse(await readFile(path.join(project.dir, "reports", "smoke.json"), "utf8")),
+    );
+    const seq = comparison(report, "seq-start");
+    expect(seq?.outcome).toBe("no_worse");
+    expect(seq?.sequential?.pairs).toBe(32);
+    expect(run.stdout).toContain("= no worse booking/seq-start");
   });
 });

@@ -73,7 +73,8 @@ export function pairedPlan(
     if (call.iteration !== 1) continue;
     plan.sequential.set(key(call.agent, call.scenario.name), rule);
     // Its own single-version test and its iterations give way to the pairs.
-    const scenario = { ...call.scenario, iterations: rule.maxPairs, confidence: undefined };
+    const compare = { rule: "sequential" as const, max_pairs: rule.maxPairs, margin: rule.margin };
+    const scenario = { ...call.scenario, iterations: rule.maxPairs, confidence: undefined, compare };
     for (let iteration = 1; iteration <= rule.maxPairs; iteration++) add({ ...call, scenario, iteration });
   }
   return plan;
