@@ -5,7 +5,8 @@
 // repeats against the full run's verdict, and the compare tests under the null (no difference):
 // per scenario and Holm's family-wise rate. (b) Mean calls per decision of the sequential test
 // against that fixed design. (c) One run against the simulator with known failure rates, counting
-// the conversations really created and those not needed.
+// the conversations really created and those not needed. (d) Adaptive judge votes (`votes: auto`)
+// against fixed 3 and 5 votes at equal flip rates: requests per verdict and wrong verdicts.
 import { createClient } from "../src/api/index.ts";
 import { type AgentDefinition, loadAgents, type SmokeScenario } from "../src/definitions/index.ts";
 import { smokeScenario } from "../src/definitions/schema.ts";
@@ -13,15 +14,18 @@ import type { HeldAgent } from "../src/provider/index.ts";
 import { startSimulator } from "../src/simulator/index.ts";
 import { runSmoke } from "../src/smoke/index.ts";
 import {
+  DEFAULT_MAX_VOTES,
   defaultMargin,
   fisherLower,
   fixedDecision,
   fixedDesign,
   holm,
   mannWhitneyGreater,
+  nextVotes,
   passHatK,
   type SequentialRule,
   sequentialDecision,
+  settledVerdict,
 } from "../src/stats/index.ts";
 import { type CompareRow, compareRows, compareTable } from "./bench-compare.ts";
 
@@ -377,6 +381,75 @@ async function liveRun(): Promise<LiveRow[]> {
   }
 }
 
+export type VotesRow = {
+  items: string;
+  /** The chance two votes on one item disagree (what `judge check` reports as the flip rate). */
+  flip_rate: number;
+  fixed3: { requests: number; wrong: number };
+  fixed5: { requests: number; wrong: number };
+  auto: { requests: number; wrong: number; unsettled: number; requests_per_settled: number };
+};
+
+/**
+ * Judge votes by simulation: each vote goes against the item's true verdict with probability f
+ * (the item's own ambiguity to the model); fixed 3 and 5 votes against `votes: auto` (rounds from
+ * nextVotes until settledVerdict, at most DEFAULT_MAX_VOTES). The same items, f and seed for each.
+ */
+function votesRows(): VotesRow[] {
+  const designs = [
+    { items: "clear (every vote agrees)", flips: () => 0 },
+    { items: "each vote wrong 5 %", flips: () => 0.05 },
+    { items: "each vote wrong 10 %", flips: () => 0.1 },
+    { items: "each vote wrong 20 %", flips: () => 0.2 },
+    { items: "each vote wrong 30 %", flips: () => 0.3 },
+    { items: "mixed: 80 % of items 2 %, 20 % of items 30 %", flips: (u: number) => (u < 0.8 ? 0.02 : 0.3) },
+  ];
+  return designs.map((design, i) => {
+    const next = random(4000 + i);
+    const wrong = { f3: 0, f5: 0, auto: 0 };
+    let requests = 0;
+    let unsettled = 0;
+    let flips = 0;
+    for (let s = 0; s < SCENARIOS; s++) {
+      const f = design.flips(next());
+      flips += 2 * f * (1 - f);
+      // The true verdict is pass; a vote is right (pass) with probability 1 − f.
+      const vote = () => next() >= f;
+      const fixed = (n: number) => Array.from({ length: n }, vote).filter(Boolean).length * 2 > n;
+      if (!fixed(3)) wrong.f3++;
+      if (!fixed(5)) wrong.f5++;
+      let passes = 0;
+      let fails = 0;
+      for (
+        let round = nextVotes(0, 0, DEFAULT_MAX_VOTES);
+        round > 0;
+        round = nextVotes(passes, fails, DEFAULT_MAX_VOTES)
+      ) {
+        for (let v = 0; v < round; v++)
+          if (vote()) passes++;
+          else fails++;
+      }
+      const asked = passes + fails;
+      requests += asked;
+      if (passes <= fails) wrong.auto++;
+      if (settledVerdict(passes, fails) === null) unsettled++;
+    }
+    return {
+      items: design.items,
+      // The items' true flip rate, 2f(1 − f): the auto votes' own would be biased upward (they stop early when unanimous).
+      flip_rate: r4(flips / SCENARIOS),
+      fixed3: { requests: 3, wrong: r4(wrong.f3 / SCENARIOS) },
+      fixed5: { requests: 5, wrong: r4(wrong.f5 / SCENARIOS) },
+      auto: {
+        requests: r4(requests / SCENARIOS),
+        wrong: r4(wrong.auto / SCENARIOS),
+        unsettled: r4(unsettled / SCENARIOS),
+        requests_per_settled: r4(requests / Math.max(1, SCENARIOS - unsettled)),
+      },
+    };
+  });
+}
+
 export type DecisionResults = {
   scenarios_per_row: number;
   round: number;
@@ -387,6 +460,7 @@ export type DecisionResults = {
   compare_sequential: CompareRow[];
   pass_k: ReturnType<typeof passKRows>;
   live: LiveRow[];
+  votes: VotesRow[];
   targets: {
     errors_within_nominal: boolean;
     fewer_calls_at_least_40_percent: boolean;
@@ -421,6 +495,7 @@ export async function decisionBench(): Promise<DecisionResults> {
     compare_sequential: compareSequential,
     pass_k: passKRows(),
     live: await liveRun(),
+    votes: votesRows(),
     targets: {
       errors_within_nominal: errorsOk,
       fewer_calls_at_least_40_percent: sequential.every((r) => r.fewer_calls_around >= 0.4),
@@ -471,6 +546,15 @@ export function decisionTables(d: DecisionResults): string {
     "|---|---|---|---|---|---|",
     ...d.live.map(
       (r) => `| ${r.scenario} | ${r.failure_rate} | ${r.verdict} | ${r.planned} | ${r.placed} | ${r.saved} |`,
+    ),
+    "",
+    `judge votes (${d.scenarios_per_row.toLocaleString("en")} simulated items per row, true verdict pass; votes: auto asks rounds until settled at 95 % or ${DEFAULT_MAX_VOTES})`,
+    "",
+    "| items | flip rate | requests fixed 3 / fixed 5 / auto | wrong verdicts fixed 3 / fixed 5 / auto | auto: requests per settled verdict | auto: not settled |",
+    "|---|---|---|---|---|---|",
+    ...d.votes.map(
+      (r) =>
+        `| ${r.items} | ${r.flip_rate.toFixed(3)} | 3 / 5 / ${r.auto.requests.toFixed(2)} | ${pct(r.fixed3.wrong)} / ${pct(r.fixed5.wrong)} / ${pct(r.auto.wrong)} | ${r.auto.requests_per_settled.toFixed(2)} | ${pct(r.auto.unsettled)} |`,
     ),
     "",
     `targets: every error rate ≤ nominal (within 2 simulation standard errors): ${d.targets.errors_within_nominal ? "met" : "MISSED"}; ≥ 40 % fewer calls than fixed-N around every threshold: ${d.targets.fewer_calls_at_least_40_percent ? "met" : "MISSED"}; the comparison's false regression ≤ α at every look: ${d.targets.comparison_false_regression_within_alpha ? "met" : "MISSED"}; ≥ 30 % fewer calls than the fixed design of equal power at every drop: ${d.targets.comparison_fewer_calls_at_least_30_percent ? "met" : "MISSED"}`,

@@ -161,8 +161,9 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
     );
     expect((await replay(["--judge-cache", "c3"])).code).toBe(2);
     // A real check over 3 labelled items: measured, but too few for a gate.
-    const labels = (n: number) =>
-      `items:\n${Array.from({ length: n }, (_, i) => `  - { rubric: "${rubric}", human: fail, transcript: ["agent: Hi, this is Maya ${i}."] }`).join("\n")}\n`;
+    // The first `passes` items a human passed (a gate needs both verdicts among the labels).
+    const labels = (n: number, passes = 0) =>
+      `items:\n${Array.from({ length: n }, (_, i) => `  - { rubric: "${rubric}", human: ${i < passes ? "pass" : "fail"}, transcript: ["agent: Hi, this is Maya ${i}."] }`).join("\n")}\n`;
     await writeFile(path.join(dir, "labels3.yaml"), labels(3));
     const check3 = await runInProcess(["judge", "check", "labels3.yaml", "--judge-cache", "c3"], {
       cwd: dir,
@@ -170,14 +171,14 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
     });
     expect(check3.code, check3.stderr).toBe(0);
     expect(check3.stdout).toContain(
-      "only 3 labelled transcript(s): judge_min_agreement accepts a measurement over 10 or more",
+      "only 3 labelled transcript(s): a gate (judge_min_agreement, judge_min_kappa) accepts a measurement over 10 or more",
     );
     const few = await replay(["--judge-cache", "c3"]);
     expect(few.code).toBe(2);
     expect(few.stderr).toContain(
       "was measured over 3 labelled transcript(s); judge_min_agreement needs at least 10 per rubric",
     );
-    await writeFile(path.join(dir, "labels10.yaml"), labels(10));
+    await writeFile(path.join(dir, "labels10.yaml"), labels(10, 1));
     expect(
       (await runInProcess(["judge", "check", "labels10.yaml", "--judge-cache", "c3"], { cwd: dir, env: env() })).code,
     ).toBe(0);
@@ -186,7 +187,7 @@ describe("judge evidence (agent-iac smoke --replay, judge check)", () => {
     expect(
       JSON.parse(trusted.json).results[0].assertions.find((a: { judgement?: unknown }) => a.judgement).judgement
         .calibration,
-    ).toMatchObject({ items: 10, agreement: 1 });
+    ).toMatchObject({ items: 10, agreement: 0.9, human_pass: 1, human_fail: 9 });
     // The same calibration does not vouch for another endpoint serving the same model name.
     const elsewhere = await replay(["--judge-cache", "c3"], { AGENT_IAC_JUDGE_BASE_URL: other.url });
     expect(elsewhere.code).toBe(2);

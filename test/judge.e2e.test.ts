@@ -124,7 +124,9 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(run.code).toBe(1);
     const reason = "the agent never gives a callback number";
     expect(run.stdout).toContain(reason);
-    expect(run.stdout).toMatch(/judge: introduces herself with a callback number: fail 3\/3: .* \(lines \d+/);
+    expect(run.stdout).toMatch(
+      /judge: introduces herself with a callback number: fail 3\/3 \(answered by test-judge, not test-model\): .* \(lines \d+/,
+    );
     const assertion = run.report?.results[0]?.assertions.find((a) => a.judgement);
     expect(assertion?.judgement).toMatchObject({ verdict: "fail", agreement: "3/3", reason });
     const cited = assertion?.judgement?.lines ?? [];
@@ -222,7 +224,7 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(check.code).toBe(0);
     // The judge fails all ten; the human failed seven: agreement 7/10, kappa 0 (the judge never passes).
     expect(check.stdout).toMatch(
-      /"introduces herself with a callback number": agreement 0\.7 \(7\/10\), kappa 0; vote consistency 1/,
+      /"introduces herself with a callback number": agreement 0\.7 \(7\/10\), kappa 0 \(95 % CI -1 to 0\.641\); human pass 0\.3, fail 0\.7; vote consistency 1, flip rate 0/,
     );
     expect(check.stdout).toContain("pass×pass 0, pass×fail 3, fail×pass 0, fail×fail 7");
     const below = await smoke(["--scenario", "trusted-judge"]);

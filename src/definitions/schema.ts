@@ -10,7 +10,7 @@ import {
   TRANSPORTS,
   type Transport,
 } from "../contract/index.ts";
-import { defaultMargin, fewestCalls } from "../stats/index.ts";
+import { DEFAULT_MAX_VOTES, defaultMargin, fewestCalls } from "../stats/index.ts";
 import { regexProblem } from "./patterns.ts";
 
 /** The cap of a sequential test without max_iterations. */
@@ -165,21 +165,31 @@ const argumentMatchers = z
 
 /** Votes of a judged rubric: odd (a majority always exists), default 3. */
 export const DEFAULT_JUDGE_VOTES = 3;
-const judgeVotes = z
+const oddVotes = z
   .int()
   .min(1)
   .max(15)
-  .refine((n) => n % 2 === 1, "must be odd (1, 3, 5 …): a majority of the votes decides")
-  .meta({ description: "Independent judge requests; the majority decides (odd, default 3)." });
+  .refine((n) => n % 2 === 1, "must be odd (1, 3, 5 …): a majority of the votes decides");
+const judgeVotes = z.union([oddVotes, z.literal("auto")]).meta({
+  description: `Independent judge requests; the majority decides (odd, default 3), or auto: asked until the verdict is settled at 95 % or max_votes (default ${DEFAULT_MAX_VOTES}).`,
+});
 
 /** A judged expectation: a sentence the judge model checks the transcript against. */
 export const judgeRubric = z
   .union([
     z.string().trim().min(1, "must not be empty"),
-    z.strictObject({
-      rubric: z.string().trim().min(1, "must not be empty"),
-      votes: judgeVotes.optional(),
-    }),
+    z
+      .strictObject({
+        rubric: z.string().trim().min(1, "must not be empty"),
+        votes: judgeVotes.optional(),
+        max_votes: oddVotes
+          .optional()
+          .meta({ description: `With votes: auto, the most votes asked (odd, default ${DEFAULT_MAX_VOTES}).` }),
+      })
+      .refine((item) => item.max_votes === undefined || item.votes === "auto", {
+        path: ["max_votes"],
+        message: "max_votes belongs to adaptive votes: give votes: auto too",
+      }),
   ])
   .meta({ description: "A rubric sentence, or {rubric, votes}." });
 
@@ -220,16 +230,17 @@ const expectations = z.strictObject({
     }),
 });
 
-/** A judged rubric with its votes. */
-export type JudgeRubric = { rubric: string; votes: number };
+/** A judged rubric with its votes: `votes` asked, or with `auto` at most `votes` (the budget counts that). */
+export type JudgeRubric = { rubric: string; votes: number; auto: boolean };
 
 /** A scenario's judged rubrics, each with its votes (default 3). */
 export function judgeRubrics(expect: { judge?: z.input<typeof judgeRubric>[] | undefined }): JudgeRubric[] {
-  return (expect.judge ?? []).map((item) =>
-    typeof item === "string"
-      ? { rubric: item.trim(), votes: DEFAULT_JUDGE_VOTES }
-      : { rubric: item.rubric.trim(), votes: item.votes ?? DEFAULT_JUDGE_VOTES },
-  );
+  return (expect.judge ?? []).map((item) => {
+    if (typeof item === "string") return { rubric: item.trim(), votes: DEFAULT_JUDGE_VOTES, auto: false };
+    const auto = item.votes === "auto";
+    const votes = item.votes === "auto" ? (item.max_votes ?? DEFAULT_MAX_VOTES) : (item.votes ?? DEFAULT_JUDGE_VOTES);
+    return { rubric: item.rubric.trim(), votes, auto };
+  });
 }
 
 /** The latency bounds of a scenario (`expect.latency`). */
@@ -348,6 +359,10 @@ export const smokeScenario = z
       description:
         "Each judged rubric's last measured agreement with human labels (`agent-iac judge check`) must be at least this (0–1].",
     }),
+    judge_min_kappa: z.number().gt(0).max(1).optional().meta({
+      description:
+        "Each judged rubric's measured kappa (`agent-iac judge check`): its 95 % interval's lower bound must be at least this (0–1].",
+    }),
   })
   .superRefine(checkScenario)
   // A sequential test plans its cap: every count of planned calls (budget, dry run) is the worst case.
@@ -366,6 +381,7 @@ type ScenarioCheck = {
   margin?: number | undefined;
   pass_k?: { k: number; min: number } | undefined;
   judge_min_agreement?: number | undefined;
+  judge_min_kappa?: number | undefined;
   expect: { judge?: unknown[] | undefined };
   transport: Transport;
   caller?: unknown;
@@ -379,8 +395,10 @@ function checkScenario(scenario: ScenarioCheck, ctx: z.core.$RefinementCtx<Scena
       "a caller speaks over the conversation's WebSocket session: give transport: ws (the event stream cannot carry the caller's lines)",
     );
   }
-  if (scenario.judge_min_agreement !== undefined && !scenario.expect.judge?.length) {
-    problem("judge_min_agreement", "the scenario has no judged expectation (expect.judge)");
+  for (const gate of ["judge_min_agreement", "judge_min_kappa"] as const) {
+    if (scenario[gate] !== undefined && !scenario.expect.judge?.length) {
+      problem(gate, "the scenario has no judged expectation (expect.judge)");
+    }
   }
   if (scenario.min_pass !== undefined && scenario.pass_rate !== undefined) {
     problem("pass_rate", "give min_pass or pass_rate, not both");

@@ -16,11 +16,10 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../errors/index.ts";
-import { STATE_DIR } from "../settings/index.ts";
+import { JUDGE_CACHE_DIR } from "../settings/index.ts";
 import { PROMPT_FINGERPRINT } from "./prompt.ts";
 import { capVote, type Vote } from "./verdict.ts";
 
-export const DEFAULT_CACHE_DIR = path.join(STATE_DIR, "judge-cache");
 /** The environment variable holding the cache's signing key (CI: a secret). */
 const CACHE_KEY_ENV = "AGENT_IAC_JUDGE_CACHE_KEY";
 
@@ -46,6 +45,7 @@ const voteSchema = z.object({
   verdict: z.enum(["pass", "fail"]),
   reason: z.string(),
   lines: z.array(z.int()),
+  model: z.string().optional(),
 });
 const entrySchema = z.object({ vote: voteSchema, mac: z.string() });
 
@@ -74,8 +74,22 @@ async function signingKey(env: NodeJS.ProcessEnv = process.env): Promise<Buffer>
 }
 
 /** The fields of a vote and of a calibration in one fixed order (what is signed). */
-const voteFields = (v: Vote) => [v.verdict, v.reason, v.lines];
-const calibrationFields = (c: Calibration) => [c.agreement, c.kappa, c.items, c.consistency, c.checked_at, c.file];
+// The answering model only where the endpoint named one (entries written before it was kept still verify).
+const voteFields = (v: Vote) =>
+  v.model === undefined ? [v.verdict, v.reason, v.lines] : [v.verdict, v.reason, v.lines, v.model];
+const calibrationFields = (c: Calibration) => [
+  c.agreement,
+  c.kappa,
+  c.items,
+  c.consistency,
+  c.checked_at,
+  c.file,
+  c.kappa_low,
+  c.kappa_high,
+  c.human_pass,
+  c.human_fail,
+  c.flip_rate,
+];
 
 function mac(key: Buffer, ...parts: unknown[]): string {
   return createHmac("sha256", key).update(JSON.stringify(parts)).digest("hex");
@@ -119,7 +133,7 @@ export class VoteCache {
 
   /** `within`: the directory a relative `dir` is in (the run's project). */
   constructor(
-    dir: string = DEFAULT_CACHE_DIR,
+    dir: string = JUDGE_CACHE_DIR,
     options: { read?: boolean; env?: NodeJS.ProcessEnv; within?: string } = {},
   ) {
     this.dir = options.within ? path.resolve(options.within, dir) : dir;
@@ -245,6 +259,17 @@ export class VoteCache {
 const calibrationSchema = z.object({
   agreement: z.number(),
   kappa: z.number().nullable(),
+  /**
+   * Kappa's 95 % interval and the human verdicts' counts (a record written before they were
+   * measured has none: its signature, made without them, no longer matches, so it reads as never
+   * measured and `judge check` is run again).
+   */
+  kappa_low: z.number().nullable().default(null),
+  kappa_high: z.number().nullable().default(null),
+  human_pass: z.int().nullable().default(null),
+  human_fail: z.int().nullable().default(null),
+  /** How often two of the judge's votes on one item disagreed. */
+  flip_rate: z.number().nullable().default(null),
   items: z.int(),
   consistency: z.number().nullable(),
   checked_at: z.string(),

@@ -7,7 +7,8 @@ import { isNode, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { InvalidInputError } from "../errors/index.ts";
 import { unreadableFile } from "../report/index.ts";
-import { type AgreementStats, agreementStats, voteConsistency } from "./agreement.ts";
+import { DEFAULT_MAX_VOTES } from "../stats/index.ts";
+import { type AgreementStats, agreementStats, voteConsistency, voteFlipRate } from "./agreement.ts";
 import type { Calibration } from "./cache.ts";
 import type { Judge, Judgement } from "./votes.ts";
 
@@ -18,12 +19,15 @@ const DEFAULT_CHECK_VOTES = 3;
  */
 export const MIN_CALIBRATION_ITEMS = 10;
 
-/** Independent judge requests per item: odd (a majority), 1 … 15. */
-const votesSchema = z
-  .int()
-  .min(1)
-  .max(15)
-  .refine((n) => n % 2 === 1, "must be odd");
+/** Independent judge requests per item: odd (a majority), 1 … 15, or auto (adaptive, at most DEFAULT_MAX_VOTES). */
+const votesSchema = z.union([
+  z
+    .int()
+    .min(1)
+    .max(15)
+    .refine((n) => n % 2 === 1, "must be odd"),
+  z.literal("auto"),
+]);
 
 const itemSchema = z
   .strictObject({
@@ -51,7 +55,7 @@ const labelledFileSchema = z.strictObject({
 });
 
 type LabelledItem = z.output<typeof itemSchema> & { line: number };
-export type LabelledFile = { file: string; votes: number; items: LabelledItem[] };
+export type LabelledFile = { file: string; votes: number | "auto"; items: LabelledItem[] };
 
 /** A labelled file that cannot be used; `problems` are `file:line: field: message`. */
 export class LabelledFileError extends InvalidInputError {
@@ -123,12 +127,14 @@ export async function readLabelledFile(file: string): Promise<LabelledFile> {
 }
 
 type CheckedItem = { item: LabelledItem; judgement: Judgement };
-type RubricCheck = AgreementStats & { rubric: string; consistency: number | null; errors: number };
+/** `flip_rate`: how often two of the judge's votes on one item disagree (null with single votes). */
+type Measured = AgreementStats & { consistency: number | null; flip_rate: number | null; errors: number };
+type RubricCheck = Measured & { rubric: string };
 export type CheckResult = {
   model: string;
   items: CheckedItem[];
   rubrics: RubricCheck[];
-  overall: AgreementStats & { consistency: number | null; errors: number };
+  overall: Measured;
 };
 
 /**
@@ -144,14 +150,18 @@ export async function checkJudge(
   for (const item of labelled.items) {
     const lines = item.transcript ?? (await readTranscript(item.recording as string));
     const votes = item.votes ?? labelled.votes;
-    items.push({ item, judgement: await judge.judge({ rubric: item.rubric, votes }, lines) });
+    const rubric =
+      votes === "auto" ? { rubric: item.rubric, votes: DEFAULT_MAX_VOTES, auto: true } : { rubric: item.rubric, votes };
+    items.push({ item, judgement: await judge.judge(rubric, lines) });
   }
-  const measure = (list: CheckedItem[]) => {
+  const measure = (list: CheckedItem[]): Measured => {
     const judged = list.filter((c) => c.judgement.verdict !== "error");
     const pairs = judged.map((c) => ({ human: c.item.human, judge: c.judgement.verdict as "pass" | "fail" }));
+    const votes = judged.map((c) => c.judgement.votes.map((v) => v.verdict));
     return {
       ...agreementStats(pairs),
-      consistency: voteConsistency(judged.map((c) => c.judgement.votes.map((v) => v.verdict))),
+      consistency: voteConsistency(votes),
+      flip_rate: voteFlipRate(votes),
       errors: list.length - judged.length,
     };
   };
@@ -172,6 +182,11 @@ export function calibrations(result: CheckResult, file: string, now = new Date()
         {
           agreement: r.agreement,
           kappa: r.kappa,
+          kappa_low: r.kappa_interval?.low ?? null,
+          kappa_high: r.kappa_interval?.high ?? null,
+          human_pass: r.human.pass,
+          human_fail: r.human.fail,
+          flip_rate: r.flip_rate,
           items: r.items,
           consistency: r.consistency,
           checked_at: now.toISOString(),

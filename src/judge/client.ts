@@ -22,6 +22,8 @@ export type JudgeEndpoint = {
 };
 
 const chatResponse = z.looseObject({
+  /** The model that answered, as the endpoint names it (it may differ from the one asked). */
+  model: z.string().optional(),
   choices: z
     .array(
       z.looseObject({
@@ -35,8 +37,8 @@ const chatResponse = z.looseObject({
     .min(1),
 });
 
-/** The first choice of a Chat Completions answer, as far as its readers need it. */
-export type ChatChoice = z.output<typeof chatResponse>["choices"][number];
+/** The first choice of a Chat Completions answer, as far as its readers need it, and the model the endpoint said answered. */
+export type ChatChoice = z.output<typeof chatResponse>["choices"][number] & { answered_model: string | undefined };
 
 /**
  * The one OpenAI-compatible Chat Completions client (the judge's, and the persona caller's model):
@@ -78,7 +80,8 @@ export class ChatClient {
       responseSchema: chatResponse,
       signal: options.signal,
     });
-    return response.choices[0];
+    const choice = response.choices[0];
+    return choice && { ...choice, answered_model: response.model };
   }
 
   async close(): Promise<void> {
@@ -108,6 +111,7 @@ export class JudgeClient extends ChatClient {
     }
     const content = choice?.message.content;
     if (!content) throw new JudgeAnswerError("the judge's answer has no content");
-    return parseVote(content, lines.length);
+    const vote = parseVote(content, lines.length);
+    return choice.answered_model ? { ...vote, model: choice.answered_model } : vote;
   }
 }

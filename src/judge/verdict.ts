@@ -9,7 +9,8 @@ import { z } from "zod";
 import { AgentIacError } from "../errors/index.ts";
 
 export type VerdictWord = "pass" | "fail";
-export type Vote = { verdict: VerdictWord; reason: string; lines: number[] };
+/** `model`: the model id the endpoint said answered (its response's `model`), when it said one. */
+export type Vote = { verdict: VerdictWord; reason: string; lines: number[]; model?: string };
 
 /** The longest reason kept from a vote (characters; longer ones are cut and end in "…"). */
 const MAX_REASON_CHARS = 500;
@@ -35,7 +36,7 @@ const excerpt = (text: string) => JSON.stringify(text.length > MAX_SHOWN ? `${te
 export function capVote(vote: Vote): Vote {
   const reason = vote.reason.length > MAX_REASON_CHARS ? `${vote.reason.slice(0, MAX_REASON_CHARS)}…` : vote.reason;
   const lines = [...new Set(vote.lines)].sort((a, b) => a - b).slice(0, MAX_CITED_LINES);
-  return { verdict: vote.verdict, reason, lines };
+  return { verdict: vote.verdict, reason, lines, ...(vote.model === undefined ? {} : { model: vote.model }) };
 }
 
 /** The first JSON object in a text (the whole text, a fenced block, or the outermost braces) and the text around it. */

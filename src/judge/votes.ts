@@ -1,12 +1,15 @@
 // One verdict per rubric: `votes` independent requests (or their cached answers), the majority
-// decides, the agreement (`2/3`) is kept and a split vote is uncertain. Any vote that could not be
-// had — a malformed answer, a refusal, a timeout, retries exhausted — makes the judgement an error:
-// never a pass.
+// decides, the agreement (`2/3`) is kept and a split vote is uncertain. Adaptive votes (`auto`) are
+// asked in rounds until the verdict is settled at 95 % (src/stats settledVerdict) or `votes` were
+// asked; one not settled by then is uncertain. Any vote that could not be had — a malformed answer,
+// a refusal, a timeout, retries exhausted — makes the judgement an error: never a pass.
+import { nextVotes, settledVerdict } from "../stats/index.ts";
 import type { Calibration, JudgeIdentity, VoteCache } from "./cache.ts";
 import type { JudgeClient } from "./client.ts";
 import type { VerdictWord, Vote } from "./verdict.ts";
 
-export type JudgeRubric = { rubric: string; votes: number };
+/** `votes` asked; with `auto`, asked until settled, at most `votes`. */
+export type JudgeRubric = { rubric: string; votes: number; auto?: boolean };
 
 /** One judged expectation's outcome (the report's `judgement` object). */
 export type Judgement = {
@@ -16,15 +19,23 @@ export type Judgement = {
   /** Votes for the verdict / votes asked for, e.g. "2/3". */
   agreement: string;
   votes_for: number;
+  /** Votes asked (with adaptive votes, as many as it took). */
   votes_total: number;
-  /** The votes did not all agree. */
+  /** The votes did not all agree (adaptive votes: the verdict was not settled). */
   uncertain: boolean;
+  /** Adaptive votes: whether the verdict was settled at 95 % before the cap; null for a fixed number of votes. */
+  settled: boolean | null;
   /** A reason given by a vote of the majority. */
   reason: string;
   /** Transcript lines (1-based) the majority's votes cite. */
   lines: number[];
   /** Every vote, in order. */
   votes: Vote[];
+  /**
+   * The model id(s) the endpoint said answered (its responses' `model`, distinct, comma-separated);
+   * null when it named none. One other than `model` is shown on every surface.
+   */
+  answered_model: string | null;
   /** Votes answered from the cache (no request made). */
   cached_votes: number;
   /** Why there is no verdict (verdict "error"). */
@@ -83,30 +94,52 @@ export class Judge {
   /** The judgement of one rubric over a transcript (display lines, numbered from 1). */
   async judge(item: JudgeRubric, lines: readonly string[], signal?: AbortSignal): Promise<Judgement> {
     const calibration = (await this.calibrations())[item.rubric] ?? null;
-    const settled = await Promise.allSettled(
-      Array.from({ length: item.votes }, (_, i) => this.vote(item.rubric, lines, i, signal)),
-    );
+    const settled: PromiseSettledResult<Vote & { cached: boolean }>[] = [];
+    const count = (verdict: VerdictWord) =>
+      settled.filter((s) => s.status === "fulfilled" && s.value.verdict === verdict).length;
+    let round = item.auto ? nextVotes(0, 0, item.votes) : item.votes;
+    while (round > 0) {
+      const first = settled.length;
+      settled.push(
+        ...(await Promise.allSettled(
+          Array.from({ length: round }, (_, i) => this.vote(item.rubric, lines, first + i, signal)),
+        )),
+      );
+      if (!item.auto || settled.some((s) => s.status === "rejected")) break;
+      round = nextVotes(count("pass"), count("fail"), item.votes);
+    }
     const votes = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
-    const base = { rubric: item.rubric, model: this.model, votes_total: item.votes, calibration };
     const cached_votes = votes.filter((v) => v.cached).length;
     const plain = votes.map(({ verdict, reason, lines: cited }) => ({ verdict, reason, lines: cited }));
+    const answered = [...new Set(votes.flatMap((v) => (v.model === undefined ? [] : [v.model])))];
+    const base = {
+      rubric: item.rubric,
+      model: this.model,
+      answered_model: answered.length > 0 ? answered.join(", ") : null,
+      votes_total: settled.length,
+      calibration,
+    };
     if (failure) {
       const why = failure.reason instanceof Error ? failure.reason.message : String(failure.reason);
       return {
         ...base,
         verdict: "error",
-        agreement: `${votes.length}/${item.votes} answered`,
+        agreement: `${votes.length}/${settled.length} answered`,
         votes_for: 0,
         uncertain: true,
+        settled: null,
         reason: "",
         lines: [],
         votes: plain,
         cached_votes,
-        error: `${settled.length - votes.length} of ${item.votes} vote(s) failed: ${why}`,
+        error: `${settled.length - votes.length} of ${settled.length} vote(s) failed: ${why}`,
       };
     }
-    return { ...base, ...majority(plain), votes: plain, cached_votes, error: null };
+    const decided = majority(plain);
+    if (!item.auto) return { ...base, ...decided, settled: null, votes: plain, cached_votes, error: null };
+    const isSettled = settledVerdict(count("pass"), count("fail")) !== null;
+    return { ...base, ...decided, uncertain: !isSettled, settled: isSettled, votes: plain, cached_votes, error: null };
   }
 }
 

@@ -21,7 +21,7 @@ export * from "./plan.ts";
 export { planJson, planMarkdown } from "./plan-markdown.ts";
 export { evidenceText } from "./repeats.ts";
 export * from "./schema.ts";
-export { callLines, terminalSummary } from "./terminal.ts";
+export { answeredBy, callLines, terminalSummary } from "./terminal.ts";
 export * from "./traffic.ts";
 export { pct } from "./traffic-render.ts";
 export {

@@ -18,7 +18,7 @@ import {
 } from "./outcome.ts";
 import { decidedText, passKText, sequentialText, shownPassK } from "./repeats.ts";
 import type { CallResult, Report, ScenarioSummary } from "./schema.ts";
-import { comparisonLines, failureText } from "./terminal.ts";
+import { answeredBy, comparisonLines, failureText } from "./terminal.ts";
 
 const seconds = (ms: number) => (ms / 1000).toFixed(3);
 const time = (calls: readonly CallResult[]) => calls.reduce((sum, c) => sum + c.timings.duration_ms, 0);
@@ -118,7 +118,7 @@ function transcriptOf(call: CallResult): string {
     ...call.assertions.flatMap(({ judgement: j }) =>
       j
         ? [
-            `judged ${JSON.stringify(j.rubric)}: ${j.verdict} ${j.agreement}${j.uncertain ? " (uncertain)" : ""}${j.reason ? ` — ${j.reason}` : ""}${j.lines.length > 0 ? ` (lines ${j.lines.join(", ")})` : ""}`,
+            `judged ${JSON.stringify(j.rubric)}: ${j.verdict} ${j.agreement}${j.uncertain ? " (uncertain)" : ""}${answeredBy(j)}${j.reason ? ` — ${j.reason}` : ""}${j.lines.length > 0 ? ` (lines ${j.lines.join(", ")})` : ""}`,
           ]
         : [],
     ),

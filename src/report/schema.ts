@@ -30,11 +30,15 @@ const ms = z.number().nonnegative();
 const judgementSchema = z.looseObject({
   rubric: z.string(),
   model: z.string(),
+  /** The model id(s) the judge's endpoint said answered; null when it named none (or an older report). */
+  answered_model: z.string().nullable().default(null),
   verdict: z.enum(["pass", "fail", "error"]),
   agreement: z.string(),
   votes_for: z.int().min(0),
   votes_total: z.int().min(0),
   uncertain: z.boolean().default(false),
+  /** Adaptive votes (`votes: auto`): settled at 95 % before the cap; null for a fixed number of votes. */
+  settled: z.boolean().nullable().default(null),
   reason: z.string().default(""),
   lines: z.array(z.int()).default([]),
   votes: z

@@ -56,12 +56,20 @@ export function callLines(call: CallResult): string {
   return `${[`✗ ${name} (${where}) ${head}, ${time}`, ...body].join("\n")}\n`;
 }
 
+/** ` (answered by gpt-4o-2024-08-06, not gpt-4o)` where the judge's endpoint named another model than the one asked. */
+export function answeredBy(j: { model: string; answered_model: string | null }): string {
+  return j.answered_model !== null && j.answered_model !== j.model
+    ? ` (answered by ${j.answered_model}, not ${j.model})`
+    : "";
+}
+
 /** `; judged: pass 2/3 (uncertain) "rubric"` — the judged expectations of a passed call. */
 function judgedText(call: CallResult): string {
   const judged = call.assertions.flatMap((a) => (a.judgement ? [a.judgement] : []));
   if (judged.length === 0) return "";
   const each = judged.map(
-    (j) => `${j.verdict} ${j.agreement}${j.uncertain ? " (uncertain)" : ""} ${JSON.stringify(j.rubric)}`,
+    (j) =>
+      `${j.verdict} ${j.agreement}${j.uncertain ? " (uncertain)" : ""} ${JSON.stringify(j.rubric)}${answeredBy(j)}`,
   );
   return `; judged: ${each.join(", ")}`;
 }

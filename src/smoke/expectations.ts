@@ -2,6 +2,7 @@
 // pure (no I/O); the judged ones (`expect.judge`) ask the configured judge, after them.
 import { type Expectations, judgeRubrics } from "../definitions/index.ts";
 import type { Judge, Judgement } from "../judge/index.ts";
+import { answeredBy } from "../report/index.ts";
 import { argumentMatches, MatchTimeout, textMatcher } from "./matchers.ts";
 import type { EntryTime } from "./observe.ts";
 import { displayLines, type ObservedEntry, type ObservedToolCall, renderEntry } from "./transcript.ts";
@@ -277,11 +278,16 @@ function judgedAssertion(judgement: Judgement, transcript: readonly string[]): A
     return { ...identity, passed: false, detail: `not judged: ${judgement.error}`, judgement };
   }
   const cited = judgement.lines.length > 0 ? ` (lines ${judgement.lines.join(", ")})` : "";
-  const split = judgement.uncertain ? ", uncertain: the votes split" : "";
+  const split =
+    judgement.settled === false
+      ? ", uncertain: not settled at 95 % by the cap"
+      : judgement.uncertain
+        ? ", uncertain: the votes split"
+        : "";
   return {
     ...identity,
     passed: judgement.verdict === "pass",
-    detail: `${judgement.verdict} ${judgement.agreement}${split}: ${judgement.reason}${cited}`,
+    detail: `${judgement.verdict} ${judgement.agreement}${split}${answeredBy(judgement)}: ${judgement.reason}${cited}`,
     context: judgement.lines.map((n) => transcript[n - 1] ?? ""),
     judgement,
   };

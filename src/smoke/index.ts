@@ -23,7 +23,7 @@ export { gateOf, type PlannedCall } from "./call.ts";
 export { parseShard } from "./gates.ts";
 export { mergeReports } from "./merge.ts";
 export { type CallOutcome, unknownVersionCalls } from "./outcome.ts";
-export { planCalls } from "./plan.ts";
+export { planCalls, type Selection, selectedScenarios } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
 export { notRunResult, runCalls } from "./run.ts";
@@ -133,6 +133,8 @@ export type SmokeOptions = (
   judge?: Judge | undefined;
   /** How the scenarios' callers send their lines, and a persona's model. */
   caller?: RunOptions["caller"];
+  /** Said in the report (e.g. a judge model whose name moves). */
+  notes?: string[];
 };
 
 /**
@@ -151,6 +153,7 @@ export async function runSmoke(
     gates: plan.gates,
     ...(plan.shard ? { shard: plan.shard } : {}),
     ...(options.stack ? { stack: options.stack } : {}),
+    ...(options.notes?.length ? { notes: options.notes } : {}),
   };
   let writing: Promise<unknown> = Promise.resolve();
   // Each report is handed on after the previous one was taken, even after a failed one.
@@ -204,6 +207,8 @@ export type ReplayOptions = {
   out: Output;
   /** Judges `expect.judge` rubrics: from its cache where the recording was judged before. */
   judge?: Judge | undefined;
+  /** Said in the report (e.g. a judge model whose name moves). */
+  notes?: string[];
 };
 
 /**
@@ -211,7 +216,9 @@ export type ReplayOptions = {
  * result lines as live smoke does (each unmet expectation with the nearest transcript lines).
  */
 export async function replaySmoke(options: ReplayOptions): Promise<{ report: Report }> {
-  const { results, notes } = await replayRecordings(options.dir, options.definitions, options);
+  const replayed = await replayRecordings(options.dir, options.definitions, options);
+  const { results } = replayed;
+  const notes = [...(options.notes ?? []), ...replayed.notes];
   const { judge } = options;
   if (judge && judge.stats.requests > 0) {
     notes.push(

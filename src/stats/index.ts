@@ -1,6 +1,8 @@
 // The decisions a run makes from counts and measurements, as pure functions with their error rates
 // documented: early decision of fixed repeats, the sequential pass-rate test, pass^k, and the
 // significance of old-versus-new differences. No I/O; smoke and compare call these.
+
+export { DEFAULT_MAX_VOTES, flipRate, kappaInterval, nextVotes, passPosterior, settledVerdict } from "./agreement.ts";
 export {
   fixedDecision,
   logChoose,

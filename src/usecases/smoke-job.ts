@@ -16,7 +16,7 @@ import {
 } from "../compare/index.ts";
 import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import type { Judge } from "../judge/index.ts";
+import { type Judge, movingModels } from "../judge/index.ts";
 import { type Report, terminalLines, terminalText } from "../report/index.ts";
 import type { CallerShapeSettings, JudgeSettings, ProjectContext, ResolvedConnection } from "../settings/index.ts";
 import {
@@ -126,12 +126,19 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
     job.judge.settings,
     { ...(job.judge.cache ? { cache: job.judge.cache } : {}), project: job.project, stack: job.stack, ...onRetry(io) },
   );
+  // A judge or persona model whose name moves is said before the calls and in the report.
+  const warnings = movingModels(
+    all.map((c) => c.scenario),
+    job.judge.settings,
+    job.caller,
+  ).map((warning) => `warning: ${warning}`);
+  for (const warning of warnings) io.out.write(`${terminalText(warning)}\n`);
   const client = createClient({ ...connection, ...onRetry(io) });
   try {
     if (job.recordDir !== undefined) await recordingDirectory(job.recordDir);
     if (job.announceCost) io.out.write(`${estimateLine(cost)}\n`);
     if (newCalls.length > 0) await checkAccess(client);
-    const placed = await place(job, paired, { client, judge, io, caller });
+    const placed = await place(job, paired, { client, judge, io, caller, warnings });
     return { kind: "ran", cost, judge, ...placed };
   } finally {
     await client.close();
@@ -143,7 +150,8 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
 const onRetry = (io: JobIO) => (io.onRetry ? { onRetry: io.onRetry } : {});
 
 type Sides = ReturnType<typeof sides>;
-type Context = { client: Client; judge: Judge | undefined; io: JobIO; caller: CallerHooks };
+/** `warnings`: what the report says beside its results (a model whose name moves). */
+type Context = { client: Client; judge: Judge | undefined; io: JobIO; caller: CallerHooks; warnings: string[] };
 type CallerHooks = NonNullable<Parameters<typeof runSmoke>[0]["caller"]>;
 
 /**
@@ -182,11 +190,16 @@ function callerHooks(
   };
 }
 
-async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller }: Context) {
+async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller, warnings }: Context) {
   const { newCalls, notes } = paired;
   const run = (
     calls: PlannedCall[],
-    extra: { earlyDecisions?: boolean; record?: (call: PlannedCall) => boolean; onReport?: boolean },
+    extra: {
+      earlyDecisions?: boolean;
+      record?: (call: PlannedCall) => boolean;
+      onReport?: boolean;
+      notes?: string[];
+    },
   ) =>
     runSmoke({
       plan: { ...job.plan, calls },
@@ -200,11 +213,12 @@ async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller }
       ...(extra.earlyDecisions === false ? { earlyDecisions: false } : {}),
       ...(extra.record && job.recordDir !== undefined ? { recordDir: job.recordDir, recordOnly: extra.record } : {}),
       ...(extra.onReport && io.onReport ? { onReport: io.onReport } : {}),
+      ...(extra.notes ? { notes: extra.notes } : {}),
     });
   const { placement } = job;
   const everyCall = () => true;
   if (placement.kind === "smoke") {
-    const { results, report } = await run(newCalls, { record: everyCall, onReport: true });
+    const { results, report } = await run(newCalls, { record: everyCall, onReport: true, notes: warnings });
     return { report, results, oldResults: [] };
   }
   if (placement.kind === "behave") {
@@ -221,7 +235,7 @@ async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller }
     { pairsPerRound: Math.max(1, Math.floor(job.concurrency / 2)), signal: io.signal },
   );
   const { report } = compareSides(
-    { newResults: results, oldResults, notes },
+    { newResults: results, oldResults, notes: [...warnings, ...notes] },
     {
       old: placement.old,
       failOn: placement.failOn,

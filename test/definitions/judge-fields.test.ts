@@ -25,9 +25,40 @@ describe("judged expectations in a smoke scenario", () => {
     const scenario = agents[0]?.smoke[0];
     expect(scenario?.judge_min_agreement).toBe(0.8);
     expect(judgeRubrics(scenario?.expect ?? {})).toEqual([
-      { rubric: "offers a refund before transferring", votes: 3 },
-      { rubric: "never gives medical advice", votes: 5 },
+      { rubric: "offers a refund before transferring", votes: 3, auto: false },
+      { rubric: "never gives medical advice", votes: 5, auto: false },
     ]);
+  });
+
+  it("adaptive votes: votes: auto counts its cap (default 9, or max_votes); max_votes needs auto; judge_min_kappa is read", async () => {
+    project = await tempProject({
+      "agents/desk.yaml": agent([
+        "judge_min_kappa: 0.4",
+        "expect:",
+        "  judge:",
+        "    - { rubric: offers a refund, votes: auto }",
+        "    - { rubric: stays polite, votes: auto, max_votes: 5 }",
+      ]),
+    });
+    const { agents, errors } = await loadAgents(project.agents);
+    expect(errors).toEqual([]);
+    expect(agents[0]?.smoke[0]?.judge_min_kappa).toBe(0.4);
+    expect(judgeRubrics(agents[0]?.smoke[0]?.expect ?? {})).toEqual([
+      { rubric: "offers a refund", votes: 9, auto: true },
+      { rubric: "stays polite", votes: 5, auto: true },
+    ]);
+    await project.cleanup();
+    project = await tempProject({
+      "agents/desk.yaml": agent([
+        "expect:", // 8
+        "  judge:", // 9
+        "    - { rubric: polite, votes: 3, max_votes: 5 }", // 10
+        "    - { rubric: kind, votes: auto, max_votes: 4 }", // 11
+      ]),
+    });
+    const found = (await loadAgents(project.agents)).errors.map((e) => `${where(e)}: ${e.message}`).join("\n");
+    expect(found).toMatch(/desk\.yaml:10:\d+: smoke\[0\]\.expect\.judge\[0\].*max_votes belongs to adaptive votes/);
+    expect(found).toMatch(/desk\.yaml:11:\d+: smoke\[0\]\.expect\.judge\[1\].*must be odd/);
   });
 
   it("refuses even votes, an empty rubric, an unknown key and judge_min_agreement without rubrics, at their lines", async () => {

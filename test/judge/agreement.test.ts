@@ -24,7 +24,11 @@ describe("agreement statistics", () => {
       human_fail_judge_pass: 1,
       human_fail_judge_fail: 1,
     });
-    expect(agreementLine(stats)).toBe("agreement 0.7 (7/10), kappa 0.211");
+    // Wilson 95 % of 7/10: [0.3968, 0.8922]; through (p − 0.62) / 0.38: [−0.587, 0.716].
+    expect(agreementLine(stats)).toBe(
+      "agreement 0.7 (7/10), kappa 0.211 (95 % CI -0.587 to 0.716); human pass 0.8, fail 0.2",
+    );
+    expect(stats.human).toEqual({ pass: 8, fail: 2 });
   });
 
   it("balanced labels: 80 % agreement is kappa 0.6; chance-level agreement is kappa 0; perfect is 1", () => {

@@ -61,7 +61,7 @@ describe("the generated references", () => {
       "| `timeout` | number (> 0, ≤ 3600) | `120` | Seconds (default 120). |",
       '| `transport` | `"sse"` or `"ws"` | `"sse"` |  |',
       "| `config.runtime.prompt.file` | string |  |",
-      "| `expect.judge[].votes` | integer (≥ 1, ≤ 15) |  | Independent judge requests",
+      '| `expect.judge[].votes` | integer (≥ 1, ≤ 15) or `"auto"` |  | Independent judge requests',
       "| `postprocess_agents` | list of string (at most 100 characters, matching `^[a-z0-9]+(?:-[a-z0-9]+)*$`) | `[]` |",
     ]) {
       expect(text).toContain(oneSpace(row));

@@ -99,7 +99,7 @@ function judgementNote(assertion: ReportAssertion, id: string): Html | null {
   const calibration = j.calibration
     ? html` · agreement with human labels ${Math.round(j.calibration.agreement * 100)} % over ${j.calibration.items}${j.calibration.kappa === null ? null : html`, kappa ${j.calibration.kappa.toFixed(2)}`}`
     : html` · agreement with human labels not measured`;
-  return html`<div class="judgement" data-verdict="${j.verdict}" data-uncertain="${String(j.uncertain)}"><span class="label">judged by <code>${j.model}</code>:</span> <strong>${j.verdict}</strong> <span class="votes">${j.agreement}</span>${j.uncertain ? html` <span class="warn-text">uncertain (the votes split)</span>` : null}${j.cached_votes > 0 ? html` <span class="note">(${j.cached_votes} vote(s) from the cache)</span>` : null}${cited.length > 0 ? html` · cites${cited}` : null}${calibration}</div>`;
+  return html`<div class="judgement" data-verdict="${j.verdict}" data-uncertain="${String(j.uncertain)}"><span class="label">judged by <code>${j.model}</code>${j.answered_model !== null && j.answered_model !== j.model ? html` <span class="warn-text">(answered by <code>${j.answered_model}</code>)</span>` : null}:</span> <strong>${j.verdict}</strong> <span class="votes">${j.agreement}</span>${j.uncertain ? html` <span class="warn-text">uncertain (the votes split)</span>` : null}${j.cached_votes > 0 ? html` <span class="note">(${j.cached_votes} vote(s) from the cache)</span>` : null}${cited.length > 0 ? html` · cites${cited}` : null}${calibration}</div>`;
 }
 
 function expectations(call: CallResult, id: string): Html {
