@@ -88,7 +88,7 @@ events and --replay re-evaluates the current expectations against them offline.`
       type: "string",
       arg: "A",
       value: positiveNumber("a significance level between 0 and 0.5 (e.g. 0.05)", 0.5),
-      help: "with --compare: the significance level of the regression tests, Holm-corrected across scenarios (default 0.05)",
+      help: "with --compare: the significance level of the regression tests, Holm-corrected across scenarios; a sequential comparison holds each verdict's error at it per scenario (default 0.05)",
     },
     "require-baseline": {
       type: "boolean",
