@@ -101,6 +101,7 @@ async function fromRecording(dir: string, conversationId: string, calleeNo: stri
     versionId: found.versionId,
     channel: calleeNo ? { ...channel, callee_no: calleeNo } : channel,
     context,
+    callerLines: found.callerLines,
   };
 }
 

@@ -282,6 +282,35 @@ export function verdictReason(s: ScenarioSummary): string[] {
   }
 }
 
+/** `2 agent, 1 caller`: whose fault the calls of one kind are (most first); empty when none of them carries one. */
+export function faultBreakdown(
+  calls: readonly Pick<CallResult, "outcome" | "fault">[],
+  kind: "failed" | "error",
+): string {
+  const counts = new Map<string, number>();
+  for (const call of calls) {
+    if (call.outcome.kind === kind && call.fault) counts.set(call.fault, (counts.get(call.fault) ?? 0) + 1);
+  }
+  return [...counts.entries()]
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([fault, n]) => `${n} ${fault}`)
+    .join(", ");
+}
+
+/**
+ * Whose fault the calls that failed or could not complete are, as every surface closes with it:
+ * `calls 3 failed: 2 agent, 1 caller; 1 could not complete: 1 service`; empty when none did.
+ */
+export function faultsText(report: Pick<Report, "results">): string {
+  const calls = judgedCalls(report);
+  const parts = (["failed", "error"] as const).flatMap((kind) => {
+    const breakdown = faultBreakdown(calls, kind);
+    const n = calls.filter((c) => c.outcome.kind === kind).length;
+    return breakdown ? [`${n} ${kind === "failed" ? "failed" : "could not complete"}: ${breakdown}`] : [];
+  });
+  return parts.length > 0 ? `calls ${parts.join("; ")}` : "";
+}
+
 /** `6 scenarios: 5 passed (1 flaky), 1 failed` — the headline unit, as on every surface. */
 export function scenarioCounts(report: Pick<Report, "scenarios" | "results" | "fail_on">): string {
   const s = countScenarios(report);

@@ -85,6 +85,14 @@ export function callerTime(atMs: number, otherMs?: number): string {
   return `(at ${seconds(atMs)}${otherMs === undefined || otherMs === atMs ? "" : ` → ${seconds(otherMs)}`})`;
 }
 
+/** How a user line a call's caller did not send is labelled on every surface (the service's own turns, say). */
+export const NOT_THE_CALLER = "user (not the caller)";
+
+/** Who a user entry is, for a reader: `caller`, `user (not the caller)`, or (a call without a caller) `user`. */
+export function userLabel(by: "caller" | "not_caller" | undefined): string {
+  return by === "caller" ? "caller" : by === "not_caller" ? NOT_THE_CALLER : "user";
+}
+
 /** A transcript entry as data, for a chat-like rendering; `at_ms` is from the call's start (event `created_at`). */
 const entrySchema = z.discriminatedUnion("kind", [
   z.looseObject({
@@ -93,12 +101,13 @@ const entrySchema = z.discriminatedUnion("kind", [
     complete: z.boolean().default(true),
     at_ms: ms.nullable().default(null),
   }),
-  // `by: "caller"`: the scenario's caller said it (`caller:` in the transcript lines).
+  // `by: "caller"`: the scenario's caller said it (`caller:` in the transcript lines); `by:
+  // "not_caller"`: a call with a caller heard a user line it did not send (the service's own turn).
   z.looseObject({
     kind: z.literal("user"),
     text: z.string(),
     at_ms: ms.nullable().default(null),
-    by: z.literal("caller").optional(),
+    by: z.enum(["caller", "not_caller"]).optional(),
   }),
   z.looseObject({
     kind: z.literal("tool"),
@@ -161,6 +170,14 @@ export function legacyOutcome(call: { status: z.output<typeof callStatus> }): z.
   return { kind: call.status, stage: null, request: null, http_status: null, code: null };
 }
 
+/**
+ * Who caused a call's failure or error: the agent (an expectation it did not meet), the caller (a
+ * persona that played nothing, left its persona or goal), the judge (it could not judge), or the
+ * service (a line not heard, the stream, HTTP, a timeout). Null for a call that passed or did not end.
+ */
+const FAULTS = ["agent", "caller", "judge", "service"] as const;
+export type Fault = (typeof FAULTS)[number];
+
 /** One planned call (a scenario's iteration on one version), placed or not. */
 const callFields = z.looseObject({
   agent: z.string(),
@@ -191,6 +208,8 @@ const callFields = z.looseObject({
   started_at: z.string().nullable().default(null),
   /** How the call ended (version 4; derived from `status` when an older report has none). */
   outcome: callOutcomeSchema.optional(),
+  /** Whose fault a failed or errored call is (null when it passed, or in a report written before it was kept). */
+  fault: z.enum(FAULTS).nullable().default(null),
 });
 
 export const callResultSchema = callFields.transform((call) => ({

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Client, CreateConversationResponse, EventEnvelope, Procedure } from "../api/index.ts";
 import { displayUrl, STREAMS } from "../api/index.ts";
 import {
+  CALLER_OWN_FAILURES,
   Caller,
   type CallerFailure,
   type CallerLine,
@@ -52,7 +53,8 @@ export type PlannedCall = {
   overrideConfig?: Record<string, unknown>;
 };
 
-export type CallListener = (call: PlannedCall, envelope: EventEnvelope) => void;
+/** `by`: whether a user line of a call with a caller is the caller's. */
+export type CallListener = (call: PlannedCall, envelope: EventEnvelope, by?: "caller" | "not_caller") => void;
 
 /** A waiting call: what it waits for, the last thing it saw, and the time it has left. */
 export type Progress = { call: PlannedCall; waitingFor: string; lastSeen: string; remainingMs: number };
@@ -215,16 +217,19 @@ function callerFailed(
 /**
  * Fails an observed call with its caller's failure (live, or replayed from the recording). A call
  * the caller ended itself is not checked for conversation.ended: agent-iac, not the agent, ended it.
+ * A caller that failed on its own (a persona's model) played nothing worth judging: the call is an
+ * error, its expectations not evaluated, never a pass and never the agent's failure.
  */
 export function applyCallerFailure(result: ScenarioResult, scenario: Scenario, failure: CallerFailure): void {
+  const own = CALLER_OWN_FAILURES.includes(failure.kind);
   const expect = failure.endedCall ? { ...scenario.expect, ends: false } : scenario.expect;
   const what = failure.kind === "not_delivered" ? "is heard" : "is said";
   result.assertions = [
     { ...CALLER, description: `the caller's turn ${failure.turn} ${what}`, passed: false, detail: failure.message },
-    ...evaluate(expect, result.observation as Observation),
+    ...(own ? [] : evaluate(expect, result.observation as Observation)),
   ];
-  result.status = "failed";
-  result.outcome = { kind: "failed", stage: "stream", code: CALLER_FAILURE_CODES[failure.kind] };
+  result.status = own ? "error" : "failed";
+  result.outcome = { kind: result.status, stage: "stream", code: CALLER_FAILURE_CODES[failure.kind] };
   result.error = failure.message;
   result.callerFailure = failure;
 }
@@ -337,11 +342,11 @@ async function follow(
     }
     for await (const envelope of stream.events) {
       envelopes.push(envelope);
-      caller?.observe(envelope);
+      const by = caller?.observe(envelope);
       const type = envelope.payload.type;
       state.lastSeen = `event ${type.slice(0, 60)}`;
       if (state.firstAgentAt === undefined && type.startsWith("agent.message")) state.firstAgentAt = performance.now();
-      hooks.onEvent?.(call, envelope);
+      hooks.onEvent?.(call, envelope, by);
       if (type === "conversation.ended") {
         state.ended = true;
         break;
@@ -470,7 +475,7 @@ export function observeCall(
   procedures: ObservedProcedure[],
   callerLines?: readonly CallerLine[],
 ): { observation: Observation; latency: CallLatency } {
-  const { transcript, entryTimes, latency } = observeEvents(envelopes, callerLines);
+  const { transcript, entryTimes, callerEntries, latency } = observeEvents(envelopes, callerLines);
   const { entries, toolCalls } = observedEntries(transcript);
   const observation: Observation = {
     agentMessages: transcript.messages.map((m) => ({ text: m.text, complete: m.complete })),
@@ -481,7 +486,7 @@ export function observeCall(
     procedures,
     entries,
     entryTimes,
-    ...(callerLines ? { byCaller: true } : {}),
+    ...(callerLines ? { callerEntries } : {}),
   };
   return { observation, latency };
 }

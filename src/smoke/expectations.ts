@@ -40,8 +40,11 @@ export type Observation = {
   entries: ObservedEntry[];
   /** When each entry happened (parallel to `entries`), from the events' `created_at`. */
   entryTimes?: EntryTime[];
-  /** The scenario's caller said the user lines (they are shown as `caller: … (at N s)`). */
-  byCaller?: boolean;
+  /**
+   * The call had a caller: the user entries (by index) that are its lines, shown as `caller: … (at N s)`;
+   * any other user entry is not the caller's (the service's own turns) and is labelled so.
+   */
+  callerEntries?: readonly number[];
 };
 
 /** The fields of `expect` checked from the call alone, in the order their assertions are listed. */

@@ -189,6 +189,8 @@ type FoundRecording = {
   scenario: SmokeScenario;
   versionId: string;
   envelopes: EventEnvelope[];
+  /** The lines the scenario's caller sent, when it had one: only these are the caller's. */
+  callerLines?: string[];
 };
 
 /** The recording of conversation `conversationId` in `dir`, or undefined when none holds it. */
@@ -197,7 +199,15 @@ export async function findRecording(dir: string, conversationId: string): Promis
     const recording = await readRecording(file);
     if (recording.header.conversation_id !== conversationId) continue;
     const { agent, scenario, version_id } = recording.header;
-    return { file, agent, scenario, versionId: version_id, envelopes: recording.envelopes };
+    const callerLines = scenario.caller ? recordedCallerLines(recording.footer).map((line) => line.text) : undefined;
+    return {
+      file,
+      agent,
+      scenario,
+      versionId: version_id,
+      envelopes: recording.envelopes,
+      ...(callerLines ? { callerLines } : {}),
+    };
   }
   return undefined;
 }

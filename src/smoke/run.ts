@@ -2,10 +2,10 @@
 // and each finished call's result lines (src/report: the unmet expectations with the nearest
 // transcript lines). Every planned call gets a result, whatever stopped the others: reports can
 // always be written. The closing count is the report's (src/report's terminal summary).
-import type { Client, EventEnvelope } from "../api/index.ts";
+import type { Client } from "../api/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { terminalText, transcriptPrinter } from "../render/index.ts";
-import { callLines } from "../report/index.ts";
+import { callLines, userLabel } from "../report/index.ts";
 import { type CallHooks, type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
 import { OUTCOME_CODES } from "./outcome.ts";
 import { callResult, type ScenarioResult, summarize } from "./reports.ts";
@@ -181,15 +181,15 @@ export class StatusLine {
 
 /** Each call's transcript as it grows; agent text streams when one call runs at a time. */
 function liveTranscript(out: Output, streamText: boolean): CallListener {
-  const printers = new Map<PlannedCall, (envelope: EventEnvelope) => void>();
-  return (call, envelope) => {
+  const printers = new Map<PlannedCall, ReturnType<typeof transcriptPrinter>>();
+  return (call, envelope, by) => {
     let printer = printers.get(call);
     if (!printer) {
       const prefix = `  ${call.agent}/${call.scenario.name}#${call.iteration} │ `;
-      const userLabel = call.scenario.caller ? { userLabel: "caller" } : {};
-      printer = transcriptPrinter((text) => out.write(text), { prefix, streamText, ...userLabel });
+      printer = transcriptPrinter((text) => out.write(text), { prefix, streamText });
       printers.set(call, printer);
     }
-    printer(envelope);
+    // A call with a caller labels each user line by who said it, as its reports do.
+    printer(envelope, by && userLabel(by));
   };
 }
