@@ -28,13 +28,15 @@ async function modelServer(): Promise<ModelServer> {
   const server: Server = createServer(async (request, response) => {
     let text = "";
     for await (const chunk of request) text += chunk;
-    const body = JSON.parse(text) as { messages: { role: string; content: string }[] };
+    const body = JSON.parse(text) as { messages: { role: string; content: string }[]; response_format?: unknown };
     const transcript = body.messages.find((m) => m.role === "user")?.content ?? "";
     model.requests++;
     const answer = (content: string) => {
       response.setHeader("content-type", "application/json");
       response.end(JSON.stringify({ model: "test-caller", choices: [{ index: 0, message: { content } }] }));
     };
+    // Asked as a judge (the run's judge is this endpoint too): every rubric passes on line 1.
+    if (body.response_format) return answer(JSON.stringify({ verdict: "pass", reason: "in persona", lines: [1] }));
     switch (model.mode) {
       case "500":
         response.statusCode = 500;
@@ -185,6 +187,26 @@ describe("a persona caller's evidence", () => {
     expect(call.transcript.filter((line) => line.startsWith("caller:")).length).toBe(1);
     expect(run.junit).toMatch(/fault: agent/);
     expect(run.stdout).toMatch(/1 failed: 1 agent/);
+  });
+
+  it("says once per run that the judge's model plays the persona when no caller model is set", async () => {
+    model.mode = "line";
+    await project.stack.removeConfig("agents:callerBaseUrl");
+    await project.stack.removeConfig("agents:callerModel");
+    process.env.AGENT_IAC_JUDGE_BASE_URL = model.url;
+    process.env.AGENT_IAC_JUDGE_MODEL = "test-judge-2026-01-01";
+    try {
+      const run = await smoke("persona-books", "--scenario", "persona-expects-too-much");
+      expect(run.report?.results.length).toBe(2);
+      expect(
+        run.stdout.match(/note: the persona caller is played by the judge's model \(test-judge-2026-01-01\)/g),
+      ).toHaveLength(1);
+    } finally {
+      delete process.env.AGENT_IAC_JUDGE_BASE_URL;
+      delete process.env.AGENT_IAC_JUDGE_MODEL;
+      await project.stack.setConfig("agents:callerBaseUrl", { value: model.url });
+      await project.stack.setConfig("agents:callerModel", { value: "test-caller-2026-01-01" });
+    }
   });
 
   it("Ctrl+C while the persona's request hangs ends the run with 130 at once", async () => {

@@ -146,6 +146,12 @@ function callerHooks(
     `scenario(s) ${personas.join(", ")} have a persona caller`,
     job.stack,
   );
+  // Said once per run: a judge's model asked to play a caller may answer as a judge (the caller's error).
+  if (settings.personaFromJudge) {
+    io.out.write(
+      `note: the persona caller is played by the judge's model (${terminalText(endpoint.model)}): agents:callerBaseUrl and agents:callerModel are not set\n`,
+    );
+  }
   // Made at the first persona call, so a run stopped before it holds no connection.
   let model: PersonaModel | undefined;
   return {
