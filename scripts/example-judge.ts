@@ -16,6 +16,12 @@ type Message = { role: string; content: string };
 
 function answer(user: string): { verdict: "pass" | "fail"; reason: string; lines: number[] } {
   const rubric = /^Rubric: (.*)$/m.exec(user)?.[1] ?? "";
+  // The check of a persona caller (caller.check): the example's own caller plays by rule, so it passes.
+  if (rubric.startsWith("the caller (the lines marked caller:)")) {
+    const lines = [...user.matchAll(/^(\d+): caller: /gm)].map((m) => Number(m[1]));
+    if (lines.length > 0) return { verdict: "pass", reason: "the caller keeps to its goal (by rule)", lines };
+    return { verdict: "fail", reason: "the caller said no line", lines: /^1: /m.test(user) ? [1] : [] };
+  }
   const phrases = [...rubric.matchAll(/["“]([^"”]+)["”]/g)].map((m) => (m[1] ?? "").toLowerCase());
   const agentLines = [...user.matchAll(/^(\d+): agent: (.*)$/gm)].map((m) => ({
     n: Number(m[1]),

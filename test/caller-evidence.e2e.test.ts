@@ -12,6 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentsProject, addScenarios, agentsProject } from "./helpers/agents-project.ts";
 import { CLI, runInProcess } from "./helpers/cli.ts";
+import { type JudgeAnswer, startTestJudge } from "./helpers/judge-server.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator } from "./helpers/simulator.ts";
 
@@ -118,6 +119,14 @@ describe("a persona caller's evidence", () => {
         expect: { tool_calls: ["check_availability"] },
       },
       {
+        name: "persona-unchecked",
+        channel: { callee_no: "+15550142100" },
+        transport: "ws",
+        timeout: 20,
+        caller: { ...persona, max_turns: 3, check: false },
+        expect: { tool_calls: ["check_availability"] },
+      },
+      {
         name: "persona-expects-too-much",
         channel: { callee_no: "+15550142100" },
         transport: "ws",
@@ -187,6 +196,54 @@ describe("a persona caller's evidence", () => {
     expect(call.transcript.filter((line) => line.startsWith("caller:")).length).toBe(1);
     expect(run.junit).toMatch(/fault: agent/);
     expect(run.stdout).toMatch(/1 failed: 1 agent/);
+  });
+
+  describe("checked by the judge", () => {
+    const STRAYED: JudgeAnswer = { verdict: "fail", reason: "the caller talks about the weather", lines: [2] };
+    const FAITHFUL: JudgeAnswer = { verdict: "pass", reason: "the caller asks for Tuesday", lines: [2] };
+    const withJudge = async (answers: JudgeAnswer[], ...scenarios: string[]) => {
+      const judge = await startTestJudge({ "the caller (the lines marked caller:)": answers });
+      process.env.AGENT_IAC_JUDGE_BASE_URL = judge.url;
+      process.env.AGENT_IAC_JUDGE_MODEL = "test-judge-2026-01-01";
+      try {
+        const [first = "", ...more] = scenarios;
+        const run = await smoke(first, ...more.flatMap((name) => ["--scenario", name]), "--no-judge-cache");
+        return { ...run, judged: judge.requests.length };
+      } finally {
+        delete process.env.AGENT_IAC_JUDGE_BASE_URL;
+        delete process.env.AGENT_IAC_JUDGE_MODEL;
+        await judge.close();
+      }
+    };
+
+    it("a persona that left its goal makes the call inconclusive, the caller's fault, and it is placed again", async () => {
+      model.mode = "line";
+      const run = await withJudge([STRAYED, STRAYED, STRAYED, FAITHFUL], "persona-books");
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const [strayed, again] = run.report?.results ?? [];
+      expect(strayed).toMatchObject({ status: "inconclusive", fault: "caller", outcome: { code: "caller_strayed" } });
+      expect(again).toMatchObject({ iteration: 2, status: "passed", fault: null });
+      expect(run.judged).toBe(6);
+      expect(run.stdout).toMatch(/calls 1 inconclusive: 1 caller/);
+    });
+
+    it("a caller that strays every time leaves the scenario inconclusive (exit 1), never a pass or the agent's failure", async () => {
+      model.mode = "line";
+      const run = await withJudge([STRAYED], "persona-books");
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.report?.results.map((r) => [r.status, r.fault])).toEqual([
+        ["inconclusive", "caller"],
+        ["inconclusive", "caller"],
+      ]);
+      expect(run.junit).toMatch(/fault: caller/);
+    });
+
+    it("caller.check: false asks the judge nothing", async () => {
+      model.mode = "line";
+      const run = await withJudge([STRAYED], "persona-unchecked");
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.judged).toBe(0);
+    });
   });
 
   it("says once per run that the judge's model plays the persona when no caller model is set", async () => {

@@ -16,6 +16,7 @@ export {
   agentJsonSchema,
   agentKey,
   type CallerSpec,
+  callerCheckRubric,
   DEFAULT_JUDGE_VOTES,
   DEFAULT_PERSONA_TURNS,
   type Expectations,

@@ -44,6 +44,7 @@ const OUTCOME_WORDS: Record<CallOutcomeKind, string> = {
   error: "could not complete",
   not_run: "not run",
   interrupted: "interrupted",
+  inconclusive: "inconclusive",
 };
 
 /** Why a call that was not evaluated ended so, for a reader: its message, else its outcome in words. */
@@ -285,7 +286,7 @@ export function verdictReason(s: ScenarioSummary): string[] {
 /** `2 agent, 1 caller`: whose fault the calls of one kind are (most first); empty when none of them carries one. */
 export function faultBreakdown(
   calls: readonly Pick<CallResult, "outcome" | "fault">[],
-  kind: "failed" | "error",
+  kind: "failed" | "error" | "inconclusive",
 ): string {
   const counts = new Map<string, number>();
   for (const call of calls) {
@@ -303,10 +304,10 @@ export function faultBreakdown(
  */
 export function faultsText(report: Pick<Report, "results">): string {
   const calls = judgedCalls(report);
-  const parts = (["failed", "error"] as const).flatMap((kind) => {
+  const parts = (["failed", "error", "inconclusive"] as const).flatMap((kind) => {
     const breakdown = faultBreakdown(calls, kind);
     const n = calls.filter((c) => c.outcome.kind === kind).length;
-    return breakdown ? [`${n} ${kind === "failed" ? "failed" : "could not complete"}: ${breakdown}`] : [];
+    return breakdown ? [`${n} ${kind === "error" ? "could not complete" : kind}: ${breakdown}`] : [];
   });
   return parts.length > 0 ? `calls ${parts.join("; ")}` : "";
 }

@@ -133,14 +133,15 @@ const callLatencySchema = z.looseObject({
 });
 
 /** A call's status for a reader (`interrupted` calls are an "error" here; `outcome.kind` tells them apart). */
-export const callStatus = z.enum(["passed", "failed", "error", "not_run"]);
+export const callStatus = z.enum(["passed", "failed", "error", "not_run", "inconclusive"]);
 
 /**
  * How a call ended: `passed` / `failed` its expectations were evaluated; `error` it could not
  * complete (the service, the network, its timeout, the judge); `interrupted` the run was stopped
- * while it was in flight; `not_run` it was planned but never placed.
+ * while it was in flight; `not_run` it was planned but never placed; `inconclusive` its caller
+ * (a persona) left its persona or goal, judged so: it tested nothing, neither a pass nor a failure.
  */
-const CALL_OUTCOME_KINDS = ["passed", "failed", "error", "not_run", "interrupted"] as const;
+const CALL_OUTCOME_KINDS = ["passed", "failed", "error", "not_run", "interrupted", "inconclusive"] as const;
 const callOutcomeKind = z.enum(CALL_OUTCOME_KINDS);
 
 /** The step of a call that failed: creating the conversation, its event stream, the procedures poll, the judge. */

@@ -48,6 +48,7 @@ export function callLines(call: CallResult): string {
     return `✓ ${name} (${where}) ${call.assertions.length} checks, ${time}${judgedText(call)}${byName}\n`;
   if (kind === "not_run") return `○ ${name} (${where}) ${terminalText(unevaluatedText(call))}\n`;
   const fault = call.fault ? ` (fault: ${call.fault})` : "";
+  if (kind === "inconclusive") return `? ${name} (${where}) ${terminalText(unevaluatedText(call))}${fault}\n`;
   if (kind === "error" || kind === "interrupted")
     return `! ${name} (${where}) ${terminalText(unevaluatedText(call))}${fault}\n`;
   const failed = call.assertions.filter((a) => !a.passed).length;

@@ -16,14 +16,16 @@ import {
   type TurnSource,
 } from "../caller/index.ts";
 import { deepMerge } from "../contract/index.ts";
-import { requiredPasses, type SmokeScenario } from "../definitions/index.ts";
+import { callerCheckRubric, requiredPasses, type SmokeScenario } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
 import type { CallLatency, CallStage } from "../report/index.ts";
 import { defaultMargin } from "../stats/index.ts";
 import {
+  type Assertion,
   type ExpectationIdentity,
   evaluate,
   evaluateJudged,
+  judgedAssertion,
   type Observation,
   type ObservedProcedure,
   type ProcedureMatch,
@@ -33,7 +35,7 @@ import { textMatcher } from "./matchers.ts";
 import { observeEvents } from "./observe.ts";
 import { CALLER_FAILURE_CODES, failureOutcome, OUTCOME_CODES, StreamClosedError } from "./outcome.ts";
 import type { ScenarioResult } from "./reports.ts";
-import { observedEntries } from "./transcript.ts";
+import { displayLines, observedEntries } from "./transcript.ts";
 
 export type Scenario = SmokeScenario;
 
@@ -161,6 +163,7 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     state.waitingFor = "the judge";
     await judgeResult(result, scenario, hooks.judge, hooks.signal);
     callerHeard(result, state.caller?.lines);
+    await checkCaller(result, scenario, hooks.judge, hooks.signal);
     // A judgement the stop cut short is the stop's, not the judge's.
     if (result.outcome.kind === "error" && hooks.signal?.aborted) {
       result.outcome = { kind: "interrupted", stage: "judge" };
@@ -247,6 +250,42 @@ export function callerHeard(result: ScenarioResult, lines: readonly CallerLine[]
     passed: true,
   });
 }
+
+/**
+ * After an evaluated persona call, when a judge is configured (and `caller.check` is not false): did
+ * the caller stay in its persona and pursue its goal? One that did not tested nothing: the call is
+ * inconclusive, the caller's fault (never a pass, never the agent's failure). A judge that could
+ * not decide leaves the call an error, as for any rubric.
+ */
+export async function checkCaller(
+  result: ScenarioResult,
+  scenario: Scenario,
+  judge: Judge | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  const rubric = callerCheckRubric(scenario);
+  if (!rubric || !judge || (result.outcome.kind !== "passed" && result.outcome.kind !== "failed")) return;
+  const observation = result.observation as Observation;
+  // Who said each line is what the check is about; times would only defeat the cache.
+  const judgement = await judge.judge(rubric, displayLines(observation, { times: false }), signal);
+  const assertion: Assertion = {
+    ...judgedAssertion(judgement, displayLines(observation)),
+    ...CALLER_CHECK,
+    description: "the caller stays in its persona and pursues its goal",
+  };
+  result.assertions.unshift(assertion);
+  if (judgement.verdict === "error") {
+    result.status = "error";
+    result.outcome = { kind: "error", stage: "judge", code: OUTCOME_CODES.judgeError };
+    result.error = `judge could not decide whether the caller stayed in its persona: ${judgement.error}`;
+  } else if (!assertion.passed) {
+    result.status = "inconclusive";
+    result.outcome = { kind: "inconclusive", stage: "judge", code: OUTCOME_CODES.callerStrayed };
+    result.error = `inconclusive: the caller left its persona or goal (${judgement.reason}); the call tested nothing (placed again while the scenario's budget allows)`;
+  }
+}
+
+const CALLER_CHECK: ExpectationIdentity = { kind: "caller", key: "fidelity" };
 
 /**
  * Evaluates a completed call: the literal expectations, then the judged ones. A judgement that could

@@ -274,7 +274,7 @@ export async function evaluateJudged(
 }
 
 /** A judgement as an assertion; its cited lines (numbered in the judge's transcript) as the reports show them. */
-function judgedAssertion(judgement: Judgement, transcript: readonly string[]): Assertion {
+export function judgedAssertion(judgement: Judgement, transcript: readonly string[]): Assertion {
   const identity = { kind: "judge", key: judgement.rubric, description: judgedDescription(judgement.rubric) } as const;
   if (judgement.verdict === "error") {
     return { ...identity, passed: false, detail: `not judged: ${judgement.error}`, judgement };

@@ -39,6 +39,8 @@ export const OUTCOME_CODES = {
   callerSilent: "caller_silent",
   /** The persona's model answered something that is not a caller's line (a JSON object, a judge's verdict). */
   callerNotALine: "caller_not_a_line",
+  /** The judge found that the persona caller left its persona or goal: the call is inconclusive, re-placed. */
+  callerStrayed: "caller_strayed",
   /** The scenario's `timeout` passed before the call ended. */
   timeout: "timeout",
   /** The client gave up waiting for a response (its own request timeout). */
@@ -82,6 +84,7 @@ const CALLER_OWN_CODES: readonly string[] = [
  */
 export function faultOf(outcome: CallOutcome): Fault | null {
   const { kind, code, stage } = outcome;
+  if (kind === "inconclusive") return "caller";
   if (kind !== "failed" && kind !== "error") return null;
   if (code !== undefined && CALLER_OWN_CODES.includes(code)) return "caller";
   if (code === OUTCOME_CODES.callerNotHeard || code === OUTCOME_CODES.shardMissing) return "service";

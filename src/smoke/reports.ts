@@ -22,7 +22,7 @@ import { type CallOutcome, faultOf, reportOutcome } from "./outcome.ts";
 import { displayLines, type ObservedEntry, speakerOf } from "./transcript.ts";
 
 /** A call's status for a reader: an interrupted call is an "error" here (its `outcome` says which). */
-export type ScenarioStatus = "passed" | "failed" | "error" | "not_run";
+export type ScenarioStatus = "passed" | "failed" | "error" | "not_run" | "inconclusive";
 
 export type ScenarioResult = {
   agent: string;

@@ -48,17 +48,20 @@ export function speakerOf(
  * lines): a line the scenario's caller said is `caller: … (at N s)`, another user line of a call
  * with a caller `user (not the caller): …`, the rest as `renderEntry`.
  */
-export function displayLines(observed: {
-  entries: readonly ObservedEntry[];
-  entryTimes?: readonly EntryTime[] | undefined;
-  callerEntries?: readonly number[] | undefined;
-}): string[] {
+export function displayLines(
+  observed: {
+    entries: readonly ObservedEntry[];
+    entryTimes?: readonly EntryTime[] | undefined;
+    callerEntries?: readonly number[] | undefined;
+  },
+  options: { times?: boolean } = {},
+): string[] {
   return observed.entries.map((entry, i) => {
     const by = entry.kind === "user" ? speakerOf(observed, i) : undefined;
     if (by === undefined) return renderEntry(entry);
     const text = renderEntry(entry).replace(/^user: /, "");
     if (by === "not_caller") return `${NOT_THE_CALLER}: ${text}`;
-    const at = observed.entryTimes?.[i]?.atMs;
+    const at = options.times === false ? undefined : observed.entryTimes?.[i]?.atMs;
     return `caller: ${text}${at === null || at === undefined ? "" : ` ${callerTime(at)}`}`;
   });
 }

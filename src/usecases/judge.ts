@@ -3,7 +3,7 @@
 // agreement is missing or below its scenario's judge_min_agreement.
 
 import type { RetryNotice } from "../api/index.ts";
-import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
+import { callerCheckRubric, judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { DEFAULT_CACHE_DIR, Judge, JudgeClient, MIN_CALIBRATION_ITEMS, VoteCache } from "../judge/index.ts";
 import { type JudgeSettings, type ProjectContext, requireJudge } from "../settings/index.ts";
@@ -23,7 +23,9 @@ export async function setupJudge(
   },
 ): Promise<Judge | undefined> {
   const judged = scenarios.filter((s) => judgeRubrics(s.scenario.expect).length > 0);
-  if (judged.length === 0) return undefined;
+  // A persona caller is checked by the judge when one is configured; it needs none.
+  const checksCallers = scenarios.some((s) => callerCheckRubric(s.scenario)) && !!settings.baseUrl && !!settings.model;
+  if (judged.length === 0 && !checksCallers) return undefined;
   const names = [...new Set(judged.map((s) => `${s.agent}/${s.scenario.name}`))];
   const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
   const endpoint = requireJudge(

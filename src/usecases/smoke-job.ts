@@ -87,9 +87,11 @@ function sides(job: SmokeJob): { newCalls: PlannedCall[]; oldCalls: PlannedCall[
 export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> {
   const { newCalls, oldCalls, notes } = sides(job);
   const all = [...oldCalls, ...newCalls];
-  const cost = estimate(all);
+  // With a judge configured, persona calls are checked by it (and placed again when the caller strayed).
+  const counting = { callerCheck: Boolean(job.judge.settings.baseUrl && job.judge.settings.model) };
+  const cost = estimate(all, counting);
   // The version ids may come from a file (`--compare OLD`): each line escaped, its breaks kept.
-  if (job.dryRun) io.out.write(terminalLines(dryRunText(all)));
+  if (job.dryRun) io.out.write(terminalLines(dryRunText(all, counting)));
   if (job.maxCallMinutes !== undefined && cost.worstCaseMinutes > job.maxCallMinutes) {
     throw overBudget(cost, job.maxCallMinutes);
   }
