@@ -206,8 +206,9 @@ describe("a persona caller's evidence", () => {
       process.env.AGENT_IAC_JUDGE_BASE_URL = judge.url;
       process.env.AGENT_IAC_JUDGE_MODEL = "test-judge-2026-01-01";
       try {
-        const [first = "", ...more] = scenarios;
-        const run = await smoke(first, ...more.flatMap((name) => ["--scenario", name]), "--no-judge-cache");
+        const [first = "", ...more] = scenarios.filter((name) => !name.startsWith("--"));
+        const flags = scenarios.filter((name) => name.startsWith("--"));
+        const run = await smoke(first, ...more.flatMap((name) => ["--scenario", name]), "--no-judge-cache", ...flags);
         return { ...run, judged: judge.requests.length };
       } finally {
         delete process.env.AGENT_IAC_JUDGE_BASE_URL;
@@ -236,6 +237,16 @@ describe("a persona caller's evidence", () => {
         ["inconclusive", "caller"],
       ]);
       expect(run.junit).toMatch(/fault: caller/);
+    });
+
+    it("the dry run counts the check's votes and the call placed again", async () => {
+      const run = await withJudge([STRAYED], "persona-books", "persona-unchecked", "--dry-run");
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.judged).toBe(0);
+      expect(run.stdout).toMatch(/persona-books: .*3 judge request\(s\) per call; the judge checks the caller/);
+      expect(run.stdout).not.toMatch(/persona-unchecked: .*judge request/);
+      // persona-books placed twice at most, persona-unchecked once; 3 votes for each persona-books call.
+      expect(run.stdout).toMatch(/worst case: 3 call\(s\), 1 call minutes .*at most 6 judge request\(s\)/);
     });
 
     it("caller.check: false asks the judge nothing", async () => {
