@@ -2,7 +2,9 @@
 // OpenAI Chat Completions protocol (`POST /v1/chat/completions`) that answers by a fixed rule, not
 // by reading: a rubric passes when every phrase quoted in it ("…") appears in an agent line of the
 // transcript, and the answer cites those lines. It checks the wiring (settings, votes, cited lines,
-// reports, cache); point agents:judgeBaseUrl at a real model to judge meaning.
+// reports, cache); point agents:judgeBaseUrl at a real model to judge meaning. Asked for a persona
+// caller's next line, it plays one by rule too, from the persona and goal alone: it states the goal,
+// asks once for help, then answers DONE.
 //
 //   npm run example-judge -- --port 8788     # then AGENT_IAC_JUDGE_BASE_URL=http://127.0.0.1:8788/v1
 import { createServer } from "node:http";
@@ -14,6 +16,12 @@ type Message = { role: string; content: string };
 
 function answer(user: string): { verdict: "pass" | "fail"; reason: string; lines: number[] } {
   const rubric = /^Rubric: (.*)$/m.exec(user)?.[1] ?? "";
+  // The check of a persona caller (caller.check): the example's own caller plays by rule, so it passes.
+  if (rubric.startsWith("the caller (the lines marked caller:)")) {
+    const lines = [...user.matchAll(/^(\d+): caller: /gm)].map((m) => Number(m[1]));
+    if (lines.length > 0) return { verdict: "pass", reason: "the caller keeps to its goal (by rule)", lines };
+    return { verdict: "fail", reason: "the caller said no line", lines: /^1: /m.test(user) ? [1] : [] };
+  }
   const phrases = [...rubric.matchAll(/["“]([^"”]+)["”]/g)].map((m) => (m[1] ?? "").toLowerCase());
   const agentLines = [...user.matchAll(/^(\d+): agent: (.*)$/gm)].map((m) => ({
     n: Number(m[1]),
@@ -41,6 +49,15 @@ function answer(user: string): { verdict: "pass" | "fail"; reason: string; lines
   return { verdict: "pass", reason: `the agent says ${phrases.map((p) => JSON.stringify(p)).join(", ")}`, lines };
 }
 
+/** The persona caller's next line: the goal, then one request for help, then DONE. */
+function callerLine(system: string, user: string): string {
+  const goal = /^The caller's goal: (.*)$/m.exec(system)?.[1]?.trim().replace(/\.$/, "");
+  const said = (user.match(/^caller: /gm) ?? []).length;
+  if (said === 0) return goal ? `Hello, I'm calling about ${goal}.` : "Hello, I have a question.";
+  if (said === 1) return "Could you help me with that today, please?";
+  return "DONE";
+}
+
 const server = createServer((request, response) => {
   let body = "";
   request.setEncoding("utf8");
@@ -62,7 +79,8 @@ const server = createServer((request, response) => {
       return;
     }
     const user = messages.find((m) => m.role === "user")?.content ?? "";
-    const content = JSON.stringify(answer(user));
+    const system = messages.find((m) => m.role === "system")?.content ?? "";
+    const content = system.startsWith("You play the caller") ? callerLine(system, user) : JSON.stringify(answer(user));
     response.writeHead(200, { "content-type": "application/json" });
     response.end(
       JSON.stringify({

@@ -170,7 +170,8 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
     );
     expect(run.junit).toContain("transcript (- old, + new):");
     expect(run.junit).toContain("- tool book_appointment(");
-    expect(run.stdout.trim().split("\n").at(-1)).toMatch(/^\d+ passed, [1-9]\d* failed$/);
+    // The closing line ends with whose fault the failed calls are.
+    expect(run.stdout.trim().split("\n").at(-1)).toMatch(/^\d+ passed, [1-9]\d* failed — calls \d+ failed: \d+ agent$/);
   });
 
   it("smoke --compare a previous smoke JSON report finds the same regression", async () => {

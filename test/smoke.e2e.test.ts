@@ -95,7 +95,7 @@ describe("agent-iac smoke", () => {
     expect(run.code).toBe(1);
     expect(run.junit).toContain("we sell submarines");
     expect(run.junit).toMatch(/<failure message="says &quot;we sell submarines&quot;"/);
-    expect(run.stdout.trim().split("\n").at(-1)).toBe("0 passed, 1 failed");
+    expect(run.stdout.trim().split("\n").at(-1)).toBe("0 passed, 1 failed — calls 1 failed: 1 agent");
   });
 
   it("checks procedures against the simulator's: the right status passes, a wrong one fails", async () => {

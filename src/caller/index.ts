@@ -3,6 +3,7 @@
 // takes a session port, the control-message shape (configuration) and a source of lines.
 export { PersonaModel, requirePersona } from "./persona.ts";
 export {
+  CALLER_OWN_FAILURES,
   Caller,
   type CallerFailure,
   type CallerLine,

@@ -9,7 +9,7 @@ import type { RetryNotice } from "../api/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { ChatClient } from "../judge/index.ts";
 import { PERSONA_KEYS, type PersonaSettings } from "../settings/index.ts";
-import type { CallerView, TurnSource } from "./script.ts";
+import { type CallerView, NotACallerLine, type TurnSource } from "./script.ts";
 
 export type PersonaEndpoint = {
   baseUrl: string;
@@ -61,6 +61,18 @@ function personaMessages(persona: string, goal: string | undefined, view: Caller
   ];
 }
 
+/** A JSON object or array, or a judge's verdict in prose: what a model answers when it is not playing a caller. */
+function isStructured(content: string): boolean {
+  if (/"verdict"\s*:/.test(content)) return true;
+  if (!/^[{[]/.test(content)) return false;
+  try {
+    JSON.parse(content);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export class PersonaModel {
   readonly #chat: ChatClient;
 
@@ -73,17 +85,22 @@ export class PersonaModel {
     return {
       maxTurns,
       mayStopEarly: true,
-      next: async (view) => {
-        const line = await this.#line(personaMessages(persona, goal, view));
+      next: async (view, signal) => {
+        const line = await this.#line(personaMessages(persona, goal, view), signal);
         return line === undefined ? undefined : { say: line };
       },
     };
   }
 
-  async #line(messages: { role: string; content: string }[]): Promise<string | undefined> {
-    const choice = await this.#chat.complete(messages);
+  async #line(messages: { role: string; content: string }[], signal: AbortSignal): Promise<string | undefined> {
+    const choice = await this.#chat.complete(messages, { signal });
     const content = (choice?.message.content ?? "").trim().replace(/^"(.*)"$/s, "$1");
     if (content === "") throw new Error("the persona model's answer has no content");
+    if (isStructured(content)) {
+      throw new NotACallerLine(
+        `the persona's model answered ${JSON.stringify(content.slice(0, 80))}, data rather than a caller's line (is it the judge's model?)`,
+      );
+    }
     if (content.toUpperCase() === DONE || content.toUpperCase().startsWith(`${DONE}.`)) return undefined;
     return content.slice(0, 2000);
   }

@@ -6,6 +6,7 @@
 // back as `user.message.received`: a `server.error` while it is awaited, a session closed or
 // ended first, or the call's deadline is "the caller's turn N was not delivered".
 import type { EventEnvelope } from "../contract/index.ts";
+import { NOT_THE_CALLER } from "../report/index.ts";
 import type { CallerShape } from "./shape.ts";
 
 /** No event for this long after the agent's last one, with nothing open: its turn is over. */
@@ -26,12 +27,18 @@ export type CallerView = {
 
 /** Where the caller's lines come from: a script, or a model playing a persona. `undefined`: nothing more to say. */
 export type TurnSource = {
-  next(view: CallerView): Promise<CallerTurn | undefined>;
+  /** `signal` ends the request when the call ends or the run stops. */
+  next(view: CallerView, signal: AbortSignal): Promise<CallerTurn | undefined>;
   /** The most lines it may say (a persona's max_turns; a script's length). */
   readonly maxTurns: number;
-  /** A persona may be done before maxTurns; a script says every line. */
+  /** A persona may be done before maxTurns; a script says every line. A persona that says none played nothing. */
   readonly mayStopEarly?: boolean;
 };
+
+/** A source's answer that is not a caller's line (a JSON object, a judge's verdict): the caller's error, never said. */
+export class NotACallerLine extends Error {
+  override name = "NotACallerLine";
+}
 
 /** Scripted turns, in order. */
 export function scriptedTurns(turns: readonly (string | { say: string; after: string })[]): TurnSource {
@@ -57,7 +64,16 @@ export function isCallerLine(line: Pick<CallerLine, "text">, text: string): bool
   return normalized(line.text) === normalized(text);
 }
 
-export type CallerFailureKind = "not_delivered" | "cue_missing" | "not_said" | "source_failed";
+export type CallerFailureKind =
+  | "not_delivered"
+  | "cue_missing"
+  | "not_said"
+  | "source_failed"
+  | "silent"
+  | "not_a_line";
+
+/** Failures of the caller itself (a persona's model), not of the agent or the service: the call is an error, never evaluated. */
+export const CALLER_OWN_FAILURES: readonly CallerFailureKind[] = ["source_failed", "silent", "not_a_line"];
 
 export type CallerFailure = {
   kind: CallerFailureKind;
@@ -100,6 +116,8 @@ export class Caller {
   #busy = false;
   #timer: NodeJS.Timeout | undefined;
   readonly #startedAt = Date.now();
+  /** Ends a source's request in flight when the caller stops (the call ended, the run was stopped). */
+  readonly #requests = new AbortController();
 
   constructor(source: TurnSource, port: CallerPort, shape: CallerShape, options: CallerOptions) {
     this.#source = source;
@@ -117,16 +135,17 @@ export class Caller {
     this.#arm();
   }
 
-  /** Every envelope of the session, in order. */
-  observe(envelope: EventEnvelope): void {
-    if (this.#failure || this.#ended) return;
+  /** Every envelope of the session, in order; for a user line, whether it is the caller's. */
+  observe(envelope: EventEnvelope): "caller" | "not_caller" | undefined {
     const payload = envelope.payload as { type: string; [key: string]: unknown };
+    if (this.#failure || this.#ended) return payload.type === "user.message.received" ? "not_caller" : undefined;
+    let by: "caller" | "not_caller" | undefined;
     switch (payload.type) {
       case "server.error":
         if (this.#awaiting) {
           const said = errorText(payload.error);
           this.#fail("not_delivered", this.#awaiting.turn, `the service answered with server.error${said}`);
-          return;
+          return undefined;
         }
         break;
       case "user.message.received": {
@@ -137,8 +156,12 @@ export class Caller {
           this.#awaiting = undefined;
           this.#answered = false;
           this.#agentSaid = [];
+          this.#transcript.push(`caller: ${text}`);
+          by = "caller";
+        } else {
+          this.#transcript.push(`${NOT_THE_CALLER}: ${text}`);
+          by = "not_caller";
         }
-        this.#transcript.push(`caller: ${text}`);
         break;
       }
       case "agent.message.delta":
@@ -163,9 +186,10 @@ export class Caller {
       case "conversation.ended":
         this.#ended = true;
         this.stop();
-        return;
+        return undefined;
     }
     this.#arm();
+    return by;
   }
 
   /**
@@ -188,6 +212,23 @@ export class Caller {
         message: `the caller's turn ${this.#awaiting.turn} was not delivered: the service did not show it as user.message.received ${when}`,
         endedCall: false,
       };
+    } else if (this.#source.mayStopEarly && this.lines.length === 0) {
+      // A persona that said nothing played nothing: the agent was never tested by it.
+      this.#failure = this.#busy
+        ? {
+            kind: "source_failed",
+            turn: 1,
+            message: `the caller's turn 1 could not be written: the persona's model had not answered ${when}`,
+            endedCall: false,
+          }
+        : {
+            kind: "silent",
+            turn: 1,
+            message: this.#finished
+              ? "the caller said no line: the persona's model answered DONE before its first line"
+              : `the caller said no line ${when}`,
+            endedCall: false,
+          };
     } else if (!this.#finished && !this.#source.mayStopEarly && this.lines.length < this.#source.maxTurns) {
       const turn = this.lines.length + 1;
       this.#failure = {
@@ -210,6 +251,7 @@ export class Caller {
   stop(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#requests.abort();
   }
 
   #arm(): void {
@@ -236,10 +278,16 @@ export class Caller {
       try {
         turn =
           this.lines.length < this.#source.maxTurns
-            ? await this.#source.next({ transcript: [...this.#transcript], said: this.lines.length })
+            ? await this.#source.next(
+                { transcript: [...this.#transcript], said: this.lines.length },
+                this.#requests.signal,
+              )
             : undefined;
       } catch (error) {
-        this.#fail("source_failed", this.lines.length + 1, (error as Error).message);
+        // A request the caller's own stop ended is not the source's failure: settle says what it means.
+        if (this.#requests.signal.aborted) return;
+        const kind = error instanceof NotACallerLine ? "not_a_line" : "source_failed";
+        this.#fail(kind, this.lines.length + 1, (error as Error).message);
         return;
       }
       if (this.#failure || this.#ended) return;
@@ -287,7 +335,7 @@ export class Caller {
     const message =
       kind === "not_delivered"
         ? `the caller's turn ${turn} was not delivered: ${why}`
-        : kind === "source_failed"
+        : kind === "source_failed" || kind === "not_a_line"
           ? `the caller's turn ${turn} could not be written: ${why}`
           : why;
     this.#failure = { kind, turn, message, endedCall: true };

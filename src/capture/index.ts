@@ -4,6 +4,7 @@
 // (a recording, or the service's stream) and prints what this returns. What the call says (its id, a
 // caller's line, the context) is data: written by the YAML escaper, never pasted into the text.
 import { type EventEnvelope, TranscriptBuilder } from "../api/index.ts";
+import { isCallerLine } from "../caller/index.ts";
 import { yamlText } from "../report/index.ts";
 
 /** What is known of the call: its events, and from a recording its agent, version, channel and context. */
@@ -14,6 +15,8 @@ export type CapturedCall = {
   versionId?: string | undefined;
   channel: { callee_no: string; caller_no?: string | null | undefined; priority?: string | undefined };
   context?: Record<string, unknown> | undefined;
+  /** A smoke call's recording: the lines its caller sent. Only those are the caller's (not the service's own turns). */
+  callerLines?: readonly string[] | undefined;
 };
 
 export type Captured = {
@@ -28,13 +31,26 @@ export type Captured = {
 /** The simulator's own knobs in `context`: never part of a scenario that must hold on any service. */
 const SIMULATOR_CONTEXT = "simulation";
 
+/** The user lines that are the caller's: every one of a real call; of a recorded smoke call, those its caller sent, in order. */
+function callersTurns(heard: readonly string[], sent: readonly string[] | undefined, notes: string[]): string[] {
+  if (!sent) return [...heard];
+  const turns: string[] = [];
+  for (const text of heard)
+    if (sent[turns.length] !== undefined && isCallerLine({ text: sent[turns.length] as string }, text))
+      turns.push(text);
+  const others = heard.length - turns.length;
+  if (others > 0)
+    notes.push(`${others} user line(s) the caller did not send (the service's own turns) are left out of caller.turns`);
+  return turns;
+}
+
 export function captureScenario(call: CapturedCall, options: { name?: string | undefined } = {}): Captured {
   const builder = new TranscriptBuilder();
   for (const envelope of call.envelopes) builder.add(envelope);
   const transcript = builder.transcript;
-  const turns = [...transcript.userMessages];
-  const toolCalls = [...new Set(transcript.toolCalls.map((toolCall) => toolCall.name))];
   const notes: string[] = [];
+  const turns = callersTurns(transcript.userMessages, call.callerLines, notes);
+  const toolCalls = [...new Set(transcript.toolCalls.map((toolCall) => toolCall.name))];
   if (turns.length === 0) notes.push("the conversation holds no caller line (user.message.received): no caller.turns");
   if (!transcript.ended)
     notes.push("the events end before conversation.ended: the draft still expects the call to end");

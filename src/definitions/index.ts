@@ -16,6 +16,7 @@ export {
   agentKey,
   type CallerSpec,
   COMPARE_DEFAULTS,
+  callerCheckRubric,
   DEFAULT_JUDGE_VOTES,
   DEFAULT_PERSONA_TURNS,
   type Expectations,

@@ -243,6 +243,26 @@ export function judgeRubrics(expect: { judge?: z.input<typeof judgeRubric>[] | u
   });
 }
 
+/** The rubric of a persona caller's fidelity check, worded so a judge reads it like any other (and the cache keys on it). */
+const CALLER_CHECK_PREFIX = "the caller (the lines marked caller:)";
+
+/**
+ * The judge's check of a persona caller (`caller.check`, default on): whether it stayed in its
+ * persona and pursued its goal. None for a scripted caller, no caller, or `check: false`.
+ */
+export function callerCheckRubric(scenario: {
+  caller?: { persona?: string | undefined; goal?: string | undefined; check?: boolean | undefined } | undefined;
+}): JudgeRubric | undefined {
+  const caller = scenario.caller;
+  if (!caller?.persona || caller.check === false) return undefined;
+  const goal = caller.goal ? `pursues its goal (${caller.goal})` : "pursues the conversation";
+  return {
+    rubric: `${CALLER_CHECK_PREFIX} stays in its persona (${caller.persona}) and ${goal}, without ending the call before the goal is reached or refused`,
+    votes: DEFAULT_JUDGE_VOTES,
+    auto: false,
+  };
+}
+
 /** The latency bounds of a scenario (`expect.latency`). */
 export type LatencyBounds = NonNullable<z.output<typeof expectations>["latency"]>;
 
@@ -288,6 +308,10 @@ const callerSchema = z
       .meta({
         description: `The most lines the persona says (default ${DEFAULT_PERSONA_TURNS}); the budget counts this worst case.`,
       }),
+    check: z.boolean().optional().meta({
+      description:
+        "Whether the judge (when one is configured) checks after each call that the persona stayed in character and pursued its goal (default true); a call whose caller did not is inconclusive, the caller's fault, and re-placed.",
+    }),
   })
   .superRefine((caller, ctx) => {
     const problem = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
@@ -298,6 +322,7 @@ const callerSchema = z
       if (caller.goal !== undefined) problem("goal", "goal belongs to a persona: give caller.persona too");
       if (caller.max_turns !== undefined)
         problem("max_turns", "max_turns belongs to a persona: give caller.persona too");
+      if (caller.check !== undefined) problem("check", "check belongs to a persona: give caller.persona too");
     }
   })
   .meta({ description: "Who plays the caller over the session (needs transport: ws): scripted turns or a persona." });

@@ -42,8 +42,6 @@ export type TranscriptPrinterOptions = {
   prefix?: string;
   /** Write agent text as its deltas arrive (default); otherwise each message once, when complete. */
   streamText?: boolean;
-  /** Who the user turns are (default "user"; "caller" when a scenario's caller speaks them). */
-  userLabel?: string;
 };
 
 /**
@@ -59,7 +57,8 @@ export function transcriptPrinter(write: (text: string) => void, options: Transc
     if (open) write("\n");
     open = undefined;
   };
-  return (envelope: Pick<EventEnvelope, "payload">): void => {
+  /** `userLabel`: who said this event's user line (default "user"; "caller" when a scenario's caller did). */
+  return (envelope: Pick<EventEnvelope, "payload">, userLabel?: string): void => {
     const wasEnded = builder.ended;
     if (!builder.add(envelope)) return;
     const entry = builder.lastChanged;
@@ -85,8 +84,7 @@ export function transcriptPrinter(write: (text: string) => void, options: Transc
     if (entry) {
       closeOpen();
       const line = entryLine(entry);
-      const label = options.userLabel;
-      write(`${prefix}${entry.kind === "user" && label ? line.replace(/^user:/, `${label}:`) : line}\n`);
+      write(`${prefix}${entry.kind === "user" && userLabel ? line.replace(/^user:/, `${userLabel}:`) : line}\n`);
     }
     if (builder.ended && !wasEnded) {
       closeOpen();

@@ -11,6 +11,7 @@ import {
   countScenarios,
   evaluated,
   failsRun,
+  faultsText,
   latencyReasons,
   outcomeFacts,
   thresholdText,
@@ -94,6 +95,8 @@ function properties(scenario: ScenarioSummary, calls: readonly CallResult[]): st
     if (bound !== undefined) props.push([`${name}_bound`, bound]);
   }
   props.push(["conversations", calls.map((c) => c.conversation_id ?? "(not created)").join(", ")]);
+  const faults = faultsText({ results: [...calls] });
+  if (faults) props.push(["faults", faults]);
   return props.map(([name, value]) => `<property name="${xml(name)}" value="${xml(String(value ?? ""))}"/>`);
 }
 
@@ -110,7 +113,7 @@ function repeatProperties(s: ScenarioSummary): [string, string | number | null |
 
 function transcriptOf(call: CallResult): string {
   const header = [
-    `iteration ${call.iteration}: ${call.outcome.kind.replace("_", " ")}${outcomeFacts(call)}`,
+    `iteration ${call.iteration}: ${call.outcome.kind.replace("_", " ")}${outcomeFacts(call)}${call.fault ? `, fault: ${call.fault}` : ""}`,
     `version: ${call.version_id}`,
     `conversation: ${call.conversation_id ?? "(not created)"}`,
     `transport: ${call.transport}`,

@@ -9,6 +9,7 @@ import {
   countScenarios,
   evaluated,
   failsRun,
+  faultsText,
   headline,
   needsText,
   scenarioCounts,
@@ -107,6 +108,8 @@ export function jobSummary(input: ReportInput): string {
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     `| ${s.scenarios} | ${s.passed} | ${s.flaky} | ${s.failed} | ${s.errors} | ${s.regressions} | ${s.calls_passed} / ${s.calls_failed} / ${s.calls_errors}${unfinished.map((t) => ` · ${t}`).join("")}${old > 0 ? ` (+${old} old)` : ""} | ${seconds} s | ${Math.round(s.call_minutes * 100) / 100} |`,
   ];
+  const faults = faultsText(report);
+  if (faults) out.push("", `Whose fault: ${markdownText(faults)}`);
   const failed = report.scenarios.filter(
     (x) => failsRun(report, x) || x.verdict === "error" || x.verdict === "inconclusive",
   );

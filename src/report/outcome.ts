@@ -55,6 +55,7 @@ const OUTCOME_WORDS: Record<CallOutcomeKind, string> = {
   error: "could not complete",
   not_run: "not run",
   interrupted: "interrupted",
+  inconclusive: "inconclusive",
 };
 
 /** Why a call that was not evaluated ended so, for a reader: its message, else its outcome in words. */
@@ -323,6 +324,35 @@ export function comparisonReason(s: Pick<ScenarioSummary, "comparison">): string
   return s.comparison?.outcome === "inconclusive"
     ? `the comparison with the old version was inconclusive: neither regressed nor no worse (margin ${q.margin}) after ${q.pairs} pairs of ${q.max_pairs}`
     : "";
+}
+
+/** `2 agent, 1 caller`: whose fault the calls of one kind are (most first); empty when none of them carries one. */
+export function faultBreakdown(
+  calls: readonly Pick<CallResult, "outcome" | "fault">[],
+  kind: "failed" | "error" | "inconclusive",
+): string {
+  const counts = new Map<string, number>();
+  for (const call of calls) {
+    if (call.outcome.kind === kind && call.fault) counts.set(call.fault, (counts.get(call.fault) ?? 0) + 1);
+  }
+  return [...counts.entries()]
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([fault, n]) => `${n} ${fault}`)
+    .join(", ");
+}
+
+/**
+ * Whose fault the calls that failed or could not complete are, as every surface closes with it:
+ * `calls 3 failed: 2 agent, 1 caller; 1 could not complete: 1 service`; empty when none did.
+ */
+export function faultsText(report: Pick<Report, "results">): string {
+  const calls = judgedCalls(report);
+  const parts = (["failed", "error", "inconclusive"] as const).flatMap((kind) => {
+    const breakdown = faultBreakdown(calls, kind);
+    const n = calls.filter((c) => c.outcome.kind === kind).length;
+    return breakdown ? [`${n} ${kind === "error" ? "could not complete" : kind}: ${breakdown}`] : [];
+  });
+  return parts.length > 0 ? `calls ${parts.join("; ")}` : "";
 }
 
 /** `6 scenarios: 5 passed (1 flaky), 1 failed` — the headline unit, as on every surface. */

@@ -89,6 +89,14 @@ export function callerTime(atMs: number, otherMs?: number): string {
   return `(at ${seconds(atMs)}${otherMs === undefined || otherMs === atMs ? "" : ` → ${seconds(otherMs)}`})`;
 }
 
+/** How a user line a call's caller did not send is labelled on every surface (the service's own turns, say). */
+export const NOT_THE_CALLER = "user (not the caller)";
+
+/** Who a user entry is, for a reader: `caller`, `user (not the caller)`, or (a call without a caller) `user`. */
+export function userLabel(by: "caller" | "not_caller" | undefined): string {
+  return by === "caller" ? "caller" : by === "not_caller" ? NOT_THE_CALLER : "user";
+}
+
 /** A transcript entry as data, for a chat-like rendering; `at_ms` is from the call's start (event `created_at`). */
 const entrySchema = z.discriminatedUnion("kind", [
   z.looseObject({
@@ -97,12 +105,13 @@ const entrySchema = z.discriminatedUnion("kind", [
     complete: z.boolean().default(true),
     at_ms: ms.nullable().default(null),
   }),
-  // `by: "caller"`: the scenario's caller said it (`caller:` in the transcript lines).
+  // `by: "caller"`: the scenario's caller said it (`caller:` in the transcript lines); `by:
+  // "not_caller"`: a call with a caller heard a user line it did not send (the service's own turn).
   z.looseObject({
     kind: z.literal("user"),
     text: z.string(),
     at_ms: ms.nullable().default(null),
-    by: z.literal("caller").optional(),
+    by: z.enum(["caller", "not_caller"]).optional(),
   }),
   z.looseObject({
     kind: z.literal("tool"),
@@ -128,14 +137,15 @@ const callLatencySchema = z.looseObject({
 });
 
 /** A call's status for a reader (`interrupted` calls are an "error" here; `outcome.kind` tells them apart). */
-export const callStatus = z.enum(["passed", "failed", "error", "not_run"]);
+export const callStatus = z.enum(["passed", "failed", "error", "not_run", "inconclusive"]);
 
 /**
  * How a call ended: `passed` / `failed` its expectations were evaluated; `error` it could not
  * complete (the service, the network, its timeout, the judge); `interrupted` the run was stopped
- * while it was in flight; `not_run` it was planned but never placed.
+ * while it was in flight; `not_run` it was planned but never placed; `inconclusive` its caller
+ * (a persona) left its persona or goal, judged so: it tested nothing, neither a pass nor a failure.
  */
-const CALL_OUTCOME_KINDS = ["passed", "failed", "error", "not_run", "interrupted"] as const;
+const CALL_OUTCOME_KINDS = ["passed", "failed", "error", "not_run", "interrupted", "inconclusive"] as const;
 const callOutcomeKind = z.enum(CALL_OUTCOME_KINDS);
 
 /** The step of a call that failed: creating the conversation, its event stream, the procedures poll, the judge. */
@@ -167,6 +177,13 @@ export function legacyOutcome(call: { status: z.output<typeof callStatus> }): z.
 
 /** Which call of an old/new pair was placed first (the order of each pair is drawn at random). */
 const pairOrder = z.enum(["old_first", "new_first"]);
+/**
+ * Who caused a call's failure or error: the agent (an expectation it did not meet), the caller (a
+ * persona that played nothing, left its persona or goal), the judge (it could not judge), or the
+ * service (a line not heard, the stream, HTTP, a timeout). Null for a call that passed or did not end.
+ */
+const FAULTS = ["agent", "caller", "judge", "service"] as const;
+export type Fault = (typeof FAULTS)[number];
 
 /** One planned call (a scenario's iteration on one version), placed or not. */
 const callFields = z.looseObject({
@@ -200,6 +217,8 @@ const callFields = z.looseObject({
   started_at: z.string().nullable().default(null),
   /** How the call ended (version 4; derived from `status` when an older report has none). */
   outcome: callOutcomeSchema.optional(),
+  /** Whose fault a failed or errored call is (null when it passed, or in a report written before it was kept). */
+  fault: z.enum(FAULTS).nullable().default(null),
 });
 
 export const callResultSchema = callFields.transform((call) => ({

@@ -7,6 +7,8 @@ import {
   allowedInconclusive,
   countScenarios,
   evaluated,
+  faultBreakdown,
+  faultsText,
   figure,
   judgedCalls,
   nothingChecked,
@@ -46,10 +48,12 @@ export function callLines(call: CallResult): string {
   if (kind === "passed")
     return `✓ ${name} (${where}) ${call.assertions.length} checks, ${time}${judgedText(call)}${byName}\n`;
   if (kind === "not_run") return `○ ${name} (${where}) ${terminalText(unevaluatedText(call))}\n`;
+  const fault = call.fault ? ` (fault: ${call.fault})` : "";
+  if (kind === "inconclusive") return `? ${name} (${where}) ${terminalText(unevaluatedText(call))}${fault}\n`;
   if (kind === "error" || kind === "interrupted")
-    return `! ${name} (${where}) ${terminalText(unevaluatedText(call))}\n`;
+    return `! ${name} (${where}) ${terminalText(unevaluatedText(call))}${fault}\n`;
   const failed = call.assertions.filter((a) => !a.passed).length;
-  const head = failed > 0 ? `${failed} of ${call.assertions.length} expectations unmet` : "nothing was checked";
+  const head = `${failed > 0 ? `${failed} of ${call.assertions.length} expectations unmet` : "nothing was checked"}${fault}`;
   const body = failureText(call)
     .split("\n")
     .map((line) => `    ${line}`);
@@ -236,7 +240,12 @@ function callsLine(report: Report): string {
     ...(s.calls_interrupted > 0 ? [`${s.calls_interrupted} interrupted`] : []),
     ...(s.calls_not_run > 0 ? [`${s.calls_not_run} not run`] : []),
   ].map((t) => `, ${t}`);
-  return `calls: ${s.calls_passed} of ${judged} passed, ${s.calls_failed} failed, ${s.calls_errors} could not complete${unfinished.join("")}${old > 0 ? ` (and ${old} on the old versions)` : ""}`;
+  const calls = judgedCalls(report);
+  const whose = (kind: "failed" | "error") => {
+    const breakdown = faultBreakdown(calls, kind);
+    return breakdown ? ` (${breakdown})` : "";
+  };
+  return `calls: ${s.calls_passed} of ${judged} passed, ${s.calls_failed} failed${whose("failed")}, ${s.calls_errors} could not complete${whose("error")}${unfinished.join("")}${old > 0 ? ` (and ${old} on the old versions)` : ""}`;
 }
 
 /**
@@ -269,6 +278,9 @@ export function terminalSummary(report: Report): string {
     ...(s.no_baseline ? [`${s.no_baseline} without a baseline`] : []),
   ];
   if (nothingChecked(report)) lines.push("nothing was checked: no scenario was evaluated, so this run is not a pass");
-  lines.push(`${s.passed} passed, ${s.failed} failed${extra.map((e) => `, ${e}`).join("")}`);
+  const faults = faultsText(report);
+  lines.push(
+    `${s.passed} passed, ${s.failed} failed${extra.map((e) => `, ${e}`).join("")}${faults ? ` — ${faults}` : ""}`,
+  );
   return `${lines.join("\n")}\n`;
 }

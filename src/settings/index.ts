@@ -318,7 +318,13 @@ export const PERSONA_KEYS = {
 export type PersonaSettings = JudgeSettings;
 
 /** The control-message templates, as written in the settings, and the persona model's settings. */
-export type CallerShapeSettings = { message: string | undefined; end: string | undefined; persona?: PersonaSettings };
+export type CallerShapeSettings = {
+  message: string | undefined;
+  end: string | undefined;
+  persona?: PersonaSettings;
+  /** The persona's endpoint is the judge's (no agents:callerBaseUrl): the run says so. */
+  personaFromJudge?: boolean;
+};
 
 /** The caller's settings: stack config first, then the environment; the persona's model falls back to the judge's, setting by setting. */
 export function resolveCallerShapeSettings(config: ConfigReader, env: NodeJS.ProcessEnv): CallerShapeSettings {
@@ -330,5 +336,6 @@ export function resolveCallerShapeSettings(config: ConfigReader, env: NodeJS.Pro
     apiKey: read(PERSONA_KEYS.apiKey) ?? judge.apiKey,
     timeoutSec: judge.timeoutSec,
   };
-  return { message: read(CALLER_KEYS.message), end: read(CALLER_KEYS.end), persona };
+  const personaFromJudge = read(PERSONA_KEYS.baseUrl) === undefined && judge.baseUrl !== undefined;
+  return { message: read(CALLER_KEYS.message), end: read(CALLER_KEYS.end), persona, personaFromJudge };
 }

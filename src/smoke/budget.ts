@@ -2,10 +2,15 @@
 // (every call lasting its scenario's whole timeout, every planned iteration placed: early
 // decisions and sequential tests only ever place fewer), and the judge requests its judged
 // expectations may make (every vote of every rubric of every call; the cache may answer some).
-import { DEFAULT_PERSONA_TURNS, judgeRubrics } from "../definitions/index.ts";
+// With a judge configured, a persona call is also checked by it (caller.check) and, when its caller
+// strayed, placed once more: the worst case counts both.
+import { callerCheckRubric, DEFAULT_PERSONA_TURNS, judgeRubrics } from "../definitions/index.ts";
 import type { PlannedCall } from "./call.ts";
 
 export type Estimate = { calls: number; worstCaseMinutes: number; judgeRequests: number; personaRequests: number };
+
+/** `callerCheck`: a judge is configured, so persona calls are checked (and may be placed again). */
+export type EstimateOptions = { callerCheck?: boolean };
 
 /** The persona model requests one call may make: a line per turn up to max_turns, and the one that says it is done. */
 function personaRequestsPerCall(call: PlannedCall): number {
@@ -13,17 +18,21 @@ function personaRequestsPerCall(call: PlannedCall): number {
   return caller?.persona ? (caller.max_turns ?? DEFAULT_PERSONA_TURNS) + 1 : 0;
 }
 
-/** The judge requests one call of a scenario may make: Σ votes over its rubrics. */
-function judgeRequestsPerCall(call: PlannedCall): number {
-  return judgeRubrics(call.scenario.expect).reduce((sum, r) => sum + r.votes, 0);
+/** The judge requests one call of a scenario may make: Σ votes over its rubrics (and the caller's check). */
+function judgeRequestsPerCall(call: PlannedCall, options: EstimateOptions): number {
+  const check = options.callerCheck ? (callerCheckRubric(call.scenario)?.votes ?? 0) : 0;
+  return judgeRubrics(call.scenario.expect).reduce((sum, r) => sum + r.votes, check);
 }
 
-export function estimate(calls: readonly PlannedCall[]): Estimate {
+export function estimate(planned: readonly PlannedCall[], options: EstimateOptions = {}): Estimate {
+  // A checked persona call whose caller strayed is placed once more (src/smoke/run.ts).
+  const again = options.callerCheck ? planned.filter((call) => callerCheckRubric(call.scenario)) : [];
+  const calls = [...planned, ...again];
   const seconds = calls.reduce((sum, call) => sum + call.scenario.timeout, 0);
   return {
     calls: calls.length,
     worstCaseMinutes: Math.round((seconds / 60) * 100) / 100,
-    judgeRequests: calls.reduce((sum, call) => sum + judgeRequestsPerCall(call), 0),
+    judgeRequests: calls.reduce((sum, call) => sum + judgeRequestsPerCall(call, options), 0),
     personaRequests: calls.reduce((sum, call) => sum + personaRequestsPerCall(call), 0),
   };
 }
@@ -39,7 +48,7 @@ export function estimateLine(value: Estimate): string {
 }
 
 /** The calls a run would place, one line per scenario (`--dry-run`), then the worst case. */
-export function dryRunText(calls: readonly PlannedCall[]): string {
+export function dryRunText(calls: readonly PlannedCall[], options: EstimateOptions = {}): string {
   const rows = new Map<string, { call: PlannedCall; iterations: number }>();
   for (const call of calls) {
     const key = `${call.agent}\u0000${call.versionId}\u0000${call.scenario.name}`;
@@ -57,15 +66,19 @@ export function dryRunText(calls: readonly PlannedCall[]): string {
           : iterations > 1
             ? "; at most: stops once the verdict cannot change"
             : "";
-    const judged = judgeRequestsPerCall(call);
+    const judged = judgeRequestsPerCall(call, options);
     const judge = judged > 0 ? `, ${judged} judge request(s) per call` : "";
+    const checked =
+      options.callerCheck && callerCheckRubric(call.scenario)
+        ? "; the judge checks the caller, and a call whose caller strayed is placed again (once per iteration)"
+        : "";
     const spec = call.scenario.caller;
     const caller = spec?.turns
       ? `, caller: ${spec.turns.length} scripted turn(s)`
       : spec?.persona
         ? `, caller: a persona, at most ${spec.max_turns ?? DEFAULT_PERSONA_TURNS} line(s)`
         : "";
-    return `${call.agent} ${call.versionId} ${call.scenario.name}: ${iterations} iteration(s), transport ${call.scenario.transport}, livemode ${livemode}, timeout ${call.scenario.timeout} s${caller}${judge}${early}`;
+    return `${call.agent} ${call.versionId} ${call.scenario.name}: ${iterations} iteration(s), transport ${call.scenario.transport}, livemode ${livemode}, timeout ${call.scenario.timeout} s${caller}${judge}${early}${checked}`;
   });
-  return `${["would place (no call is placed with --dry-run):", ...lines.map((l) => `  ${l}`), estimateLine(estimate(calls))].join("\n")}\n`;
+  return `${["would place (no call is placed with --dry-run):", ...lines.map((l) => `  ${l}`), estimateLine(estimate(calls, options))].join("\n")}\n`;
 }

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Client, CreateConversationResponse, EventEnvelope, Procedure } from "../api/index.ts";
 import { displayUrl, STREAMS } from "../api/index.ts";
 import {
+  CALLER_OWN_FAILURES,
   Caller,
   type CallerFailure,
   type CallerLine,
@@ -15,14 +16,16 @@ import {
   type TurnSource,
 } from "../caller/index.ts";
 import { deepMerge } from "../contract/index.ts";
-import { requiredPasses, type SmokeScenario } from "../definitions/index.ts";
+import { callerCheckRubric, requiredPasses, type SmokeScenario } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
 import type { CallLatency, CallStage } from "../report/index.ts";
 import { defaultMargin } from "../stats/index.ts";
 import {
+  type Assertion,
   type ExpectationIdentity,
   evaluate,
   evaluateJudged,
+  judgedAssertion,
   type Observation,
   type ObservedProcedure,
   type ProcedureMatch,
@@ -32,7 +35,7 @@ import { textMatcher } from "./matchers.ts";
 import { observeEvents } from "./observe.ts";
 import { CALLER_FAILURE_CODES, failureOutcome, OUTCOME_CODES, StreamClosedError } from "./outcome.ts";
 import type { ScenarioResult } from "./reports.ts";
-import { observedEntries } from "./transcript.ts";
+import { displayLines, observedEntries } from "./transcript.ts";
 
 export type Scenario = SmokeScenario;
 
@@ -52,7 +55,8 @@ export type PlannedCall = {
   overrideConfig?: Record<string, unknown>;
 };
 
-export type CallListener = (call: PlannedCall, envelope: EventEnvelope) => void;
+/** `by`: whether a user line of a call with a caller is the caller's. */
+export type CallListener = (call: PlannedCall, envelope: EventEnvelope, by?: "caller" | "not_caller") => void;
 
 /** A waiting call: what it waits for, the last thing it saw, and the time it has left. */
 export type Progress = { call: PlannedCall; waitingFor: string; lastSeen: string; remainingMs: number };
@@ -159,6 +163,7 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
     state.waitingFor = "the judge";
     await judgeResult(result, scenario, hooks.judge, hooks.signal);
     callerHeard(result, state.caller?.lines);
+    await checkCaller(result, scenario, hooks.judge, hooks.signal);
     // A judgement the stop cut short is the stop's, not the judge's.
     if (result.outcome.kind === "error" && hooks.signal?.aborted) {
       result.outcome = { kind: "interrupted", stage: "judge" };
@@ -215,16 +220,19 @@ function callerFailed(
 /**
  * Fails an observed call with its caller's failure (live, or replayed from the recording). A call
  * the caller ended itself is not checked for conversation.ended: agent-iac, not the agent, ended it.
+ * A caller that failed on its own (a persona's model) played nothing worth judging: the call is an
+ * error, its expectations not evaluated, never a pass and never the agent's failure.
  */
 export function applyCallerFailure(result: ScenarioResult, scenario: Scenario, failure: CallerFailure): void {
+  const own = CALLER_OWN_FAILURES.includes(failure.kind);
   const expect = failure.endedCall ? { ...scenario.expect, ends: false } : scenario.expect;
   const what = failure.kind === "not_delivered" ? "is heard" : "is said";
   result.assertions = [
     { ...CALLER, description: `the caller's turn ${failure.turn} ${what}`, passed: false, detail: failure.message },
-    ...evaluate(expect, result.observation as Observation),
+    ...(own ? [] : evaluate(expect, result.observation as Observation)),
   ];
-  result.status = "failed";
-  result.outcome = { kind: "failed", stage: "stream", code: CALLER_FAILURE_CODES[failure.kind] };
+  result.status = own ? "error" : "failed";
+  result.outcome = { kind: result.status, stage: "stream", code: CALLER_FAILURE_CODES[failure.kind] };
   result.error = failure.message;
   result.callerFailure = failure;
 }
@@ -242,6 +250,42 @@ export function callerHeard(result: ScenarioResult, lines: readonly CallerLine[]
     passed: true,
   });
 }
+
+/**
+ * After an evaluated persona call, when a judge is configured (and `caller.check` is not false): did
+ * the caller stay in its persona and pursue its goal? One that did not tested nothing: the call is
+ * inconclusive, the caller's fault (never a pass, never the agent's failure). A judge that could
+ * not decide leaves the call an error, as for any rubric.
+ */
+export async function checkCaller(
+  result: ScenarioResult,
+  scenario: Scenario,
+  judge: Judge | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  const rubric = callerCheckRubric(scenario);
+  if (!rubric || !judge || (result.outcome.kind !== "passed" && result.outcome.kind !== "failed")) return;
+  const observation = result.observation as Observation;
+  // Who said each line is what the check is about; times would only defeat the cache.
+  const judgement = await judge.judge(rubric, displayLines(observation, { times: false }), signal);
+  const assertion: Assertion = {
+    ...judgedAssertion(judgement, displayLines(observation)),
+    ...CALLER_CHECK,
+    description: "the caller stays in its persona and pursues its goal",
+  };
+  result.assertions.unshift(assertion);
+  if (judgement.verdict === "error") {
+    result.status = "error";
+    result.outcome = { kind: "error", stage: "judge", code: OUTCOME_CODES.judgeError };
+    result.error = `judge could not decide whether the caller stayed in its persona: ${judgement.error}`;
+  } else if (!assertion.passed) {
+    result.status = "inconclusive";
+    result.outcome = { kind: "inconclusive", stage: "judge", code: OUTCOME_CODES.callerStrayed };
+    result.error = `inconclusive: the caller left its persona or goal (${judgement.reason}); the call tested nothing (placed again while the scenario's budget allows)`;
+  }
+}
+
+const CALLER_CHECK: ExpectationIdentity = { kind: "caller", key: "fidelity" };
 
 /**
  * Evaluates a completed call: the literal expectations, then the judged ones. A judgement that could
@@ -337,11 +381,11 @@ async function follow(
     }
     for await (const envelope of stream.events) {
       envelopes.push(envelope);
-      caller?.observe(envelope);
+      const by = caller?.observe(envelope);
       const type = envelope.payload.type;
       state.lastSeen = `event ${type.slice(0, 60)}`;
       if (state.firstAgentAt === undefined && type.startsWith("agent.message")) state.firstAgentAt = performance.now();
-      hooks.onEvent?.(call, envelope);
+      hooks.onEvent?.(call, envelope, by);
       if (type === "conversation.ended") {
         state.ended = true;
         break;
@@ -470,7 +514,7 @@ export function observeCall(
   procedures: ObservedProcedure[],
   callerLines?: readonly CallerLine[],
 ): { observation: Observation; latency: CallLatency } {
-  const { transcript, entryTimes, latency } = observeEvents(envelopes, callerLines);
+  const { transcript, entryTimes, callerEntries, latency } = observeEvents(envelopes, callerLines);
   const { entries, toolCalls } = observedEntries(transcript);
   const observation: Observation = {
     agentMessages: transcript.messages.map((m) => ({ text: m.text, complete: m.complete })),
@@ -481,7 +525,7 @@ export function observeCall(
     procedures,
     entries,
     entryTimes,
-    ...(callerLines ? { byCaller: true } : {}),
+    ...(callerLines ? { callerEntries } : {}),
   };
   return { observation, latency };
 }

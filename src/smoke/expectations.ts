@@ -41,8 +41,11 @@ export type Observation = {
   entries: ObservedEntry[];
   /** When each entry happened (parallel to `entries`), from the events' `created_at`. */
   entryTimes?: EntryTime[];
-  /** The scenario's caller said the user lines (they are shown as `caller: … (at N s)`). */
-  byCaller?: boolean;
+  /**
+   * The call had a caller: the user entries (by index) that are its lines, shown as `caller: … (at N s)`;
+   * any other user entry is not the caller's (the service's own turns) and is labelled so.
+   */
+  callerEntries?: readonly number[];
 };
 
 /** The fields of `expect` checked from the call alone, in the order their assertions are listed. */
@@ -272,7 +275,7 @@ export async function evaluateJudged(
 }
 
 /** A judgement as an assertion; its cited lines (numbered in the judge's transcript) as the reports show them. */
-function judgedAssertion(judgement: Judgement, transcript: readonly string[]): Assertion {
+export function judgedAssertion(judgement: Judgement, transcript: readonly string[]): Assertion {
   const identity = { kind: "judge", key: judgement.rubric, description: judgedDescription(judgement.rubric) } as const;
   if (judgement.verdict === "error") {
     return { ...identity, passed: false, detail: `not judged: ${judgement.error}`, judgement };

@@ -150,16 +150,22 @@ export function scenarioVerdict(
   if (calls.every((c) => c.outcome.kind === "not_run")) return "not_run";
   const done = ended(calls);
   const failing = done.filter((c) => !passed(c));
-  const unfinished = calls.length - done.length;
+  // A call whose caller strayed tested nothing: a missing iteration, but no infrastructure's.
+  const strayed = calls.filter((c) => c.outcome.kind === "inconclusive").length;
+  const unfinished = calls.length - done.length - strayed;
   const infrastructure = unfinished > 0 || failing.some((c) => c.outcome.kind === "error");
   const passes = done.length - failing.length;
   if (gate.sequential) {
     const decision = gateDecision(gate, passes, failing.length);
     if (decision !== "passed") return infrastructure ? "error" : decision === "failed" ? "failed" : "inconclusive";
   } else {
-    const missing = unfinished + (partial ? 0 : Math.max(0, gate.plannedIterations - calls.length));
+    // Placed again, a strayed call's iteration may have been made up by a conclusive one.
+    const missing = partial ? unfinished + strayed : Math.max(0, gate.plannedIterations - done.length);
     const allowed = Math.max(0, gate.plannedIterations - gate.minPass);
-    if (failing.length + missing > allowed) return infrastructure ? "error" : "failed";
+    if (failing.length + missing > allowed) {
+      if (infrastructure) return "error";
+      return failing.length > allowed || strayed === 0 ? "failed" : "inconclusive";
+    }
   }
   if (!partial && latency.exceeded.length > 0) return "failed";
   if (!partial && gate.passK) {

@@ -15,6 +15,8 @@ export type EventsObserved = {
   transcript: Transcript;
   /** Parallel to `transcript.entries`. */
   entryTimes: EntryTime[];
+  /** The user entries that are the caller's lines (matched in order by text), by index in the entries. */
+  callerEntries: number[];
   latency: CallLatency;
 };
 
@@ -53,6 +55,7 @@ export function observeEvents(
   /** Turns waiting for the agent's answer: the service's time of the turn, or the caller's measured latency. */
   let waitingTurns: ({ at: number | null } | { measured: number })[] = [];
   let nextCallerLine = 0;
+  const callerEntries: number[] = [];
   for (const envelope of envelopes) {
     const type = envelope.payload?.type;
     const at = timeOf(envelope);
@@ -66,6 +69,7 @@ export function observeEvents(
       const text = (envelope.payload as { text?: unknown }).text;
       if (line && typeof text === "string" && isCallerLine(line, text)) {
         nextCallerLine++;
+        if (after > before) callerEntries.push(before);
         const { sentAt, firstWordAt } = line;
         waitingTurns.push(firstWordAt === undefined ? { at } : { measured: Math.max(0, firstWordAt - sentAt) });
       } else waitingTurns.push({ at });
@@ -95,7 +99,7 @@ export function observeEvents(
       }
     }
   }
-  return { transcript: builder.transcript, entryTimes, latency };
+  return { transcript: builder.transcript, entryTimes, callerEntries, latency };
 }
 
 /** Whether an event the transcript took starts a new entry (rather than updating a message or a call). */

@@ -7,6 +7,7 @@ import type { CallerFailure } from "../caller/index.ts";
 import {
   type CallOutcomeKind,
   type CallStage,
+  type Fault,
   type CallOutcome as ReportOutcome,
   unknownVersion,
 } from "../report/index.ts";
@@ -32,8 +33,14 @@ export const OUTCOME_CODES = {
   callerCueMissing: "caller_cue_missing",
   /** The agent did not finish its turn before the conversation ended: a caller line was left unsaid. */
   callerNotSaid: "caller_not_said",
-  /** The persona's model could not write the caller's next line. */
+  /** The persona's model could not write the caller's next line (an error after retries, no answer by the call's end). */
   callerModelFailed: "caller_model_failed",
+  /** The persona caller said no line (its model answered DONE at once, or the call ended first): it played nothing. */
+  callerSilent: "caller_silent",
+  /** The persona's model answered something that is not a caller's line (a JSON object, a judge's verdict). */
+  callerNotALine: "caller_not_a_line",
+  /** The judge found that the persona caller left its persona or goal: the call is inconclusive, re-placed. */
+  callerStrayed: "caller_strayed",
   /** The scenario's `timeout` passed before the call ended. */
   timeout: "timeout",
   /** The client gave up waiting for a response (its own request timeout). */
@@ -58,7 +65,32 @@ export const CALLER_FAILURE_CODES: Record<CallerFailure["kind"], string> = {
   cue_missing: OUTCOME_CODES.callerCueMissing,
   not_said: OUTCOME_CODES.callerNotSaid,
   source_failed: OUTCOME_CODES.callerModelFailed,
+  silent: OUTCOME_CODES.callerSilent,
+  not_a_line: OUTCOME_CODES.callerNotALine,
 };
+
+/** The codes of a caller's own failures: the caller (a persona's model) played nothing worth judging. */
+const CALLER_OWN_CODES: readonly string[] = [
+  OUTCOME_CODES.callerModelFailed,
+  OUTCOME_CODES.callerSilent,
+  OUTCOME_CODES.callerNotALine,
+];
+
+/**
+ * Whose fault a call's failure or error is, from its outcome alone (so a replay and a merge say the
+ * same): the caller's own failures → caller; a line not heard → service; another caller code (a cue
+ * the agent never said, a turn it never let the caller say) and any unmet expectation → agent; a
+ * judge that could not judge → judge; any other error (HTTP, the stream, a timeout) → service.
+ */
+export function faultOf(outcome: CallOutcome): Fault | null {
+  const { kind, code, stage } = outcome;
+  if (kind === "inconclusive") return "caller";
+  if (kind !== "failed" && kind !== "error") return null;
+  if (code !== undefined && CALLER_OWN_CODES.includes(code)) return "caller";
+  if (code === OUTCOME_CODES.callerNotHeard || code === OUTCOME_CODES.shardMissing) return "service";
+  if (kind === "failed") return "agent";
+  return stage === "judge" ? "judge" : "service";
+}
 
 /** The event stream ended without conversation.ended (a scenario that expects the call to end). */
 export class StreamClosedError extends Error {

@@ -21,7 +21,15 @@ import {
   legacyOutcome,
   type CallOutcome as ReportOutcome,
 } from "../report/index.ts";
-import { applyCallerFailure, callerHeard, gateOf, judgeResult, observeCall, type PlannedCall } from "./call.ts";
+import {
+  applyCallerFailure,
+  callerHeard,
+  checkCaller,
+  gateOf,
+  judgeResult,
+  observeCall,
+  type PlannedCall,
+} from "./call.ts";
 import type { ObservedProcedure } from "./expectations.ts";
 import { addDrift, type Drift, driftLines } from "./observe.ts";
 import { CALLER_FAILURE_CODES, type CallOutcome, OUTCOME_CODES, outcomeFromReport, reportOutcome } from "./outcome.ts";
@@ -189,6 +197,8 @@ type FoundRecording = {
   scenario: SmokeScenario;
   versionId: string;
   envelopes: EventEnvelope[];
+  /** The lines the scenario's caller sent, when it had one: only these are the caller's. */
+  callerLines?: string[];
 };
 
 /** The recording of conversation `conversationId` in `dir`, or undefined when none holds it. */
@@ -197,7 +207,15 @@ export async function findRecording(dir: string, conversationId: string): Promis
     const recording = await readRecording(file);
     if (recording.header.conversation_id !== conversationId) continue;
     const { agent, scenario, version_id } = recording.header;
-    return { file, agent, scenario, versionId: version_id, envelopes: recording.envelopes };
+    const callerLines = scenario.caller ? recordedCallerLines(recording.footer).map((line) => line.text) : undefined;
+    return {
+      file,
+      agent,
+      scenario,
+      versionId: version_id,
+      envelopes: recording.envelopes,
+      ...(callerLines ? { callerLines } : {}),
+    };
   }
   return undefined;
 }
@@ -284,8 +302,9 @@ async function replayOne(
     ...(header.started_at ? { startedAt: header.started_at } : {}),
     livemode: header.livemode,
   };
-  // A call that did not complete stays so: its recording is not a whole call to judge.
-  if (!evaluated(result.outcome.kind)) {
+  // A call that did not complete stays so: its recording is not a whole call to judge. One whose
+  // caller strayed is whole: it is checked again.
+  if (!evaluated(result.outcome.kind) && result.outcome.kind !== "inconclusive") {
     result.status = statusOf(result.outcome.kind);
     result.error = footer?.error ?? "the recording ends before the call did";
     return result;
@@ -297,6 +316,7 @@ async function replayOne(
   else {
     await judgeResult(result, scenario, judge);
     callerHeard(result, callerLines);
+    await checkCaller(result, scenario, judge);
   }
   return result;
 }

@@ -18,11 +18,11 @@ import {
 import type { Assertion, Observation } from "./expectations.ts";
 import { type Gate, scenarioKey, summarizeScenarios } from "./gates.ts";
 import type { EntryTime } from "./observe.ts";
-import { type CallOutcome, reportOutcome } from "./outcome.ts";
-import { displayLines, type ObservedEntry } from "./transcript.ts";
+import { type CallOutcome, faultOf, reportOutcome } from "./outcome.ts";
+import { displayLines, type ObservedEntry, speakerOf } from "./transcript.ts";
 
 /** A call's status for a reader: an interrupted call is an "error" here (its `outcome` says which). */
-export type ScenarioStatus = "passed" | "failed" | "error" | "not_run";
+export type ScenarioStatus = "passed" | "failed" | "error" | "not_run" | "inconclusive";
 
 export type ScenarioResult = {
   agent: string;
@@ -102,7 +102,9 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
       ...(judgement ? { judgement } : {}),
     })),
     transcript: r.observation ? displayLines(r.observation) : [],
-    entries: (r.observation?.entries ?? []).map((entry, i) => reportEntry(entry, times[i], r.observation?.byCaller)),
+    entries: (r.observation?.entries ?? []).map((entry, i) =>
+      reportEntry(entry, times[i], r.observation ? speakerOf(r.observation, i) : undefined),
+    ),
     // Arguments decoded when the service sent a JSON string; `rawArguments` keeps what it sent.
     tool_calls: r.observation?.toolCalls ?? [],
     procedures: r.observation?.procedures ?? [],
@@ -114,16 +116,21 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
     started_at: r.startedAt ?? null,
     outcome: reportOutcome(r.outcome),
     ...(r.pairOrder ? { pair_order: r.pairOrder } : {}),
+    fault: faultOf(r.outcome),
   };
 }
 
-function reportEntry(entry: ObservedEntry, time: EntryTime | undefined, caller: boolean | undefined): ReportEntry {
+function reportEntry(
+  entry: ObservedEntry,
+  time: EntryTime | undefined,
+  by: "caller" | "not_caller" | undefined,
+): ReportEntry {
   const at_ms = time?.atMs ?? null;
   switch (entry.kind) {
     case "agent":
       return { kind: "agent", text: entry.message.text, complete: entry.message.complete, at_ms };
     case "user":
-      return { kind: "user", text: entry.text, at_ms, ...(caller ? { by: "caller" as const } : {}) };
+      return { kind: "user", text: entry.text, at_ms, ...(by ? { by } : {}) };
     case "tool":
       return {
         kind: "tool",

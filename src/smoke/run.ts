@@ -2,11 +2,12 @@
 // and each finished call's result lines (src/report: the unmet expectations with the nearest
 // transcript lines). Every planned call gets a result, whatever stopped the others: reports can
 // always be written. The closing count is the report's (src/report's terminal summary).
-import type { Client, EventEnvelope } from "../api/index.ts";
+import type { Client } from "../api/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { terminalText, transcriptPrinter } from "../render/index.ts";
-import { callLines } from "../report/index.ts";
+import { callLines, userLabel } from "../report/index.ts";
 import { type CallHooks, type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
+import { scenarioKey } from "./gates.ts";
 import { OUTCOME_CODES } from "./outcome.ts";
 import { callResult, type ScenarioResult, summarize } from "./reports.ts";
 import { Schedule } from "./schedule.ts";
@@ -34,7 +35,10 @@ export type RunOptions = {
   caller?: Pick<CallHooks, "callerShape" | "persona">;
 };
 
-export async function runCalls(client: Client, calls: PlannedCall[], options: RunOptions): Promise<ScenarioResult[]> {
+export async function runCalls(client: Client, planned: PlannedCall[], options: RunOptions): Promise<ScenarioResult[]> {
+  // Grows by the calls placed again (a caller that strayed); the planned list is the caller's.
+  const calls = [...planned];
+  const again = placedAgain(calls);
   const status = new StatusLine(options.out);
   const out: Output = status.output;
   const concurrency = Math.max(1, Math.min(options.concurrency, calls.length));
@@ -77,6 +81,11 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
         });
       }
       finished(index, result);
+      const next = result.outcome.kind === "inconclusive" && !options.signal?.aborted ? again(call) : undefined;
+      if (next) {
+        slots.push(undefined);
+        schedule.add(calls.push(next) - 1);
+      }
       schedule.finished(index, result.outcome.kind);
     }
   };
@@ -90,6 +99,22 @@ export async function runCalls(client: Client, calls: PlannedCall[], options: Ru
   const summary = summarize(results);
   if (summary.errors > 0) out.write(`${summary.errors} of them could not complete (see above)\n`);
   return results;
+}
+
+/**
+ * A call whose caller strayed (inconclusive), placed again as its scenario's next iteration: at
+ * most once per planned iteration of the scenario (the budget counts this worst case).
+ */
+function placedAgain(calls: PlannedCall[]): (call: PlannedCall) => PlannedCall | undefined {
+  const times = new Map<string, number>();
+  return (call) => {
+    const key = scenarioKey(call.agent, call.scenario.name, call.versionId);
+    const n = times.get(key) ?? 0;
+    if (n >= call.scenario.iterations) return undefined;
+    times.set(key, n + 1);
+    const same = calls.filter((c) => scenarioKey(c.agent, c.scenario.name, c.versionId) === key);
+    return { ...call, iteration: Math.max(...same.map((c) => c.iteration)) + 1 };
+  };
 }
 
 /** Why planned calls were not placed: in words (the call's `error`), and a code for its outcome. */
@@ -181,15 +206,15 @@ export class StatusLine {
 
 /** Each call's transcript as it grows; agent text streams when one call runs at a time. */
 function liveTranscript(out: Output, streamText: boolean): CallListener {
-  const printers = new Map<PlannedCall, (envelope: EventEnvelope) => void>();
-  return (call, envelope) => {
+  const printers = new Map<PlannedCall, ReturnType<typeof transcriptPrinter>>();
+  return (call, envelope, by) => {
     let printer = printers.get(call);
     if (!printer) {
       const prefix = `  ${call.agent}/${call.scenario.name}#${call.iteration} │ `;
-      const userLabel = call.scenario.caller ? { userLabel: "caller" } : {};
-      printer = transcriptPrinter((text) => out.write(text), { prefix, streamText, ...userLabel });
+      printer = transcriptPrinter((text) => out.write(text), { prefix, streamText });
       printers.set(call, printer);
     }
-    printer(envelope);
+    // A call with a caller labels each user line by who said it, as its reports do.
+    printer(envelope, by && userLabel(by));
   };
 }

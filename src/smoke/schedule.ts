@@ -102,14 +102,21 @@ export class Schedule {
 
   /**
    * A placed call finished. Errors count as failures; a call the run's stop cut short counts as
-   * neither, so it never settles a verdict that would leave the calls after it "not needed".
+   * neither, so it never settles a verdict that would leave the calls after it "not needed"; nor
+   * does one whose caller strayed (inconclusive: it is placed again, see `add`).
    */
   finished(index: number, kind: CallOutcomeKind): void {
     const state = this.#state(index);
     state.inflight--;
     if (kind === "passed") state.passes++;
     else if (endedOnItsOwn(kind)) state.failures++;
-    else state.cut = true;
+    else if (kind !== "inconclusive") state.cut = true;
+    this.#wake();
+  }
+
+  /** A call appended to the calls (by index) to be placed too: one whose caller strayed, placed again. */
+  add(index: number): void {
+    this.#pending.push(index);
     this.#wake();
   }
 

@@ -3,7 +3,7 @@
 // reports' transcript and an assertion's context), never to decide anything.
 import type { Transcript, TranscriptEntry, TranscriptToolCall } from "../api/index.ts";
 import { entryLine } from "../render/index.ts";
-import { callerTime } from "../report/index.ts";
+import { callerTime, NOT_THE_CALLER } from "../report/index.ts";
 import { decodeArguments } from "./matchers.ts";
 import type { EntryTime } from "./observe.ts";
 
@@ -34,18 +34,34 @@ export function observedEntries(transcript: Transcript): { entries: ObservedEntr
 /** One entry as a line of text: "agent: …", "user: …", "tool name({…}) → …", "error: …". */
 export const renderEntry: (entry: ObservedEntry) => string = entryLine;
 
+/** Who said a user entry of a call that had a caller: its line, or not (the service's own turns). */
+export function speakerOf(
+  observed: { callerEntries?: readonly number[] | undefined },
+  index: number,
+): "caller" | "not_caller" | undefined {
+  if (!observed.callerEntries) return undefined;
+  return observed.callerEntries.includes(index) ? "caller" : "not_caller";
+}
+
 /**
  * The call's transcript as the reports show it (their transcript lines, an expectation's cited
- * lines): a line the scenario's caller said is `caller: … (at N s)`, the rest as `renderEntry`.
+ * lines): a line the scenario's caller said is `caller: … (at N s)`, another user line of a call
+ * with a caller `user (not the caller): …`, the rest as `renderEntry`.
  */
-export function displayLines(observed: {
-  entries: readonly ObservedEntry[];
-  entryTimes?: readonly EntryTime[] | undefined;
-  byCaller?: boolean | undefined;
-}): string[] {
+export function displayLines(
+  observed: {
+    entries: readonly ObservedEntry[];
+    entryTimes?: readonly EntryTime[] | undefined;
+    callerEntries?: readonly number[] | undefined;
+  },
+  options: { times?: boolean } = {},
+): string[] {
   return observed.entries.map((entry, i) => {
-    if (!observed.byCaller || entry.kind !== "user") return renderEntry(entry);
-    const at = observed.entryTimes?.[i]?.atMs;
-    return `caller: ${renderEntry(entry).replace(/^user: /, "")}${at === null || at === undefined ? "" : ` ${callerTime(at)}`}`;
+    const by = entry.kind === "user" ? speakerOf(observed, i) : undefined;
+    if (by === undefined) return renderEntry(entry);
+    const text = renderEntry(entry).replace(/^user: /, "");
+    if (by === "not_caller") return `${NOT_THE_CALLER}: ${text}`;
+    const at = options.times === false ? undefined : observed.entryTimes?.[i]?.atMs;
+    return `caller: ${text}${at === null || at === undefined ? "" : ` ${callerTime(at)}`}`;
   });
 }

@@ -39,6 +39,7 @@ export async function captureFromRecording(dir: string, request: CaptureRequest)
     versionId: found.versionId,
     channel: request.calleeNo ? { ...channel, callee_no: request.calleeNo } : channel,
     context,
+    callerLines: found.callerLines,
   };
   return captureScenario(call, { name: request.name });
 }

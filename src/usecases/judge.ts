@@ -4,7 +4,7 @@
 // judge_min_agreement or (kappa's 95 % interval's lower bound) judge_min_kappa.
 
 import type { RetryNotice } from "../api/index.ts";
-import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
+import { callerCheckRubric, judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import {
   type Calibration,
@@ -31,7 +31,9 @@ export async function setupJudge(
   },
 ): Promise<Judge | undefined> {
   const judged = scenarios.filter((s) => judgeRubrics(s.scenario.expect).length > 0);
-  if (judged.length === 0) return undefined;
+  // A persona caller is checked by the judge when one is configured; it needs none.
+  const checksCallers = scenarios.some((s) => callerCheckRubric(s.scenario)) && !!settings.baseUrl && !!settings.model;
+  if (judged.length === 0 && !checksCallers) return undefined;
   const names = [...new Set(judged.map((s) => `${s.agent}/${s.scenario.name}`))];
   const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
   const endpoint = requireJudge(

@@ -110,9 +110,11 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
   const paired = sides(job);
   const { newCalls, oldCalls } = paired;
   const all = [...oldCalls, ...newCalls];
-  const cost = estimate(all);
+  // With a judge configured, persona calls are checked by it (and placed again when the caller strayed).
+  const counting = { callerCheck: Boolean(job.judge.settings.baseUrl && job.judge.settings.model) };
+  const cost = estimate(all, counting);
   // The version ids may come from a file (`--compare OLD`): each line escaped, its breaks kept.
-  if (job.dryRun) io.out.write(terminalLines(dryRunText(all)));
+  if (job.dryRun) io.out.write(terminalLines(dryRunText(all, counting)));
   if (job.maxCallMinutes !== undefined && cost.worstCaseMinutes > job.maxCallMinutes) {
     throw overBudget(cost, job.maxCallMinutes);
   }
@@ -177,6 +179,12 @@ function callerHooks(
     `scenario(s) ${personas.join(", ")} have a persona caller`,
     job.stack,
   );
+  // Said once per run: a judge's model asked to play a caller may answer as a judge (the caller's error).
+  if (settings.personaFromJudge) {
+    io.out.write(
+      `note: the persona caller is played by the judge's model (${terminalText(endpoint.model)}): agents:callerBaseUrl and agents:callerModel are not set\n`,
+    );
+  }
   // Made at the first persona call, so a run stopped before it holds no connection.
   let model: PersonaModel | undefined;
   return {

@@ -1,9 +1,10 @@
 // scripts/example-judge.ts as a user starts it: on a port something else holds (the developer's own
 // example judge on its documented 8788, say) it says so in one line and exits 2, no stack trace.
-import { execFile } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PersonaModel } from "../../src/caller/index.ts";
 import { projectRoot } from "../../src/workspace/index.ts";
 
 const SCRIPT = path.join(projectRoot, "scripts", "example-judge.ts");
@@ -29,5 +30,39 @@ describe("the example judge on a busy port", () => {
     const { code, stderr } = await run(["--port", String(port)]);
     expect(code).toBe(2);
     expect(stderr).toBe(`example judge: 127.0.0.1:${port} is already in use; stop what serves it or pass --port N\n`);
+  });
+});
+
+describe("the example judge playing a persona caller", () => {
+  let child: ChildProcess;
+  let url = "";
+  beforeAll(async () => {
+    child = spawn(process.execPath, [SCRIPT, "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+    url = await new Promise<string>((resolve) => {
+      let out = "";
+      child.stdout?.on("data", (chunk) => {
+        out += chunk;
+        const match = /listening on (\S+)/.exec(out);
+        if (match?.[1]) resolve(match[1]);
+      });
+    });
+  });
+  afterAll(() => {
+    child.kill();
+  });
+
+  it("answers the persona's prompt with the goal, one request for help, then DONE", async () => {
+    const model = new PersonaModel({ baseUrl: url, model: "example-judge", timeoutSec: 5 });
+    const source = model.turns("A customer whose router keeps dropping", "a technician visit", 5);
+    const signal = new AbortController().signal;
+    const first = await source.next({ transcript: ["agent: Hello, this is Maya."], said: 0 }, signal);
+    expect(first).toEqual({ say: "Hello, I'm calling about a technician visit." });
+    const heard = ["agent: Hello, this is Maya.", `caller: ${first?.say}`, "agent: Sure."];
+    expect(await source.next({ transcript: heard, said: 1 }, signal)).toEqual({
+      say: "Could you help me with that today, please?",
+    });
+    const both = [...heard, "caller: Could you help me with that today, please?", "agent: Done."];
+    expect(await source.next({ transcript: both, said: 2 }, signal)).toBeUndefined();
+    await model.close();
   });
 });

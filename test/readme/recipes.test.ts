@@ -19,6 +19,7 @@ const KNOWN_RECIPES = [
   "pulumi-directly",
   "example-judge",
   "judged-smoke",
+  "persona-caller",
   "after-release",
 ];
 

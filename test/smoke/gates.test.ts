@@ -39,6 +39,7 @@ const call = (iteration: number, kind: CallOutcomeKind, extra: Partial<CallResul
   latency: { first_response_ms: 100, response_ms: [10, 20], tool_ms: [] },
   timings: { time_to_first_agent_message_ms: null, duration_ms: 1000 },
   started_at: null,
+  fault: null,
   ...extra,
 });
 const gate = (planned: number, minPass: number): Gate => ({ plannedIterations: planned, minPass, bounds: {} });

@@ -2,7 +2,7 @@
 // failed one next to the transcript lines it points at —, the conversation as a chat, the
 // timeline, and the procedures that ran after it.
 import { evaluated, outcomeFacts, unevaluatedText } from "../outcome.ts";
-import type { CallOutcomeKind, CallResult, ReportAssertion, ReportEntry } from "../schema.ts";
+import { type CallOutcomeKind, type CallResult, type ReportAssertion, type ReportEntry, userLabel } from "../schema.ts";
 import { type Html, html } from "./escape.ts";
 import { callBadge, clip, duration, passMark, pretty } from "./format.ts";
 import { timeline } from "./timeline.ts";
@@ -51,7 +51,7 @@ function entryItem(entry: ReportEntry, id: string, pointed: number[] | undefined
       return html`<li class="${cls}" id="${id}"><div class="who">agent${at(entry.at_ms)}${entry.complete ? null : html` <span class="note">(incomplete)</span>`} ${pointedNote(pointed)}</div><div class="bubble">${clip(entry.text)}</div></li>`;
     case "user":
       // The scenario's caller said it: labelled so, as in the terminal, JSON and JUnit transcripts.
-      return html`<li class="${cls}${entry.by === "caller" ? " caller" : ""}" id="${id}"><div class="who">${entry.by ?? "user"}${at(entry.at_ms)} ${pointedNote(pointed)}</div><div class="bubble">${clip(entry.text)}</div></li>`;
+      return html`<li class="${cls}${entry.by === "caller" ? " caller" : ""}" id="${id}"><div class="who">${userLabel(entry.by)}${at(entry.at_ms)} ${pointedNote(pointed)}</div><div class="bubble">${clip(entry.text)}</div></li>`;
     case "tool": {
       const returned =
         "result" in entry
@@ -139,6 +139,7 @@ function facts(call: CallResult): Html {
     row("first agent message", duration(call.timings.time_to_first_agent_message_ms)),
     row("event stream", call.events_url ? html`<code>${call.events_url}</code>` : null),
     row("outcome", html`${call.outcome.kind.replace("_", " ")}${outcomeFacts(call)}`),
+    row("fault", call.fault),
   ]}</dl>`;
 }
 
@@ -146,9 +147,9 @@ function facts(call: CallResult): Html {
 export function callArticle(call: CallResult, id: string): Html {
   const { kind } = call.outcome;
   const open = kind !== "passed";
-  return html`<article class="call" id="${id}" data-status="${call.status}" data-outcome="${kind}" data-side="${call.side}" data-iteration="${call.iteration}">
+  return html`<article class="call" id="${id}" data-status="${call.status}" data-outcome="${kind}" data-side="${call.side}" data-iteration="${call.iteration}"${call.fault ? html` data-fault="${call.fault}"` : null}>
 <details${open ? html` open` : null}>
-<summary><span class="call-title">Iteration ${call.iteration}</span> ${callBadge(kind)} <span class="note">${duration(call.timings.duration_ms)} · ${call.assertions.filter((a) => a.passed).length}/${call.assertions.length} expectations met</span></summary>
+<summary><span class="call-title">Iteration ${call.iteration}</span> ${callBadge(kind)} <span class="note">${duration(call.timings.duration_ms)} · ${call.assertions.filter((a) => a.passed).length}/${call.assertions.length} expectations met${call.fault ? ` · fault: ${call.fault}` : ""}</span></summary>
 ${facts(call)}
 ${evaluated(kind) ? null : html`<p class="call-error" role="note"><span aria-hidden="true">⚠</span> <strong>${UNEVALUATED[kind] ?? "Call error"}:</strong> ${unevaluatedText(call)}</p>`}
 <h5>Expectations</h5>

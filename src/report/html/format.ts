@@ -30,6 +30,7 @@ const callOutcomes: Record<CallOutcomeKind, Badge> = {
   error: verdicts.error,
   not_run: verdicts.not_run,
   interrupted: { icon: "■", label: "interrupted", tone: "bad" },
+  inconclusive: verdicts.inconclusive,
 };
 
 /** A verdict's tone (a card's bar, a badge's colour); unknown verdicts are neutral. */

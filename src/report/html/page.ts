@@ -2,7 +2,7 @@
 // filters, then every scenario. A Content-Security-Policy allows only this page's own script and
 // stylesheet (by hash), so even a slip in escaping could neither run code nor load anything.
 import { createHash } from "node:crypto";
-import { countScenarios, headline, scenarioCounts } from "../outcome.ts";
+import { countScenarios, faultsText, headline, scenarioCounts } from "../outcome.ts";
 import type { Report } from "../schema.ts";
 import { SCRIPT, STYLE } from "./assets.ts";
 import { type Html, html, trusted } from "./escape.ts";
@@ -30,7 +30,7 @@ function tile(name: string, count: number, icon: string, tone: string): Html {
 /** The verdict at the top: its mark follows the exit code (a flaky scenario is flaky, never a failure). */
 function verdictLine(report: Report): Html {
   const h = headline(report);
-  return html`<p class="headline" data-exit-code="${String(h.exitCode)}" data-mark="${h.mark}">${headlineMark(h.mark)} <strong>${h.word}</strong> — ${scenarioCounts(report)}</p>`;
+  return html`<p class="headline" data-exit-code="${String(h.exitCode)}" data-mark="${h.mark}">${headlineMark(h.mark)} <strong>${h.word}</strong> — ${scenarioCounts(report)}${faultsText(report) ? ` — ${faultsText(report)}` : ""}</p>`;
 }
 
 function summary(report: Report): Html {

@@ -2,7 +2,7 @@
 // message, user turn, tool call (as a bar until it returned) and error sits on its own lane over
 // the call's duration; without them (an older report, or a call that showed none) the measured
 // latencies are drawn as bars from zero instead. A caption repeats every number as text.
-import type { CallResult, ReportEntry } from "../schema.ts";
+import { type CallResult, type ReportEntry, userLabel } from "../schema.ts";
 import { type Html, html } from "./escape.ts";
 import { clip, duration } from "./format.ts";
 
@@ -20,7 +20,7 @@ function entryText(entry: ReportEntry): string {
     case "agent":
       return `agent: ${entry.text}`;
     case "user":
-      return `${entry.by ?? "user"}: ${entry.text}`;
+      return `${userLabel(entry.by)}: ${entry.text}`;
     case "tool":
       return `tool ${entry.name}`;
     case "error":
