@@ -70,18 +70,24 @@ export class PersonaModel {
 
   /** The caller's lines for one call: the persona's, at most `maxTurns`. */
   turns(persona: string, goal: string | undefined, maxTurns: number): TurnSource {
+    const model = { asked: this.#chat.model, answered: null as string | null };
     return {
       maxTurns,
       mayStopEarly: true,
+      model,
       next: async (view) => {
-        const line = await this.#line(personaMessages(persona, goal, view));
+        const line = await this.#line(personaMessages(persona, goal, view), model);
         return line === undefined ? undefined : { say: line };
       },
     };
   }
 
-  async #line(messages: { role: string; content: string }[]): Promise<string | undefined> {
+  async #line(
+    messages: { role: string; content: string }[],
+    model: { answered: string | null },
+  ): Promise<string | undefined> {
     const choice = await this.#chat.complete(messages);
+    model.answered = choice?.answered_model ?? model.answered;
     const content = (choice?.message.content ?? "").trim().replace(/^"(.*)"$/s, "$1");
     if (content === "") throw new Error("the persona model's answer has no content");
     if (content.toUpperCase() === DONE || content.toUpperCase().startsWith(`${DONE}.`)) return undefined;

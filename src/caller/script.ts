@@ -31,6 +31,8 @@ export type TurnSource = {
   readonly maxTurns: number;
   /** A persona may be done before maxTurns; a script says every line. */
   readonly mayStopEarly?: boolean;
+  /** A persona's model: the one asked, and the one its endpoint said answered (its last response's `model`). */
+  readonly model?: { asked: string; answered: string | null };
 };
 
 /** Scripted turns, in order. */

@@ -193,6 +193,8 @@ const callFields = z.looseObject({
   }),
   /** ISO time the call started. */
   started_at: z.string().nullable().default(null),
+  /** A persona call's model: the one asked and the one its endpoint said answered (null: it named none). */
+  caller_model: z.looseObject({ asked: z.string(), answered: z.string().nullable() }).optional(),
   /** How the call ended (version 4; derived from `status` when an older report has none). */
   outcome: callOutcomeSchema.optional(),
 });
