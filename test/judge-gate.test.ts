@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { runInProcess } from "./helpers/cli.ts";
-import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
+import { judgeEnv, startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
 import { type RecordedCall, recordedCall } from "./helpers/recorded-call.ts";
 
 const SCENARIO = "greets-and-summarizes";
@@ -20,12 +20,7 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
   let judge: TestJudge;
   let dir: string;
 
-  const env = () => ({
-    ...process.env,
-    AGENT_IAC_JUDGE_BASE_URL: judge.url,
-    AGENT_IAC_JUDGE_MODEL: "test-model-2024-08-06",
-    AGENT_IAC_JUDGE_CACHE_KEY: "judge-gate-signing-key-77a1",
-  });
+  const env = () => judgeEnv(judge, "test-model-2024-08-06", "judge-gate-signing-key-77a1");
   const replay = (cache: string) =>
     runInProcess(["smoke", "--stack", "dev", "--replay", "rec", "--scenario", SCENARIO, "--judge-cache", cache], {
       cwd: dir,
