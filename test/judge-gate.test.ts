@@ -145,7 +145,7 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
           "--scenario",
           SCENARIO,
           "--judge-cache",
-          "c3",
+          "c2",
           "--json",
           "m.json",
           "--junit",
@@ -168,6 +168,9 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
       const junit = await readFile(path.join(dir, "reports", "m.xml"), "utf8");
       expect(junit).toContain("fail 3/3 (answered by test-judge, not test-model-2024-08-06)");
       const html = await readFile(path.join(dir, "reports", "m.html"), "utf8");
+      expect(html.match(/agreement with human labels[^<]*/)?.[0]).toBe(
+        "agreement with human labels 100 % over 10, kappa 1.00 (95 % CI 0.44–1.00)",
+      );
       expect(html).toMatch(
         /judged by <code>test-model-2024-08-06<\/code> <span class="warn-text">\(answered by <code>test-judge<\/code>\)/,
       );

@@ -50,6 +50,9 @@ const judgementSchema = z.looseObject({
     .looseObject({
       agreement: z.number(),
       kappa: z.number().nullable(),
+      /** Kappa's 95 % interval (`judge check`); absent from calibrations measured before it was kept. */
+      kappa_low: z.number().nullable().optional(),
+      kappa_high: z.number().nullable().optional(),
       items: z.int(),
       consistency: z.number().nullable().default(null),
       checked_at: z.string(),
