@@ -142,7 +142,7 @@ const settingReader =
     set(config(key.config)) ?? set(env[key.env]);
 
 /** The stack config keys of the judge (judged expectations), and their environment fallbacks. */
-const JUDGE_KEYS = {
+export const JUDGE_KEYS = {
   baseUrl: { config: "agents:judgeBaseUrl", env: "AGENT_IAC_JUDGE_BASE_URL" },
   model: { config: "agents:judgeModel", env: "AGENT_IAC_JUDGE_MODEL" },
   apiKey: { config: "agents:judgeApiKey", env: "AGENT_IAC_JUDGE_API_KEY" },

@@ -17,6 +17,7 @@ import {
 } from "../judge/index.ts";
 import {
   type CallerShapeSettings,
+  JUDGE_KEYS,
   type JudgeSettings,
   movingModelWarnings,
   PERSONA_KEYS,
@@ -38,7 +39,7 @@ export function movingModels(
   const persona = scenarios.some((s) => s.caller?.persona !== undefined);
   const personaModel = caller?.persona?.model;
   return movingModelWarnings([
-    ...(judged ? [{ setting: "agents:judgeModel", model: judge.model }] : []),
+    ...(judged ? [{ setting: JUDGE_KEYS.model.config, model: judge.model }] : []),
     ...(persona && !(judged && personaModel === judge.model)
       ? [{ setting: PERSONA_KEYS.model.config, model: personaModel }]
       : []),
