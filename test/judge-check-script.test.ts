@@ -98,7 +98,9 @@ describe("the workflow's judge step (judge-check.sh: real CLI, Pulumi CLI, judge
   it("measures nothing where no scenario needs it, or where the run has no state credential", async () => {
     const none = await run(["staging"]);
     expect(none.code, none.output).toBe(0);
-    expect(none.output).toContain("no scenario of stack staging sets judge_min_agreement or judge_min_kappa: the judge is not measured");
+    expect(none.output).toContain(
+      "no scenario of stack staging sets judge_min_agreement or judge_min_kappa: the judge is not measured",
+    );
     const fork = await run(["staging"], { PULUMI_BACKEND_URL: "" });
     expect(fork.code, fork.output).toBe(0);
     expect(fork.output).toContain("no state credential");
@@ -121,7 +123,9 @@ describe("the workflow's judge step (judge-check.sh: real CLI, Pulumi CLI, judge
     await writeFile(path.join(dir, "labels.yaml"), LABELS);
     const measured = await run(["staging"], { AGENT_IAC_JUDGE_LABELS: "labels.yaml" });
     expect(measured.code, measured.output).toBe(0);
-    expect(measured.output).toContain("a judge gate (judge_min_agreement, judge_min_kappa) is set in agents/support.yaml");
+    expect(measured.output).toContain(
+      "a judge gate (judge_min_agreement, judge_min_kappa) is set in agents/support.yaml",
+    );
     expect(judge.requests.length).toBeGreaterThan(0);
     expect(judge.requests.at(-1)?.authorization).toBe(`Bearer ${JUDGE_KEY}`);
 
