@@ -6,34 +6,33 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  API_ERROR_CODES,
-  ApiError,
-  AuthenticationError,
-  ConnectionError,
-  InvalidRequestError,
-  InvalidResponseError,
-  NotFoundError,
-  RateLimitError,
-  ServerError,
-  TimeoutError,
-} from "../src/api/errors.ts";
 import { cliOutcome, EXIT_CODES, exitCodeOf, FLAGS, flagNaming, type KnownError } from "../src/commands/errors.ts";
 import { loadAgents } from "../src/definitions/index.ts";
 import {
+  AgentIacError,
+  API_ERROR_CODES,
+  ApiError,
+  AuthenticationError,
   BackendError,
   CliError,
   ConfigError,
+  ConnectionError,
   ERROR_CODES,
   INPUT_FIELDS,
   InterruptedError,
   InvalidFilesError,
   InvalidInputError,
+  InvalidRequestError,
+  InvalidResponseError,
   IoError,
+  NotFoundError,
   plainNaming,
+  RateLimitError,
+  ServerError,
   ServiceError,
   StackLockedError,
   StackNotFoundError,
+  TimeoutError,
 } from "../src/errors/index.ts";
 import { JudgeAnswerError, LabelledFileError } from "../src/judge/index.ts";
 import { PolicyConfigError } from "../src/policy/index.ts";
@@ -51,6 +50,14 @@ describe("the mapping from the error model to the CLI", () => {
     for (const code of codes) expect([1, 2, 3, 130]).toContain(EXIT_CODES[code]);
     expect(new Set(codes).size).toBe(codes.length);
     for (const code of codes) expect(code).toMatch(/^AGENT_IAC_[A-Z_]+$/);
+  });
+
+  it("has one root: the service client's errors are AgentIacErrors too", () => {
+    const refused = new AuthenticationError(api);
+    expect(refused).toBeInstanceOf(AgentIacError);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused.name).toBe("AuthenticationError");
+    expect(refused.code).toBe("AGENT_IAC_API_AUTHENTICATION");
   });
 
   it("maps each category, and the folders' own error classes, to the README's exit code", () => {

@@ -10,16 +10,13 @@ import {
   ApiError,
   ConnectionError,
   type Credential,
-  errorCode,
-  errorFromNetwork,
-  errorFromResponse,
   InvalidRequestError,
   InvalidResponseError,
-  MAX_ERROR_BODY_CHARS,
+  type RetryNotice,
   redact,
-  requestIdFrom,
   TimeoutError,
-} from "./errors.ts";
+} from "../errors/index.ts";
+import { errorCode, errorFromNetwork, errorFromResponse, MAX_ERROR_BODY_CHARS, requestIdFrom } from "./errors.ts";
 import { DEFAULT_RETRY_BASE_DELAY_MS, MAX_RETRY_DELAY_MS, type RetryOutcome, shouldRetry } from "./retry.ts";
 import { Deadline, wait } from "./timeout.ts";
 
@@ -76,17 +73,7 @@ export type ClientOptions = {
   dispatcher?: Dispatcher;
 };
 
-/** What a retry is about to do: shown by the commands and logged by the provider. */
-export type RetryNotice = {
-  method: string;
-  path: string;
-  /** The HTTP status that is retried, or the network error's code. */
-  reason: string;
-  /** The attempt that failed (1-based) and the most attempts that will be made. */
-  attempt: number;
-  maxAttempts: number;
-  delayMs: number;
-};
+export type { RetryNotice };
 
 /** Per-call options of every client method (event streams and sessions included). */
 export type RequestOptions = {

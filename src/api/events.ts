@@ -8,18 +8,18 @@
 // keep-alives or a line that never ends) stops a stalled stream with a TimeoutError.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { type EventEnvelope, eventEnvelope } from "../contract/index.ts";
-import { type Core, isMediaType, type RequestOptions, seconds } from "./core.ts";
 import {
   ApiError,
   ConnectionError,
-  errorFromNetwork,
   InvalidRequestError,
   InvalidResponseError,
   RateLimitError,
   redact,
   ServerError,
   TimeoutError,
-} from "./errors.ts";
+} from "../errors/index.ts";
+import { type Core, isMediaType, type RequestOptions, seconds } from "./core.ts";
+import { errorFromNetwork } from "./errors.ts";
 import { Deadline, wait } from "./timeout.ts";
 
 export type EventStreamOptions = RequestOptions & {

@@ -11,15 +11,11 @@ export {
   type EventEnvelope,
   type Procedure,
 } from "../contract/index.ts";
-export { type Client, createClient } from "./client.ts";
-export type { ClientOptions, RequestOptions, RequestSpec, RetryNotice, Timeouts } from "./core.ts";
-export { Core as RequestCore } from "./core.ts";
 export {
   ApiError,
   type ApiErrorCode,
   AuthenticationError,
   ConnectionError,
-  displayUrl,
   InvalidRequestError,
   InvalidResponseError,
   NotFoundError,
@@ -27,7 +23,11 @@ export {
   redact,
   ServerError,
   TimeoutError,
-} from "./errors.ts";
+} from "../errors/index.ts";
+export { type Client, createClient } from "./client.ts";
+export type { ClientOptions, RequestOptions, RequestSpec, RetryNotice, Timeouts } from "./core.ts";
+export { Core as RequestCore } from "./core.ts";
+export { displayUrl } from "./errors.ts";
 export type { EventStream, EventStreamOptions } from "./events.ts";
 export type { PagedList } from "./paging.ts";
 export type { Session, SessionOptions } from "./session.ts";

@@ -1,7 +1,7 @@
 // Lists as async iterables over items, with `.pages()` for page access. A cursor the service has
 // already returned, or more than MAX_PAGES pages, stops the iteration with an error instead of
 // paging forever (a service could return fresh cursors on empty pages without end).
-import { InvalidResponseError } from "./errors.ts";
+import { InvalidResponseError } from "../errors/index.ts";
 
 export type Page<T, B = unknown> = {
   items: T[];

@@ -8,15 +8,9 @@
 import type { Duplex } from "node:stream";
 import { type Dispatcher, WebSocket } from "undici";
 import type { EventEnvelope } from "../contract/index.ts";
+import { type ApiError, ConnectionError, InvalidRequestError, redact, TimeoutError } from "../errors/index.ts";
 import { type Core, MAX_ERROR_BODY_BYTES, type RequestOptions, seconds } from "./core.ts";
-import {
-  type ApiError,
-  ConnectionError,
-  errorFromResponse,
-  InvalidRequestError,
-  redact,
-  TimeoutError,
-} from "./errors.ts";
+import { errorFromResponse } from "./errors.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS, decodeEnvelope, eventTooLarge } from "./events.ts";
 import { Deadline } from "./timeout.ts";
 

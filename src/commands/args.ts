@@ -2,8 +2,7 @@
 // the usage text is generated from the same declaration. `--help` prints it (exit 0); a bad flag or
 // argument is a CliError (exit 2) whose hint is the usage.
 import { type ParseArgsOptionDescriptor, parseArgs } from "node:util";
-import { didYouMean } from "../definitions/index.ts";
-import { CliError } from "../errors/index.ts";
+import { CliError, didYouMean } from "../errors/index.ts";
 
 /** A string flag's value turned into what the request needs; `expected` ends "--flag must be …". */
 export type Conversion<T> = { expected: string; convert(text: string): T | undefined };

@@ -1,8 +1,7 @@
 // `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/watch).
 import { terminalText } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
-import { trafficStack } from "../usecases/index.ts";
-import { audit, auditReport, readVersionsFile, resolveWindow } from "../watch/index.ts";
+import { auditTraffic, openTraffic } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
@@ -44,24 +43,15 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values } = parsed;
-  const now = new Date();
-  const window = resolveWindow(values, "24h", now);
-  const baselineFile = values.baseline ? await readVersionsFile(values.baseline) : undefined;
-  const { agents, history, connection } = await trafficStack(io.project, values.stack);
-  return withTrafficClient(io, connection, values.stack, values, async (client, resume) => {
-    const result = await audit({
-      client,
-      stack: values.stack,
-      agents,
-      history,
-      baselineFile,
-      window,
-      failOnUnknown: values["fail-on-unknown"],
-      resume,
-      now,
-    });
-    const versions = Object.fromEntries(Object.values(agents).map((a) => [a.key, a.version_id]));
-    const report = auditReport(result, now, versions, { failOnUnknown: values["fail-on-unknown"] });
+  const traffic = await openTraffic({
+    project: io.project,
+    stack: values.stack,
+    window: values,
+    baseline: values.baseline,
+  });
+  return withTrafficClient(io, traffic.connection, values.stack, values, async (client, resume) => {
+    const failOnUnknown = values["fail-on-unknown"];
+    const { result, report } = await auditTraffic(traffic, { failOnUnknown }, { client, resume });
     const code = await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: io.stdout });
     if (code === 1) {
       const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");

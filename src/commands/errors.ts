@@ -3,20 +3,23 @@
 // errors explained for the connection the run used. The README's rule: 0 ok, 1 a failed check
 // (including invalid agent files), 2 usage or configuration error, 3 service or backend failure,
 // 130 interrupted. A command's own result (a report) gives its exit code itself.
-import { ApiError, type ApiErrorCode, AuthenticationError, ConnectionError, redact } from "../api/index.ts";
 import {
   AgentIacError,
+  ApiError,
+  AuthenticationError,
+  ConnectionError,
   type ErrorCode,
   type ExitCode,
   type InputField,
   InvalidFilesError,
   type Naming,
+  redact,
 } from "../errors/index.ts";
 import { terminalText } from "../render/index.ts";
 import { type Connection, secretsInEnvironment } from "../settings/index.ts";
 
 /** The exit code of each error code. */
-export const EXIT_CODES: Readonly<Record<ErrorCode | ApiErrorCode, ExitCode>> = {
+export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = {
   AGENT_IAC_INVALID_INPUT: 2,
   AGENT_IAC_CONFIG: 2,
   // Invalid agent or scenario files are a failed check, the same from every command.
@@ -58,16 +61,17 @@ export const FLAGS: Readonly<Record<InputField, string>> = {
   replay: "--replay",
   maxCallMinutes: "--max-call-minutes",
   shard: "--shard",
+  fromRecording: "--from-recording",
 };
 
 /** The CLI's naming: a field is said as its flag. */
 export const flagNaming: Naming = (field) => FLAGS[field];
 
-/** An error the mapping knows: the project's, or the service client's. */
-export type KnownError = AgentIacError | ApiError;
+/** An error the mapping knows: the project's, the service client's included (one root). */
+export type KnownError = AgentIacError;
 
 export function isKnownError(error: unknown): error is KnownError {
-  return error instanceof AgentIacError || error instanceof ApiError;
+  return error instanceof AgentIacError;
 }
 
 /** The exit code of an error the mapping knows: its code's. */

@@ -1,9 +1,9 @@
 // `agent-iac events <conversation-id>`: follows a conversation's event stream live.
-import { AuthenticationError, displayUrl, type EventEnvelope } from "../api/index.ts";
-import { CliError, ConfigError, ServiceError } from "../errors/index.ts";
+import type { EventEnvelope } from "../api/index.ts";
+import { AuthenticationError, CliError, ConfigError, ServiceError } from "../errors/index.ts";
 import { jsonLine, terminalText, transcriptPrinter } from "../render/index.ts";
-import { type Connection, requireConnection, streamToken } from "../settings/index.ts";
-import { stackConnection } from "../usecases/index.ts";
+import type { Connection } from "../settings/index.ts";
+import { displayUrl, stackConnection, streamToken } from "../usecases/index.ts";
 import { parseCommand, positiveNumber } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
 import { type CommandIO, interruptedWhile } from "./lifecycle.ts";
@@ -39,7 +39,7 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
   const { values } = parsed;
   const conversationId = parsed.positionals[0] ?? "";
   const eventsUrl = values["events-url"];
-  const token = streamToken();
+  const token = streamToken(io.env);
   const useToken = Boolean(token && eventsUrl);
   const seconds = parsed.typed["idle-timeout"];
   const idleTimeoutMs = seconds === undefined ? undefined : seconds * 1000;
@@ -60,7 +60,7 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
   io.useConnection(connection);
   const client = useToken
     ? io.serviceClient({ baseUrl: connection.baseUrl ?? origin ?? "" })
-    : io.serviceClient(requireConnection(connection, values.stack));
+    : io.stackClient(connection, values.stack);
   // Ctrl+C (or SIGTERM) closes the stream: what arrived is printed; exit 130.
   const stop = io.interruption();
   try {

@@ -2,8 +2,8 @@
 // format each writes), the judge's cache, the connection and the traffic window.
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { DEFAULT_CACHE_DIR } from "../judge/index.ts";
 import { type ReportFiles, reportPath } from "../report/index.ts";
+import { JUDGE_CACHE_DIR } from "../settings/index.ts";
 import { type Flag, STACK_FLAG } from "./args.ts";
 
 type FileFlag = Flag & { type: "string"; format: keyof ReportFiles };
@@ -116,7 +116,7 @@ export const JUDGE_FLAGS = {
   "judge-cache": {
     type: "string",
     arg: "DIR",
-    help: `where judge votes and the last \`judge check\` results are kept (default: ${DEFAULT_CACHE_DIR})`,
+    help: `where judge votes and the last \`judge check\` results are kept (default: ${JUDGE_CACHE_DIR})`,
   },
 } as const satisfies Record<string, Flag>;
 

@@ -1,28 +1,11 @@
 // `agent-iac judge check FILE`: measures the configured judge against transcripts a person
 // labelled. (The judge a run needs is set up by the smoke job: src/usecases/judge.ts.)
 import { CliError } from "../errors/index.ts";
-import {
-  agreementLine,
-  type CheckResult,
-  calibrations,
-  checkJudge,
-  DEFAULT_CACHE_DIR,
-  Judge,
-  JudgeClient,
-  MIN_CALIBRATION_ITEMS,
-  oneVerdictOnly,
-  readLabelledFile,
-  VoteCache,
-} from "../judge/index.ts";
-import { terminalText, writeJsonFile } from "../report/index.ts";
-import { requireJudge, resolveJudge } from "../settings/index.ts";
-import { recordingTranscript } from "../smoke/index.ts";
-import { openSession } from "../usecases/index.ts";
+import { judgeCheck } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
+import { EXIT_CODES } from "./errors.ts";
 import { JUDGE_FLAGS, JUDGE_HELP } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
-
-const round = (x: number) => Math.round(x * 1000) / 1000;
 
 const CHECK_SPEC = {
   name: "judge check",
@@ -58,65 +41,20 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (!parsed) return 0;
   const { values, positionals } = parsed;
   const file = positionals[0] as string;
-  const labelled = await readLabelledFile(file);
-  // The stack's judge settings (its file's where it is not created); the environment's where neither reads.
-  const stack = await openSession(values.stack, { project: io.project, source: "stack-or-file" }).catch(
-    () => undefined,
+  const result = await judgeCheck(
+    {
+      project: io.project,
+      file,
+      stack: values.stack,
+      json: values.json,
+      cache: { dir: values["judge-cache"], read: !values["no-judge-cache"] },
+    },
+    { out: io.stdout, onRetry: io.printRetry },
   );
-  const settings = stack?.judge ?? resolveJudge(() => undefined, io.env);
-  const endpoint = requireJudge(settings, `judge check ${file}`, values.stack);
-  const cache = new VoteCache(values["judge-cache"] ?? DEFAULT_CACHE_DIR, { read: !values["no-judge-cache"] });
-  await cache.refuseTracked();
-  const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: io.printRetry }), cache);
-  let result: CheckResult;
-  try {
-    result = await checkJudge(labelled, judge, recordingTranscript);
-  } finally {
-    await judge.client.close();
-  }
-  io.stdout.write(checkText(result));
-  await cache.storeAgreements(judge.identity, calibrations(result, file));
-  if (values.json) await writeJsonFile(values.json, result);
   const errors = result.overall.errors;
   if (errors > 0) {
     io.stderr.write(`${errors} item(s) could not be judged (see above): they are not counted in the agreement\n`);
-    return 3;
+    return EXIT_CODES.AGENT_IAC_JUDGE_ANSWER;
   }
   return 0;
-}
-
-/**
- * The results as a reader sees them: one block per rubric, then the whole file. Every line holds
- * the judge's words or the labelled file's, so every line is escaped for the terminal.
- */
-export function checkText(result: CheckResult): string {
-  const lines = [`judge ${result.model}: ${result.items.length} labelled transcript(s)`];
-  for (const { item, judgement } of result.items) {
-    const mark = judgement.verdict === "error" ? "!" : judgement.verdict === item.human ? "✓" : "✗";
-    const said =
-      judgement.verdict === "error"
-        ? `error: ${judgement.error}`
-        : `judge ${judgement.verdict} ${judgement.agreement}${judgement.uncertain ? " (uncertain)" : ""}, human ${item.human}: ${judgement.reason}`;
-    lines.push(`  ${mark} line ${item.line} ${JSON.stringify(item.rubric)}: ${said}`);
-  }
-  for (const r of [
-    ...result.rubrics.map((r) => ({ ...r, name: JSON.stringify(r.rubric) })),
-    { ...result.overall, name: "overall" },
-  ]) {
-    const c = r.confusion;
-    const consistency = r.consistency === null ? "n/a" : String(round(r.consistency));
-    const flips = r.flip_rate === null ? "n/a" : String(round(r.flip_rate));
-    lines.push(
-      `${r.name}: ${agreementLine(r)}; vote consistency ${consistency}, flip rate ${flips}${r.errors > 0 ? `; ${r.errors} not judged` : ""}`,
-      `  confusion (human × judge): pass×pass ${c.human_pass_judge_pass}, pass×fail ${c.human_pass_judge_fail}, fail×pass ${c.human_fail_judge_pass}, fail×fail ${c.human_fail_judge_fail}`,
-    );
-    const oneVerdict = r.items > 0 ? oneVerdictOnly(r.human) : null;
-    if (r.name !== "overall" && oneVerdict) lines.push(`  no gate accepts this measurement: ${oneVerdict}`);
-    if (r.name !== "overall" && r.items < MIN_CALIBRATION_ITEMS) {
-      lines.push(
-        `  only ${r.items} labelled transcript(s): a gate (judge_min_agreement, judge_min_kappa) accepts a measurement over ${MIN_CALIBRATION_ITEMS} or more`,
-      );
-    }
-  }
-  return `${lines.map(terminalText).join("\n")}\n`;
 }

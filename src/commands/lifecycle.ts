@@ -22,7 +22,13 @@ import type { Client, RetryNotice } from "../api/index.ts";
 import { createClient } from "../api/index.ts";
 import { InterruptedError, retryLine } from "../errors/index.ts";
 import { type CallOutcomeKind, finishedCalls, reportPath } from "../report/index.ts";
-import { type Connection, type ProjectContext, projectContext, type ResolvedConnection } from "../settings/index.ts";
+import {
+  type Connection,
+  type ProjectContext,
+  projectContext,
+  type ResolvedConnection,
+  requireConnection,
+} from "../settings/index.ts";
 
 /** Told of each signal; `repeat` is true from the second one on. */
 export type InterruptListener = (signal: NodeJS.Signals, repeat: boolean) => void;
@@ -178,6 +184,11 @@ export class CommandIO {
   /** The connection the command said it talks to, if any. */
   get connection(): Connection | undefined {
     return this.#connection;
+  }
+
+  /** A client on the stack's connection (a ConfigError when it lacks an address or a key); see serviceClient. */
+  stackClient(connection: Connection, stack: string): Client {
+    return this.serviceClient(requireConnection(connection, stack));
   }
 
   /** A client on the connection that says each retry on stderr; closed when the run ends. */

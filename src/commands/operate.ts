@@ -6,7 +6,6 @@
 import type { Client, PagedList } from "../api/index.ts";
 import { CliError } from "../errors/index.ts";
 import { jsonLine, terminalText } from "../render/index.ts";
-import { requireConnection } from "../settings/index.ts";
 import { stackConnection } from "../usecases/index.ts";
 import { type CommandSpec, type Flag, parseCommand, suggestion, wholeNumber } from "./args.ts";
 import { followEvents } from "./events.ts";
@@ -131,7 +130,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     baseUrl: values["base-url"] as string | undefined,
   });
   io.useConnection(connection);
-  const client = io.serviceClient(requireConnection(connection, String(values.stack)));
+  const client = io.stackClient(connection, String(values.stack));
   const list = command.list(client, query, parsed.positionals[0] ?? "");
   await printList(list, { json: values.json === true, limit, columns: command.columns, footer: command.footer }, io);
   return 0;

@@ -3,14 +3,15 @@
 import { rm } from "node:fs/promises";
 import { CliError, InterruptedError, StackNotFoundError } from "../errors/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
-import { GUARDED_KEYS, requireConnection } from "../settings/index.ts";
 import {
+  GUARDED_KEYS,
   offlinePlan,
-  openSession,
+  openValidStack,
   type Previewed,
   previewBehaviour,
   previewStack,
   pullRequestBase,
+  requireConnection,
   settingsSinceDeploy,
   stackSettingsAgainst,
 } from "../usecases/index.ts";
@@ -103,11 +104,13 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   // In a pull request the settings that send keys and transcripts, or run code, come from the base.
   const against = request.base ? await stackSettingsAgainst(request.stack, request.base, io.project.dir) : undefined;
   if (request.offline) return finish(await offlinePlan(io.project, request.stack, against), request, io);
-  const session = await openSession(request.stack, {
-    project: io.project,
-    what: "the preview failed",
-    ...(against ? { base: against } : {}),
-  }).catch((error: unknown) => {
+  const warn = (text: string) => io.stderr.write(text);
+  const opening = { project: io.project, what: "the preview failed", consequence: "; nothing was previewed" };
+  const session = await openValidStack(
+    request.stack,
+    { ...opening, ...(against ? { base: against } : {}) },
+    warn,
+  ).catch((error: unknown) => {
     // In a pull request a missing stack means missing credentials (a fork's), not a stack to create.
     if (!(error instanceof StackNotFoundError) || !against) throw error;
     throw new StackNotFoundError(request.stack, {
@@ -115,8 +118,6 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       cause: error,
     });
   });
-  if (session.secretsWarning) io.stderr.write(session.secretsWarning);
-  await session.validFiles("; nothing was previewed");
   // The program refuses to run without a key; say so as a configuration error, before a preview.
   const resolved = requireConnection(session.connection, request.stack);
   const written = Object.values(request.files).map(reportPath);

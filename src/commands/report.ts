@@ -1,8 +1,8 @@
 // `agent-iac report merge A.json B.json … [--junit F] [--json F] [--html F]`: shard reports → one report whose
 // verdicts are those an unsharded run gives (rebuilt from the calls, thresholds and latency bounds).
 import { CliError, InvalidInputError } from "../errors/index.ts";
-import { emitReport, notEvidence, type Report, readReport } from "../report/index.ts";
-import { mergeReports } from "../smoke/index.ts";
+import { emitReport } from "../report/index.ts";
+import { mergeShardReports } from "../usecases/index.ts";
 import { parseCommand } from "./args.ts";
 import { RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
@@ -31,32 +31,17 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const [subcommand, ...files] = parsed.positionals;
   if (subcommand !== "merge") throw new CliError(`unknown subcommand "${subcommand}" (subcommands: merge)`);
   if (files.length === 0) throw new CliError("report merge needs the shard reports to merge");
-  const inputs = await Promise.all(files.map(async (file) => ({ file, report: await readReport(file) })));
-  for (const { file, report } of inputs) {
-    const problem = notEvidence(report);
-    if (problem) throw new InvalidInputError(`${file}: not evidence a merge can count: ${problem}`);
-  }
-  const merged = mergeReports(inputs);
+  const { report: merged, missing } = await mergeShardReports(files);
   for (const note of merged.notes) io.stderr.write(`${note}\n`);
   const code = await emitReport(merged, {
     files: reportFiles(RUN_REPORT_FLAGS, parsed.values),
     out: io.stdout,
   });
   // The reports are written (a missing shard's calls as failed iterations), but the merge is refused.
-  const missing = missingShards(inputs.map((i) => i.report));
   if (missing.length > 0) {
     throw new InvalidInputError(
       `report merge: no report of shard(s) ${missing.join(", ")} among ${files.join(", ")}: a merge with a missing shard is not a result; its calls were counted as failed iterations`,
     );
   }
   return code;
-}
-
-/** The shards (`I/N`) of a sharding that no report holds. */
-function missingShards(reports: readonly Report[]): string[] {
-  const count = reports[0]?.shard?.count ?? 1;
-  const seen = new Set(reports.map((r) => r.shard?.index));
-  return Array.from({ length: count }, (_, i) => i + 1)
-    .filter((i) => count > 1 && !seen.has(i))
-    .map((i) => `${i}/${count}`);
 }

@@ -2,17 +2,13 @@
 // the agent file (src/capture). The events come from a recording (`smoke --record DIR`), or from the
 // conversation's event stream; the interface does not promise that an ended conversation's stream
 // replays its events, so when it gives none the command says so and points to --record.
-import { stat } from "node:fs/promises";
-import { type EventEnvelope, TimeoutError } from "../api/index.ts";
-import { type CapturedCall, captureScenario } from "../capture/index.ts";
-import { CliError, InvalidInputError, ServiceError } from "../errors/index.ts";
+import type { Captured } from "../capture/index.ts";
+import { CliError } from "../errors/index.ts";
 import { terminalText } from "../render/index.ts";
-import { requireConnection } from "../settings/index.ts";
-import { findRecording, MAX_RECORDING_BYTES } from "../smoke/index.ts";
-import { stackConnection } from "../usecases/index.ts";
+import { type CaptureRequest, captureFromRecording, captureFromService, stackConnection } from "../usecases/index.ts";
 import { parseCommand, positiveNumber, suggestion } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
-import { type CommandIO, interruptedWhile } from "./lifecycle.ts";
+import type { CommandIO } from "./lifecycle.ts";
 
 /** How long a stream may stay silent before the service is taken not to replay an ended conversation. */
 const DEFAULT_REPLAY_WAIT_S = 10;
@@ -65,16 +61,15 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { values } = parsed;
   const conversationId = parsed.positionals[0] ?? "";
   const dir = values["from-recording"];
-  const call = dir
-    ? await fromRecording(dir, conversationId, values["callee-no"])
-    : await fromService(conversationId, {
+  const request = { conversationId, name: values.name, calleeNo: values["callee-no"] };
+  const captured = dir
+    ? await captureFromRecording(dir, request)
+    : await fromService(request, {
         stack: values.stack,
         baseUrl: values["base-url"],
-        calleeNo: values["callee-no"],
         idleSeconds: parsed.typed["idle-timeout"] ?? DEFAULT_REPLAY_WAIT_S,
         io,
       });
-  const captured = captureScenario(call, { name: values.name });
   io.stdout.write(captured.yaml);
   for (const note of captured.notes) io.stderr.write(`note: ${note}\n`);
   io.stderr.write(
@@ -83,81 +78,24 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   return 0;
 }
 
-async function fromRecording(dir: string, conversationId: string, calleeNo: string | undefined): Promise<CapturedCall> {
-  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
-    throw new InvalidInputError(`--from-recording ${dir}: no such directory of recordings`);
-  }
-  const found = await findRecording(dir, conversationId);
-  if (!found) {
-    throw new InvalidInputError(`--from-recording ${dir}: no recording of conversation ${conversationId}`, {
-      hint: "recordings are written by `agent-iac smoke --record DIR`; each names its conversation id on its first line",
-    });
-  }
-  const { channel, context } = found.scenario;
-  return {
-    conversationId,
-    envelopes: found.envelopes,
-    agent: found.agent,
-    versionId: found.versionId,
-    channel: calleeNo ? { ...channel, callee_no: calleeNo } : channel,
-    context,
-  };
-}
-
+/** The stack's (or --base-url's) service, its errors said in its terms; Ctrl+C closes the stream. */
 async function fromService(
-  conversationId: string,
-  options: {
-    stack: string;
-    baseUrl: string | undefined;
-    calleeNo: string | undefined;
-    idleSeconds: number;
-    io: CommandIO;
-  },
-): Promise<CapturedCall> {
+  request: CaptureRequest,
+  options: { stack: string; baseUrl: string | undefined; idleSeconds: number; io: CommandIO },
+): Promise<Captured> {
   const { io } = options;
-  if (!options.calleeNo) {
+  const { calleeNo } = request;
+  if (!calleeNo) {
     throw new CliError("--callee-no is needed to capture from the service: its events do not say the channel", {
       hint: "or capture from a recording of the call: --from-recording DIR",
     });
   }
   const connection = await stackConnection(io.project, options.stack, { baseUrl: options.baseUrl });
   io.useConnection(connection);
-  const client = io.serviceClient(requireConnection(connection, options.stack));
+  const client = io.stackClient(connection, options.stack);
   const stop = io.interruption();
-  const envelopes: EventEnvelope[] = [];
-  // A stream that never ends is not kept whole: a capture holds at most what a recording may.
-  let bytes = 0;
-  try {
-    const stream = client.conversations.events(conversationId, {
-      idleTimeoutMs: options.idleSeconds * 1000,
-      signal: stop.signal,
-    });
-    for await (const envelope of stream) {
-      bytes += Buffer.byteLength(JSON.stringify(envelope));
-      if (bytes > MAX_RECORDING_BYTES) {
-        throw new ServiceError(
-          `the service's stream of conversation ${conversationId} sent more than ${MAX_RECORDING_BYTES} bytes of events (${envelopes.length} events) without conversation.ended: stopped reading, nothing captured (a capture keeps at most what a recording may hold)`,
-          {
-            hint: "capture a call that has ended, or record the calls as they happen with `agent-iac smoke --record DIR`",
-          },
-        );
-      }
-      envelopes.push(envelope);
-      if (envelope.payload.type === "conversation.ended") break;
-    }
-  } catch (error) {
-    if (stop.signal.aborted) throw interruptedWhile(`the stream was closed after ${envelopes.length} event(s)`);
-    if (!(error instanceof TimeoutError && error.limit === "idle")) throw error;
-  } finally {
-    stop.release();
-  }
-  if (!envelopes.some((envelope) => envelope.payload.type === "conversation.started")) {
-    throw new ServiceError(
-      `the service did not replay conversation ${conversationId}'s events (nothing for ${options.idleSeconds} s): the interface does not promise the stream of an ended conversation`,
-      {
-        hint: "record the calls as they happen with `agent-iac smoke --record DIR`, then `agent-iac scenario capture <id> --from-recording DIR`",
-      },
-    );
-  }
-  return { conversationId, envelopes, channel: { callee_no: options.calleeNo } };
+  return captureFromService(
+    { ...request, calleeNo, idleSeconds: options.idleSeconds },
+    { client, signal: stop.signal },
+  ).finally(stop.release);
 }

@@ -1,7 +1,7 @@
 // `agent-iac schema [--out FILE] [--check]`: the JSON Schema of agent files, generated from the
 // same zod schemas the loader validates with, for editors (yaml-language-server).
 import { readFile, writeFile } from "node:fs/promises";
-import { agentJsonSchema } from "../definitions/index.ts";
+import { agentJsonSchema } from "../checks/index.ts";
 import { InvalidInputError } from "../errors/index.ts";
 import { parseCommand } from "./args.ts";
 import type { CommandIO } from "./lifecycle.ts";

@@ -1,17 +1,19 @@
 // `agent-iac smoke`: smoke test calls against the version ids the stack holds. Flags → one typed
 // request → the smoke job (src/usecases) → emitReport.
-import { readOldVersions } from "../compare/index.ts";
-import { formatDiagnostic, simulationWarnings } from "../definitions/index.ts";
-import { CliError, ConfigError } from "../errors/index.ts";
+import { CliError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
-import { requireConnection } from "../settings/index.ts";
-import { parseShard, planSmoke, replaySmoke } from "../smoke/index.ts";
-import { movingModels, openSession, runSmokeJob, setupJudge, staleOutputsNote } from "../usecases/index.ts";
+import {
+  parseShard,
+  prepareSmoke,
+  replayRun,
+  requireConnection,
+  runSmokeJob,
+  unknownVersionsNote,
+} from "../usecases/index.ts";
 import { type Conversion, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
-import { unknownVersionsNote } from "./unknown-versions.ts";
 
 const shard: Conversion<{ index: number; count: number }> = {
   expected: "I/N with 1 ≤ I ≤ N (e.g. 2/3)",
@@ -177,28 +179,12 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
 }
 
 async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
-  const session = await openSession(request.stack, {
-    project: io.project,
-    what: "reading the stack failed",
-    readState: true,
-  });
-  if (session.secretsWarning) io.stderr.write(session.secretsWarning);
-  await session.validFiles();
-  const address = session.connection.baseUrl;
-  if (address !== undefined && !session.connection.loopback) {
-    for (const warning of simulationWarnings(await session.agentFiles(), address))
-      io.stderr.write(`${formatDiagnostic(warning)}\n`);
-  }
-  const held = await session.held();
-  if (Object.keys(held.agents).length === 0 && request.selection.versionId === undefined) {
-    throw new ConfigError(`stack "${request.stack}" holds no agents: run \`pulumi up\` (or \`npm start\`) first`);
-  }
-  if (held.stale.length > 0) io.stderr.write(staleOutputsNote(request.stack, held.stale));
-  const definitions = await session.scenarioAgents(held);
-  const plan = planSmoke(definitions, held.agents, request.selection, request.shard);
-  const placement = request.compare
-    ? { kind: "compare" as const, old: await readOldVersions(request.compare.file), ...request.compare }
-    : { kind: "smoke" as const };
+  const { session, held, plan, old } = await prepareSmoke(
+    { ...request, project: io.project, compareWith: request.compare?.file },
+    (text) => io.stderr.write(text),
+  );
+  const placement =
+    request.compare && old ? { kind: "compare" as const, old, ...request.compare } : { kind: "smoke" as const };
   io.useConnection(session.connection);
   // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
   // and the reports are still written with every planned call.
@@ -237,39 +223,11 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
 
 /** `--replay DIR`: the stack's agent files, no stack state and no network. */
 async function replay(request: SmokeRequest & { replay: string }, io: CommandIO): Promise<number> {
-  // Offline: no state, so smoke/<key>.yaml stands for the agents declared in code.
-  const project = await openSession(request.stack, { project: io.project, source: "file", optional: true });
-  const definitions = await project.scenarioAgents();
-  const settings = project.judge;
-  const scenarios = definitions
-    .filter((a) => !request.selection.agents?.length || request.selection.agents.includes(a.key))
-    .flatMap((a) => a.smoke.map((scenario) => ({ agent: a.key, scenario })))
-    .filter((s) => !request.selection.scenarios?.length || request.selection.scenarios.includes(s.scenario.name));
-  const judge = await setupJudge(scenarios, settings, {
-    project: io.project,
-    cache: request.judgeCache,
-    stack: request.stack,
-    onRetry: io.printRetry,
-  });
-  try {
-    const { report } = await replaySmoke({
-      definitions,
-      dir: request.replay,
-      agents: request.selection.agents,
-      scenarios: request.selection.scenarios,
-      stack: request.stack,
-      out: io.stdout,
-      judge,
-      notes: movingModels(
-        scenarios.map((s) => s.scenario),
-        settings,
-        undefined,
-      ).map((warning) => `warning: ${warning}`),
-    });
-    return await emitReport(report, { files: request.files, out: io.stdout });
-  } finally {
-    await judge?.client.close();
-  }
+  const report = await replayRun(
+    { ...request, project: io.project, dir: request.replay },
+    { out: io.stdout, onRetry: io.printRetry },
+  );
+  return emitReport(report, { files: request.files, out: io.stdout });
 }
 
 /** The reports so far, rewritten after every finished call: a run killed part-way leaves what it had. */

@@ -2,10 +2,9 @@
 // stack and smoke-call the versions it created, compared with the versions before the deploy.
 // Flags → the stack session → the local service → deploy → the smoke job → emitReport.
 import path from "node:path";
-import { consumeBase } from "../compare/index.ts";
+import { InterruptedError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
-import { emitReport, type Report } from "../report/index.ts";
-import { notRunReport, planSmoke } from "../smoke/index.ts";
+import { emitReport } from "../report/index.ts";
 import {
   checkBeforeDeploy,
   type Deployed,
@@ -13,16 +12,17 @@ import {
   failedDeliveries,
   type LocalService,
   localService,
-  openSession,
+  notRunAfterUp,
+  openValidStack,
+  planHeld,
   runSmokeJob,
   type StackSession,
-  staleOutputsNote,
+  settleComparisonBase,
+  unknownVersionsNote,
 } from "../usecases/index.ts";
-import { ensurePulumi, InterruptedError } from "../workspace/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { START_REPORTS } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
-import { unknownVersionsNote } from "./unknown-versions.ts";
 
 const SPEC = {
   name: "start",
@@ -49,13 +49,15 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (!parsed) return 0;
   const stackName = parsed.values.stack;
   const smoke = !parsed.values["no-smoke"];
-  await ensurePulumi();
-  const session = await openSession(stackName, { project: io.project, create: true });
+  const warn = (text: string) => io.stderr.write(text);
+  // Invalid agent files stop the run before anything is deployed.
+  const session = await openValidStack(
+    stackName,
+    { project: io.project, create: true, consequence: "; nothing was deployed" },
+    warn,
+  );
   // The service's errors (a refused key in the smoke phase too) are said in the stack's terms.
   io.useConnection(session.connection);
-  if (session.secretsWarning) io.stderr.write(session.secretsWarning);
-  // Invalid agent files stop the run before anything is deployed.
-  await session.validFiles("; nothing was deployed");
   // From here a signal stops this run cleanly, whatever its phase: up, smoke or compare.
   const stop = io.interruption();
   let service: LocalService | undefined;
@@ -88,8 +90,7 @@ async function smokeAfterUp(
   { io, signal }: { io: CommandIO; signal: AbortSignal },
 ): Promise<number> {
   const { held, base } = deployed;
-  if (held.stale.length > 0) io.stderr.write(staleOutputsNote(session.name, held.stale));
-  const definitions = await session.scenarioAgents(held);
+  const plan = await planHeld(session, held, { selection: {} }, (text) => io.stderr.write(text));
   const comparing = Object.keys(base).length > 0;
   io.stdout.write(
     comparing
@@ -99,7 +100,7 @@ async function smokeAfterUp(
   const job = {
     stack: session.name,
     project: session.project,
-    plan: planSmoke(definitions, held.agents, {}),
+    plan,
     placement: comparing
       ? { kind: "compare" as const, old: { versions: base, source: "outputs" as const }, failOn: "failure" as const }
       : { kind: "smoke" as const },
@@ -118,8 +119,7 @@ async function smokeAfterUp(
     throw interrupted({ calls, reports: startReports(), phase });
   }
   io.stderr.write(unknownVersionsNote(result.results, held.agents, session.name));
-  // Only a comparison that completed (whatever it found) consumes the base; 3 or 130 keep it.
-  if (exitCode === 0 || exitCode === 1) await consumeBase(io.project.stateDir, session.name);
+  await settleComparisonBase(session, result.report);
   if (service.simulated) await reportFailedDeliveries(service, [...result.results, ...result.oldResults], io);
   return exitCode;
 }
@@ -152,24 +152,10 @@ async function reportFailedDeliveries(
  * an earlier run's; then the one line.
  */
 async function interruptedDuringUp(error: InterruptedError, session: StackSession): Promise<unknown> {
-  const held = await session.held().catch(() => undefined);
-  const definitions = held && (await session.scenarioAgents(held).catch(() => undefined));
-  if (!held || !definitions) return error;
-  let report: Report;
-  try {
-    const plan = planSmoke(definitions, held.agents, { allowUnpinned: true, live: true, notDeployed: "(not created)" });
-    const reason = "`pulumi up` was interrupted first";
-    report = notRunReport(plan, { reason, stack: session.name, interrupted: true });
-  } catch {
-    return error; // nothing to plan (no scenarios): the Pulumi run's own line
-  }
+  const report = await notRunAfterUp(session);
+  if (!report) return error; // nothing to plan: the Pulumi run's own line
   await emitReport(report, { files: START_REPORTS });
-  const calls = report.results;
-  return interrupted({
-    calls,
-    reports: startReports(),
-    phase: error.what,
-  });
+  return interrupted({ calls: report.results, reports: startReports(), phase: error.what });
 }
 
 function agentTable(outputs: Record<string, HeldAgent>): string {

@@ -3,7 +3,7 @@
 import { rm } from "node:fs/promises";
 import type { Client } from "../api/index.ts";
 import { reportPath } from "../report/index.ts";
-import { type Connection, requireConnection } from "../settings/index.ts";
+import type { Connection } from "../settings/index.ts";
 import type { ResumeOptions } from "../watch/index.ts";
 import { type CommandIO, interruptedWhile } from "./lifecycle.ts";
 
@@ -21,7 +21,7 @@ export async function withTrafficClient(
   body: (client: Client, resume: ResumeOptions) => Promise<number>,
 ): Promise<number> {
   io.useConnection(connection);
-  const client = io.serviceClient(requireConnection(connection, stackName));
+  const client = io.stackClient(connection, stackName);
   const stop = io.interruption();
   try {
     return await body(client, {

@@ -1,24 +1,6 @@
 // `agent-iac validate [dir] [--stack NAME] [--policy FILE]`: checks agent files offline, every error
 // as file:line; with --policy, also the org rules (src/policy: the same code as the policy pack).
-import { readFile } from "node:fs/promises";
-import {
-  type Diagnostic,
-  formatDiagnostic,
-  type LoadResult,
-  loadAgents,
-  simulationWarnings,
-} from "../definitions/index.ts";
-import { ConfigError } from "../errors/index.ts";
-import {
-  type AgentViolation,
-  definitionAgents,
-  evaluateAgents,
-  fieldPath,
-  PolicyConfigError,
-  ruleSetups,
-  violationMessage,
-} from "../policy/index.ts";
-import { isLoopbackUrl } from "../settings/index.ts";
+import { checkAgentFiles } from "../checks/index.ts";
 import { parseCommand } from "./args.ts";
 import type { CommandIO } from "./lifecycle.ts";
 
@@ -54,77 +36,27 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (!parsed) return 0;
   const dir = parsed.positionals[0] ?? "agents";
   const { stack, policy } = parsed.values;
-  const setups = policy === undefined ? undefined : await policySetups(policy);
-  const loaded = await loadAgents(dir, stack === undefined ? {} : { stack });
-  const { agents, errors } = loaded;
-  if (errors.length > 0) {
-    for (const error of errors) io.stderr.write(`${formatDiagnostic(error)}\n`);
-    io.stderr.write(`${errors.length} error${errors.length === 1 ? "" : "s"} in ${dir}\n`);
+  const check = await checkAgentFiles({ project: io.project, dir, stack, policy });
+  if (check.errors.length > 0) {
+    for (const error of check.errors) io.stderr.write(`${error}\n`);
+    io.stderr.write(`${check.errors.length} error${check.errors.length === 1 ? "" : "s"} in ${dir}\n`);
     return 1;
   }
-  // A stack on a real service: its scenarios' simulator conventions are worth a warning. The use
-  // cases load the Pulumi SDK and the simulator (a second of CPU): only a --stack run needs them.
-  let address: string | undefined;
-  if (stack !== undefined) {
-    const { movingModels, openSession } = await import("../usecases/index.ts");
-    // Offline: the stack file's address, else the environment's.
-    const offline = await openSession(stack, { project: io.project, source: "file", optional: true }).catch(
-      () => undefined,
-    );
-    address = offline?.connection.baseUrl;
-    const scenarios = agents.flatMap((a) => a.smoke);
-    for (const warning of offline ? movingModels(scenarios, offline.judge, offline.caller) : [])
-      io.stderr.write(`warning: ${warning}
-`);
-  }
-  if (address !== undefined && !isLoopbackUrl(address)) {
-    for (const warning of simulationWarnings(loaded, address)) io.stderr.write(`${formatDiagnostic(warning)}\n`);
-  }
-  const overlays = agents.flatMap((a) => (a.overlay ? [a.overlay] : []));
-  const applied = overlays.length > 0 ? ` (overlays for stack ${stack}: ${overlays.join(", ")})` : "";
-  if (!setups) {
-    io.stdout.write(`${agents.length} agent${agents.length === 1 ? "" : "s"} OK${applied}\n`);
+  for (const warning of check.warnings) io.stderr.write(`${warning}\n`);
+  const applied = check.overlays.length > 0 ? ` (overlays for stack ${stack}: ${check.overlays.join(", ")})` : "";
+  const agents = `${check.agents} agent${check.agents === 1 ? "" : "s"}`;
+  if (!check.policy) {
+    io.stdout.write(`${agents} OK${applied}\n`);
     return 0;
   }
-  const violations = evaluateAgents(definitionAgents(agents), setups);
-  for (const violation of violations) io.stderr.write(`${formatDiagnostic(policyDiagnostic(loaded, violation))}\n`);
-  const mandatory = violations.filter((v) => v.level === "mandatory").length;
-  const advisory = violations.length - mandatory;
-  const rules = setups.filter((s) => s.level !== "disabled").length;
-  const summary = `${agents.length} agent${agents.length === 1 ? "" : "s"}, ${rules} rule(s) from ${policy}: ${mandatory} mandatory, ${advisory} advisory violation(s)${applied}\n`;
+  const { rules, violations, mandatory, advisory } = check.policy;
+  for (const violation of violations) io.stderr.write(`${violation}\n`);
+  const found = mandatory + advisory === 0 ? "OK" : `${mandatory} mandatory, ${advisory} advisory violation(s)`;
+  const summary = `${agents}, ${rules} rule(s) from ${policy}: ${found}${applied}\n`;
   if (mandatory > 0) {
     io.stderr.write(summary);
     return 1;
   }
-  io.stdout.write(mandatory + advisory === 0 ? `${summary.replace(/: 0 mandatory.*violation\(s\)/, ": OK")}` : summary);
+  io.stdout.write(summary);
   return 0;
-}
-
-/** FILE, or the literal `{}` (the defaults, as the docs say, without a file to hold them). */
-async function policySetups(file: string) {
-  let text = "{}";
-  try {
-    if (file.trim() !== "{}") text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new ConfigError(`cannot read the policy config ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
-  }
-  try {
-    return ruleSetups(JSON.parse(text));
-  } catch (error) {
-    if (error instanceof SyntaxError) throw new ConfigError(`${file}: not JSON: ${error.message}`);
-    // The message names the file; the error keeps its class and code.
-    if (error instanceof PolicyConfigError) throw new PolicyConfigError(`${file}: ${error.message}`, { cause: error });
-    throw error;
-  }
-}
-
-function policyDiagnostic(loaded: LoadResult, { agent, level, finding }: AgentViolation): Diagnostic {
-  const where = loaded.locate?.(agent, finding.path, finding.offset);
-  return {
-    file: where?.file ?? "(unknown)",
-    line: where?.line ?? 1,
-    column: where?.column ?? 1,
-    field: fieldPath(finding.path),
-    message: `[${level}] ${finding.rule}: ${violationMessage(agent, finding)}`,
-  };
 }

@@ -1,11 +1,9 @@
 // `agent-iac watch`: live-traffic figures of each conversational agent's current version against
 // its previous version (src/watch), with thresholds; exit 1 on a breach, naming the figure and
 // how to roll back.
-import { ConfigError } from "../errors/index.ts";
 import { terminalLines } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
-import { simulatorServiceId, trafficStack } from "../usecases/index.ts";
-import { DEFAULT_NEGATIVE_RATINGS, readVersionsFile, resolveWindow, watch, watchReport } from "../watch/index.ts";
+import { DEFAULT_NEGATIVE_RATINGS, openTraffic, watchTraffic } from "../usecases/index.ts";
 import { type Conversion, oneOf, parseCommand, STACK_FLAG, wholeNumber } from "./args.ts";
 import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
@@ -92,43 +90,26 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values } = parsed;
-  const now = new Date();
-  const window = resolveWindow(values, "24h", now);
-  const mode = parsed.typed["baseline-window"];
-  const thresholds = {
-    maxFailureRateIncrease: parsed.typed["max-failure-rate-increase"],
-    maxNegativeFeedbackIncrease: parsed.typed["max-negative-feedback-increase"],
-    minCalls: parsed.typed["min-calls"],
+  const request = {
+    baselineWindow: parsed.typed["baseline-window"],
+    includeTestCalls: values["include-test-calls"],
+    serviceId: values["service-id"],
+    negativeRatings: values["negative-rating"],
+    thresholds: {
+      maxFailureRateIncrease: parsed.typed["max-failure-rate-increase"],
+      maxNegativeFeedbackIncrease: parsed.typed["max-negative-feedback-increase"],
+      minCalls: parsed.typed["min-calls"],
+    },
   };
-  const baselineFile = values.baseline ? await readVersionsFile(values.baseline) : undefined;
-  const { agents, history, connection } = await trafficStack(io.project, values.stack);
-  if (!Object.values(agents).some((a) => a.kind === "conversational")) {
-    throw new ConfigError(
-      `stack "${values.stack}" holds no conversational agents: run \`pulumi up\` (or \`npm start\`) first`,
-    );
-  }
-  return withTrafficClient(io, connection, values.stack, values, async (client, resume) => {
-    const serviceId = values["service-id"] ?? (await simulatorServiceId(connection));
-    const negative = values["negative-rating"]?.length ? values["negative-rating"] : DEFAULT_NEGATIVE_RATINGS;
-    const result = await watch({
-      client,
-      stack: values.stack,
-      agents,
-      baselineFile,
-      history,
-      window,
-      baselineWindow: mode,
-      includeTestCalls: values["include-test-calls"],
-      serviceId,
-      negativeRatings: new Set(negative.map((r) => r.toLowerCase())),
-      thresholds,
-      resume,
-      now,
-    });
-    const code = await emitReport(watchReport(result, now), {
-      files: reportFiles(TRAFFIC_REPORT_FLAGS, values),
-      out: io.stdout,
-    });
+  const traffic = await openTraffic({
+    project: io.project,
+    stack: values.stack,
+    window: values,
+    baseline: values.baseline,
+  });
+  return withTrafficClient(io, traffic.connection, values.stack, values, async (client, resume) => {
+    const { result, report } = await watchTraffic(traffic, request, { client, resume });
+    const code = await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: io.stdout });
     for (const agent of result.agents) {
       if (agent.status.startsWith("not_enough")) io.stderr.write(`warning: ${agent.message}\n`);
     }

@@ -10,8 +10,9 @@ import {
   type ProceduralAgentConfig,
   proceduralAgentConfig,
 } from "../contract/index.ts";
+import { didYouMean } from "../errors/index.ts";
 import { compareDiagnostics, type Diagnostic, formatDiagnostic, moreErrors } from "./diagnostic.ts";
-import { diagnosticAt, didYouMean, FILE_PARSE, issuesToDiagnostics, MAX_ERRORS_PER_FILE, position } from "./issues.ts";
+import { diagnosticAt, FILE_PARSE, issuesToDiagnostics, MAX_ERRORS_PER_FILE, position } from "./issues.ts";
 import { type FieldLocation, fieldLocation } from "./locate.ts";
 import { conversationalFile, KEY_PATTERN, proceduralFile, type SmokeScenarioFile } from "./schema.ts";
 import {

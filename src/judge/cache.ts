@@ -16,11 +16,10 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../errors/index.ts";
-import { STATE_DIR } from "../settings/index.ts";
+import { JUDGE_CACHE_DIR } from "../settings/index.ts";
 import { PROMPT_FINGERPRINT } from "./prompt.ts";
 import { capVote, type Vote } from "./verdict.ts";
 
-export const DEFAULT_CACHE_DIR = path.join(STATE_DIR, "judge-cache");
 /** The environment variable holding the cache's signing key (CI: a secret). */
 const CACHE_KEY_ENV = "AGENT_IAC_JUDGE_CACHE_KEY";
 
@@ -134,7 +133,7 @@ export class VoteCache {
 
   /** `within`: the directory a relative `dir` is in (the run's project). */
   constructor(
-    dir: string = DEFAULT_CACHE_DIR,
+    dir: string = JUDGE_CACHE_DIR,
     options: { read?: boolean; env?: NodeJS.ProcessEnv; within?: string } = {},
   ) {
     this.dir = options.within ? path.resolve(options.within, dir) : dir;

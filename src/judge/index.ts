@@ -3,7 +3,7 @@
 // and the judge's agreement with human labels measured. Knows nothing of smoke or the commands: it
 // takes a rubric and a transcript's display lines and returns a judgement.
 export { agreementLine, agreementStats, oneVerdictOnly, voteConsistency } from "./agreement.ts";
-export { type Calibration, DEFAULT_CACHE_DIR, VoteCache } from "./cache.ts";
+export { type Calibration, VoteCache } from "./cache.ts";
 export {
   type CheckResult,
   calibrations,
@@ -13,6 +13,7 @@ export {
   readLabelledFile,
 } from "./check.ts";
 export { ChatClient, JudgeClient } from "./client.ts";
+export { movingModels } from "./models.ts";
 
 export { JudgeAnswerError } from "./verdict.ts";
 export { Judge, type Judgement, majority } from "./votes.ts";

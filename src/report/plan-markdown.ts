@@ -5,6 +5,7 @@
 // values from agent files go into code spans and fenced blocks (escape.ts).
 import { stringify } from "yaml";
 import { guardedConsequence } from "../settings/guarded.ts";
+import type { StackSettingChange } from "../settings/index.ts";
 import { codeSpan, fenced, markdownText, tableCell } from "./escape.ts";
 import {
   type Action,
@@ -16,7 +17,6 @@ import {
   type PlannedRequest,
   type PlanSettings,
   type PolicyViolation,
-  type StackSettingChange,
   UNKNOWN_TEXT,
 } from "./plan.ts";
 

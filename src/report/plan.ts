@@ -2,6 +2,7 @@
 // leave unchanged or remove, field by field, and with `--behave` how the changed agents behave on
 // their scenarios (its calls are a run report of kind "behave", written to its own files). Built by
 // src/plan from the preview's step events; rendered here (plan-markdown.ts, JSON).
+import type { StackSettingChange } from "../settings/index.ts";
 import type { Report } from "./schema.ts";
 
 /** Pulumi's placeholder for a value known only after apply, as the plan shows it. */
@@ -68,16 +69,6 @@ export type AgentPlan = {
   overlay?: string;
   behaviour?: AgentBehaviour;
   violations?: PolicyViolation[];
-};
-/** One agents:* setting of the stack file that differs from the base; a secret's values are never held. */
-export type StackSettingChange = {
-  key: string;
-  change: "added" | "removed" | "changed";
-  before?: string;
-  after?: string;
-  secret: boolean;
-  /** Decides where credentials and transcripts go or what code runs: the preview read it from the base. */
-  guarded: boolean;
 };
 /**
  * The stack-setting changes: against a pull request's base (`base`, a git ref), or, in a plan

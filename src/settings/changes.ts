@@ -4,9 +4,19 @@
 // human. Secrets are compared by their ciphertext and never shown.
 import { parse } from "yaml";
 import { ConfigError } from "../errors/index.ts";
-import type { StackSettingChange } from "../report/index.ts";
 import { GUARDED_KEYS, isGuarded } from "./guarded.ts";
 import type { ConfigReader } from "./index.ts";
+
+/** One agents:* setting of the stack file that differs from the base; a secret's values are never held. */
+export type StackSettingChange = {
+  key: string;
+  change: "added" | "removed" | "changed";
+  before?: string;
+  after?: string;
+  secret: boolean;
+  /** Decides where credentials and transcripts go or what code runs: the preview read it from the base. */
+  guarded: boolean;
+};
 
 /** One setting of a stack file: a plain value, or a secret's ciphertext (compared, never shown). */
 type StackFileSetting = { value: string; secret: boolean };

@@ -4,13 +4,16 @@
 // AGENT_IAC_API_KEY), then — for the key only, and only when the address is loopback — the local
 // simulator's public dev key. An empty value counts as unset everywhere.
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { isLoopbackHost } from "../contract/index.ts";
 import { ConfigError } from "../errors/index.ts";
+import { stackFileSettings } from "./changes.ts";
 
 export {
   type StackFileSettings,
   type StackFileVersions,
+  type StackSettingChange,
   settingChanges,
   stackFileSettings,
   withBaseSettings,
@@ -29,6 +32,8 @@ export const LOCAL_DEV_KEY = "sk-agent-iac-local-dev-key";
 
 /** The project's local state, under its directory (gitignored): the simulator's data, the judge cache, the comparison base. */
 export const STATE_DIR = ".agent-iac";
+/** Where judge votes and the last `judge check` results are kept (`--judge-cache` overrides it). */
+export const JUDGE_CACHE_DIR = path.join(STATE_DIR, "judge-cache");
 
 /**
  * The project a run works in: its directory, its local state directory and the environment it
@@ -90,6 +95,25 @@ export function resolveConnection(
         ? [LOCAL_DEV_KEY, "the local dev key"]
         : [undefined, undefined];
   return { baseUrl, apiKey, serviceVersion: set(config(CONFIG_KEYS.serviceVersion)), keySource, loopback };
+}
+
+/**
+ * What Pulumi.<stack>.yaml's plain values set, without Pulumi (a secret there is not read): the
+ * connection, the judge and the caller; no such file: the environment's. For offline commands.
+ */
+export async function stackFileRunSettings(
+  project: ProjectContext,
+  stack: string,
+): Promise<{ connection: Connection; judge: JudgeSettings; caller: CallerShapeSettings }> {
+  const file = `Pulumi.${stack}.yaml`;
+  const text = await readFile(path.join(project.dir, file), "utf8").catch(() => undefined);
+  const settings = stackFileSettings(text, file);
+  const config: ConfigReader = (key) => (settings[key]?.secret ? undefined : settings[key]?.value);
+  return {
+    connection: resolveConnection(config, project.env),
+    judge: resolveJudge(config, project.env),
+    caller: resolveCallerShapeSettings(config, project.env),
+  };
 }
 
 /** The stack's agents:dir: the agent files' folder, relative to the project (undefined: agents/, if it exists). */

@@ -23,7 +23,7 @@ export type { PlannedCall } from "./call.ts";
 export { parseShard } from "./gates.ts";
 export { mergeReports } from "./merge.ts";
 export { type CallOutcome, unknownVersionCalls } from "./outcome.ts";
-export { planCalls } from "./plan.ts";
+export { planCalls, type Selection, selectedScenarios } from "./plan.ts";
 export type { ScenarioResult } from "./reports.ts";
 export { callResult, scenarioSummaries } from "./reports.ts";
 export { notRunResult, runCalls } from "./run.ts";

@@ -2,7 +2,7 @@
 // version id. Every refusal is an InvalidInputError that says what to change (naming the selection's
 // fields, which the CLI words as its flags).
 import { isPinnedVersionId } from "../contract/index.ts";
-import type { AgentDefinition } from "../definitions/index.ts";
+import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
 import { InvalidInputError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import type { PlannedCall, ProceduralTarget } from "./call.ts";
@@ -20,6 +20,27 @@ export type Selection = {
    */
   notDeployed?: string;
 };
+
+/** The selection's conversational agents (all when it names none). */
+function chosenAgents(definitions: AgentDefinition[], selection: Selection): AgentDefinition[] {
+  const conversational = definitions.filter((d) => d.kind === "conversational");
+  return selection.agents?.length ? conversational.filter((d) => selection.agents?.includes(d.key)) : conversational;
+}
+
+/** An agent's scenarios that the selection names (all when it names none). */
+function chosenScenarios(definition: AgentDefinition, selection: Selection): SmokeScenario[] {
+  return definition.smoke.filter((s) => !selection.scenarios?.length || selection.scenarios.includes(s.name));
+}
+
+/** The selection's scenarios with their agents, unchecked (a replay places no call and pins nothing). */
+export function selectedScenarios(
+  definitions: AgentDefinition[],
+  selection: Selection,
+): { agent: string; scenario: SmokeScenario }[] {
+  return chosenAgents(definitions, selection).flatMap((d) =>
+    chosenScenarios(d, selection).map((scenario) => ({ agent: d.key, scenario })),
+  );
+}
 
 export function planCalls(
   definitions: AgentDefinition[],
@@ -42,9 +63,7 @@ export function planCalls(
       });
     }
   }
-  const chosen = selection.agents?.length
-    ? conversational.filter((d) => selection.agents?.includes(d.key))
-    : conversational;
+  const chosen = chosenAgents(conversational, selection);
   if (selection.versionId !== undefined && chosen.length !== 1) {
     throw new InvalidInputError((name) => `${name("versionId")} pins one agent: select it with ${name("agent")} KEY`, {
       field: "versionId",
@@ -55,9 +74,7 @@ export function planCalls(
   const calls: PlannedCall[] = [];
   const matchedScenarios = new Set<string>();
   for (const definition of chosen) {
-    const scenarios = definition.smoke.filter(
-      (s) => !selection.scenarios?.length || selection.scenarios.includes(s.name),
-    );
+    const scenarios = chosenScenarios(definition, selection);
     for (const s of scenarios) matchedScenarios.add(s.name);
     if (scenarios.length === 0) continue;
     const versionId = selection.versionId ?? held?.[definition.key]?.version_id ?? selection.notDeployed;

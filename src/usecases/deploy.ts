@@ -3,10 +3,11 @@
 // taken from the update's own steps, and a failed up said once: each error diagnostic, then which
 // declared agents the stack does not hold.
 import type * as pulumi from "@pulumi/pulumi";
-import { recordDeployBase } from "../compare/index.ts";
+import { consumeBase, recordDeployBase } from "../compare/index.ts";
 import { BackendError, InterruptedError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX, agentKeyOf } from "../provider/index.ts";
-import { writeJsonFile } from "../report/index.ts";
+import { exitCode, type Report, writeJsonFile } from "../report/index.ts";
+import { notRunReport, planSmoke } from "../smoke/index.ts";
 import {
   type Interrupts,
   interruptible,
@@ -178,4 +179,31 @@ async function notCreated(session: StackSession): Promise<string> {
     return `  ${agent.key} (${agent.kind}): ${why}`;
   });
   return `\n\nnot created (${missing.length} of ${agents.length}); run again once the cause is fixed:\n${lines.join("\n")}`;
+}
+
+/**
+ * The smoke phase's comparison over the base ended: one that completed (whatever it found: its
+ * report's exit code 0 or 1) consumes the base, so the next deploy records its own; an errored or
+ * interrupted one (3, 130) keeps it for the next run.
+ */
+export async function settleComparisonBase(session: StackSession, report: Report): Promise<void> {
+  if (exitCode(report) <= 1) await consumeBase(session.project.stateDir, session.name);
+}
+
+/**
+ * `pulumi up` was cancelled (or never started): the report of the smoke phase that will not run,
+ * every scenario not run, pinned to what the stack holds where it holds the agent; undefined when
+ * there is nothing to plan (no state, no scenarios).
+ */
+export async function notRunAfterUp(session: StackSession): Promise<Report | undefined> {
+  const held = await session.held().catch(() => undefined);
+  const definitions = held && (await session.scenarioAgents(held).catch(() => undefined));
+  if (!held || !definitions) return undefined;
+  try {
+    const plan = planSmoke(definitions, held.agents, { allowUnpinned: true, live: true, notDeployed: "(not created)" });
+    const reason = "`pulumi up` was interrupted first";
+    return notRunReport(plan, { reason, stack: session.name, interrupted: true });
+  } catch {
+    return undefined;
+  }
 }

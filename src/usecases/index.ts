@@ -2,14 +2,27 @@
 // codes) and the domain folders. Each use case takes a typed request, an injected output and an
 // AbortSignal — never flags — and throws typed errors (./errors.ts) whose codes the command layer maps.
 
-export { cleanErrorLines, type Deployed, deploy } from "./deploy.ts";
-
-export { movingModels, setupJudge } from "./judge.ts";
+// The words a command's flags and help name beside its use case (a shard's syntax, a default, the
+// guarded settings), so that a command reaches the domain only through this floor (docs/architecture.md).
+export { displayUrl } from "../api/index.ts";
+export { GUARDED_KEYS, requireConnection, streamToken } from "../settings/index.ts";
+export { parseShard } from "../smoke/index.ts";
+export { DEFAULT_NEGATIVE_RATINGS } from "../watch/index.ts";
+export { type CaptureRequest, captureFromRecording, captureFromService } from "./capture.ts";
+export {
+  cleanErrorLines,
+  type Deployed,
+  deploy,
+  notRunAfterUp,
+  settleComparisonBase,
+} from "./deploy.ts";
+export { judgeCheck } from "./judge-check.ts";
 export {
   failedDeliveries,
   type LocalService,
   localService,
 } from "./local-service.ts";
+export { mergeShardReports } from "./merge.ts";
 export { checkBeforeDeploy } from "./preflight.ts";
 export {
   offlinePlan,
@@ -18,14 +31,15 @@ export {
   previewStack,
   settingsSinceDeploy,
 } from "./preview.ts";
-export { agentsToRecreate, recoveryCommand } from "./recovery.ts";
+export { replayRun } from "./replay.ts";
 export {
   openSession,
   pullRequestBase,
   type StackSession,
   stackConnection,
   stackSettingsAgainst,
-  staleOutputsNote,
 } from "./session.ts";
 export { runSmokeJob } from "./smoke-job.ts";
-export { simulatorServiceId, trafficStack } from "./traffic.ts";
+export { openValidStack, planHeld, prepareSmoke } from "./smoke-prologue.ts";
+export { auditTraffic, openTraffic, watchTraffic } from "./traffic.ts";
+export { unknownVersionsNote } from "./unknown-versions.ts";

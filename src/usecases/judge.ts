@@ -8,43 +8,13 @@ import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import {
   type Calibration,
-  DEFAULT_CACHE_DIR,
   Judge,
   JudgeClient,
   MIN_CALIBRATION_ITEMS,
   oneVerdictOnly,
   VoteCache,
 } from "../judge/index.ts";
-import {
-  type CallerShapeSettings,
-  JUDGE_KEYS,
-  type JudgeSettings,
-  movingModelWarnings,
-  PERSONA_KEYS,
-  type ProjectContext,
-  requireJudge,
-} from "../settings/index.ts";
-
-/**
- * Warnings for the model names these scenarios use that move (`latest`, `preview`, no version or
- * date): the judge's when a scenario is judged, the persona's when one plays a persona (said once
- * when it is the judge's model).
- */
-export function movingModels(
-  scenarios: readonly SmokeScenario[],
-  judge: JudgeSettings,
-  caller: CallerShapeSettings | undefined,
-): string[] {
-  const judged = scenarios.some((s) => judgeRubrics(s.expect).length > 0);
-  const persona = scenarios.some((s) => s.caller?.persona !== undefined);
-  const personaModel = caller?.persona?.model;
-  return movingModelWarnings([
-    ...(judged ? [{ setting: JUDGE_KEYS.model.config, model: judge.model }] : []),
-    ...(persona && !(judged && personaModel === judge.model)
-      ? [{ setting: PERSONA_KEYS.model.config, model: personaModel }]
-      : []),
-  ]);
-}
+import { type JudgeSettings, type ProjectContext, type ResolvedJudge, requireJudge } from "../settings/index.ts";
 
 /** How the run uses the judge's vote cache. */
 export type JudgeCacheOptions = { dir?: string | undefined; read?: boolean | undefined };
@@ -69,14 +39,7 @@ export async function setupJudge(
     `scenario(s) ${shown} have judged expectations (expect.judge)`,
     options.stack,
   );
-  const { project } = options;
-  const cache = new VoteCache(options.cache?.dir ?? DEFAULT_CACHE_DIR, {
-    read: options.cache?.read ?? true,
-    env: project.env,
-    within: project.dir,
-  });
-  await cache.refuseTracked();
-  const judge = new Judge(new JudgeClient({ ...endpoint, onRetry: options.onRetry }), cache);
+  const judge = await buildJudge(endpoint, options);
   try {
     await requireAgreement(judged, judge);
   } catch (error) {
@@ -84,6 +47,24 @@ export async function setupJudge(
     throw error;
   }
   return judge;
+}
+
+/**
+ * The one way a judge is built, for a run and for `judge check`: its client on the endpoint and its
+ * vote cache (in the project's state directory unless `cache.dir`; refused where git tracks it).
+ */
+export async function buildJudge(
+  endpoint: ResolvedJudge,
+  options: { project: ProjectContext; cache?: JudgeCacheOptions; onRetry?: (notice: RetryNotice) => void },
+): Promise<Judge> {
+  const { project } = options;
+  const cache = new VoteCache(options.cache?.dir, {
+    read: options.cache?.read ?? true,
+    env: project.env,
+    within: project.dir,
+  });
+  await cache.refuseTracked();
+  return new Judge(new JudgeClient({ ...endpoint, onRetry: options.onRetry }), cache);
 }
 
 async function requireAgreement(scenarios: readonly { agent: string; scenario: SmokeScenario }[], judge: Judge) {

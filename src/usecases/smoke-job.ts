@@ -9,7 +9,7 @@ import { callerShape, PersonaModel, requirePersona } from "../caller/index.ts";
 import { compareSides, type FailOn, type OldVersions, oldSide } from "../compare/index.ts";
 import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import type { Judge } from "../judge/index.ts";
+import { type Judge, movingModels } from "../judge/index.ts";
 import { type Report, terminalLines, terminalText } from "../report/index.ts";
 import type { CallerShapeSettings, JudgeSettings, ProjectContext, ResolvedConnection } from "../settings/index.ts";
 import {
@@ -23,7 +23,7 @@ import {
   type SmokePlan,
 } from "../smoke/index.ts";
 import { overBudget } from "./errors.ts";
-import { type JudgeCacheOptions, movingModels, setupJudge } from "./judge.ts";
+import { type JudgeCacheOptions, setupJudge } from "./judge.ts";
 
 /** How the plan's calls are placed. */
 type Placement =

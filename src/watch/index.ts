@@ -7,5 +7,5 @@ export { DEFAULT_NEGATIVE_RATINGS, figures, percentile, Tally } from "./figures.
 export { readHistory, type StackHistory, withPreviousVersions } from "./history.ts";
 export { type ReadCount, type ResumeOptions, readAll } from "./read.ts";
 export { auditReport, watchReport } from "./render.ts";
-export { type Thresholds, trafficVerdict, watch } from "./watch.ts";
-export { parseDuration, previousWindow, resolveWindow } from "./window.ts";
+export { type Thresholds, trafficVerdict, type WatchInput, watch } from "./watch.ts";
+export { parseDuration, previousWindow, resolveWindow, type Window, type WindowFlags } from "./window.ts";

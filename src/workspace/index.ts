@@ -252,6 +252,6 @@ export function pulumiErrorSummary(error: unknown): string {
   return lines.join("\n").trim() || message;
 }
 
-export { InterruptedError, StackLockedError, StackNotFoundError } from "../errors/index.ts";
+export { StackLockedError, StackNotFoundError } from "../errors/index.ts";
 export { type Interrupts, interruptible, isLockError, lockedStackError } from "./interrupt.ts";
 export { isRegistrationNoise, pulumiLogFilter, stripEscapes } from "./output.ts";

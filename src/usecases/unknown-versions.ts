@@ -1,8 +1,8 @@
 // What smoke and start say when the service does not know versions they called: by agent key, with
-// the recovery. Apart from ./errors.ts, which every command loads: this needs the use cases.
+// the recovery.
 import type { HeldAgent } from "../provider/index.ts";
 import { type CallOutcome, unknownVersionCalls } from "../smoke/index.ts";
-import { agentsToRecreate, recoveryCommand } from "../usecases/index.ts";
+import { agentsToRecreate, recoveryCommand } from "./recovery.ts";
 
 /** Calls that failed because the service does not know the pinned version: by agent key, with the recovery. */
 export function unknownVersionsNote(

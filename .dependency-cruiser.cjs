@@ -1,0 +1,90 @@
+// The layering of src/ (docs/architecture.md, "The layers"), checked by `npm run lint`. The list of
+// layers is read from that page, so the page and the check cannot drift apart.
+const fs = require("node:fs");
+const path = require("node:path");
+
+/** The folders (or top-level files) of each layer, lowest first, from the page's marked list. */
+function layers() {
+  const page = fs.readFileSync(path.join(__dirname, "docs", "architecture.md"), "utf8");
+  const list = /<!-- layers -->\n([\s\S]*?)<!-- \/layers -->/.exec(page);
+  if (!list) throw new Error("docs/architecture.md: no <!-- layers --> list");
+  return list[1]
+    .split("\n")
+    .map((line) => /^\d+\. (.+)$/.exec(line.trim()))
+    .filter(Boolean)
+    .map((match) => match[1].split(",").map((name) => name.trim()));
+}
+
+const literal = (name) => name.replace(/\./g, "\\.");
+/** A module path of any of `names` (a folder of src/, or a file at its top). */
+const under = (names) => `^src/(${names.map(literal).join("|")})(/|$)`;
+
+/** What a command may import values from (docs/architecture.md); `service` also runs the simulator. */
+const FLOOR = ["usecases", "checks", "report", "errors", "render"];
+/** The command runtime: loaded by every command and by --help, so it must not load the use cases. */
+const RUNTIME = ["index", "lifecycle", "errors", "args", "flags"];
+
+const all = layers();
+const listed = all.flat();
+const upward = all.slice(0, -1).map((names, i) => ({
+  name: `layer-${i + 1}-imports-upward`,
+  comment: `${names.join(", ")} (layer ${i + 1}) may import only folders of a lower layer (docs/architecture.md)`,
+  severity: "error",
+  from: { path: under(names) },
+  to: { path: under(all.slice(i).flat()), pathNot: "^src/$1(/|$)" },
+}));
+
+module.exports = {
+  forbidden: [
+    ...upward,
+    {
+      name: "commands-import-only-the-floor",
+      comment:
+        "a command imports values only from usecases, checks, report, errors and render (types from anywhere): docs/architecture.md",
+      severity: "error",
+      from: { path: "^src/commands/", pathNot: `^src/commands/(${[...RUNTIME, "service"].join("|")})\\.ts$` },
+      to: {
+        path: "^src/[^/]+/",
+        pathNot: `^src/(commands|${FLOOR.join("|")})/`,
+        dependencyTypesNot: ["type-only"],
+      },
+    },
+    {
+      name: "service-runs-only-the-simulator",
+      comment: "`agent-iac service` runs the simulator, which is all it does: docs/architecture.md",
+      severity: "error",
+      from: { path: "^src/commands/service\\.ts$" },
+      to: {
+        path: "^src/[^/]+/",
+        pathNot: `^src/(commands|simulator|${FLOOR.join("|")})/`,
+        dependencyTypesNot: ["type-only"],
+      },
+    },
+    {
+      name: "command-runtime-stays-light",
+      comment:
+        "the command runtime every command and --help loads reads settings and api besides the floor, never the use cases: docs/architecture.md",
+      severity: "error",
+      from: { path: `^src/commands/(${RUNTIME.join("|")})\\.ts$` },
+      to: {
+        path: "^src/[^/]+/",
+        pathNot: "^src/(commands|report|errors|render|settings|api)/",
+        dependencyTypesNot: ["type-only"],
+      },
+    },
+    {
+      name: "folder-not-in-the-layers",
+      comment: "every folder of src/ has a layer in docs/architecture.md's list",
+      severity: "error",
+      from: { path: "^src/", pathNot: under(listed) },
+      to: {},
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    moduleSystems: ["es6", "cjs"],
+  },
+};

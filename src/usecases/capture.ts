@@ -1,0 +1,94 @@
+// `scenario capture`: a real call as a draft scenario for the agent file. The call's events come
+// from a recording (`smoke --record DIR`) or from the conversation's stream on the service, which
+// need not replay an ended conversation's events: then this says so and points to recordings.
+import { stat } from "node:fs/promises";
+import type { Client, EventEnvelope } from "../api/index.ts";
+import { type Captured, captureScenario } from "../capture/index.ts";
+import { InterruptedError, InvalidInputError, ServiceError, TimeoutError } from "../errors/index.ts";
+import { findRecording, MAX_RECORDING_BYTES } from "../smoke/index.ts";
+
+export type CaptureRequest = {
+  conversationId: string;
+  /** The draft scenario's name (default: from the conversation). */
+  name?: string | undefined;
+  /** The callee number to put in the draft's channel (the service's events do not say it). */
+  calleeNo?: string | undefined;
+};
+
+/** From the recording of `conversationId` in `dir`. */
+export async function captureFromRecording(dir: string, request: CaptureRequest): Promise<Captured> {
+  const given = { field: "fromRecording" as const, value: dir };
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
+    throw new InvalidInputError((name) => `${name("fromRecording")} ${dir}: no such directory of recordings`, given);
+  }
+  const found = await findRecording(dir, request.conversationId);
+  if (!found) {
+    throw new InvalidInputError(
+      (name) => `${name("fromRecording")} ${dir}: no recording of conversation ${request.conversationId}`,
+      {
+        ...given,
+        hint: "recordings are written by `agent-iac smoke --record DIR`; each names its conversation id on its first line",
+      },
+    );
+  }
+  const { channel, context } = found.scenario;
+  const call = {
+    conversationId: request.conversationId,
+    envelopes: found.envelopes,
+    agent: found.agent,
+    versionId: found.versionId,
+    channel: request.calleeNo ? { ...channel, callee_no: request.calleeNo } : channel,
+    context,
+  };
+  return captureScenario(call, { name: request.name });
+}
+
+/**
+ * From the conversation's event stream: read until `conversation.ended`, a stream silent for
+ * `idleSeconds`, or `signal` (an InterruptedError); at most what a recording may hold.
+ */
+export async function captureFromService(
+  request: CaptureRequest & { calleeNo: string; idleSeconds: number },
+  io: { client: Client; signal: AbortSignal },
+): Promise<Captured> {
+  const { conversationId } = request;
+  const envelopes: EventEnvelope[] = [];
+  // A stream that never ends is not kept whole: a capture holds at most what a recording may.
+  let bytes = 0;
+  try {
+    const stream = io.client.conversations.events(conversationId, {
+      idleTimeoutMs: request.idleSeconds * 1000,
+      signal: io.signal,
+    });
+    for await (const envelope of stream) {
+      bytes += Buffer.byteLength(JSON.stringify(envelope));
+      if (bytes > MAX_RECORDING_BYTES) {
+        throw new ServiceError(
+          `the service's stream of conversation ${conversationId} sent more than ${MAX_RECORDING_BYTES} bytes of events (${envelopes.length} events) without conversation.ended: stopped reading, nothing captured (a capture keeps at most what a recording may hold)`,
+          {
+            hint: "capture a call that has ended, or record the calls as they happen with `agent-iac smoke --record DIR`",
+          },
+        );
+      }
+      envelopes.push(envelope);
+      if (envelope.payload.type === "conversation.ended") break;
+    }
+  } catch (error) {
+    if (io.signal.aborted) {
+      throw new InterruptedError(undefined, `the stream was closed after ${envelopes.length} event(s)`);
+    }
+    if (!(error instanceof TimeoutError && error.limit === "idle")) throw error;
+  }
+  if (!envelopes.some((envelope) => envelope.payload.type === "conversation.started")) {
+    throw new ServiceError(
+      `the service did not replay conversation ${conversationId}'s events (nothing for ${request.idleSeconds} s): the interface does not promise the stream of an ended conversation`,
+      {
+        hint: "record the calls as they happen with `agent-iac smoke --record DIR`, then `agent-iac scenario capture <id> --from-recording DIR`",
+      },
+    );
+  }
+  return captureScenario(
+    { conversationId, envelopes, channel: { callee_no: request.calleeNo } },
+    { name: request.name },
+  );
+}

@@ -1,0 +1,30 @@
+// `report merge`: the JSON reports of a sharded smoke run joined into the one report an unsharded
+// run gives (each scenario's verdict rebuilt from all its calls). A report that is not evidence
+// (foreign, newer, inconsistent) is refused before anything is written; a missing shard is said.
+import { InvalidInputError } from "../errors/index.ts";
+import { notEvidence, type Report, readReport } from "../report/index.ts";
+import { mergeReports } from "../smoke/index.ts";
+
+export type MergedShards = {
+  report: ReturnType<typeof mergeReports>;
+  /** The shards (`I/N`) of the sharding that no input holds: their calls count as failed iterations. */
+  missing: string[];
+};
+
+export async function mergeShardReports(files: readonly string[]): Promise<MergedShards> {
+  const inputs = await Promise.all(files.map(async (file) => ({ file, report: await readReport(file) })));
+  for (const { file, report } of inputs) {
+    const problem = notEvidence(report);
+    if (problem) throw new InvalidInputError(`${file}: not evidence a merge can count: ${problem}`);
+  }
+  return { report: mergeReports(inputs), missing: missingShards(inputs.map((i) => i.report)) };
+}
+
+/** The shards (`I/N`) of a sharding that no report holds. */
+function missingShards(reports: readonly Report[]): string[] {
+  const count = reports[0]?.shard?.count ?? 1;
+  const seen = new Set(reports.map((r) => r.shard?.index));
+  return Array.from({ length: count }, (_, i) => i + 1)
+    .filter((i) => count > 1 && !seen.has(i))
+    .map((i) => `${i}/${count}`);
+}

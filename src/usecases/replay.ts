@@ -1,0 +1,50 @@
+// `smoke --replay`: the current expectations evaluated against recorded calls, offline (the stack
+// file's settings, no state, no network but the judge's for votes not in its cache).
+import { movingModels } from "../judge/index.ts";
+import type { Report } from "../report/index.ts";
+import type { ProjectContext } from "../settings/index.ts";
+import { replaySmoke, type Selection, selectedScenarios } from "../smoke/index.ts";
+import { type JudgeCacheOptions, setupJudge } from "./judge.ts";
+import { openSession } from "./session.ts";
+import type { JobIO } from "./smoke-job.ts";
+
+export type ReplayRequest = {
+  stack: string;
+  project: ProjectContext;
+  /** The directory of recordings (`smoke --record DIR`). */
+  dir: string;
+  selection: Selection;
+  judgeCache?: JudgeCacheOptions;
+};
+
+export async function replayRun(request: ReplayRequest, io: Pick<JobIO, "out" | "onRetry">): Promise<Report> {
+  // Offline: no state, so smoke/<key>.yaml stands for the agents declared in code.
+  const session = await openSession(request.stack, { project: request.project, source: "file", optional: true });
+  const definitions = await session.scenarioAgents();
+  const scenarios = selectedScenarios(definitions, request.selection);
+  const judge = await setupJudge(scenarios, session.judge, {
+    project: request.project,
+    ...(request.judgeCache ? { cache: request.judgeCache } : {}),
+    stack: request.stack,
+    ...(io.onRetry ? { onRetry: io.onRetry } : {}),
+  });
+  try {
+    const { report } = await replaySmoke({
+      definitions,
+      dir: request.dir,
+      agents: request.selection.agents,
+      scenarios: request.selection.scenarios,
+      stack: request.stack,
+      out: io.out,
+      judge,
+      notes: movingModels(
+        scenarios.map((s) => s.scenario),
+        session.judge,
+        undefined,
+      ).map((warning) => `warning: ${warning}`),
+    });
+    return report;
+  } finally {
+    await judge?.client.close();
+  }
+}
