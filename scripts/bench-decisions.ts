@@ -27,6 +27,7 @@ import {
   sequentialDecision,
   settledVerdict,
 } from "../src/stats/index.ts";
+import { type CompareRow, compareRows, compareTable } from "./bench-compare.ts";
 
 const SCENARIOS = 10_000;
 /** Calls per round of a sequential test: the default --concurrency. */
@@ -456,10 +457,16 @@ export type DecisionResults = {
   early: EarlyRow[];
   compare_null: NullRow[];
   compare_power: PowerRow[];
+  compare_sequential: CompareRow[];
   pass_k: ReturnType<typeof passKRows>;
   live: LiveRow[];
   votes: VotesRow[];
-  targets: { errors_within_nominal: boolean; fewer_calls_at_least_40_percent: boolean };
+  targets: {
+    errors_within_nominal: boolean;
+    fewer_calls_at_least_40_percent: boolean;
+    comparison_false_regression_within_alpha: boolean;
+    comparison_fewer_calls_at_least_30_percent: boolean;
+  };
 };
 
 export async function decisionBench(): Promise<DecisionResults> {
@@ -475,6 +482,9 @@ export async function decisionBench(): Promise<DecisionResults> {
     compareNull
       .filter((r) => !r.test.includes("unadjusted"))
       .every((r) => r.false_regression <= r.nominal + tolerance(r.nominal));
+  const compareSequential = compareRows(SCENARIOS, random, ALPHA);
+  const unchanged = compareSequential.filter((r) => r.old_rate === r.new_rate);
+  const saved = compareSequential.flatMap((r) => (r.calls_saved === null ? [] : [r.calls_saved]));
   return {
     scenarios_per_row: SCENARIOS,
     round: ROUND,
@@ -482,12 +492,17 @@ export async function decisionBench(): Promise<DecisionResults> {
     early: earlyRows(),
     compare_null: compareNull,
     compare_power: powerRows(),
+    compare_sequential: compareSequential,
     pass_k: passKRows(),
     live: await liveRun(),
     votes: votesRows(),
     targets: {
       errors_within_nominal: errorsOk,
       fewer_calls_at_least_40_percent: sequential.every((r) => r.fewer_calls_around >= 0.4),
+      comparison_false_regression_within_alpha: unchanged.every(
+        (r) => r.regressed <= ALPHA + tolerance(ALPHA) && (r.regressed_any_look ?? 0) <= ALPHA + tolerance(ALPHA),
+      ),
+      comparison_fewer_calls_at_least_30_percent: saved.length > 0 && saved.every((x) => x >= 0.3),
     },
   };
 }
@@ -519,6 +534,8 @@ export function decisionTables(d: DecisionResults): string {
     "|---|---|",
     ...d.compare_power.map((r) => `| ${r.change} | ${pct(r.detected)} |`),
     "",
+    ...compareTable(d.compare_sequential, d.scenarios_per_row, ALPHA),
+    "",
     "| pass^k: calls, true rate, k | true pass^k | mean estimate |",
     "|---|---|---|",
     ...d.pass_k.map((r) => `| ${r.calls}, ${r.true_rate}, ${r.k} | ${r.true_pass_k} | ${r.mean_estimate} |`),
@@ -540,7 +557,7 @@ export function decisionTables(d: DecisionResults): string {
         `| ${r.items} | ${r.flip_rate.toFixed(3)} | 3 / 5 / ${r.auto.requests.toFixed(2)} | ${pct(r.fixed3.wrong)} / ${pct(r.fixed5.wrong)} / ${pct(r.auto.wrong)} | ${r.auto.requests_per_settled.toFixed(2)} | ${pct(r.auto.unsettled)} |`,
     ),
     "",
-    `targets: every error rate ≤ nominal (within 2 simulation standard errors): ${d.targets.errors_within_nominal ? "met" : "MISSED"}; ≥ 40 % fewer calls than fixed-N around every threshold: ${d.targets.fewer_calls_at_least_40_percent ? "met" : "MISSED"}`,
+    `targets: every error rate ≤ nominal (within 2 simulation standard errors): ${d.targets.errors_within_nominal ? "met" : "MISSED"}; ≥ 40 % fewer calls than fixed-N around every threshold: ${d.targets.fewer_calls_at_least_40_percent ? "met" : "MISSED"}; the comparison's false regression ≤ α at every look: ${d.targets.comparison_false_regression_within_alpha ? "met" : "MISSED"}; ≥ 30 % fewer calls than the fixed design of equal power at every drop: ${d.targets.comparison_fewer_calls_at_least_30_percent ? "met" : "MISSED"}`,
   ];
   return `${out.join("\n")}\n`;
 }

@@ -297,7 +297,7 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
     expect(flag.stderr).toContain("--fail-on must be regression or failure");
   });
 
-  it("with 10 calls a side: 1 of 10 failing against 0 of 10 is not significant; 10 of 10 against 0 of 10 is a regression with its adjusted p-value", async () => {
+  it("with 10 calls a side: 1 of 10 failing against 0 of 10 is not enough evidence; 10 of 10 against 0 of 10 is a regression with its adjusted p-value", async () => {
     const file = path.join(project.dir, "agents", "booking.yaml");
     const doc = parseDocument(await readFile(file, "utf8"));
     // failure_rate 0.05 fails the 20th, 40th, … call of a series (one series per version).
@@ -339,7 +339,7 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
       "regression",
     );
     const one = scenario(run.report, "booking", "rate-one-in-ten")?.comparison;
-    expect(one).toMatchObject({ old_verdict: "passed", new_verdict: "failed", outcome: "not_significant" });
+    expect(one).toMatchObject({ old_verdict: "passed", new_verdict: "failed", outcome: "not_enough_evidence" });
     // Fisher: P(X ≤ 9) = C(19,9)/C(20,10) = 1/2; Holm over the two scenarios keeps it at 1/2.
     expect(one?.evidence).toMatchObject({
       method: "exact",
@@ -358,9 +358,9 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
     expect(ten?.evidence?.adjusted_p_value).toBeCloseTo(2 / 184756, 8);
     expect(ten?.evidence?.latency?.shift_ms).toEqual(expect.any(Number));
     expect(run.report?.summary.regressions).toBe(1);
-    expect(run.stdout).toMatch(/≟ not significant booking\/rate-one-in-ten/);
+    expect(run.stdout).toMatch(/≟ not enough evidence booking\/rate-one-in-ten/);
     expect(run.stdout).toMatch(
-      /pass rate old 10\/10 \(100 %\) → new 9\/10 \(90 %\), −10 points .*adjusted p 0\.5000 .*: not significant/,
+      /pass rate old 10\/10 \(100 %\) → new 9\/10 \(90 %\), −10 points .*adjusted p 0\.5000 .*: not enough evidence/,
     );
     expect(run.stdout).toMatch(/✗ regression booking\/rate-tool-ten/);
     expect(run.stdout).toMatch(

@@ -88,12 +88,23 @@ events and --replay re-evaluates the current expectations against them offline.`
       type: "string",
       arg: "A",
       value: positiveNumber("a significance level between 0 and 0.5 (e.g. 0.05)", 0.5),
-      help: "with --compare: the significance level of the regression tests, Holm-corrected across scenarios (default 0.05)",
+      help: "with --compare: the significance level of the regression tests, Holm-corrected across scenarios; a sequential comparison holds each verdict's error at it per scenario (default 0.05)",
     },
     "require-baseline": {
       type: "boolean",
       default: false,
       help: "with --compare: a scenario whose old version could not be called (e.g. the service does not know it) fails the run, exit 3",
+    },
+    "compare-rule": {
+      type: "string",
+      arg: "RULE",
+      value: oneOf(["fixed", "sequential"]),
+      help: "with --compare: decide every scenario by this rule (default: each scenario's compare:, else fixed; see below)",
+    },
+    "allow-inconclusive": {
+      type: "boolean",
+      default: false,
+      help: "with --compare: a sequential comparison that reached its cap undecided does not fail the run (the summary says so)",
     },
   },
   footer: `connection: the stack's agents:baseUrl (else AGENT_IAC_BASE_URL); the API key from the stack's
@@ -110,9 +121,13 @@ agent with no old version runs as plain smoke and says so. --fail-on failure (de
 any scenario failing on the new version; --fail-on regression only on a regression. With two or
 more calls of a scenario on each side, a regression is a pass rate significantly lower on the new
 version (one-sided Fisher exact test, Holm-corrected across the run's scenarios at --alpha); a
-verdict that flipped without that evidence is "not significant". Response latency is tested the
+verdict that flipped without that evidence is "not enough evidence". Response latency is tested the
 same way (Mann–Whitney U on per-turn latencies) and reported as a shift in ms. Single calls
-compare as flips. A regression fails the run under either --fail-on. An old version the service
+compare as flips. Old and new calls go out in pairs, the order in each pair drawn at random and
+recorded. --compare-rule sequential (or a scenario's compare: sequential) places pairs until a test
+by betting decides regressed or no worse (not worse by more than compare.margin, default 0.1), each
+wrong at most --alpha of the time at every look, or compare.max_pairs (default 40) leave it
+inconclusive, which fails the run unless --allow-inconclusive. A regression fails the run under either --fail-on. An old version the service
 does not know (404) is no baseline: its calls were never placed, the scenario is not compared and
 the run says the baseline was not found; --require-baseline makes that exit 3.
 
@@ -131,7 +146,7 @@ type Parsed = NonNullable<ReturnType<typeof parseCommand<typeof SPEC.flags>>>;
 /** The one typed request of a smoke run. */
 function smokeRequest({ values, typed }: Parsed) {
   const comparing = values.compare !== undefined;
-  const compareOnly = (["alpha", "fail-on", "require-baseline"] as const).find(
+  const compareOnly = (["alpha", "fail-on", "require-baseline", "compare-rule", "allow-inconclusive"] as const).find(
     (flag) => values[flag] !== undefined && values[flag] !== false,
   );
   if (!comparing && compareOnly) throw new CliError(`--${compareOnly} needs --compare OLD`);
@@ -162,6 +177,8 @@ function smokeRequest({ values, typed }: Parsed) {
           failOn: typed["fail-on"] ?? "failure",
           alpha: typed.alpha,
           requireBaseline: values["require-baseline"],
+          rule: typed["compare-rule"],
+          allowInconclusive: values["allow-inconclusive"],
         }
       : undefined,
     judgeCache: judgeCache(values),

@@ -20,7 +20,7 @@ import {
   settleComparisonBase,
   unknownVersionsNote,
 } from "../usecases/index.ts";
-import { parseCommand, STACK_FLAG } from "./args.ts";
+import { oneOf, parseCommand, STACK_FLAG } from "./args.ts";
 import { START_REPORTS } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
 
@@ -38,6 +38,17 @@ unlocked.`,
   flags: {
     stack: STACK_FLAG,
     "no-smoke": { type: "boolean", default: false, help: "provision only; place no smoke calls" },
+    "compare-rule": {
+      type: "string",
+      arg: "RULE",
+      value: oneOf(["fixed", "sequential"]),
+      help: "decide the comparison with the versions before the deploy by this rule for every scenario (default: each scenario's compare:, else fixed; see smoke --help)",
+    },
+    "allow-inconclusive": {
+      type: "boolean",
+      default: false,
+      help: "a sequential comparison that reached its cap undecided does not fail the run",
+    },
   },
   footer: `exit codes: 0 done, 1 a smoke expectation failed or the agent files are invalid (nothing is
 deployed then), 2 usage or configuration error, 3 the service or the backend failed (including a
@@ -75,7 +86,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       `\n${deployed.changed ? "Changes applied." : "No changes."}\n${agentTable(deployed.held.agents)}\n`,
     );
     if (!smoke) return 0;
-    return await smokeAfterUp(session, service, deployed, { io, signal: stop.signal });
+    const compare = { rule: parsed.typed["compare-rule"], allowInconclusive: parsed.values["allow-inconclusive"] };
+    return await smokeAfterUp(session, service, deployed, { io, signal: stop.signal, compare });
   } finally {
     stop.release();
     // Last: the Pulumi run (and its provider) has stopped using it by now.
@@ -87,7 +99,15 @@ async function smokeAfterUp(
   session: StackSession,
   service: LocalService,
   deployed: Deployed,
-  { io, signal }: { io: CommandIO; signal: AbortSignal },
+  {
+    io,
+    signal,
+    compare,
+  }: {
+    io: CommandIO;
+    signal: AbortSignal;
+    compare: { rule?: "fixed" | "sequential" | undefined; allowInconclusive: boolean };
+  },
 ): Promise<number> {
   const { held, base } = deployed;
   const plan = await planHeld(session, held, { selection: {} }, (text) => io.stderr.write(text));
@@ -102,7 +122,12 @@ async function smokeAfterUp(
     project: session.project,
     plan,
     placement: comparing
-      ? { kind: "compare" as const, old: { versions: base, source: "outputs" as const }, failOn: "failure" as const }
+      ? {
+          kind: "compare" as const,
+          old: { versions: base, source: "outputs" as const },
+          failOn: "failure" as const,
+          ...compare,
+        }
       : { kind: "smoke" as const },
     concurrency: 4,
     judge: { settings: session.judge },

@@ -12,6 +12,7 @@ import {
   type ScenarioComparison,
   type Verdict,
 } from "../report/index.ts";
+import type { SequentialEvidence } from "./sequential.ts";
 import type { Evidence } from "./significance.ts";
 
 /** At most this many lines of transcript diff per scenario (the rest is counted). */
@@ -59,15 +60,22 @@ export function scenarioOutcome(old: Verdict, now: Verdict): ComparisonOutcome {
 }
 
 /**
- * The outcome with evidence: with a test ("exact"), a regression is a significantly lower pass rate
- * on the new version, whatever the verdicts; a verdict that flipped without that is not
- * significant. Single calls ("flip") keep the verdicts' flip.
+ * The outcome with evidence: the sequential comparison's decision where it ran; with a fixed test
+ * ("exact"), a regression is a significantly lower pass rate on the new version, whatever the
+ * verdicts, and a verdict that flipped without that is "not enough evidence". Single calls
+ * ("flip") keep the verdicts' flip.
  */
-function evidencedOutcome(old: Verdict, now: Verdict, evidence: Evidence | undefined): ComparisonOutcome {
+function evidencedOutcome(
+  old: Verdict,
+  now: Verdict,
+  evidence: Evidence | undefined,
+  sequential: SequentialEvidence | undefined,
+): ComparisonOutcome {
+  if (sequential) return sequential.outcome;
   const flip = scenarioOutcome(old, now);
   if (evidence?.method !== "exact") return flip;
   if (evidence.significant) return "regression";
-  return flip === "regression" ? "not_significant" : flip;
+  return flip === "regression" ? "not_enough_evidence" : flip;
 }
 
 /**
@@ -79,6 +87,7 @@ export function compareScenario(
   newCalls: readonly CallResult[],
   verdicts: { old?: Verdict; new?: Verdict } = {},
   evidence?: Evidence,
+  sequential?: SequentialEvidence,
 ): ScenarioComparison {
   const oldVerdict = verdicts.old ?? sideVerdict(oldCalls);
   const newVerdict = verdicts.new ?? sideVerdict(newCalls);
@@ -89,7 +98,7 @@ export function compareScenario(
     new_version_id: firstNew?.version_id ?? "",
     old_verdict: oldVerdict,
     new_verdict: newVerdict,
-    outcome: evidencedOutcome(oldVerdict, newVerdict, evidence),
+    outcome: evidencedOutcome(oldVerdict, newVerdict, evidence, sequential),
     expectations: [...expectationsOf(oldCalls, newCalls)].map(([id, { kind, key, description }]) => {
       const old = held(oldCalls, id);
       const now = held(newCalls, id);
@@ -102,8 +111,23 @@ export function compareScenario(
       { procedures: firstOld?.procedures ?? [], conversationId: firstOld?.conversation_id ?? null },
       { procedures: firstNew?.procedures ?? [], conversationId: firstNew?.conversation_id ?? null },
     ),
-    ...(evidence ? { evidence } : {}),
+    ...pairsOf(oldCalls, newCalls),
+    ...(sequential ? { sequential: sequential.test } : {}),
+    ...(evidence && !sequential ? { evidence } : {}),
   };
+}
+
+/** The pairs placed interleaved, in iteration order: which call of each went first (none when the sides were not paired). */
+function pairsOf(
+  oldCalls: readonly CallResult[],
+  newCalls: readonly CallResult[],
+): Pick<ScenarioComparison, "pairs"> | Record<string, never> {
+  const olds = new Set(oldCalls.map((c) => c.iteration));
+  const pairs = newCalls
+    .filter((c) => c.pair_order && olds.has(c.iteration))
+    .sort((a, b) => a.iteration - b.iteration)
+    .map((c) => c.pair_order as NonNullable<CallResult["pair_order"]>);
+  return pairs.length > 0 ? { pairs } : {};
 }
 
 /** A transcript line apart from when it was said (a caller's line carries its time). */

@@ -17,5 +17,6 @@ export {
   recordDeployBase,
 } from "./old-versions.ts";
 export { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
-export { compareSides, oldSide } from "./run.ts";
+export { compareSides, comparisonPlan } from "./run.ts";
+export { type CompareRule, placePairs } from "./sequential.ts";
 export { evidenceLines, regressionEvidence } from "./significance.ts";

@@ -28,6 +28,8 @@ export function compareReport(
     failOn?: FailOn;
     /** A scenario left without a baseline fails the run (exit 3). */
     requireBaseline?: boolean;
+    /** A sequential comparison left inconclusive does not fail the run. */
+    allowInconclusive?: boolean;
     interrupted?: boolean;
   },
 ): Report {
@@ -49,6 +51,7 @@ export function compareReport(
     notes: meta.notes,
     fail_on: meta.failOn ?? "failure",
     require_baseline: meta.requireBaseline ?? false,
+    allow_inconclusive: meta.allowInconclusive ?? false,
     interrupted: meta.interrupted ?? false,
   });
 }

@@ -5,9 +5,11 @@
 
 import { type Report, unknownVersion } from "../report/index.ts";
 import { callResult, type PlannedCall, type ScenarioResult, scenarioSummaries } from "../smoke/index.ts";
+import type { PairedRule } from "../stats/index.ts";
 import { compareScenario } from "./compare.ts";
 import type { OldVersions } from "./old-versions.ts";
 import { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
+import { type CompareRule, type PairedPlan, pairedPlan, sequentialEvidence } from "./sequential.ts";
 import { DEFAULT_ALPHA, regressionEvidence } from "./significance.ts";
 
 /** The old side's call: the same scenario and inputs on the old version; procedures found by name (it links older procedural agents). */
@@ -19,10 +21,15 @@ function oldCall(call: PlannedCall, versionId: string): PlannedCall {
 }
 
 /**
- * The old side of planned calls: each call again on its agent's old version (the same plan, so the
- * same shard), none where the version did not change; and the notes on agents with no old version.
+ * The pairs of a comparison: each planned call beside the same call on its agent's old version (the
+ * same plan, so the same shard), none where the version did not change (see sequential.ts for the
+ * sequential scenarios' pairs); and the notes on agents with no old version.
  */
-export function oldSide(newCalls: readonly PlannedCall[], old: OldVersions): { calls: PlannedCall[]; notes: string[] } {
+export function comparisonPlan(
+  newCalls: readonly PlannedCall[],
+  old: OldVersions,
+  options: { rule?: CompareRule | undefined; alpha?: number | undefined } = {},
+): PairedPlan & { notes: string[] } {
   const oldVersions = old.versions;
   const notes: string[] = [];
   const agents = [...new Set(newCalls.map((c) => c.agent))];
@@ -32,11 +39,11 @@ export function oldSide(newCalls: readonly PlannedCall[], old: OldVersions): { c
   } else if (missing.length > 0) {
     notes.push(`no old version of ${missing.join(", ")} (new agent${missing.length > 1 ? "s" : ""}): plain smoke`);
   }
-  const calls = newCalls.flatMap((call) => {
+  const oldFor = (call: PlannedCall) => {
     const version = oldVersions[call.agent];
-    return version && version !== call.versionId ? [oldCall(call, version)] : [];
-  });
-  return { calls, notes };
+    return version && version !== call.versionId ? oldCall(call, version) : undefined;
+  };
+  return { ...pairedPlan(newCalls, oldFor, { rule: options.rule, alpha: options.alpha ?? DEFAULT_ALPHA }), notes };
 }
 
 /** Both sides' results compared per scenario, and the report value of the comparison. */
@@ -47,6 +54,9 @@ export function compareSides(
     failOn: FailOn;
     alpha?: number | undefined;
     requireBaseline?: boolean | undefined;
+    allowInconclusive?: boolean | undefined;
+    /** The scenarios compared sequentially (agent, scenario → their rule); the others by the fixed rule. */
+    sequential?: ReadonlyMap<string, PairedRule>;
     stack?: string;
     interrupted: boolean;
     /** The calls are one shard's: each side's thresholds are judged only where already missed. */
@@ -58,6 +68,7 @@ export function compareSides(
   const scenarios = compared(sides.newResults, sides.oldResults, oldVersions, {
     alpha: options.alpha ?? DEFAULT_ALPHA,
     partial: options.partial ?? false,
+    sequential: options.sequential ?? new Map(),
     notes,
   });
   const report = compareReport(scenarios, {
@@ -66,19 +77,26 @@ export function compareSides(
     notes: [...sides.notes, ...notes],
     failOn: options.failOn,
     requireBaseline: options.requireBaseline ?? false,
+    allowInconclusive: options.allowInconclusive ?? false,
     interrupted: options.interrupted,
   });
   return { scenarios, report };
 }
+
+const key = (agent: string, scenario: string) => `${agent}\u0000${scenario}`;
 
 /** Groups both sides by scenario (planned order) and compares those that have an old side. */
 function compared(
   newResults: ScenarioResult[],
   oldResults: ScenarioResult[],
   oldVersions: Record<string, string>,
-  { alpha, partial, notes }: { alpha: number; partial: boolean; notes: string[] },
+  {
+    alpha,
+    partial,
+    sequential,
+    notes,
+  }: { alpha: number; partial: boolean; sequential: ReadonlyMap<string, PairedRule>; notes: string[] },
 ): ComparedScenario[] {
-  const key = (agent: string, scenario: string) => `${agent}\u0000${scenario}`;
   // Each side's verdicts under the scenarios' thresholds, as plain smoke judges them.
   const verdicts = (results: ScenarioResult[]) =>
     new Map(scenarioSummaries(results, { partial }).map((s) => [key(s.agent, s.scenario), s.verdict]));
@@ -130,8 +148,8 @@ function compared(
     );
     return false;
   });
-  // The evidence of the scenarios that ran on two versions, Holm-adjusted across them.
-  const tested = compare.filter(([, group]) => !group.sameVersion);
+  // The evidence of the scenarios that ran on two versions by the fixed rule, Holm-adjusted across them.
+  const tested = compare.filter(([k, group]) => !group.sameVersion && !sequential.has(k));
   const evidence = regressionEvidence(
     tested.map(([, g]) => ({ old: sideOf(g.oldResults ?? [], "old"), new: sideOf(g.newResults, "new") })),
     alpha,
@@ -139,11 +157,14 @@ function compared(
   const evidenceOf = new Map(tested.map(([k], i) => [k, evidence[i]]));
   for (const [k, group] of compare) {
     const oldVerdict = group.sameVersion ? group.newVerdict : oldVerdicts.get(k);
+    const [oldCalls, newCalls] = [sideOf(group.oldResults ?? [], "old"), sideOf(group.newResults, "new")];
+    const rule = group.sameVersion ? undefined : sequential.get(k);
     group.comparison = compareScenario(
-      sideOf(group.oldResults ?? [], "old"),
-      sideOf(group.newResults, "new"),
+      oldCalls,
+      newCalls,
       { new: group.newVerdict, ...(oldVerdict ? { old: oldVerdict } : {}) },
       evidenceOf.get(k),
+      rule ? sequentialEvidence(oldCalls, newCalls, rule) : undefined,
     );
   }
   return [...groups.values()];

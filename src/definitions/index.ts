@@ -15,6 +15,7 @@ export {
   agentJsonSchema,
   agentKey,
   type CallerSpec,
+  COMPARE_DEFAULTS,
   DEFAULT_JUDGE_VOTES,
   DEFAULT_PERSONA_TURNS,
   type Expectations,

@@ -16,6 +16,28 @@ import { regexProblem } from "./patterns.ts";
 /** The cap of a sequential test without max_iterations. */
 const DEFAULT_MAX_ITERATIONS = 50;
 
+/**
+ * How old versus new is decided for the scenario: `fixed` (its iterations on each side, a Fisher
+ * test) or `sequential` (pairs until regressed, no worse or the cap; see src/stats/paired.ts).
+ * The defaults of the sequential comparison: a drop of 0.1 in pass rate is "worse"; 40 pairs at
+ * most (at α 0.05 "no worse" by a margin of 0.1 needs 32 pairs that all pass on both sides).
+ */
+export const COMPARE_DEFAULTS = { margin: 0.1, maxPairs: 40 } as const;
+
+const compareRuleSchema = z
+  .union([
+    z.enum(["fixed", "sequential"]),
+    z.strictObject({
+      rule: z.enum(["fixed", "sequential"]).default("sequential"),
+      max_pairs: z.int().min(2).max(500).optional(),
+      margin: z.number().gt(0).lt(1).optional(),
+    }),
+  ])
+  .transform((value) => (typeof value === "string" ? { rule: value } : value))
+  .meta({
+    description: `Old versus new (smoke --compare, start): fixed (default: the iterations on each side, Fisher's test) or sequential (pairs of calls until regressed, no worse or, at max_pairs, inconclusive); as {rule, max_pairs (default ${COMPARE_DEFAULTS.maxPairs}), margin (default ${COMPARE_DEFAULTS.margin}: the pass-rate drop still "no worse")}.`,
+  });
+
 /** An agent key: the file name and the Pulumi resource name. */
 export const KEY_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const agentKey = z
@@ -325,6 +347,7 @@ export const smokeScenario = z
       description:
         "With confidence: the indifference margin δ around pass_rate (default min(0.05, pass_rate/2, (1 − pass_rate)/2)); rates within ±δ may end either way or inconclusive.",
     }),
+    compare: compareRuleSchema.optional(),
     pass_k: z
       .strictObject({ k: z.int().min(1), min: z.number().gt(0).max(1) })
       .optional()

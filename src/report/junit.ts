@@ -7,6 +7,7 @@
 // the comparison; a scenario the report's `fail_on` lets through has no failure (outcome.ts).
 import { xml } from "./escape.ts";
 import {
+  comparisonReason,
   countScenarios,
   evaluated,
   failsRun,
@@ -55,6 +56,9 @@ function failureOf(scenario: ScenarioSummary, failing: CallResult[]): { message:
   if (scenario.verdict === "inconclusive") {
     return { message: `inconclusive: ${sequentialText(scenario) || passKText(scenario)}`, type: "inconclusive" };
   }
+  const compared = comparisonReason(scenario);
+  if (compared && c?.outcome === "inconclusive") return { message: compared, type: "inconclusive" };
+  if (compared) return { message: compared, type: "regression" };
   if (c?.outcome === "regression") {
     const flipped = c.expectations.filter((e) => e.outcome === "regression").map((e) => e.description);
     const what = flipped.length > 0 ? flipped.join("; ") : `the scenario (${c.new_verdict})`;

@@ -16,7 +16,7 @@ import {
   unevaluatedText,
   verdictReason,
 } from "./outcome.ts";
-import { decidedText, evidenceText, passKText, sequentialText } from "./repeats.ts";
+import { comparisonEvidence, decidedText, passKText, sequentialText } from "./repeats.ts";
 import { type CallOutcomeKind, type CallResult, type Report, reportSchema, type ScenarioSummary } from "./schema.ts";
 
 export { markdownText } from "./escape.ts";
@@ -154,7 +154,7 @@ export function jobSummary(input: ReportInput): string {
         const flips = c.expectations.filter((e) => e.outcome === "regression");
         return [
           `- ↓ ${name(x)}: ${c.old_verdict} at ${version(c.old_version_id)} → ${c.new_verdict} at ${version(c.new_version_id)}`,
-          ...(c.evidence ? evidenceText(c.evidence).map((line) => `  - ${markdownText(line)}`) : []),
+          ...comparisonEvidence(c).map((line) => `  - ${markdownText(line)}`),
           ...flips.slice(0, MAX_ITEMS).map((e) => `  - ✓ → ✗ ${markdownText(e.description)}`),
         ];
       }),

@@ -11,21 +11,32 @@ import {
   type ScenarioSummary,
 } from "./schema.ts";
 
-/** Whether a failed scenario is let through by the report's `fail_on` (a comparison under `--fail-on regression`). */
-export function tolerated(report: Pick<Report, "fail_on">, s: ScenarioSummary): boolean {
+type Policy = Pick<Report, "fail_on"> & Partial<Pick<Report, "allow_inconclusive">>;
+
+/** A sequential comparison that ended undecided, not let through by `--allow-inconclusive`. */
+const inconclusiveComparison = (report: Policy, s: ScenarioSummary) =>
+  s.comparison?.outcome === "inconclusive" && !report.allow_inconclusive;
+
+/**
+ * Whether a failed scenario is let through by the report's `fail_on` (a comparison under `--fail-on
+ * regression`). A sequential comparison lets it through only as earned: "no worse" (or, with
+ * `--allow-inconclusive`, inconclusive).
+ */
+export function tolerated(report: Policy, s: ScenarioSummary): boolean {
   // Without an old version there is no baseline: a failure fails the run under any policy.
   if (report.fail_on !== "regression" || s.verdict !== "failed" || !s.comparison) return false;
-  return s.comparison.outcome !== "regression";
+  return s.comparison.outcome !== "regression" && !inconclusiveComparison(report, s);
 }
 
 /**
  * Whether a scenario fails the run: a failure its `fail_on` does not let through, or a regression
  * (a significantly lower pass rate, or a single call's flip) even where the new side still met its
- * threshold.
+ * threshold, or a sequential comparison left inconclusive (unless `--allow-inconclusive`).
  */
-export function failsRun(report: Pick<Report, "fail_on">, s: ScenarioSummary): boolean {
+export function failsRun(report: Policy, s: ScenarioSummary): boolean {
   if (s.verdict === "failed") return !tolerated(report, s);
-  return (s.verdict === "passed" || s.verdict === "flaky") && s.comparison?.outcome === "regression";
+  const passed = s.verdict === "passed" || s.verdict === "flaky";
+  return passed && (s.comparison?.outcome === "regression" || inconclusiveComparison(report, s));
 }
 
 /** Whether a call ended on its own (its expectations evaluated, or an error of its own): not cut short, not unplaced. */
@@ -93,7 +104,7 @@ export function judgedCalls(report: Pick<Report, "results">): CallResult[] {
 }
 
 /** The headline counts (scenarios; calls as the second figure), from the scenarios and calls alone. */
-export function countScenarios(report: Pick<Report, "scenarios" | "results" | "fail_on">): ReportSummary {
+export function countScenarios(report: Pick<Report, "scenarios" | "results"> & Policy): ReportSummary {
   const verdicts = report.scenarios.map((s) => s.verdict);
   const n = (v: string) => verdicts.filter((x) => x === v).length;
   const letThrough = report.scenarios.filter((s) => tolerated(report, s)).length;
@@ -134,7 +145,15 @@ export type RunReportParts = Pick<Report, "kind" | "scenarios" | "results"> &
   Partial<
     Pick<
       Report,
-      "stack" | "versions" | "old_versions" | "shard" | "notes" | "fail_on" | "require_baseline" | "interrupted"
+      | "stack"
+      | "versions"
+      | "old_versions"
+      | "shard"
+      | "notes"
+      | "fail_on"
+      | "require_baseline"
+      | "allow_inconclusive"
+      | "interrupted"
     >
   >;
 
@@ -155,6 +174,7 @@ export function runReport(parts: RunReportParts): Report {
     notes: parts.notes ?? [],
     fail_on: parts.fail_on ?? null,
     require_baseline: parts.require_baseline ?? false,
+    allow_inconclusive: parts.allow_inconclusive ?? false,
     interrupted: parts.interrupted ?? false,
   };
   report.summary = countScenarios(report);
@@ -208,7 +228,8 @@ export function headline(report: Report): Headline {
   if (code !== 0) return { exitCode: code, mark: "❌", word: report.kind === "watch" ? "regressed" : "failed" };
   const s = countScenarios(report);
   const caveat =
-    s.flaky + s.tolerated > 0 || (report.kind === "watch" && report.traffic?.agents.some((a) => a.status !== "ok"));
+    s.flaky + s.tolerated + allowedInconclusive(report) > 0 ||
+    (report.kind === "watch" && report.traffic?.agents.some((a) => a.status !== "ok"));
   return { exitCode: code, mark: caveat ? "⚠️" : "✅", word: "passed" };
 }
 
@@ -245,6 +266,7 @@ export function latencyReasons(s: ScenarioSummary): string[] {
  */
 export function thresholdText(s: Pick<ScenarioSummary, "min_pass" | "sequential">): string {
   const q = s.sequential;
+  if (!q && s.min_pass === 0) return "no threshold of its own: the comparison with the old version decides";
   return q ? `pass_rate ${q.pass_rate} ± ${q.margin} at confidence ${q.confidence}` : `min_pass ${s.min_pass}`;
 }
 
@@ -264,6 +286,8 @@ export function verdictReason(s: ScenarioSummary): string[] {
     !s.sequential && s.passes < s.min_pass && s.min_pass < (s.planned_iterations ?? s.iterations)
       ? [`needs ${s.min_pass}`]
       : [];
+  const compared = comparisonReason(s);
+  if (compared) return [compared];
   switch (s.verdict) {
     case "failed": {
       const lost = s.shard_missing ? [`${s.shard_missing} in a missing shard's report, counted failed`] : [];
@@ -282,13 +306,34 @@ export function verdictReason(s: ScenarioSummary): string[] {
   }
 }
 
+/** Comparisons left inconclusive that `--allow-inconclusive` lets pass. */
+export function allowedInconclusive(report: Pick<Report, "scenarios"> & Policy): number {
+  return report.allow_inconclusive
+    ? report.scenarios.filter((s) => s.comparison?.outcome === "inconclusive").length
+    : 0;
+}
+
+/** Why a sequential comparison decided a scenario as it did (regressed or inconclusive), in words; "" otherwise. */
+export function comparisonReason(s: Pick<ScenarioSummary, "comparison">): string {
+  const q = s.comparison?.sequential;
+  if (!q) return "";
+  if (s.comparison?.outcome === "regression") {
+    return `regressed against the old version: decided after ${q.pairs} pairs of ${q.max_pairs}`;
+  }
+  return s.comparison?.outcome === "inconclusive"
+    ? `the comparison with the old version was inconclusive: neither regressed nor no worse (margin ${q.margin}) after ${q.pairs} pairs of ${q.max_pairs}`
+    : "";
+}
+
 /** `6 scenarios: 5 passed (1 flaky), 1 failed` — the headline unit, as on every surface. */
-export function scenarioCounts(report: Pick<Report, "scenarios" | "results" | "fail_on">): string {
+export function scenarioCounts(report: Pick<Report, "scenarios" | "results"> & Policy): string {
   const s = countScenarios(report);
+  const allowed = allowedInconclusive(report);
   const parts = [`${s.passed} passed${s.flaky > 0 ? ` (${s.flaky} flaky)` : ""}`, `${s.failed} failed`];
   if (s.inconclusive) parts.push(`${s.inconclusive} inconclusive`);
   if (s.errors > 0) parts.push(`${s.errors} could not complete`);
   if (s.tolerated > 0) parts.push(`${s.tolerated} still failing, tolerated by --fail-on regression`);
+  if (allowed > 0) parts.push(`${allowed} inconclusive against the old version, allowed by --allow-inconclusive`);
   if (s.not_run > 0) parts.push(`${s.not_run} not run`);
   if (s.no_baseline) parts.push(`${s.no_baseline} without a baseline`);
   return `${s.scenarios} scenario${s.scenarios === 1 ? "" : "s"}: ${parts.join(", ")}`;

@@ -2,6 +2,7 @@
 // pass^k shown (`pass^3 0.61`), the early decision (`decided after 6 of 10, 4 calls not needed`)
 // the sequential test, and a comparison's evidence (rates, difference, adjusted p-value, latency
 // shift). One place, so each renderer adds a line, not a rule.
+import { figure } from "./outcome.ts";
 import type { ScenarioComparison, ScenarioSummary } from "./schema.ts";
 
 type Evidence = NonNullable<ScenarioComparison["evidence"]>;
@@ -55,7 +56,7 @@ export function evidenceText(e: Evidence): string[] {
   if (e.method === "flip") return [`${rates}: single calls, compared as a flip (no test)`];
   const d = e.difference;
   const diff = d ? `, ${points(d.value)} points (95 % CI ${points(d.low)} to ${points(d.high)})` : "";
-  const verdict = e.significant ? "significant" : "not significant";
+  const verdict = e.significant ? "significant" : "not enough evidence";
   const lines = [
     `${rates}${diff}; adjusted p ${pText(e.adjusted_p_value ?? 1)} (one-sided Fisher, Holm, α ${e.alpha}): ${verdict}`,
   ];
@@ -67,4 +68,46 @@ export function evidenceText(e: Evidence): string[] {
     );
   }
   return lines;
+}
+
+/** `6 pairs placed interleaved (old and new together), order per pair: ON NO ON ON NO NO`. */
+function pairingText(c: Pick<ScenarioComparison, "pairs">): string {
+  const pairs = c.pairs ?? [];
+  if (pairs.length === 0) return "";
+  const order = pairs.map((p) => (p === "old_first" ? "ON" : "NO")).join(" ");
+  return `${pairs.length} pair${pairs.length === 1 ? "" : "s"} placed interleaved (old and new together), order per pair: ${order}`;
+}
+
+const wealthText = (w: number) => (w >= 100 ? figure(w) : fixed2(w));
+
+/**
+ * `sequential comparison: decided after 6 pairs of 40 (68 calls saved); regressed, bet 21.3 ≥ 20 (α 0.05); no worse by 0.1: bet 0.41`.
+ */
+function sequentialComparisonText(c: Pick<ScenarioComparison, "sequential" | "outcome">): string[] {
+  const q = c.sequential;
+  if (!q) return [];
+  const threshold = figure(1 / q.alpha);
+  const saved = 2 * (q.max_pairs - q.pairs);
+  const when =
+    c.outcome === "inconclusive"
+      ? `undecided at the cap of ${q.max_pairs} pairs: inconclusive`
+      : `decided after ${q.pairs} pair${q.pairs === 1 ? "" : "s"} of ${q.max_pairs}${saved > 0 ? ` (${saved} calls saved)` : ""}`;
+  const lines = [
+    `sequential comparison: ${when}; α ${q.alpha}, margin ${q.margin} (tests by betting, decided at ${threshold}: regressed ${wealthText(q.regressed_wealth)}, no worse ${wealthText(q.no_worse_wealth)})`,
+  ];
+  if (q.slower_wealth !== null) {
+    lines.push(
+      `response latency: ${q.slower ? "slower on the new version, with evidence" : "not shown slower"} (bet on each pair's sign ${wealthText(q.slower_wealth)}, decided at ${threshold})`,
+    );
+  }
+  return lines;
+}
+
+/** Everything a comparison's outcome stands on, in words: the pairing, the sequential test, the fixed test. */
+export function comparisonEvidence(c: ScenarioComparison): string[] {
+  return [
+    ...[pairingText(c)].filter(Boolean),
+    ...sequentialComparisonText(c),
+    ...(c.evidence ? evidenceText(c.evidence) : []),
+  ];
 }

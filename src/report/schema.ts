@@ -168,6 +168,9 @@ export function legacyOutcome(call: { status: z.output<typeof callStatus> }): z.
   return { kind: call.status, stage: null, request: null, http_status: null, code: null };
 }
 
+/** Which call of an old/new pair was placed first (the order of each pair is drawn at random). */
+const pairOrder = z.enum(["old_first", "new_first"]);
+
 /** One planned call (a scenario's iteration on one version), placed or not. */
 const callFields = z.looseObject({
   agent: z.string(),
@@ -175,6 +178,8 @@ const callFields = z.looseObject({
   iteration: z.int().min(1),
   /** In a comparison: which side the call ran on. */
   side: z.enum(["new", "old"]).default("new"),
+  /** In a comparison: the order of the old/new pair this call belongs to (the pair is its iteration on both sides). */
+  pair_order: pairOrder.optional(),
   status: callStatus,
   version_id: z.string(),
   conversation_id: z.string().nullable().default(null),
@@ -220,8 +225,16 @@ const latencySummarySchema = z.looseObject({
 
 /** `inconclusive`: a sequential test reached its cap undecided (exit 1, like failed). */
 const verdict = z.enum(["passed", "failed", "flaky", "error", "not_run", "inconclusive"]);
-/** `not_significant`: the new version fails where the old passed, but its pass rate is not significantly lower. */
-const comparisonOutcome = z.enum(["regression", "fixed", "still_failing", "unchanged", "not_significant"]);
+/**
+ * `not_enough_evidence`: the new version fails where the old passed, but the fixed test found its
+ * pass rate not significantly lower (read from reports that wrote `not_significant`). The sequential
+ * comparison's: `regression` (new worse, with evidence), `no_worse` (new not worse than old by more
+ * than the margin, with evidence), `inconclusive` (neither by the cap on pairs).
+ */
+const comparisonOutcome = z.preprocess(
+  (value) => (value === "not_significant" ? "not_enough_evidence" : value),
+  z.enum(["regression", "fixed", "still_failing", "unchanged", "not_enough_evidence", "no_worse", "inconclusive"]),
+);
 
 /** Old versus new for one scenario (smoke --compare). */
 const scenarioComparisonSchema = z.looseObject({
@@ -247,6 +260,25 @@ const scenarioComparisonSchema = z.looseObject({
   duration_delta_ms: z.number().nullable().default(null),
   response_latency_delta_ms: z.array(z.number()).default([]),
   procedure_differences: z.array(z.string()).default([]),
+  /** The pairs placed interleaved (old and new together), in iteration order: which of each went first. */
+  pairs: z.array(pairOrder).optional(),
+  /**
+   * The sequential comparison (`compare: sequential`): its rule, the pairs it took, and its tests'
+   * wealth (each reaches 1/α to decide; see src/stats/paired.ts).
+   */
+  sequential: z
+    .looseObject({
+      alpha: z.number(),
+      margin: z.number(),
+      max_pairs: z.int().min(1),
+      pairs: z.int().min(0),
+      regressed_wealth: z.number(),
+      no_worse_wealth: z.number(),
+      /** The bet against "new is not slower", on the sign of each pair's mean response latency. */
+      slower_wealth: z.number().nullable().default(null),
+      slower: z.boolean().default(false),
+    })
+    .optional(),
   /**
    * The evidence behind the outcome: with ≥ 2 completed calls on both sides ("exact"), a one-sided
    * Fisher test of the pass rates and a Mann–Whitney test of per-turn latencies, each Holm-adjusted
@@ -393,6 +425,8 @@ export const reportSchema = z.looseObject({
   fail_on: z.string().nullable().default(null),
   /** A comparison in which a scenario without a baseline (`summary.no_baseline`) fails the run, exit 3 (--require-baseline). */
   require_baseline: z.boolean().default(false),
+  /** A comparison whose sequential test ended inconclusive does not fail the run (--allow-inconclusive). */
+  allow_inconclusive: z.boolean().default(false),
   /** The run was stopped (SIGINT/SIGTERM): unfinished calls are marked, the exit code is 130. */
   interrupted: z.boolean().default(false),
   /** Live traffic per version (kinds "watch" and "audit"; see traffic.ts). */

@@ -4,6 +4,7 @@
 // Live smoke prints the call lines as calls finish; replay and every run's closing text use these.
 import { terminalText } from "./escape.ts";
 import {
+  allowedInconclusive,
   countScenarios,
   evaluated,
   figure,
@@ -15,7 +16,7 @@ import {
   verdictReason,
   withoutBaseline,
 } from "./outcome.ts";
-import { decidedText, evidenceText, passKText } from "./repeats.ts";
+import { comparisonEvidence, decidedText, passKText } from "./repeats.ts";
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary } from "./schema.ts";
 
 const percent = (x: number) => `${Math.round(x * 100)} %`;
@@ -122,13 +123,13 @@ export function comparisonLines(c: ScenarioComparison | undefined, agent: string
   if (!c) return [`no old version of ${agent}: plain smoke (nothing to compare with)`];
   const sameVersion = c.old_version_id === c.new_version_id;
   const lines = [
-    `old ${c.old_version_id}: ${c.old_verdict}; new ${c.new_version_id}: ${c.new_verdict} → ${c.outcome.replace("_", " ")}`,
+    `old ${c.old_version_id}: ${c.old_verdict}; new ${c.new_version_id}: ${c.new_verdict} → ${c.outcome.replaceAll("_", " ")}`,
     ...(sameVersion ? ["(the same version on both sides: the agent was not replaced)"] : []),
-    ...(c.evidence ? evidenceText(c.evidence) : []),
+    ...comparisonEvidence(c),
     "",
     "expectations (old → new):",
     ...c.expectations.map(
-      (e) => `  ${e.outcome.replace("_", " ")}: ${e.description} (${side(e.old)} → ${side(e.new)})`,
+      (e) => `  ${e.outcome.replaceAll("_", " ")}: ${e.description} (${side(e.old)} → ${side(e.new)})`,
     ),
   ];
   if (c.duration_delta_ms !== null) lines.push("", `duration: ${signed(c.duration_delta_ms)} ms`);
@@ -144,12 +145,28 @@ export function comparisonLines(c: ScenarioComparison | undefined, agent: string
   return lines;
 }
 
-const MARK = { regression: "✗", fixed: "✓", still_failing: "~", unchanged: "=", not_significant: "≟" } as const;
+const MARK = {
+  regression: "✗",
+  fixed: "✓",
+  still_failing: "~",
+  unchanged: "=",
+  not_enough_evidence: "≟",
+  no_worse: "=",
+  inconclusive: "?",
+} as const;
 
 /** The comparison with the old versions, scenario by scenario, and its count of outcomes. */
 function comparisonSummary(report: Report): string[] {
   const lines = ["", "comparison with the old versions:"];
-  const count = { regression: 0, fixed: 0, still_failing: 0, unchanged: 0, not_significant: 0 };
+  const count = {
+    regression: 0,
+    fixed: 0,
+    still_failing: 0,
+    unchanged: 0,
+    not_enough_evidence: 0,
+    no_worse: 0,
+    inconclusive: 0,
+  };
   for (const s of report.scenarios) {
     const c = s.comparison;
     const passed = s.verdict === "passed" || s.verdict === "flaky";
@@ -179,9 +196,9 @@ function comparisonSummary(report: Report): string[] {
     const oldError = oldCall ? unevaluatedText(oldCall) : undefined;
     const caveat = oldError ? ` (the old version's call could not complete: ${oldError})` : "";
     lines.push(
-      `  ${MARK[c.outcome]} ${c.outcome.replace("_", " ")} ${s.agent}/${s.scenario} (${versions})${what.length ? `: ${what.join("; ")}` : ""}${policy}${caveat}`,
+      `  ${MARK[c.outcome]} ${c.outcome.replaceAll("_", " ")} ${s.agent}/${s.scenario} (${versions})${what.length ? `: ${what.join("; ")}` : ""}${policy}${caveat}`,
     );
-    if (c.evidence && c.outcome !== "regression") lines.push(...evidenceText(c.evidence).map((l) => `      ${l}`));
+    if (c.outcome !== "regression") lines.push(...comparisonEvidence(c).map((l) => `      ${l}`));
     if (c.outcome === "regression") {
       lines.push(
         ...comparisonLines(c, s.agent)
@@ -201,9 +218,18 @@ function comparisonSummary(report: Report): string[] {
     return lines;
   }
   lines.push(
-    `${count.regression} regression(s), ${count.fixed} fixed, ${count.still_failing} still failing, ${count.unchanged} unchanged${count.not_significant > 0 ? `, ${count.not_significant} not significant` : ""}${missing > 0 ? `; ${missing} scenario(s) without a baseline, not compared (${policy})` : ""}`,
+    `${count.regression} regression(s), ${count.fixed} fixed, ${count.still_failing} still failing, ${count.unchanged} unchanged${optionalCounts(count)}${missing > 0 ? `; ${missing} scenario(s) without a baseline, not compared (${policy})` : ""}`,
   );
   return lines;
+}
+
+/** The outcomes only some comparisons have, when any did: `, 2 no worse, 1 inconclusive`. */
+function optionalCounts(count: Record<"not_enough_evidence" | "no_worse" | "inconclusive", number>): string {
+  const words = { not_enough_evidence: "not enough evidence", no_worse: "no worse", inconclusive: "inconclusive" };
+  return (["not_enough_evidence", "no_worse", "inconclusive"] as const)
+    .filter((k) => count[k] > 0)
+    .map((k) => `, ${count[k]} ${words[k]}`)
+    .join("");
 }
 
 /** `calls: 12 of 14 passed, 2 failed, 0 could not complete` — the second figure, labelled. */
@@ -241,6 +267,9 @@ export function terminalSummary(report: Report): string {
     ...(s.flaky > 0 ? [`${s.flaky} flaky`] : []),
     ...(s.inconclusive ? [`${s.inconclusive} inconclusive`] : []),
     ...(s.tolerated > 0 ? [`${s.tolerated} still failing (--fail-on regression)`] : []),
+    ...(allowedInconclusive(report) > 0
+      ? [`${allowedInconclusive(report)} inconclusive against the old version, allowed by --allow-inconclusive`]
+      : []),
     ...(notPlaced > 0 ? [`${notPlaced} not run`] : []),
     ...(s.no_baseline ? [`${s.no_baseline} without a baseline`] : []),
   ];

@@ -152,7 +152,9 @@ export class ConversationRunner {
     const pause = () => sleep(this.#eventDelayMs, undefined, { signal: this.#controller.signal });
     // The agent "thinks" before each response: the delay sits between the cue and its first event.
     const think = () => sleep(sim.responseDelayMs, undefined, { signal: this.#controller.signal });
-    const failed = sim.failed || (sim.failureRate > 0 && failsAt(this.#nextInSeries(conversation), sim.failureRate));
+    const versionId = `${conversation.agent.id}@v${conversation.agent.version}`;
+    const rate = sim.failureRateByVersion[versionId] ?? sim.failureRate;
+    const failed = sim.failed || (rate > 0 && failsAt(this.#nextInSeries(conversation), rate));
     const emit = async (payload: EventEnvelope["payload"]) => {
       await pause();
       this.emit(conversation, payload);

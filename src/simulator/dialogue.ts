@@ -64,6 +64,8 @@ export type Simulation = {
   responseDelayMs: number;
   /** Share of this scenario's conversations that fail, chosen by a counter (see README.md). */
   failureRate: number;
+  /** Pinned version id → its own failure rate (old and new versions of one scenario fail apart). */
+  failureRateByVersion: Record<string, number>;
 };
 
 const MAX_RESPONSE_DELAY_MS = 60_000;
@@ -86,6 +88,9 @@ export function simulation(context: Record<string, unknown>): Simulation {
     ...(typeof raw.sentiment === "string" && raw.sentiment ? { sentiment: raw.sentiment } : {}),
     responseDelayMs: boundedNumber(raw.response_delay_ms, 0, MAX_RESPONSE_DELAY_MS),
     failureRate: boundedNumber(raw.failure_rate, 0, 1),
+    failureRateByVersion: isObject(raw.failure_rate_by_version)
+      ? Object.fromEntries(Object.entries(raw.failure_rate_by_version).map(([v, r]) => [v, boundedNumber(r, 0, 1)]))
+      : {},
   };
 }
 

@@ -52,9 +52,11 @@ export function dryRunText(calls: readonly PlannedCall[]): string {
     const early =
       call.scenario.confidence !== undefined
         ? "; at most: a sequential test stops once decided"
-        : iterations > 1
-          ? "; at most: stops once the verdict cannot change"
-          : "";
+        : call.scenario.compare?.rule === "sequential"
+          ? "; at most: pairs stop once the sequential comparison decides"
+          : iterations > 1
+            ? "; at most: stops once the verdict cannot change"
+            : "";
     const judged = judgeRequestsPerCall(call);
     const judge = judged > 0 ? `, ${judged} judge request(s) per call` : "";
     const spec = call.scenario.caller;

@@ -65,6 +65,8 @@ const ended = (calls: readonly CallResult[]) => calls.filter((c) => endedOnItsOw
 
 /** How many finished calls settled the verdict, when fewer than planned; null otherwise. */
 function decidedAfter(all: readonly CallResult[], gate: Gate): number | null {
+  // No threshold (a sequential comparison's scenario without one): nothing its passes decide.
+  if (gate.minPass === 0 && !gate.sequential) return null;
   const calls = ended(all);
   if (gate.sequential) {
     const passes = calls.filter(passed).length;

@@ -19,7 +19,7 @@ import { type NotRunReason, notRunResult, type Output, type RunOptions, runCalls
 export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 // PlannedCall, planCalls, runCalls, callResult, scenarioSummaries: for the comparison and the
 // behaviour preview, which place the same planned calls on other versions.
-export type { PlannedCall } from "./call.ts";
+export { gateOf, type PlannedCall } from "./call.ts";
 export { parseShard } from "./gates.ts";
 export { mergeReports } from "./merge.ts";
 export { type CallOutcome, unknownVersionCalls } from "./outcome.ts";
@@ -121,6 +121,8 @@ export type SmokeOptions = (
   earlyDecisions?: boolean;
   /** Writes each call's events and scenario here (JSON Lines, one file per call). */
   recordDir?: string;
+  /** Which calls to record (default: all). */
+  recordOnly?: (call: PlannedCall) => boolean;
   stack?: string;
   out: Output;
   /** Stops the run (e.g. on SIGINT): the reports still hold every call, finished or not. */
@@ -173,7 +175,7 @@ export async function runSmoke(
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       onResult: (result, results, call) => {
-        if (options.recordDir) {
+        if (options.recordDir && (options.recordOnly?.(call) ?? true)) {
           recordings.push(
             writeRecording(options.recordDir, call, result).catch((error: unknown) => {
               recordingFailure ??= error;

@@ -54,6 +54,8 @@ export type ScenarioResult = {
   callerModel?: { asked: string; answered: string | null };
   /** Why the caller failed the call (kept in a recording, so a replay fails it alike). */
   callerFailure?: CallerFailure;
+  /** In a comparison, the order of the old/new pair this call belongs to (placed together). */
+  pairOrder?: "old_first" | "new_first";
   /** The events as received (for `--record`; never in a report). */
   envelopes?: EventEnvelope[];
 };
@@ -114,6 +116,7 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
     started_at: r.startedAt ?? null,
     outcome: reportOutcome(r.outcome),
     ...(r.callerModel ? { caller_model: r.callerModel } : {}),
+    ...(r.pairOrder ? { pair_order: r.pairOrder } : {}),
   };
 }
 

@@ -13,6 +13,16 @@ export {
 } from "./binomial.ts";
 export { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference } from "./compare.ts";
 export {
+  bettingWealth,
+  fewestPairs,
+  mixtureWealth,
+  type PairedRule,
+  type PairOutcome,
+  pairedDecision,
+  pairedWealth,
+  slowerWealth,
+} from "./paired.ts";
+export {
   boundaries,
   defaultMargin,
   fewestCalls,

@@ -6,7 +6,14 @@
 import { mkdir } from "node:fs/promises";
 import { type Client, createClient, NotFoundError, type RetryNotice } from "../api/index.ts";
 import { callerShape, PersonaModel, requirePersona } from "../caller/index.ts";
-import { compareSides, type FailOn, type OldVersions, oldSide } from "../compare/index.ts";
+import {
+  type CompareRule,
+  compareSides,
+  comparisonPlan,
+  type FailOn,
+  type OldVersions,
+  placePairs,
+} from "../compare/index.ts";
 import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { type Judge, movingModels } from "../judge/index.ts";
@@ -29,7 +36,17 @@ import { type JudgeCacheOptions, setupJudge } from "./judge.ts";
 type Placement =
   | { kind: "smoke" }
   /** Each call also on its agent's old version (the same plan, so the same shard). */
-  | { kind: "compare"; old: OldVersions; failOn: FailOn; alpha?: number | undefined; requireBaseline?: boolean }
+  | {
+      kind: "compare";
+      old: OldVersions;
+      failOn: FailOn;
+      alpha?: number | undefined;
+      requireBaseline?: boolean;
+      /** Every scenario's rule (else each scenario's `compare:`, else fixed). */
+      rule?: CompareRule | undefined;
+      /** A sequential comparison left inconclusive does not fail the run. */
+      allowInconclusive?: boolean | undefined;
+    }
   /** The calls carry the proposed config (plan --behave); `report` makes the preview's report value. */
   | { kind: "behave"; report: (results: ScenarioResult[]) => Report };
 
@@ -77,15 +94,21 @@ export type JobResult =
       judge: Judge | undefined;
     };
 
-/** Which calls the plan places on each side; the dry run and the budget count both. */
-function sides(job: SmokeJob): { newCalls: PlannedCall[]; oldCalls: PlannedCall[]; notes: string[] } {
-  if (job.placement.kind !== "compare") return { newCalls: job.plan.calls, oldCalls: [], notes: [] };
-  const old = oldSide(job.plan.calls, job.placement.old);
-  return { newCalls: job.plan.calls, oldCalls: old.calls, notes: old.notes };
+/**
+ * Which calls the plan places on each side (a sequential comparison's up to its cap of pairs); the
+ * dry run and the budget count both, the worst case.
+ */
+function sides(job: SmokeJob): ReturnType<typeof comparisonPlan> {
+  const { placement } = job;
+  if (placement.kind !== "compare") {
+    return { newCalls: job.plan.calls, oldCalls: [], oldOf: new Map(), sequential: new Map(), notes: [] };
+  }
+  return comparisonPlan(job.plan.calls, placement.old, { rule: placement.rule, alpha: placement.alpha });
 }
 
 export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> {
-  const { newCalls, oldCalls, notes } = sides(job);
+  const paired = sides(job);
+  const { newCalls, oldCalls } = paired;
   const all = [...oldCalls, ...newCalls];
   const cost = estimate(all);
   // The version ids may come from a file (`--compare OLD`): each line escaped, its breaks kept.
@@ -115,7 +138,7 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
     if (job.recordDir !== undefined) await recordingDirectory(job.recordDir);
     if (job.announceCost) io.out.write(`${estimateLine(cost)}\n`);
     if (newCalls.length > 0) await checkAccess(client);
-    const placed = await place(job, { newCalls, oldCalls, notes }, { client, judge, io, caller, warnings });
+    const placed = await place(job, paired, { client, judge, io, caller, warnings });
     return { kind: "ran", cost, judge, ...placed };
   } finally {
     await client.close();
@@ -167,14 +190,16 @@ function callerHooks(
   };
 }
 
-async function place(
-  job: SmokeJob,
-  { newCalls, oldCalls, notes }: Sides,
-  { client, judge, io, caller, warnings }: Context,
-) {
+async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller, warnings }: Context) {
+  const { newCalls, notes } = paired;
   const run = (
     calls: PlannedCall[],
-    extra: { earlyDecisions?: boolean; record?: boolean; onReport?: boolean; notes?: string[] },
+    extra: {
+      earlyDecisions?: boolean;
+      record?: (call: PlannedCall) => boolean;
+      onReport?: boolean;
+      notes?: string[];
+    },
   ) =>
     runSmoke({
       plan: { ...job.plan, calls },
@@ -186,13 +211,14 @@ async function place(
       judge,
       caller,
       ...(extra.earlyDecisions === false ? { earlyDecisions: false } : {}),
-      ...(extra.record && job.recordDir !== undefined ? { recordDir: job.recordDir } : {}),
+      ...(extra.record && job.recordDir !== undefined ? { recordDir: job.recordDir, recordOnly: extra.record } : {}),
       ...(extra.onReport && io.onReport ? { onReport: io.onReport } : {}),
       ...(extra.notes ? { notes: extra.notes } : {}),
     });
   const { placement } = job;
+  const everyCall = () => true;
   if (placement.kind === "smoke") {
-    const { results, report } = await run(newCalls, { record: true, onReport: true, notes: warnings });
+    const { results, report } = await run(newCalls, { record: everyCall, onReport: true, notes: warnings });
     return { report, results, oldResults: [] };
   }
   if (placement.kind === "behave") {
@@ -200,14 +226,14 @@ async function place(
     return { report: placement.report(results), results, oldResults: [] };
   }
   for (const note of notes) io.out.write(`note: ${terminalText(note)}\n`);
-  // The test of old against new needs every planned call of fixed repeats on both sides.
-  let oldResults: ScenarioResult[] = [];
-  if (oldCalls.length > 0) {
-    io.out.write("old versions (before the deploy), for comparison:\n");
-    oldResults = (await run(oldCalls, { earlyDecisions: false })).results;
-    io.out.write("new versions:\n");
-  }
-  const results = (await run(newCalls, { earlyDecisions: false, record: true })).results;
+  // Old and new in pairs placed together; the tests need every planned call of fixed repeats on
+  // both sides; only the new side's calls are recorded.
+  const olds = new Set(paired.oldCalls);
+  const { newResults: results, oldResults } = await placePairs(
+    paired,
+    async (calls) => (await run(calls, { earlyDecisions: false, record: (call) => !olds.has(call) })).results,
+    { pairsPerRound: Math.max(1, Math.floor(job.concurrency / 2)), signal: io.signal },
+  );
   const { report } = compareSides(
     { newResults: results, oldResults, notes: [...warnings, ...notes] },
     {
@@ -215,6 +241,8 @@ async function place(
       failOn: placement.failOn,
       alpha: placement.alpha,
       requireBaseline: placement.requireBaseline,
+      allowInconclusive: placement.allowInconclusive,
+      sequential: paired.sequential,
       stack: job.stack,
       interrupted: io.signal.aborted,
       partial: job.plan.shard !== undefined,

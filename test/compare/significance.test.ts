@@ -1,5 +1,5 @@
 // Regressions with evidence: Fisher's one-sided test per scenario, Holm across the run's
-// scenarios, the outcome it gives ("not significant" for a flip without evidence), the latency
+// scenarios, the outcome it gives ("not enough evidence" for a flip without evidence), the latency
 // shift, single calls as flips, and the words every surface shows.
 import { describe, expect, it } from "vitest";
 import { compareScenario, evidenceLines, regressionEvidence } from "../../src/compare/index.ts";
@@ -20,7 +20,7 @@ const calls = (side: "new" | "old", passes: number, n: number, latency = [100, 1
   );
 
 describe("regressionEvidence", () => {
-  it("1/10 failing vs 0/10 is not significant; 8/10 failing vs 0/10 is, Holm-adjusted over the two", () => {
+  it("1/10 failing vs 0/10 is not enough evidence; 8/10 failing vs 0/10 is, Holm-adjusted over the two", () => {
     const [one, eight] = regressionEvidence([
       { old: calls("old", 10, 10), new: calls("new", 9, 10) },
       { old: calls("old", 10, 10), new: calls("new", 2, 10) },
@@ -32,15 +32,15 @@ describe("regressionEvidence", () => {
     expect(eight).toMatchObject({ significant: true, old_rate: { passes: 10, calls: 10 }, new_rate: { passes: 2 } });
     expect(eight?.difference?.value).toBeCloseTo(-0.8, 6);
 
-    // The outcomes: a flipped verdict without evidence is "not significant", with it a regression.
+    // The outcomes: a flipped verdict without evidence is "not enough evidence", with it a regression.
     const old = calls("old", 10, 10);
     const newOne = calls("new", 9, 10);
-    expect(compareScenario(old, newOne, { old: "passed", new: "failed" }, one).outcome).toBe("not_significant");
+    expect(compareScenario(old, newOne, { old: "passed", new: "failed" }, one).outcome).toBe("not_enough_evidence");
     expect(compareScenario(old, calls("new", 2, 10), { old: "passed", new: "failed" }, eight).outcome).toBe(
       "regression",
     );
     expect(evidenceLines(one as NonNullable<typeof one>).join("\n")).toMatch(
-      /pass rate old 10\/10 \(100 %\) → new 9\/10 \(90 %\), −10 points \(95 % CI .*\); adjusted p 0\.5000 \(one-sided Fisher, Holm, α 0\.05\): not significant/,
+      /pass rate old 10\/10 \(100 %\) → new 9\/10 \(90 %\), −10 points \(95 % CI .*\); adjusted p 0\.5000 \(one-sided Fisher, Holm, α 0\.05\): not enough evidence/,
     );
   });
 

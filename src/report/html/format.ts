@@ -19,7 +19,9 @@ const outcomes: Record<ComparisonOutcome, Badge> = {
   fixed: { icon: "↑", label: "fixed", tone: "good" },
   still_failing: { icon: "✗", label: "still failing", tone: "warn" },
   unchanged: { icon: "=", label: "unchanged", tone: "neutral" },
-  not_significant: { icon: "≟", label: "not significant", tone: "warn" },
+  not_enough_evidence: { icon: "≟", label: "not enough evidence", tone: "warn" },
+  no_worse: { icon: "=", label: "no worse", tone: "good" },
+  inconclusive: { icon: "?", label: "inconclusive", tone: "bad" },
 };
 
 const callOutcomes: Record<CallOutcomeKind, Badge> = {

@@ -2,7 +2,7 @@
 // flipped, the transcript diff, and the old and new calls side by side.
 
 import { evaluated, needsText, verdictReason } from "../outcome.ts";
-import { decidedText, evidenceText, passKText, sequentialText } from "../repeats.ts";
+import { comparisonEvidence, decidedText, passKText, sequentialText } from "../repeats.ts";
 import type { CallResult, Report, ScenarioComparison, ScenarioSummary, Verdict } from "../schema.ts";
 import { callArticle } from "./call.ts";
 import { type Html, html } from "./escape.ts";
@@ -119,7 +119,7 @@ ${
       )}</tbody></table>`
     : null
 }
-${comparison.evidence ? html`<ul class="evidence">${evidenceText(comparison.evidence).map((line) => html`<li>${line}</li>`)}</ul>` : null}
+${comparisonEvidence(comparison).length > 0 ? html`<ul class="evidence">${comparisonEvidence(comparison).map((line) => html`<li>${line}</li>`)}</ul>` : null}
 <dl class="facts">
 ${comparison.duration_delta_ms === null ? null : html`<div><dt>duration new − old</dt><dd>${signedMs(comparison.duration_delta_ms)}</dd></div>`}
 ${comparison.response_latency_delta_ms.length > 0 ? html`<div><dt>reply latency new − old</dt><dd>${comparison.response_latency_delta_ms.map(signedMs).join(", ")}</dd></div>` : null}
