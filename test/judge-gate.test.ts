@@ -71,6 +71,11 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
     expect(measured.code, measured.stderr).toBe(0);
     expect(measured.stdout).toMatch(/agreement 1 \(10\/10\), kappa n\/a .*; human pass 1, fail 0/);
     expect(measured.stdout).toContain("no gate accepts this measurement: every labelled transcript is a human pass");
+    // The test judge names itself "test-judge" in its answers; the model asked is pinned, so no warning.
+    expect(measured.stdout).toMatch(
+      /judge pass 3\/3 \(answered by test-judge, not test-model-2024-08-06\), human pass/,
+    );
+    expect(measured.stdout).not.toContain("warning:");
     for (const gates of [{ judge_min_agreement: 0.9 }, { judge_min_kappa: 0.2 }] as Record<string, number>[]) {
       await gated(ALWAYS_PASS, gates);
       const asked = judge.requests.length;
@@ -118,6 +123,12 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
     });
     expect(moving.code, moving.stderr).toBe(0);
     expect(moving.stderr).toContain('warning: agents:judgeModel "gpt-4o-latest" moves ("latest" names');
+    const checked = await runInProcess(["judge", "check", "all-pass.yaml", "--judge-cache", "c4"], {
+      cwd: dir,
+      env: { ...env(), AGENT_IAC_JUDGE_MODEL: "gpt-4o-latest" },
+    });
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(checked.stdout).toContain('warning: agents:judgeModel "gpt-4o-latest" moves');
     const pinned = await runInProcess(["validate", "--stack", "dev"], { cwd: dir, env: env() });
     expect(pinned.code, pinned.stderr).toBe(0);
     expect(pinned.stderr).not.toContain("moves");
