@@ -1,7 +1,7 @@
 // The workflow's judge step (.github/scripts/judge-check.sh, issue 41's "the workflow runs judge
 // check where a scenario needs it"): run as the workflow runs it, with the real CLI, the real
 // Pulumi CLI, a real judge and a listening sink on loopback. It measures the judge only where a
-// scenario sets judge_min_agreement, refuses a missing labels file, and in a pull request that
+// scenario sets a judge gate (judge_min_agreement, judge_min_kappa), refuses a missing labels file, and in a pull request that
 // points agents:judgeBaseUrl elsewhere measures with the base's judge: the sink gets nothing, and
 // the pull request's stack file is put back.
 import { execFile, execFileSync } from "node:child_process";
@@ -98,7 +98,9 @@ describe("the workflow's judge step (judge-check.sh: real CLI, Pulumi CLI, judge
   it("measures nothing where no scenario needs it, or where the run has no state credential", async () => {
     const none = await run(["staging"]);
     expect(none.code, none.output).toBe(0);
-    expect(none.output).toContain("no scenario of stack staging sets judge_min_agreement: the judge is not measured");
+    expect(none.output).toContain(
+      "no scenario of stack staging sets judge_min_agreement or judge_min_kappa: the judge is not measured",
+    );
     const fork = await run(["staging"], { PULUMI_BACKEND_URL: "" });
     expect(fork.code, fork.output).toBe(0);
     expect(fork.output).toContain("no state credential");
@@ -108,7 +110,7 @@ describe("the workflow's judge step (judge-check.sh: real CLI, Pulumi CLI, judge
   it("a scenario that needs it and no labelled transcripts: exit 2, naming the file and the variable", async () => {
     await writeFile(
       path.join(dir, "agents", "support.yaml"),
-      "kind: conversational\nname: Support\nsmoke:\n  - name: greets\n    judge_min_agreement: 0.9\n",
+      "kind: conversational\nname: Support\nsmoke:\n  - name: greets\n    judge_min_kappa: 0.4\n",
     );
     const missing = await run(["staging"]);
     expect(missing.code, missing.output).toBe(2);
@@ -121,7 +123,9 @@ describe("the workflow's judge step (judge-check.sh: real CLI, Pulumi CLI, judge
     await writeFile(path.join(dir, "labels.yaml"), LABELS);
     const measured = await run(["staging"], { AGENT_IAC_JUDGE_LABELS: "labels.yaml" });
     expect(measured.code, measured.output).toBe(0);
-    expect(measured.output).toContain("judge_min_agreement is set in agents/support.yaml");
+    expect(measured.output).toContain(
+      "a judge gate (judge_min_agreement, judge_min_kappa) is set in agents/support.yaml",
+    );
     expect(judge.requests.length).toBeGreaterThan(0);
     expect(judge.requests.at(-1)?.authorization).toBe(`Bearer ${JUDGE_KEY}`);
 

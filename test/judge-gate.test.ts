@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { runInProcess } from "./helpers/cli.ts";
-import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
+import { judgeEnv, startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
 import { type RecordedCall, recordedCall } from "./helpers/recorded-call.ts";
 
 const SCENARIO = "greets-and-summarizes";
@@ -20,12 +20,7 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
   let judge: TestJudge;
   let dir: string;
 
-  const env = () => ({
-    ...process.env,
-    AGENT_IAC_JUDGE_BASE_URL: judge.url,
-    AGENT_IAC_JUDGE_MODEL: "test-model-2024-08-06",
-    AGENT_IAC_JUDGE_CACHE_KEY: "judge-gate-signing-key-77a1",
-  });
+  const env = () => judgeEnv(judge, "test-model-2024-08-06", "judge-gate-signing-key-77a1");
   const replay = (cache: string) =>
     runInProcess(["smoke", "--stack", "dev", "--replay", "rec", "--scenario", SCENARIO, "--judge-cache", cache], {
       cwd: dir,
@@ -76,6 +71,11 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
     expect(measured.code, measured.stderr).toBe(0);
     expect(measured.stdout).toMatch(/agreement 1 \(10\/10\), kappa n\/a .*; human pass 1, fail 0/);
     expect(measured.stdout).toContain("no gate accepts this measurement: every labelled transcript is a human pass");
+    // The test judge names itself "test-judge" in its answers; the model asked is pinned, so no warning.
+    expect(measured.stdout).toMatch(
+      /judge pass 3\/3 \(answered by test-judge, not test-model-2024-08-06\), human pass/,
+    );
+    expect(measured.stdout).not.toContain("warning:");
     for (const gates of [{ judge_min_agreement: 0.9 }, { judge_min_kappa: 0.2 }] as Record<string, number>[]) {
       await gated(ALWAYS_PASS, gates);
       const asked = judge.requests.length;
@@ -123,6 +123,12 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
     });
     expect(moving.code, moving.stderr).toBe(0);
     expect(moving.stderr).toContain('warning: agents:judgeModel "gpt-4o-latest" moves ("latest" names');
+    const checked = await runInProcess(["judge", "check", "all-pass.yaml", "--judge-cache", "c4"], {
+      cwd: dir,
+      env: { ...env(), AGENT_IAC_JUDGE_MODEL: "gpt-4o-latest" },
+    });
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(checked.stdout).toContain('warning: agents:judgeModel "gpt-4o-latest" moves');
     const pinned = await runInProcess(["validate", "--stack", "dev"], { cwd: dir, env: env() });
     expect(pinned.code, pinned.stderr).toBe(0);
     expect(pinned.stderr).not.toContain("moves");
@@ -150,7 +156,7 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
           "--scenario",
           SCENARIO,
           "--judge-cache",
-          "c3",
+          "c2",
           "--json",
           "m.json",
           "--junit",
@@ -173,6 +179,9 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
       const junit = await readFile(path.join(dir, "reports", "m.xml"), "utf8");
       expect(junit).toContain("fail 3/3 (answered by test-judge, not test-model-2024-08-06)");
       const html = await readFile(path.join(dir, "reports", "m.html"), "utf8");
+      expect(html.match(/agreement with human labels[^<]*/)?.[0]).toBe(
+        "agreement with human labels 100 % over 10, kappa 1.00 (95 % CI 0.44–1.00)",
+      );
       expect(html).toMatch(
         /judged by <code>test-model-2024-08-06<\/code> <span class="warn-text">\(answered by <code>test-judge<\/code>\)/,
       );

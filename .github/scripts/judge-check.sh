@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measures the judge before a run whose scenarios need it, for .github/workflows/agents.yml
-# (docs/ci.md, docs/judge.md). A scenario with `judge_min_agreement` stops the run (exit 2) unless
+# (docs/ci.md, docs/judge.md). A scenario with a judge gate (`judge_min_agreement`,
+# `judge_min_kappa`) stops the run (exit 2) unless
 # this judge was measured on this machine: a CI runner is a fresh machine, so the job runs
 # `agent-iac judge check` on the labelled transcripts first, and the plan or smoke after it in the
 # same job finds the results in the judge cache.
@@ -8,7 +9,7 @@
 #   judge-check.sh STACK [BASE_REF]
 #
 # - Nothing to do (exit 0, says so) when no agent file or smoke/ file of the stack sets
-#   judge_min_agreement, or when the run has no state credential (PULUMI_BACKEND_URL unset: a
+#   a judge gate, or when the run has no state credential (PULUMI_BACKEND_URL unset: a
 #   fork's pull request, whose plan plays no scenario).
 # - The labelled transcripts: the file the repository variable AGENT_IAC_JUDGE_LABELS names, else
 #   judge-labels.yaml. A scenario needs them and they are missing: exit 2, naming the file.
@@ -36,15 +37,15 @@ for candidate in "${dir:-agents}" smoke; do
 done
 needing=()
 if ((${#dirs[@]} > 0)); then
-  mapfile -t needing < <(grep -rlE --include='*.yaml' --include='*.yml' '^[^#]*judge_min_agreement' "${dirs[@]}" || true)
+  mapfile -t needing < <(grep -rlE --include='*.yaml' --include='*.yml' '^[^#]*judge_min_(agreement|kappa)' "${dirs[@]}" || true)
 fi
 if ((${#needing[@]} == 0)); then
-  echo "judge check: no scenario of stack ${stack} sets judge_min_agreement: the judge is not measured"
+  echo "judge check: no scenario of stack ${stack} sets judge_min_agreement or judge_min_kappa: the judge is not measured"
   exit 0
 fi
-echo "judge check: judge_min_agreement is set in ${needing[*]}"
+echo "judge check: a judge gate (judge_min_agreement, judge_min_kappa) is set in ${needing[*]}"
 if [[ ! -f "$labels" ]]; then
-  echo "::error::judge check: a scenario of stack ${stack} sets judge_min_agreement, but there are no labelled transcripts at ${labels} (set the repository variable AGENT_IAC_JUDGE_LABELS to their file; docs/judge.md, \"Is the judge right?\")"
+  echo "::error::judge check: a scenario of stack ${stack} sets a judge gate, but there are no labelled transcripts at ${labels} (set the repository variable AGENT_IAC_JUDGE_LABELS to their file; docs/judge.md, \"Is the judge right?\")"
   exit 2
 fi
 

@@ -82,18 +82,25 @@ export class PersonaModel {
 
   /** The caller's lines for one call: the persona's, at most `maxTurns`. */
   turns(persona: string, goal: string | undefined, maxTurns: number): TurnSource {
+    const model = { asked: this.#chat.model, answered: null as string | null };
     return {
       maxTurns,
       mayStopEarly: true,
+      model,
       next: async (view, signal) => {
-        const line = await this.#line(personaMessages(persona, goal, view), signal);
+        const line = await this.#line(personaMessages(persona, goal, view), model, signal);
         return line === undefined ? undefined : { say: line };
       },
     };
   }
 
-  async #line(messages: { role: string; content: string }[], signal: AbortSignal): Promise<string | undefined> {
+  async #line(
+    messages: { role: string; content: string }[],
+    model: { answered: string | null },
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
     const choice = await this.#chat.complete(messages, { signal });
+    model.answered = choice?.answered_model ?? model.answered;
     const content = (choice?.message.content ?? "").trim().replace(/^"(.*)"$/s, "$1");
     if (content === "") throw new Error("the persona model's answer has no content");
     if (isStructured(content)) {

@@ -33,6 +33,8 @@ export type TurnSource = {
   readonly maxTurns: number;
   /** A persona may be done before maxTurns; a script says every line. A persona that says none played nothing. */
   readonly mayStopEarly?: boolean;
+  /** A persona's model: the one asked, and the one its endpoint said answered (its last response's `model`). */
+  readonly model?: { asked: string; answered: string | null };
 };
 
 /** A source's answer that is not a caller's line (a JSON object, a judge's verdict): the caller's error, never said. */

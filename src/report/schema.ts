@@ -50,6 +50,9 @@ const judgementSchema = z.looseObject({
     .looseObject({
       agreement: z.number(),
       kappa: z.number().nullable(),
+      /** Kappa's 95 % interval (`judge check`); absent from calibrations measured before it was kept. */
+      kappa_low: z.number().nullable().optional(),
+      kappa_high: z.number().nullable().optional(),
       items: z.int(),
       consistency: z.number().nullable().default(null),
       checked_at: z.string(),
@@ -215,6 +218,8 @@ const callFields = z.looseObject({
   }),
   /** ISO time the call started. */
   started_at: z.string().nullable().default(null),
+  /** A persona call's model: the one asked and the one its endpoint said answered (null: it named none). */
+  caller_model: z.looseObject({ asked: z.string(), answered: z.string().nullable() }).optional(),
   /** How the call ended (version 4; derived from `status` when an older report has none). */
   outcome: callOutcomeSchema.optional(),
   /** Whose fault a failed or errored call is (null when it passed, or in a report written before it was kept). */

@@ -39,7 +39,12 @@ export function failureText(call: CallResult): string {
 export function callLines(call: CallResult): string {
   // The version id may come from a file (`--compare OLD`) and the conversation id from the service: data, escaped.
   const name = terminalText(`${call.agent}/${call.scenario}#${call.iteration}`);
-  const where = terminalText(`${call.version_id}${call.conversation_id ? `, ${call.conversation_id}` : ""}`);
+  const model = call.caller_model;
+  const persona =
+    model?.answered && model.answered !== model.asked
+      ? `; the caller's model answered as ${model.answered}, not ${model.asked}`
+      : "";
+  const where = terminalText(`${call.version_id}${call.conversation_id ? `, ${call.conversation_id}` : ""}${persona}`);
   const time = `${(call.timings.duration_ms / 1000).toFixed(1)} s`;
   const byName = call.procedures.some((p) => (p as { matchedBy?: unknown } | null)?.matchedBy === "name")
     ? " (procedures matched by name: this is not the stack's current version)"

@@ -93,6 +93,8 @@ type WaitState = {
   firstAgentAt?: number;
   /** The call's caller, when the scenario has one. */
   caller?: Caller;
+  /** A persona's model, asked and answering. */
+  callerModel?: TurnSource["model"];
   /** Why the caller failed (a turn not delivered, a cue never said): the call fails with it. */
   callerFailure?: CallerFailure;
 };
@@ -201,6 +203,7 @@ function finish(result: ScenarioResult, started: number, state: WaitState, ticke
       : { timeToFirstAgentMessageMs: Math.round(state.firstAgentAt - started) }),
   };
   if (state.caller) result.callerLines = state.caller.lines.map((line) => ({ ...line }));
+  if (state.callerModel) result.callerModel = { ...state.callerModel };
   return result;
 }
 
@@ -369,8 +372,10 @@ async function follow(
     const stream = await STREAMS[scenario.transport](client, conversation.id, options);
     const speaker = stream.speaker;
     if (speaker && scenario.caller) {
+      const source = callerSource(call, hooks);
+      state.callerModel = source.model;
       caller = new Caller(
-        callerSource(call, hooks),
+        source,
         { send: (message) => speaker.send(message), close: () => speaker.close() },
         hooks.callerShape ?? callerShape({ message: undefined, end: undefined }, "http://127.0.0.1"),
         { cue: (pattern) => textMatcher(pattern).test },

@@ -50,6 +50,8 @@ export type ScenarioResult = {
   livemode?: boolean;
   /** The caller's lines, when the scenario has a caller: each turn, its text, when sent and heard. */
   callerLines?: CallerLine[];
+  /** A persona's model: the one asked and the one its endpoint said answered. */
+  callerModel?: { asked: string; answered: string | null };
   /** Why the caller failed the call (kept in a recording, so a replay fails it alike). */
   callerFailure?: CallerFailure;
   /** In a comparison, the order of the old/new pair this call belongs to (placed together). */
@@ -115,6 +117,7 @@ export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): Call
     },
     started_at: r.startedAt ?? null,
     outcome: reportOutcome(r.outcome),
+    ...(r.callerModel ? { caller_model: r.callerModel } : {}),
     ...(r.pairOrder ? { pair_order: r.pairOrder } : {}),
     fault: faultOf(r.outcome),
   };

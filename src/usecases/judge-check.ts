@@ -10,8 +10,8 @@ import {
   readLabelledFile,
 } from "../judge/index.ts";
 import { terminalText } from "../render/index.ts";
-import { writeJsonFile } from "../report/index.ts";
-import { type ProjectContext, requireJudge, resolveJudge } from "../settings/index.ts";
+import { answeredBy, writeJsonFile } from "../report/index.ts";
+import { JUDGE_KEYS, movingModelWarnings, type ProjectContext, requireJudge, resolveJudge } from "../settings/index.ts";
 import { recordingTranscript } from "../smoke/index.ts";
 import { buildJudge, type JudgeCacheOptions } from "./judge.ts";
 import { openSession } from "./session.ts";
@@ -46,6 +46,9 @@ export async function judgeCheck(request: JudgeCheckRequest, io: Pick<JobIO, "ou
   } finally {
     await judge.client.close();
   }
+  // A measurement of a model whose name moves may not hold for the model that answers tomorrow.
+  for (const warning of movingModelWarnings([{ setting: JUDGE_KEYS.model.config, model: endpoint.model }]))
+    io.out.write(`warning: ${terminalText(warning)}\n`);
   io.out.write(checkText(result));
   await judge.cache?.storeAgreements(judge.identity, calibrations(result, file));
   if (request.json) await writeJsonFile(request.json, result);
@@ -65,7 +68,7 @@ function checkText(result: CheckResult): string {
     const said =
       judgement.verdict === "error"
         ? `error: ${judgement.error}`
-        : `judge ${judgement.verdict} ${judgement.agreement}${judgement.uncertain ? " (uncertain)" : ""}, human ${item.human}: ${judgement.reason}`;
+        : `judge ${judgement.verdict} ${judgement.agreement}${judgement.uncertain ? " (uncertain)" : ""}${answeredBy(judgement)}, human ${item.human}: ${judgement.reason}`;
     lines.push(`  ${mark} line ${item.line} ${JSON.stringify(item.rubric)}: ${said}`);
   }
   for (const r of [

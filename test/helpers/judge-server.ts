@@ -117,3 +117,13 @@ export async function startTestJudge(script: JudgeScript = {}, options: { apiKey
   };
   return judge;
 }
+
+/** The environment of a run judged by `judge`: its address, the model asked and the judge cache's signing key. */
+export function judgeEnv(judge: TestJudge, model: string, cacheKey: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    AGENT_IAC_JUDGE_BASE_URL: judge.url,
+    AGENT_IAC_JUDGE_MODEL: model,
+    AGENT_IAC_JUDGE_CACHE_KEY: cacheKey,
+  };
+}

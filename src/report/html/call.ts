@@ -91,13 +91,19 @@ function expectation(assertion: ReportAssertion, n: number, call: CallResult, id
   return html`<li class="expectation" data-passed="${String(assertion.passed)}"><span class="num">${n}.</span> ${passMark(assertion.passed)} <span class="desc">${assertion.description}</span>${judgementNote(assertion, id)}${assertion.detail ? html`<div class="detail">${assertion.detail}</div>` : null}${lines && lines.length > 0 ? html`<div class="context"><div class="label">transcript lines it points at</div><ol class="context-lines">${lines}</ol></div>` : null}</li>`;
 }
 
+/** ` (95 % CI 0.45–0.96)`: a calibration's kappa interval, where it was measured (older ones lack it). */
+function kappaInterval(calibration: { kappa_low?: number | null; kappa_high?: number | null }): string {
+  const { kappa_low: low, kappa_high: high } = calibration;
+  return low == null || high == null ? "" : ` (95 % CI ${low.toFixed(2)}–${high.toFixed(2)})`;
+}
+
 /** A judged expectation: verdict, votes (`2/3`, uncertain when split), the lines it cites, the rubric's measured agreement. */
 function judgementNote(assertion: ReportAssertion, id: string): Html | null {
   const j = assertion.judgement;
   if (!j) return null;
   const cited = j.lines.map((n) => html` <a href="#${id}-e${n - 1}">line ${n}</a>`);
   const calibration = j.calibration
-    ? html` · agreement with human labels ${Math.round(j.calibration.agreement * 100)} % over ${j.calibration.items}${j.calibration.kappa === null ? null : html`, kappa ${j.calibration.kappa.toFixed(2)}`}`
+    ? html` · agreement with human labels ${Math.round(j.calibration.agreement * 100)} % over ${j.calibration.items}${j.calibration.kappa === null ? null : html`, kappa ${j.calibration.kappa.toFixed(2)}${kappaInterval(j.calibration)}`}`
     : html` · agreement with human labels not measured`;
   return html`<div class="judgement" data-verdict="${j.verdict}" data-uncertain="${String(j.uncertain)}"><span class="label">judged by <code>${j.model}</code>${j.answered_model !== null && j.answered_model !== j.model ? html` <span class="warn-text">(answered by <code>${j.answered_model}</code>)</span>` : null}:</span> <strong>${j.verdict}</strong> <span class="votes">${j.agreement}</span>${j.uncertain ? html` <span class="warn-text">uncertain (the votes split)</span>` : null}${j.cached_votes > 0 ? html` <span class="note">(${j.cached_votes} vote(s) from the cache)</span>` : null}${cited.length > 0 ? html` · cites${cited}` : null}${calibration}</div>`;
 }
