@@ -118,6 +118,10 @@ describe("agent-iac scenario capture (real Pulumi CLI against the simulator)", (
       const events = rest.map((line) => {
         const event = JSON.parse(line);
         if (turn !== undefined && event.payload?.type === "user.message.received") event.payload.text = turn;
+        // The footer's record of what the caller sent says the same lines: capture keeps only those.
+        if (turn !== undefined && Array.isArray(event.caller_lines)) {
+          for (const line of event.caller_lines) line.text = turn;
+        }
         return JSON.stringify(event);
       });
       await mkdir(path.join(project.dir, label, "booking"), { recursive: true });

@@ -1,11 +1,11 @@
 // `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/watch).
 import { terminalText } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
-import { auditTraffic, openTraffic } from "../usecases/index.ts";
+import { auditTraffic } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
-import { withTrafficClient } from "./traffic.ts";
+import { withTraffic } from "./traffic.ts";
 
 const SPEC = {
   name: "audit",
@@ -43,15 +43,9 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values } = parsed;
-  const traffic = await openTraffic({
-    project: io.project,
-    stack: values.stack,
-    window: values,
-    baseline: values.baseline,
-  });
-  return withTrafficClient(io, traffic.connection, values.stack, values, async (client, resume) => {
+  return withTraffic(io, values, async (traffic, reading) => {
     const failOnUnknown = values["fail-on-unknown"];
-    const { result, report } = await auditTraffic(traffic, { failOnUnknown }, { client, resume });
+    const { result, report } = await auditTraffic(traffic, { failOnUnknown }, reading);
     const code = await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: io.stdout });
     if (code === 1) {
       const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");

@@ -1,33 +1,33 @@
-// What `watch` and `audit` share in the command layer: the client for the stack's service, and
-// the end of an interrupted read of the traffic.
+// What `watch` and `audit` share in the command layer: the stack read for its traffic, the client
+// for its service, and the end of an interrupted read of the traffic.
 import { rm } from "node:fs/promises";
 import type { Client } from "../api/index.ts";
 import { reportPath } from "../report/index.ts";
-import type { Connection } from "../settings/index.ts";
-import type { ResumeOptions } from "../watch/index.ts";
+import { type OpenedTraffic, openTraffic } from "../usecases/index.ts";
+import type { ResumeOptions, WindowFlags } from "../watch/index.ts";
 import { type CommandIO, interruptedWhile } from "./lifecycle.ts";
 
 /**
- * Runs `body` with a client for the stack's service and the resume options of its paged reads;
+ * Reads the stack (`--stack`, the window flags, `--baseline`), then runs `body` with what it holds,
+ * a client for its service and the resume options of its paged reads;
  * Ctrl+C (or SIGTERM) stops the reads and ends the run (exit 130) without a report: the figures of
  * a window read in part would mislead, so report files from an earlier run are removed, not kept.
  * A service failure is explained by the command lifecycle (exit 3).
  */
-export async function withTrafficClient(
+export async function withTraffic(
   io: CommandIO,
-  connection: Connection,
-  stackName: string,
-  files: { json?: string | undefined; markdown?: string | undefined },
-  body: (client: Client, resume: ResumeOptions) => Promise<number>,
+  values: WindowFlags & { stack: string; baseline?: string | undefined; json?: string; markdown?: string },
+  body: (traffic: OpenedTraffic, reading: { client: Client; resume: ResumeOptions }) => Promise<number>,
 ): Promise<number> {
-  io.useConnection(connection);
-  const client = io.stackClient(connection, stackName);
+  const { stack, baseline } = values;
+  const traffic = await openTraffic({ project: io.project, stack, window: values, baseline });
+  io.useConnection(traffic.connection);
+  const client = io.stackClient(traffic.connection, stack);
   const stop = io.interruption();
+  const files = values;
   try {
-    return await body(client, {
-      signal: stop.signal,
-      onResume: (line: string) => io.stderr.write(`${line}\n`),
-    });
+    const resume = { signal: stop.signal, onResume: (line: string) => io.stderr.write(`${line}\n`) };
+    return await body(traffic, { client, resume });
   } catch (error) {
     if (!stop.signal.aborted) throw error;
     const stale = [files.json, files.markdown].flatMap((file) => (file ? [reportPath(file)] : []));

@@ -3,11 +3,11 @@
 // how to roll back.
 import { terminalLines } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
-import { DEFAULT_NEGATIVE_RATINGS, openTraffic, watchTraffic } from "../usecases/index.ts";
+import { DEFAULT_NEGATIVE_RATINGS, watchTraffic } from "../usecases/index.ts";
 import { type Conversion, oneOf, parseCommand, STACK_FLAG, wholeNumber } from "./args.ts";
 import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
-import { withTrafficClient } from "./traffic.ts";
+import { withTraffic } from "./traffic.ts";
 
 /** Percentage points (a trailing % allowed) as a fraction. */
 const points: Conversion<number> = {
@@ -101,14 +101,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       minCalls: parsed.typed["min-calls"],
     },
   };
-  const traffic = await openTraffic({
-    project: io.project,
-    stack: values.stack,
-    window: values,
-    baseline: values.baseline,
-  });
-  return withTrafficClient(io, traffic.connection, values.stack, values, async (client, resume) => {
-    const { result, report } = await watchTraffic(traffic, request, { client, resume });
+  return withTraffic(io, values, async (traffic, reading) => {
+    const { result, report } = await watchTraffic(traffic, request, reading);
     const code = await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: io.stdout });
     for (const agent of result.agents) {
       if (agent.status.startsWith("not_enough")) io.stderr.write(`warning: ${agent.message}\n`);

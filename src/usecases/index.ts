@@ -41,5 +41,5 @@ export {
 } from "./session.ts";
 export { runSmokeJob } from "./smoke-job.ts";
 export { openValidStack, planHeld, prepareSmoke } from "./smoke-prologue.ts";
-export { auditTraffic, openTraffic, watchTraffic } from "./traffic.ts";
+export { auditTraffic, type OpenedTraffic, openTraffic, watchTraffic } from "./traffic.ts";
 export { unknownVersionsNote } from "./unknown-versions.ts";
