@@ -97,7 +97,7 @@ export async function readAgentDirectory(dir: string, where: ProgramContext = {}
   }
   const projectDir = where.projectDir ?? programDirectory();
   const absolute = path.resolve(projectDir, dir);
-  const { agents, errors } = await loadAgents(absolute, { stack: pulumi.getStack() });
+  const { agents, errors } = await loadAgents(absolute, { stack: pulumi.getStack(), from: where.projectDir });
   if (errors.length > 0) {
     // RunError: a clean failure with our file:line messages, no stack trace.
     throw new pulumi.RunError(
