@@ -32,7 +32,8 @@ export async function agentsProject(
   await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
   const env = { ...sandbox.env };
   if (options.apiKey && !options.secretKey) env.AGENT_IAC_API_KEY = options.apiKey;
-  // A new stack in a new directory: `stack init` alone, and the settings in one `config set-all`.
+  // A new stack in a new directory: `stack init` alone, and the settings in one `config set-all`
+  // (plain ones written into the stack file `stack init` left: no CLI run for them).
   const stackName = options.stackName ?? "test";
   const program = inlineAgentsProgram(project.dir, { ...process.env, ...env });
   const stack = await openStack({
@@ -50,8 +51,15 @@ export async function agentsProject(
     config["agents:callerMessage"] = { value: callerMessage };
     config["agents:callerEnd"] = { value: callerEnd };
   }
-  if (options.apiKey && options.secretKey) config["agents:apiKey"] = { value: options.apiKey, secret: true };
-  await stack.setAllConfig(config);
+  if (options.apiKey && options.secretKey) {
+    config["agents:apiKey"] = { value: options.apiKey, secret: true };
+    await stack.setAllConfig(config);
+  } else {
+    const file = path.join(project.dir, `Pulumi.${stackName}.yaml`);
+    const doc = parseDocument(await readFile(file, "utf8").catch(() => ""));
+    for (const [key, { value }] of Object.entries(config)) doc.setIn(["config", key], value);
+    await writeFile(file, doc.toString());
+  }
   return { dir: project.dir, stack, cleanup: project.cleanup };
 }
 
