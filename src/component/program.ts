@@ -51,16 +51,23 @@ export function inlineAgentsProgram(
   if (typeof main !== "string" || !sameFile(path.resolve(projectDir, main), PROGRAM)) return undefined;
   // As src/program.ts does for its own process, only while the program declares its agents (this
   // process goes on after it): no stack trace captured for every promise the SDK makes.
+  // Programs may run side by side (two stacks at once): the limit comes back when the last one ends.
   return async () => {
-    const limit = Error.stackTraceLimit;
-    if (env.AGENT_IAC_DEBUG !== "1") Error.stackTraceLimit = 0;
+    const quiet = env.AGENT_IAC_DEBUG !== "1";
+    if (quiet && running++ === 0) {
+      savedLimit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+    }
     try {
       return await agentsProgram({ projectDir, env });
     } finally {
-      Error.stackTraceLimit = limit;
+      if (quiet && --running === 0) Error.stackTraceLimit = savedLimit;
     }
   };
 }
+
+let running = 0;
+let savedLimit = Error.stackTraceLimit;
 
 function sameFile(a: string, b: string): boolean {
   try {
