@@ -5,11 +5,11 @@ import { defineConfig } from "vitest/config";
  * legal value of every choice the interface leaves open; src/simulator/README.md), so the client is
  * proven against a service other than the one it was written next to. Not here, and why:
  * start and first-run (npm start runs its own embedded simulator, default profile), teams and
- * toolchain (about the backend and the CLI, not the service), broken-files (fails before any request).
+ * toolchain (about the backend and the CLI, not the service), broken-files (fails before any request),
+ * plan (a preview sends the service no request; its --behave calls are behave.e2e's, which is here).
  */
 const BOTH_PROFILES = [
   "test/smoke.e2e.test.ts",
-  "test/plan.e2e.test.ts",
   "test/agents.test.ts",
   "test/reliability.test.ts",
   "test/api/simulator.test.ts",
