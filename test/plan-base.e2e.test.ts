@@ -234,7 +234,8 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
       name: "persona-router",
       channel: { callee_no: "+15550100101" },
       transport: "ws",
-      caller: { persona: "A customer whose router drops", max_turns: 2 },
+      // The caller's fidelity check (a judged rubric of its own) is not what this case is about.
+      caller: { persona: "A customer whose router drops", max_turns: 2, check: false },
     });
     await setStackSetting("agents:callerBaseUrl", `${sink.url}/v1`);
     const personaAsks = () => judge.requests.filter((r) => JSON.stringify(r.body).includes("You play the caller"));
