@@ -265,7 +265,9 @@ describe("judged expectations (agent-iac smoke)", () => {
     });
     everything.push(check.stdout, check.stderr);
     expect(check.code, check.stderr).toBe(0);
-    expect(check.stdout).toMatch(/✓ line 2 "replayed rubric": judge fail 3\/3 \(answered by test-judge, not test-model\), human fail: replayed reason/);
+    expect(check.stdout).toMatch(
+      /✓ line 2 "replayed rubric": judge fail 3\/3 \(answered by test-judge, not test-model\), human fail: replayed reason/,
+    );
     const asked = judge.requests.length;
     await judge.close();
     const replay = await smoke(["--replay", "rec", "--scenario", "judged-replay", "--judge-cache", cache]);
