@@ -20,16 +20,16 @@ describe("previous_versions of an AgentDirectory", () => {
   beforeAll(async () => {
     sandbox = await pulumiSandbox();
     sim = await startTestSimulator({ apiKey: API_KEY });
-    project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
-    await writeFile(
-      path.join(project.dir, "index.ts"),
-      [
+    project = await agentsProject(sandbox, {
+      baseUrl: sim.url,
+      apiKey: API_KEY,
+      program: [
         'import { AgentDirectory } from "../../../src/component/index.ts";',
         'const fleet = new AgentDirectory("fleet", { dir: "agents" });',
         "export const versions = fleet.versions;",
         "",
       ].join("\n"),
-    );
+    });
   });
   afterAll(async () => {
     await project?.cleanup();

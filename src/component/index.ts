@@ -9,13 +9,7 @@ import { ConversationalAgent, ProceduralAgent } from "../provider/index.ts";
 import { requireConnection, resolveConnection } from "../settings/index.ts";
 import { componentOutputsBefore, previousVersions, versionsBeforeIn } from "./previous.ts";
 
-export {
-  PREVIOUS_VERSIONS_OUTPUT,
-  previousVersions,
-  previousVersionsOf,
-  stackOutputsBefore,
-  versionsBeforeIn,
-} from "./previous.ts";
+export { PREVIOUS_VERSIONS_OUTPUT, previousVersionsOf, versionsBeforeIn } from "./previous.ts";
 
 /** The component's Pulumi type token: `smoke` finds a stack's agent directories by it. */
 export const AGENT_DIRECTORY_TYPE = "agent-iac:index:AgentDirectory";
@@ -87,17 +81,23 @@ export class AgentDirectory extends pulumi.ComponentResource<LoadedDirectory> {
 }
 
 /**
+ * Where a program runs when the Pulumi CLI did not start it (an inline program of the Automation
+ * API runs in the process that asked for the update): its project directory and environment.
+ */
+export type ProgramContext = { projectDir?: string; env?: NodeJS.ProcessEnv };
+
+/**
  * The agents of a directory (relative to the project) for this stack, with the stack's overlays,
  * or a RunError listing every problem at its file:line. Also fails, before anything is created,
  * when the provider would have no service address or key.
  */
-export async function readAgentDirectory(dir: string): Promise<AgentDefinition[]> {
+export async function readAgentDirectory(dir: string, where: ProgramContext = {}): Promise<AgentDefinition[]> {
   if (typeof dir !== "string" || dir.trim() === "") {
     throw new pulumi.RunError("AgentDirectory: `dir` must name a directory of agent files, relative to the project");
   }
-  const projectDir = programDirectory();
+  const projectDir = where.projectDir ?? programDirectory();
   const absolute = path.resolve(projectDir, dir);
-  const { agents, errors } = await loadAgents(absolute, { stack: pulumi.getStack() });
+  const { agents, errors } = await loadAgents(absolute, { stack: pulumi.getStack(), from: where.projectDir });
   if (errors.length > 0) {
     // RunError: a clean failure with our file:line messages, no stack trace.
     throw new pulumi.RunError(
@@ -107,7 +107,7 @@ export async function readAgentDirectory(dir: string): Promise<AgentDefinition[]
   // Fail at preview, before anything is created, when the provider would have no address or key:
   // the same resolver as the provider's. The key is not used here and goes nowhere.
   try {
-    requireConnection(resolveConnection((key) => pulumi.runtime.getConfig(key)));
+    requireConnection(resolveConnection((key) => pulumi.runtime.getConfig(key), where.env));
   } catch (error) {
     throw new pulumi.RunError((error as Error).message);
   }

@@ -24,6 +24,7 @@ import {
   type PathSegment,
   readText,
   type Source,
+  showingPathsFrom,
 } from "./source.ts";
 
 export type SmokeScenario = Omit<SmokeScenarioFile, "override_config"> & {
@@ -77,11 +78,16 @@ type Evaluated = {
 /**
  * Loads every agent in `dir`. With `stack`, `<key>.<stack>.yaml` overlays are merged over their
  * base files and other stacks' overlays are ignored; without it, every overlay is checked against
- * its base (errors only) and the base definitions are returned. Never throws.
+ * its base (errors only) and the base definitions are returned. Paths are shown relative to `from`
+ * (default: the working directory). Never throws.
  */
-export async function loadAgents(dir: string, options: { stack?: string } = {}): Promise<LoadResult> {
+export async function loadAgents(dir: string, options: { stack?: string; from?: string } = {}): Promise<LoadResult> {
+  return showingPathsFrom(options.from, () => loadFrom(dir, options.stack));
+}
+
+async function loadFrom(dir: string, stack: string | undefined): Promise<LoadResult> {
   try {
-    return await load(path.resolve(dir), options.stack);
+    return await load(path.resolve(dir), stack);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return {

@@ -1,6 +1,7 @@
 // Reading one YAML file safely (size cap, UTF-8 only, nesting and alias limits) and mapping value
 // paths back to line:column in it. Nothing here throws: every problem becomes a Diagnostic.
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { isUtf8 } from "node:buffer";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
@@ -37,9 +38,18 @@ export type Source = {
 
 export type Loaded = { source?: Source; value?: unknown; errors: Diagnostic[] };
 
+// The directory paths are shown from while one load runs (loadAgents' `from`): a program run inline
+// loads a project's files from a process whose working directory may be another.
+const shownFrom = new AsyncLocalStorage<string>();
+
+/** Runs `load` with paths shown relative to `dir` (default: the working directory). */
+export function showingPathsFrom<T>(dir: string | undefined, load: () => Promise<T>): Promise<T> {
+  return dir === undefined ? load() : shownFrom.run(dir, load);
+}
+
 /** Path as shown to the user: relative to the working directory when that is shorter. */
 export function displayPath(absolute: string): string {
-  const relative = path.relative(process.cwd(), absolute);
+  const relative = path.relative(shownFrom.getStore() ?? process.cwd(), absolute);
   return relative && !relative.startsWith(`..${path.sep}..`) ? relative : absolute;
 }
 

@@ -9,6 +9,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { AGENT_DIRECTORY_TYPE, PREVIOUS_VERSIONS_OUTPUT, versionsBeforeIn } from "../component/index.ts";
+import { inlineAgentsProgram } from "../component/program.ts";
 import {
   type AgentDefinition,
   type Diagnostic,
@@ -145,7 +146,14 @@ export async function openSession(
   // The export read at open (readState): the first `held()` takes it, later ones read the state again.
   let prefetched: Promise<HeldAgents | Error> | undefined;
   try {
-    stack = await openStack({ stackName: name, workDir: project.dir, create: false, env });
+    const program = inlineAgentsProgram(project.dir, { ...project.env, ...env });
+    stack = await openStack({
+      stackName: name,
+      workDir: project.dir,
+      create: false,
+      env,
+      ...(program ? { program } : {}),
+    });
     // The state is read beside the config where the caller will read it (two CLI runs at once).
     if (options.readState) prefetched = stackAgents(stack).catch((error: unknown) => error as Error);
     // A stack to create is created when the first read says it is missing: an existing one (the

@@ -19,6 +19,11 @@ const UNHANDLED = /failed with an unhandled exception:\s*$/;
 // agent's postprocess_agents when a linked procedural agent failed): the same failure, seen twice.
 // Inspected with its stack (`Error: …`), or without one (`[Error: …] {`: the program captures none).
 const REGISTRATION = /Error: (?:error serializing property "[^"]*": )?resource .+ failed to register(?:\] \{)?\s*$/;
+// The same noise from a program run inline (the Automation API's language server logs it itself):
+// one diagnostic line each, the unhandled one followed by its stack's frames.
+const INLINE_REGISTRATION =
+  /(?:^|\s)(?:error: )?(?:Unhandled exception: )?(?:Error: )?(?:error serializing property "[^"]*": )?resource .+ failed to register\s*$/;
+const FRAME = /^\s+at /;
 /** Pulumi's heartbeat off a terminal (`@ updating....`): said once, its repeats add nothing. */
 const HEARTBEAT = /^@ [a-z]+\.*\s*$/;
 /** A progress line of the Stack resource (its diagnostics say the same in full below). */
@@ -36,6 +41,7 @@ export function pulumiLogFilter(write: (text: string) => void, options: { color:
   let partial = "";
   let held: string | undefined; // an "unhandled exception:" line, until the next one says why
   let skipping = false; // inside an inspected registration error, up to its blank line
+  let frames = false; // after an inline program's registration error: its stack's frames
   let section: string[] = []; // a Diagnostics section's head and blank lines, until it shows content
   const heartbeats = new Set<string>();
   const emit = (text: string) => {
@@ -71,6 +77,12 @@ export function pulumiLogFilter(write: (text: string) => void, options: { color:
       }
       emit(unhandled);
     }
+    if (frames && FRAME.test(plain)) return;
+    frames = false;
+    if (INLINE_REGISTRATION.test(plain)) {
+      frames = true;
+      return;
+    }
     if (WARNING.test(plain)) return;
     if (HEARTBEAT.test(plain)) {
       if (heartbeats.has(plain.trim())) return;
@@ -101,6 +113,6 @@ export function pulumiLogFilter(write: (text: string) => void, options: { color:
 
 /** The Stack resource's diagnostic that only inspects a failed registration (see above). */
 export function isRegistrationNoise(message: string): boolean {
-  const plain = stripEscapes(message);
-  return UNHANDLED.test(plain.split("\n")[0] ?? "") && REGISTRATION.test(plain.split("\n")[1] ?? "");
+  const [first = "", second = ""] = stripEscapes(message).split("\n");
+  return (UNHANDLED.test(first) && REGISTRATION.test(second)) || INLINE_REGISTRATION.test(first);
 }

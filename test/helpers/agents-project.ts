@@ -4,6 +4,7 @@ import { cp, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { parseDocument } from "yaml";
+import { inlineAgentsProgram } from "../../src/component/program.ts";
 import { openStack, projectRoot, type Stack } from "../../src/workspace/index.ts";
 import { SIMULATOR_SHAPES } from "./caller.ts";
 import { type PulumiSandbox, projectCopy } from "./pulumi.ts";
@@ -13,18 +14,35 @@ export type AgentsProject = { dir: string; stack: Stack; cleanup(): Promise<void
 
 export async function agentsProject(
   sandbox: PulumiSandbox,
-  options: { stackName?: string; baseUrl: string; apiKey?: string; secretKey?: boolean; agentsFrom?: string },
+  options: {
+    stackName?: string;
+    baseUrl: string;
+    apiKey?: string;
+    secretKey?: boolean;
+    agentsFrom?: string;
+    /** Another program (its source, as index.ts), which the Pulumi CLI runs, instead of the agents program run inline. */
+    program?: string;
+  },
 ): Promise<AgentsProject> {
   const project = await projectCopy(path.join(projectRoot, "test", "fixtures", "agents-project"));
+  if (options.program !== undefined) await useProgram(project.dir, options.program);
   await cp(options.agentsFrom ?? path.join(projectRoot, "agents"), path.join(project.dir, "agents"), {
     recursive: true,
   });
   await cp(path.join(projectRoot, "prompts"), path.join(project.dir, "prompts"), { recursive: true });
   const env = { ...sandbox.env };
   if (options.apiKey && !options.secretKey) env.AGENT_IAC_API_KEY = options.apiKey;
-  // A new stack in a new directory: `stack init` alone, and the settings in one `config set-all`.
+  // A new stack in a new directory: `stack init` alone, and the settings in one `config set-all`
+  // (plain ones written into the stack file `stack init` left: no CLI run for them).
   const stackName = options.stackName ?? "test";
-  const stack = await openStack({ stackName, workDir: project.dir, env, create: false });
+  const program = inlineAgentsProgram(project.dir, { ...process.env, ...env });
+  const stack = await openStack({
+    stackName,
+    workDir: project.dir,
+    env,
+    create: false,
+    ...(program ? { program } : {}),
+  });
   await stack.workspace.createStack(stackName);
   const config: pulumi.automation.ConfigMap = { "agents:baseUrl": { value: options.baseUrl } };
   // The examples' callers speak in the simulator's shape: the variant profile's must be configured.
@@ -33,9 +51,25 @@ export async function agentsProject(
     config["agents:callerMessage"] = { value: callerMessage };
     config["agents:callerEnd"] = { value: callerEnd };
   }
-  if (options.apiKey && options.secretKey) config["agents:apiKey"] = { value: options.apiKey, secret: true };
-  await stack.setAllConfig(config);
+  if (options.apiKey && options.secretKey) {
+    config["agents:apiKey"] = { value: options.apiKey, secret: true };
+    await stack.setAllConfig(config);
+  } else {
+    const file = path.join(project.dir, `Pulumi.${stackName}.yaml`);
+    const doc = parseDocument(await readFile(file, "utf8").catch(() => ""));
+    for (const [key, { value }] of Object.entries(config)) doc.setIn(["config", key], value);
+    await writeFile(file, doc.toString());
+  }
   return { dir: project.dir, stack, cleanup: project.cleanup };
+}
+
+/** Makes the project run `source` (as index.ts) through the Pulumi CLI instead of the agents program. */
+export async function useProgram(dir: string, source: string): Promise<void> {
+  await writeFile(path.join(dir, "index.ts"), source);
+  const file = path.join(dir, "Pulumi.yaml");
+  const doc = parseDocument(await readFile(file, "utf8"));
+  doc.set("main", "index.ts");
+  await writeFile(file, doc.toString());
 }
 
 /** Appends smoke scenarios to a project's agents/<agent>.yaml, its comments and layout kept. */

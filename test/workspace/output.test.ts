@@ -1,7 +1,7 @@
 // Pulumi's log as agent-iac shows it: escape sequences off a terminal, and none of the noise a
 // failed resource leaves in the program's log; a genuine program error stays whole.
 import { describe, expect, it } from "vitest";
-import { pulumiLogFilter, stripEscapes } from "../../src/workspace/index.ts";
+import { isRegistrationNoise, pulumiLogFilter, stripEscapes } from "../../src/workspace/index.ts";
 
 const FAILED_UP = [
   " +  pulumi:pulumi:Stack agents-dev creating (3s) (node:2657) PromiseRejectionHandledWarning: Promise rejection was handled asynchronously (rejection id: 13)",
@@ -82,6 +82,34 @@ describe("pulumiLogFilter", () => {
     expect(out).not.toContain("Promise {");
     expect(out).not.toContain("pulumi:pulumi:Stack (agents-dev):");
     expect(out).toContain('error: could not create procedural agent "QA scorer"');
+  });
+
+  it("drops the same noise from a program run inline: one line each, the unhandled one with its frames", () => {
+    const inline = [
+      " +  pulumi-nodejs:dynamic/agents:ProceduralAgent qa-scorer **creating failed** error: could not create procedural agent",
+      " +  pulumi:pulumi:Stack agents-test creating (15s) error: Unhandled exception: Error: resource qa-scorer [pulumi-nodejs:dynamic/agents:ProceduralAgent] failed to register",
+      ' +  pulumi:pulumi:Stack agents-test creating (16s) error: error serializing property "postprocess_agents": resource qa-scorer [pulumi-nodejs:dynamic/agents:ProceduralAgent] failed to register',
+      " +  pulumi:pulumi:Stack agents-test **creating failed (16s)** 2 errors",
+      "Diagnostics:",
+      "  pulumi:pulumi:Stack (agents-test):",
+      "    error: Unhandled exception: Error: resource qa-scorer [pulumi-nodejs:dynamic/agents:ProceduralAgent] failed to register",
+      "        at /x/node_modules/@pulumi/pulumi/runtime/resource.js:526:32",
+      "        at process.processTicksAndRejections (node:internal/process/task_queues:104:5)",
+      '    error: error serializing property "postprocess_agents": resource qa-scorer [pulumi-nodejs:dynamic/agents:ProceduralAgent] failed to register',
+      "",
+      "  pulumi-nodejs:dynamic/agents:ProceduralAgent (qa-scorer):",
+      '    error: could not create procedural agent "QA scorer": POST /procedural_agents → 400 (request id req_1)',
+      "",
+    ].join("\n");
+    const out = filtered(inline);
+    expect(out).not.toContain("failed to register");
+    expect(out).not.toMatch(/^\s+at /m);
+    expect(out).not.toContain("pulumi:pulumi:Stack (agents-test):");
+    expect(out).toContain("**creating failed (16s)**");
+    expect(out).toContain('error: could not create procedural agent "QA scorer"');
+    expect(isRegistrationNoise(inline.split("\n")[6]?.replace("    error: ", "") ?? "")).toBe(true);
+    expect(isRegistrationNoise(inline.split("\n")[9]?.trim() ?? "")).toBe(true);
+    expect(isRegistrationNoise("Unhandled exception: TypeError: Cannot read properties of undefined")).toBe(false);
   });
 
   it("says Pulumi's heartbeat once", () => {
