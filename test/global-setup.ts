@@ -4,8 +4,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { describeLeaks, markedProcesses, RUN_MARK } from "./helpers/leaks.ts";
+import { describeLeaks, leftBehind, RUN_MARK } from "./helpers/leaks.ts";
 
 export default function setup() {
   const mark = randomUUID();
@@ -19,11 +18,7 @@ export default function setup() {
   process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), "agent-iac-test-compile-cache");
   return async () => {
     // Workers and their children get a moment to finish exiting.
-    let leaks = await markedProcesses(mark);
-    for (let waited = 0; leaks.length > 0 && waited < 10_000; waited += 250) {
-      await sleep(250);
-      leaks = await markedProcesses(mark);
-    }
+    const leaks = await leftBehind(mark);
     if (leaks.length === 0) return;
     for (const leak of leaks) {
       try {

@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
-import { markedProcesses, RUN_MARK } from "./helpers/leaks.ts";
+import { describeLeaks, markedProcesses, RUN_MARK } from "./helpers/leaks.ts";
 
 describe("the run's leak check", () => {
   it("the run's environment carries the mark its processes inherit", () => {
@@ -23,6 +23,9 @@ describe("the run's leak check", () => {
       const found = await markedProcesses(mark);
       expect(found.map((p) => p.pid)).toEqual([child.pid]);
       expect(found[0]?.listening).toEqual([`127.0.0.1:${port}`]);
+      // Where it runs too: a test project's copy names the test that left it.
+      expect(describeLeaks(found)).toContain(`listening on 127.0.0.1:${port}: ${process.execPath} -e`);
+      expect(describeLeaks(found)).toContain(`(in ${process.cwd()})`);
       expect(await markedProcesses(`${mark}-other`)).toEqual([]);
     } finally {
       child.kill("SIGTERM");

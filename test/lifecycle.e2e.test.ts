@@ -3,6 +3,7 @@
 // the reports of the run are this run's (a green report planted from an "earlier run" is replaced
 // or removed, never left). The simulator's latency faults hold the calls open long enough.
 import { execFile, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -12,6 +13,7 @@ import { parseDocument } from "yaml";
 import { reportSchema } from "../src/report/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { CLI } from "./helpers/cli.ts";
+import { describeLeaks, leftBehind } from "./helpers/leaks.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
 
@@ -19,6 +21,8 @@ const API_KEY = "sk-lifecycle-e2e-5d0a7c3e91";
 const SLOW = 300_000;
 const EARLIER = "earlier-green-run-3f9c";
 const SMOKE_REPORTS = ["smoke.junit.xml", "smoke.json", "smoke.html"];
+// Marks the environment of an interrupted run, so that whatever it started can be found after it exits.
+const STARTED_BY = "AGENT_IAC_INTERRUPTED_RUN";
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
@@ -39,11 +43,11 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
     args: string[],
     signal: NodeJS.Signals,
     ready: () => Promise<boolean>,
-    { group = false } = {},
+    { group = false, mark }: { group?: boolean; mark?: string } = {},
   ): Promise<Run> {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: project.dir,
-      env: env(),
+      env: { ...env(), ...(mark ? { [STARTED_BY]: mark } : {}) },
       stdio: "pipe",
       detached: group,
     });
@@ -154,8 +158,13 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
     // A new stack on the same service: each create waits 3 s, so the signal lands mid-up.
     await writeFile(path.join(project.dir, "Pulumi.fresh.yaml"), `config:\n  agents:baseUrl: ${sim.url}\n`);
     await simulatorCall(sim, "POST", "/_simulator/faults", { route: "POST /procedural_agents", latency_ms: 3000 });
-    const run = await interrupt(["start", "--stack", "fresh"], "SIGINT", await arrivalOf("POST /procedural_agents"));
+    const mark = randomUUID();
+    const run = await interrupt(["start", "--stack", "fresh"], "SIGINT", await arrivalOf("POST /procedural_agents"), {
+      mark,
+    });
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(130);
+    // The cancelled up (its program run inline) stopped what it started: no CLI, no provider plugin.
+    expect(describeLeaks(await leftBehind(mark, STARTED_BY))).toBe("");
     const line = lastLine(run.stderr);
     expect(line).toMatch(
       /^interrupted: 0 of [1-9]\d* calls finished \(the Pulumi run was cancelled; the stack is unlocked\); reports in reports\/smoke\.junit\.xml, reports\/smoke\.json, reports\/smoke\.html$/,
@@ -249,7 +258,10 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
         callsAtSignal = await routeCount("POST /conversations");
         return true;
       };
-      const run = await interrupt(["start", "--stack", "replace"], "SIGINT", ready, { group: true });
+      const mark = randomUUID();
+      const run = await interrupt(["start", "--stack", "replace"], "SIGINT", ready, { group: true, mark });
+      // A terminal's Ctrl+C leaves nothing running: the Pulumi CLI stopped its plugins before it exited.
+      expect(describeLeaks(await leftBehind(mark, STARTED_BY))).toBe("");
       expect(run.stdout).toMatch(/support creating replacement/);
       expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(130);
       expect(lastLine(run.stderr)).toMatch(

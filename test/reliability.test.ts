@@ -1,13 +1,15 @@
 // Reliability under faults, with the real Pulumi CLI and the simulator's /_simulator/faults:
 // nothing is created twice, nothing is lost track of, and every failure says what state things are in.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, readdir, readlink, rm, stat } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { writeGeneratedAgents } from "./helpers/generate.ts";
+import { markedProcesses } from "./helpers/leaks.ts";
 import { type Backend, type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall, startTestSimulator, storedAgents, testProfile } from "./helpers/simulator.ts";
 
@@ -20,6 +22,8 @@ const BACKENDS: Backend[] = testProfile() === "variant" ? ["file"] : ["file", "p
 // The CLI's recovery after a kill and the backend's lock are the same against either profile of the
 // simulator: the variant run (vitest.config.ts) leaves them to the default one.
 const notTheService = it.skipIf(testProfile() === "variant");
+// Marks the environment of the `pulumi up` the interrupted-deploy test kills (and of its plugins).
+const KILLED_RUN = "AGENT_IAC_KILLED_UP";
 
 describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
   let sandbox: PulumiSandbox;
@@ -135,13 +139,27 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
 
   notTheService("interrupted deploy: after SIGKILL the documented recovery converges", async () => {
     await fault({ route: "POST /procedural_agents", latency_ms: 3000 });
-    const child = pulumiCli(["up", "--yes", "--non-interactive", "--skip-preview"], project);
-    await waitFor(async () => ((await requestCounts(sim)).by_route["POST /procedural_agents"] ?? 0) >= 3, 30_000);
-    child.kill("SIGKILL");
-    await new Promise((resolve) => child.once("exit", resolve));
-    // The CLI starts its plugins in their own process groups, so they outlive it, as on a killed CI
-    // runner; this test does not leave them behind.
-    await killProcessesIn(project.dir);
+    // Marked, so that what it starts can be found after the kill, wherever it runs.
+    const mark = randomUUID();
+    const child = pulumiCli(["up", "--yes", "--non-interactive", "--skip-preview"], project, { [KILLED_RUN]: mark });
+    let said = "";
+    child.stderr?.on("data", (chunk) => {
+      said += chunk;
+    });
+    try {
+      await waitFor(
+        async () => ((await requestCounts(sim)).by_route["POST /procedural_agents"] ?? 0) >= 3,
+        30_000,
+        () => `pulumi up said: ${said}`,
+      );
+    } finally {
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      // The CLI starts its plugins in their own process groups, so they outlive it, as on a killed
+      // CI runner (the program's dynamic provider in the directory of Pulumi.yaml's `main`, not the
+      // project's): this test does not leave them behind.
+      for (const left of await markedProcesses(mark, [process.pid], KILLED_RUN)) process.kill(left.pid, "SIGKILL");
+    }
     await new Promise((resolve) => setTimeout(resolve, 3500)); // let the in-flight creates land
     await simulatorCall(sim, "DELETE", "/_simulator/faults");
 
@@ -183,10 +201,10 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
     },
   );
 
-  function pulumiCli(args: string[], p: AgentsProject): ChildProcess {
+  function pulumiCli(args: string[], p: AgentsProject, env: Record<string, string> = {}): ChildProcess {
     return spawn("pulumi", [...args, "--stack", p.stack.name], {
       cwd: p.dir,
-      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
+      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY, ...env },
       stdio: ["ignore", "ignore", "pipe"],
     });
   }
@@ -211,19 +229,10 @@ async function removeEmptySidecars(dir: string): Promise<void> {
   }
 }
 
-/** Kills the processes whose working directory is `dir` (Linux /proc). */
-async function killProcessesIn(dir: string): Promise<void> {
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => undefined);
-    if (cwd === dir) process.kill(Number(entry), "SIGKILL");
-  }
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number, why = () => ""): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting for a condition");
+    if (Date.now() > deadline) throw new Error(`timed out waiting for a condition ${why()}`.trim());
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -4,10 +4,12 @@
 // child an environment of its own pass the mark on), so what still carries it after the run is
 // ours, whoever its parent is now. Linux /proc only; elsewhere nothing is found.
 import { readdir, readFile, readlink } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export const RUN_MARK = "AGENT_IAC_TEST_RUN";
 
-export type MarkedProcess = { pid: number; command: string; listening: string[] };
+/** `cwd`: where it runs (a test project's copy names the test that left it). */
+export type MarkedProcess = { pid: number; command: string; cwd: string; listening: string[] };
 
 /** Listening TCP sockets by inode: "127.0.0.1:8787". */
 async function listeningSockets(): Promise<Map<string, string>> {
@@ -33,9 +35,16 @@ async function listeningSockets(): Promise<Map<string, string>> {
   return sockets;
 }
 
-/** Every live process but `except` whose environment carries `mark`, with what it listens on. */
-export async function markedProcesses(mark: string, except: number[] = [process.pid]): Promise<MarkedProcess[]> {
-  const needle = `${RUN_MARK}=${mark}`;
+/**
+ * Every live process but `except` whose environment carries `mark` (in `variable`, the run's by
+ * default), with what it listens on.
+ */
+export async function markedProcesses(
+  mark: string,
+  except: number[] = [process.pid],
+  variable = RUN_MARK,
+): Promise<MarkedProcess[]> {
+  const needle = `${variable}=${mark}`;
   const sockets = await listeningSockets();
   const found: MarkedProcess[] = [];
   for (const name of await readdir("/proc").catch(() => [] as string[])) {
@@ -46,6 +55,7 @@ export async function markedProcesses(mark: string, except: number[] = [process.
     const state = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
     if (/\) Z /.test(state)) continue; // a zombie holds nothing; its parent has yet to reap it
     const command = (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).split("\0").join(" ").trim();
+    const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => "");
     const listening: string[] = [];
     for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [] as string[])) {
       const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => "");
@@ -53,16 +63,26 @@ export async function markedProcesses(mark: string, except: number[] = [process.
       const address = inode ? sockets.get(inode) : undefined;
       if (address) listening.push(address);
     }
-    found.push({ pid, command, listening });
+    found.push({ pid, command, cwd, listening });
   }
   return found;
+}
+
+/** The marked processes still alive after up to `waitMs` (what is exiting gets that long to finish). */
+export async function leftBehind(mark: string, variable = RUN_MARK, waitMs = 10_000): Promise<MarkedProcess[]> {
+  let left = await markedProcesses(mark, [process.pid], variable);
+  for (let waited = 0; left.length > 0 && waited < waitMs; waited += 250) {
+    await sleep(250);
+    left = await markedProcesses(mark, [process.pid], variable);
+  }
+  return left;
 }
 
 export function describeLeaks(leaks: MarkedProcess[]): string {
   return leaks
     .map(
       (p) =>
-        `  pid ${p.pid}${p.listening.length ? ` listening on ${p.listening.join(", ")}` : ""}: ${p.command.slice(0, 200)}`,
+        `  pid ${p.pid}${p.listening.length ? ` listening on ${p.listening.join(", ")}` : ""}: ${p.command.slice(0, 200)}${p.cwd ? ` (in ${p.cwd})` : ""}`,
     )
     .join("\n");
 }
