@@ -254,6 +254,7 @@ async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller, 
       stack: job.stack,
       interrupted: io.signal.aborted,
       partial: job.plan.shard !== undefined,
+      shard: job.plan.shard,
     },
   );
   return { report, results, oldResults };
