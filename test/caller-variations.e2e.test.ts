@@ -153,6 +153,8 @@ describe("caller.variations: rephrased scripted turns", { timeout: SLOW }, () =>
     expect(model.requests).toHaveLength(1);
     expect(model.requests[0]).toContain(JSON.stringify(TURNS[0]));
     expect(model.requests[0]).not.toContain("check_availability|available");
+    // A model name that moves changes the words said: warned of, as for a persona.
+    expect(recorded.stdout).toContain('warning: agents:callerModel "test-caller" moves');
 
     await model.close();
     const replay = await smoke("--scenario", "varied-books", "--replay", "rec");
