@@ -109,8 +109,8 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
     expect(smoke.stdout).toMatch(/1 passed, 0 failed/);
   });
 
-  it("generate for the booking agent: at least 4 valid scenarios covering both of its tools", async () => {
-    const out = await cli(["scenario", "generate", "booking", "--stack", "test", "--count", "5"]);
+  it("generate for the booking agent: at least 4 valid scenarios covering both of its tools, each passing --check", async () => {
+    const out = await cli(["scenario", "generate", "booking", "--stack", "test", "--count", "5", "--check"]);
     expect(out.code, out.stderr).toBe(0);
     const scenarios = parse(out.stdout) as Drafted[];
     expect(scenarios.length).toBeGreaterThanOrEqual(4);
