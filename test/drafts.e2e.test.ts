@@ -4,12 +4,13 @@
 // a hostile answer's unknown tool, duplicate, YAML injection and extra scenario are dropped and
 // counted; personal data in the call reaches neither the model nor the output; --check sets apart
 // a scenario that fails on the pinned version, with why.
+import { spawn } from "node:child_process";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments, parseDocument } from "yaml";
 import { type AgentsProject, addScenarios, agentsProject } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
+import { CLI, runInProcess } from "./helpers/cli.ts";
 import { type DraftModel, startDraftModel } from "./helpers/draft-model.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator } from "./helpers/simulator.ts";
@@ -36,6 +37,8 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
   let sim: Awaited<ReturnType<typeof startTestSimulator>>;
   let project: AgentsProject;
   let model: DraftModel;
+  /** The recorded call of the first test (derive reads it again). */
+  let booked = "";
   const env = () => ({
     ...process.env,
     ...sandbox.env,
@@ -89,6 +92,7 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
 
   it("derive from a recording: a persona scenario with the call's tools, which passes against the same version", async () => {
     const conversationId = await recordCall("checks-availability-and-books");
+    booked = conversationId;
     const out = await cli(["scenario", "derive", conversationId, "--from-recording", "recordings", "--stack", "test"]);
     expect(out.code, out.stderr).toBe(0);
     expect(out.stdout).toMatch(new RegExp(`^# Derived from conversation ${conversationId} \\(booking, ca_`));
@@ -233,6 +237,31 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
       expect(out.stderr).toContain("2 proposed, 1 kept: 1 failed on the pinned version");
     } finally {
       delete model.answer.generate;
+    }
+  });
+
+  it("Ctrl+C while the model's request hangs: exit 130, nothing printed", async () => {
+    const before = model.requests.length;
+    model.answer.derive = () => new Promise<string>(() => {});
+    try {
+      const child = spawn(
+        process.execPath,
+        [CLI, "scenario", "derive", booked, "--from-recording", "recordings", "--stack", "test"],
+        { cwd: project.dir, env: { ...env(), NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let stdout = "";
+      child.stdout?.on("data", (chunk) => {
+        stdout += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      const deadline = Date.now() + 60_000;
+      while (model.requests.length <= before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(model.requests.length).toBeGreaterThan(before);
+      child.kill("SIGINT");
+      expect(await exited).toBe(130);
+      expect(stdout).toBe("");
+    } finally {
+      delete model.answer.derive;
     }
   });
 });

@@ -74,8 +74,7 @@ function plainText(value: string): boolean {
 }
 
 /** A name as the agent file writes them: lower-case words joined by dashes. */
-function slug(value: unknown, fallback: string): string {
-  const text = typeof value === "string" ? value : "";
+function slug(text: string, fallback: string): string {
   const words = text
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
@@ -109,8 +108,11 @@ export function vet(proposals: readonly unknown[], options: VetOptions): { kept:
   );
   for (const [i, proposal] of proposals.entries()) {
     const fallback = `proposed-${i + 1}`;
-    const name = slug(isRecord(proposal) ? proposal.name : undefined, fallback);
-    const drop = (kind: DropKind, reason: string) => dropped.push({ name, kind, reason });
+    // What the model wrote is scrubbed like what it read: a name or a reason may echo a number.
+    const written = isRecord(proposal) && typeof proposal.name === "string" ? proposal.name : "";
+    const name = slug(options.scrubber.text(written), fallback);
+    const drop = (kind: DropKind, reason: string) =>
+      dropped.push({ name, kind, reason: options.scrubber.text(reason) });
     if (i >= options.count) {
       drop("more than asked", `proposal ${i + 1} of ${proposals.length}, ${options.count} asked`);
       continue;

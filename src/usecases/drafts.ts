@@ -16,7 +16,7 @@ import {
   generateScenarios,
   type Message,
 } from "../drafts/index.ts";
-import { InvalidInputError, ServiceError } from "../errors/index.ts";
+import { InterruptedError, InvalidInputError, ServiceError } from "../errors/index.ts";
 import { ChatClient } from "../judge/index.ts";
 import { terminalText } from "../report/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
@@ -132,6 +132,11 @@ async function drafting(
   let drafted: Drafted;
   try {
     drafted = await draft(agent, endpoint.model, ask);
+  } catch (error) {
+    // Ctrl+C aborts the model's request: the run stops there, with nothing printed.
+    if (io.signal.aborted)
+      throw new InterruptedError(undefined, "the model's request was stopped; nothing was printed");
+    throw error;
   } finally {
     await chat.close();
   }

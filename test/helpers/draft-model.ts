@@ -17,8 +17,8 @@ export type DraftModel = {
   url: string;
   /** Every request body, as sent. */
   requests: string[];
-  /** A scripted answer (the message content) to the next derive or generate requests; none: the example judge's. */
-  answer: Partial<Record<DraftKind, (user: string) => string>>;
+  /** A scripted answer (the message content) to the derive or generate requests, or one that never comes; none: the example judge's. */
+  answer: Partial<Record<DraftKind, (user: string) => string | Promise<string>>>;
   close(): Promise<void>;
 };
 
@@ -56,12 +56,13 @@ export async function startDraftModel(): Promise<DraftModel> {
     const scripted = kind && model.answer[kind];
     if (scripted) {
       const user = messages.find((m) => m.role === "user")?.content ?? "";
+      const content = await scripted(user);
       response.writeHead(200, { "content-type": "application/json" });
       response.end(
         JSON.stringify({
           object: "chat.completion",
           model: "stand-in",
-          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: scripted(user) } }],
+          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }],
         }),
       );
       return;
