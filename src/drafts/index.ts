@@ -67,6 +67,14 @@ function entryLine(entry: TranscriptEntry, callers: Set<string>): string | undef
   }
 }
 
+/** The model's proposals, asked once; an answer that is no list of them is said, and proposes none. */
+async function proposalsOf(ask: Ask, messages: Message[], notes: string[]): Promise<unknown[]> {
+  const read = readAnswer(await ask(messages));
+  if ("proposals" in read) return read.proposals;
+  notes.push(`the model's answer was not used: ${read.error}`);
+  return [];
+}
+
 export type DeriveInput = {
   call: CapturedCall;
   agent: AgentDefinition;
@@ -91,15 +99,14 @@ export async function deriveScenario(input: DeriveInput, ask: Ask): Promise<Draf
     .map((line) => scrubber.text(line.slice(0, MAX_LINE_CHARS)));
   const tools = [...new Set(transcript.toolCalls.map((t) => t.name))];
   const procedures = call.procedures ?? {};
-  const answer = await ask(
+  const proposals = await proposalsOf(
+    ask,
     deriveMessages(
       { conversationId: call.conversationId, agent: call.agent, lines, callerTurns: turns.length, tools, procedures },
       agent,
     ),
+    notes,
   );
-  const read = readAnswer(answer);
-  const proposals = "error" in read ? [] : read.proposals;
-  if ("error" in read) notes.push(`the model's answer was not used: ${read.error}`);
   if (input.name !== undefined && proposals[0] && typeof proposals[0] === "object") {
     proposals[0] = { ...(proposals[0] as object), name: input.name };
   }
@@ -110,7 +117,7 @@ export async function deriveScenario(input: DeriveInput, ask: Ask): Promise<Draf
   if (!scrubber.isOwn(call.channel.callee_no) && !input.keepPii) {
     notes.push("the call's callee_no is not one the agent file holds: channel.callee_no is a placeholder to replace");
   }
-  const { kept, dropped } = vet(proposals, {
+  const vetted = vet(proposals, {
     agent,
     existing: agent.smoke,
     channel,
@@ -123,8 +130,7 @@ export async function deriveScenario(input: DeriveInput, ask: Ask): Promise<Draf
   if (scrubber.replaced > 0) notes.push(`${scrubber.replaced} personal value(s) replaced by labelled placeholders`);
   const from = [call.agent, call.versionId].filter(Boolean).join(", ");
   return {
-    kept,
-    dropped,
+    ...vetted,
     proposed: proposals.length,
     notes,
     comment: [
@@ -146,13 +152,11 @@ export async function generateScenarios(input: GenerateInput, ask: Ask): Promise
   const { agent } = input;
   const notes: string[] = [];
   const scrubber = new Scrubber({ own: ownNumbers(agent), keep: input.keepPii ?? false });
-  const answer = await ask(generateMessages(agent, input.count, (text) => scrubber.text(text), agent.smoke));
-  const read = readAnswer(answer);
-  const proposals = "error" in read ? [] : read.proposals;
-  if ("error" in read) notes.push(`the model's answer was not used: ${read.error}`);
+  const messages = generateMessages(agent, input.count, (text) => scrubber.text(text), agent.smoke);
+  const proposals = await proposalsOf(ask, messages, notes);
   const number = agent.smoke[0]?.channel.callee_no;
   if (!number) notes.push("the agent has no scenario to take a callee_no from: channel.callee_no is a placeholder");
-  const { kept, dropped } = vet(proposals, {
+  const vetted = vet(proposals, {
     agent,
     existing: agent.smoke,
     channel: { callee_no: number ?? "<callee_no>" },
@@ -162,13 +166,12 @@ export async function generateScenarios(input: GenerateInput, ask: Ask): Promise
     label: "proposed scenario",
   });
   const covered = new Set(
-    kept.flatMap((k) => k.parsed.expect.tool_calls ?? []).map((t) => (typeof t === "string" ? t : t.name)),
+    vetted.kept.flatMap((k) => k.parsed.expect.tool_calls ?? []).map((t) => (typeof t === "string" ? t : t.name)),
   );
   const uncovered = agentTools(agent).filter((tool) => !covered.has(tool));
   if (uncovered.length > 0) notes.push(`no kept scenario calls ${uncovered.join(", ")}`);
   return {
-    kept,
-    dropped,
+    ...vetted,
     proposed: proposals.length,
     notes,
     comment: [

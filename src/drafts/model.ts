@@ -60,6 +60,11 @@ export type CallView = {
   procedures: Record<string, string>;
 };
 
+const conversation = (system: string, user: string): Message[] => [
+  { role: "system", content: system },
+  { role: "user", content: user },
+];
+
 export function deriveMessages(call: CallView, agent: AgentDefinition | undefined): Message[] {
   const user = [
     `Agent: ${call.agent ?? "(unknown)"}`,
@@ -81,10 +86,7 @@ export function deriveMessages(call: CallView, agent: AgentDefinition | undefine
     "and write one or two rubrics a judge can check about the outcome the caller got.",
     ANSWER_FORMAT,
   ].join(" ");
-  return [
-    { role: "system", content: system },
-    { role: "user", content: user },
-  ];
+  return conversation(system, user);
 }
 
 export function agentTools(agent: AgentDefinition | undefined): string[] {
@@ -135,10 +137,7 @@ export function generateMessages(
     "one caller who is off-topic or hostile, and one who ends the call early. Each with a persona, a goal and expectations.",
     ANSWER_FORMAT,
   ].join(" ");
-  return [
-    { role: "system", content: system },
-    { role: "user", content: user },
-  ];
+  return conversation(system, user);
 }
 
 /** The answer's proposals (each still unchecked), or why the answer is not a list of them. */
