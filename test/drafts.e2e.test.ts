@@ -113,6 +113,35 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
     expect(smoke.stdout).toMatch(/1 passed, 0 failed/);
   });
 
+  it("derive from the service's stream reads the same call; a scenario the agent file already has is dropped as a duplicate", async () => {
+    const args = ["scenario", "derive", booked, "--stack", "test", "--callee-no", "+15550142100"];
+    const unnamed = await cli(args);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain("--agent KEY");
+    const before = model.requests.length;
+    const out = await cli([...args, "--agent", "booking"]);
+    expect(model.requests.slice(before).join("\n")).toContain(
+      "Tools the agent called: check_availability, book_appointment",
+    );
+    // The first test put this call's scenario in the agent file: the same persona and goal again is no new test.
+    expect(out.code).toBe(1);
+    expect(out.stdout).toBe("");
+    expect(out.stderr).toContain("1 proposed, 0 kept: 1 repeated an existing scenario (same persona and goal)");
+  });
+
+  it("an answer that is no list of scenarios: said, nothing printed, exit 1", async () => {
+    model.answer.derive = () => "I am sorry, I cannot help with that.";
+    try {
+      const out = await cli(["scenario", "derive", booked, "--from-recording", "recordings", "--stack", "test"]);
+      expect(out.code).toBe(1);
+      expect(out.stdout).toBe("");
+      expect(out.stderr).toContain("note: the model's answer was not used: the answer holds no JSON object");
+      expect(out.stderr).toContain("0 proposed, 0 kept");
+    } finally {
+      delete model.answer.derive;
+    }
+  });
+
   it("generate for the booking agent: at least 4 valid scenarios covering both of its tools, each passing --check", async () => {
     const out = await cli(["scenario", "generate", "booking", "--stack", "test", "--count", "5", "--check"]);
     expect(out.code, out.stderr).toBe(0);
