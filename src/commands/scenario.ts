@@ -156,7 +156,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (sub === "derive") return derive(rest, io);
   if (sub === "generate") return generate(rest, io);
   throw new CliError(sub ? `unknown subcommand "${sub}"${suggestion(sub, SUBCOMMANDS)}` : "a subcommand is needed", {
-    hint: USAGE.replace(/^usage: /, "usage: ").replace(/\n\s+/g, " | "),
+    hint: "usage: agent-iac scenario capture|derive <conversation-id> [options], or generate <agent> [options]",
   });
 }
 
