@@ -126,7 +126,7 @@ export function generateMessages(
     `Languages beyond the default: ${languages.others.join(", ") || "(none)"}`,
     `Scenarios wanted: ${count}`,
     `Existing persona scenarios (do not repeat them): ${
-      personas.map((s) => `${s.caller?.persona} / ${s.caller?.goal ?? ""}`).join("; ") || "(none)"
+      personas.map((s) => scrub(`${s.caller?.persona} / ${s.caller?.goal ?? ""}`)).join("; ") || "(none)"
     }`,
     "The agent's prompt:",
     scrub(prompt.length > MAX_PROMPT_CHARS ? `${prompt.slice(0, MAX_PROMPT_CHARS)} …` : prompt),
