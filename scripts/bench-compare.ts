@@ -10,6 +10,7 @@ import { fisherLower, type PairedRule, type PairOutcome, pairedDecision, pairedW
 const PAIRS_PER_ROUND = 2;
 
 export type CompareRow = {
+  max_pairs: number;
   old_rate: number;
   new_rate: number;
   regressed: number;
@@ -65,18 +66,34 @@ function fixedCalls(pOld: number, pNew: number, power: number, alpha: number, ne
   return n;
 }
 
-export function compareRows(runs: number, random: (seed: number) => Random, alpha: number): CompareRow[] {
-  const rule: PairedRule = { alpha, margin: 0.1, maxPairs: 40 };
-  const cases: [number, number][] = [
-    [1, 1],
-    [0.95, 0.95],
-    [0.8, 0.8],
-    [0.95, 0.85],
-    [0.95, 0.75],
-    [0.95, 0.65],
-    [1, 0.5],
-  ];
-  return cases.map(([pOld, pNew], i) => {
+/** The default cap's rows: nothing changed, and drops of 0.1 to 0.5. */
+const DEFAULT_CASES: [number, number][] = [
+  [1, 1],
+  [0.95, 0.95],
+  [0.8, 0.8],
+  [0.95, 0.85],
+  [0.95, 0.75],
+  [0.95, 0.65],
+  [1, 0.5],
+];
+
+/**
+ * Drops too small for the default cap to decide most runs, each with a cap that gives it about 80–95 %
+ * power: a design's savings are compared where it has the power to find the drop.
+ */
+export const POWERED_CASES: { maxPairs: number; cases: [number, number][] }[] = [
+  { maxPairs: 100, cases: [[0.95, 0.75]] },
+  { maxPairs: 250, cases: [[0.95, 0.85]] },
+];
+
+export function compareRows(
+  runs: number,
+  random: (seed: number) => Random,
+  alpha: number,
+  design: { maxPairs: number; cases: [number, number][] } = { maxPairs: 40, cases: DEFAULT_CASES },
+): CompareRow[] {
+  const rule: PairedRule = { alpha, margin: 0.1, maxPairs: design.maxPairs };
+  return design.cases.map(([pOld, pNew], i) => {
     const next = random(5200 + i);
     const outcomes = Array.from({ length: runs }, () => run(pOld, pNew, rule, next));
     const share = (d: string) => outcomes.filter((o) => o.decision === d).length / runs;
@@ -86,6 +103,7 @@ export function compareRows(runs: number, random: (seed: number) => Random, alph
     const fixed = unchanged || power === 0 ? null : fixedCalls(pOld, pNew, power, alpha, next);
     const fixedPower = fixed === null ? null : fisherPower(pOld, pNew, fixed, alpha, runs, next);
     return {
+      max_pairs: rule.maxPairs,
       old_rate: pOld,
       new_rate: pNew,
       regressed: r4(power),
@@ -107,13 +125,13 @@ const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
 export function compareTable(rows: readonly CompareRow[], runs: number, alpha: number): string[] {
   return [
-    `sequential comparison (α ${alpha}, margin 0.1, max_pairs 40, ${PAIRS_PER_ROUND} pairs a round; ${runs.toLocaleString("en")} simulated runs per row)`,
+    `sequential comparison (α ${alpha}, margin 0.1, ${PAIRS_PER_ROUND} pairs a round; ${runs.toLocaleString("en")} simulated runs per row)`,
     "",
-    "| old → new pass rate | regressed | no worse | inconclusive | false regression at any look to the cap | mean pairs | Fisher of equal power: calls a side (its power) | calls saved |",
-    "|---|---|---|---|---|---|---|---|",
+    "| max_pairs | old → new pass rate | regressed | no worse | inconclusive | false regression at any look to the cap | mean pairs | Fisher of equal power: calls a side (its power) | calls saved |",
+    "|---|---|---|---|---|---|---|---|---|",
     ...rows.map(
       (r) =>
-        `| ${r.old_rate} → ${r.new_rate} | ${pct(r.regressed)} | ${pct(r.no_worse)} | ${pct(r.inconclusive)} | ${r.regressed_any_look === null ? "–" : pct(r.regressed_any_look)} | ${r.mean_pairs.toFixed(1)} | ${r.fixed_calls_per_side === null ? "–" : `${r.fixed_calls_per_side} (${pct(r.fixed_power ?? 0)})`} | ${r.calls_saved === null ? "–" : pct(r.calls_saved)} |`,
+        `| ${r.max_pairs} | ${r.old_rate} → ${r.new_rate} | ${pct(r.regressed)} | ${pct(r.no_worse)} | ${pct(r.inconclusive)} | ${r.regressed_any_look === null ? "–" : pct(r.regressed_any_look)} | ${r.mean_pairs.toFixed(1)} | ${r.fixed_calls_per_side === null ? "–" : `${r.fixed_calls_per_side} (${pct(r.fixed_power ?? 0)})`} | ${r.calls_saved === null ? "–" : pct(r.calls_saved)} |`,
     ),
   ];
 }

@@ -3,8 +3,10 @@
 // by reading: a rubric passes when every phrase quoted in it ("…") appears in an agent line of the
 // transcript, and the answer cites those lines. It checks the wiring (settings, votes, cited lines,
 // reports, cache); point agents:judgeBaseUrl at a real model to judge meaning. Asked for a persona
-// caller's next line, it plays one by rule too, from the persona and goal alone: it states the goal,
-// asks once for help, then answers DONE.
+// caller's next line, it plays one by rule too, from the persona and goal alone: it states the goal
+// (a goal of steps, "A, then B", one step a line), asks once for help, then answers DONE. Asked by
+// `scenario derive` or `scenario generate` for scenarios, it writes them by rule from what the
+// request lists (the tools called or the agent's tools, its languages, its persona's name).
 //
 //   npm run example-judge -- --port 8788     # then AGENT_IAC_JUDGE_BASE_URL=http://127.0.0.1:8788/v1
 import { createServer } from "node:http";
@@ -49,13 +51,85 @@ function answer(user: string): { verdict: "pass" | "fail"; reason: string; lines
   return { verdict: "pass", reason: `the agent says ${phrases.map((p) => JSON.stringify(p)).join(", ")}`, lines };
 }
 
-/** The persona caller's next line: the goal, then one request for help, then DONE. */
+/** The persona caller's next line: the goal's steps, then one request for help, then DONE. */
 function callerLine(system: string, user: string): string {
   const goal = /^The caller's goal: (.*)$/m.exec(system)?.[1]?.trim().replace(/\.$/, "");
+  const steps = goal ? goal.split(", then ") : [];
   const said = (user.match(/^caller: /gm) ?? []).length;
-  if (said === 0) return goal ? `Hello, I'm calling about ${goal}.` : "Hello, I have a question.";
-  if (said === 1) return "Could you help me with that today, please?";
+  if (said === 0) return steps[0] ? `Hello, I'm calling about ${steps[0]}.` : "Hello, I have a question.";
+  if (said < steps.length) return `Also, ${steps[said]}, please.`;
+  if (said === Math.max(1, steps.length)) return "Could you help me with that today, please?";
   return "DONE";
+}
+
+/** A "Label: a, b" line of a scenario request, as a list ("(none)" is empty). */
+function listed(user: string, label: string): string[] {
+  const value = new RegExp(`^${label}: (.*)$`, "m").exec(user)?.[1]?.trim() ?? "";
+  return value === "" || value.startsWith("(") ? [] : value.split(", ");
+}
+
+const spoken = (tool: string) => tool.replaceAll("_", " ");
+
+/** `scenario derive`: the caller asked for what the call's tools did, in order; the rubrics quote the agent's confirmations. */
+function derived(user: string) {
+  const tools = listed(user, "Tools the agent called");
+  return {
+    scenarios: [
+      {
+        name: tools.length > 0 ? `asks-to-${spoken(tools.join(" and ")).replaceAll(" ", "-")}` : "asks-a-question",
+        persona: "A caller like the one in the recorded call: brief and polite",
+        goal: tools.length > 0 ? tools.map(spoken).join(", then ") : "an answer to a question",
+        max_turns: 4,
+        tool_calls: tools,
+        procedures: {},
+        judge: tools.map((tool) => `the agent confirms the request: "I have used ${tool}"`),
+        language: null,
+      },
+    ],
+  };
+}
+
+/** `scenario generate`: one scenario per tool, per language beyond the default, an off-topic caller and one who ends early. */
+function generated(user: string) {
+  const count = Number(/^Scenarios wanted: (\d+)$/m.exec(user)?.[1] ?? "5");
+  const persona = listed(user, "Agent persona")[0];
+  const greets = persona ? [`the agent introduces themself: "this is ${persona}"`] : [];
+  const scenario = (name: string, who: string, goal: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    persona: who,
+    goal,
+    max_turns: 3,
+    tool_calls: [],
+    procedures: {},
+    judge: greets,
+    language: null,
+    ...extra,
+  });
+  const all = [
+    ...listed(user, "Tools the agent has").map((tool) =>
+      scenario(
+        `asks-to-${spoken(tool).replaceAll(" ", "-")}`,
+        `A caller who needs the agent to ${spoken(tool)}`,
+        `${spoken(tool)} for next week`,
+        {
+          tool_calls: [tool],
+        },
+      ),
+    ),
+    ...listed(user, "Languages beyond the default").map((language) =>
+      scenario(
+        `speaks-${language.toLowerCase()}`,
+        `A caller who speaks only ${language}`,
+        "help in their own language",
+        { language },
+      ),
+    ),
+    scenario("off-topic", "An impatient caller who talks about the weather", "small talk about the weather"),
+    scenario("ends-early", "A caller who hangs up right after the greeting", "nothing: they end the call at once", {
+      max_turns: 1,
+    }),
+  ];
+  return { scenarios: all.slice(0, count) };
 }
 
 const server = createServer((request, response) => {
@@ -80,7 +154,13 @@ const server = createServer((request, response) => {
     }
     const user = messages.find((m) => m.role === "user")?.content ?? "";
     const system = messages.find((m) => m.role === "system")?.content ?? "";
-    const content = system.startsWith("You play the caller") ? callerLine(system, user) : JSON.stringify(answer(user));
+    const content = system.startsWith("You play the caller")
+      ? callerLine(system, user)
+      : system.startsWith("You write one test scenario from a recorded call")
+        ? JSON.stringify(derived(user))
+        : system.startsWith("You propose test scenarios")
+          ? JSON.stringify(generated(user))
+          : JSON.stringify(answer(user));
     response.writeHead(200, { "content-type": "application/json" });
     response.end(
       JSON.stringify({

@@ -31,7 +31,7 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
     const json = path.join(project.dir, `compare-${++runs}.json`);
     const result = await cli(["smoke", "--stack", "test", "--compare", oldFile, "--json", json, ...args]);
     const text = await readFile(json, "utf8").catch(() => "");
-    return { ...result, report: text ? reportSchema.parse(JSON.parse(text)) : undefined };
+    return { ...result, json, report: text ? reportSchema.parse(JSON.parse(text)) : undefined };
   }
   const comparison = (report: Report | undefined, name: string) =>
     report?.scenarios.find((s) => s.agent === "booking" && s.scenario === name)?.comparison;
@@ -175,9 +175,15 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
     // Sharded: every iteration a shard holds, it holds on both sides; the shards together place all.
     const placed = async () => (await requestCounts(sim)).by_route["POST /conversations"] ?? 0;
     let total = 0;
+    const shardFiles: string[] = [];
+    const orders = new Map<number, string | undefined>();
     for (const shard of ["1/2", "2/2"]) {
       const before = await placed();
-      const part = await compare("--scenario", "fixed-three", "--shard", shard);
+      const part = await compare("--scenario", "fixed-three", "--scenario", "seq-half", "--shard", shard);
+      shardFiles.push(part.json);
+      for (const r of part.report?.results ?? [])
+        if (r.scenario === "fixed-three") orders.set(r.iteration, r.pair_order);
+      expect(part.report?.shard).toEqual({ index: Number(shard[0]), count: 2 });
       total += (await placed()) - before;
       const sides = (side: string) =>
         (part.report?.results ?? [])
@@ -187,7 +193,28 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
       expect(sides("old")).toEqual(sides("new"));
       expect((part.report?.results ?? []).every((r) => r.pair_order !== undefined)).toBe(true);
     }
-    expect(total).toBe(8);
+    // Both shards together: fixed-three's 4 pairs, and seq-half's pairs (all in one shard) until it decided.
+    const merged = path.join(project.dir, "merged.json");
+    const merge = await cli(["report", "merge", ...shardFiles, "--json", merged]);
+    expect(merge.code, merge.stderr).toBe(1);
+    const report = reportSchema.parse(JSON.parse(await readFile(merged, "utf8")));
+    expect(report.kind).toBe("compare");
+    const fixed = comparison(report, "fixed-three");
+    // The pairs and their order survive the merge, iteration by iteration.
+    expect(fixed?.pairs).toEqual([1, 2, 3, 4].map((i) => orders.get(i)));
+    expect(fixed?.outcome).toBe("unchanged");
+    expect(fixed?.evidence?.old_rate).toMatchObject({ passes: 4, calls: 4 });
+    const half = comparison(report, "seq-half");
+    expect(half?.outcome).toBe("regression");
+    const seqCalls = report.results.filter((r) => r.scenario === "seq-half");
+    expect(half?.sequential?.pairs).toBe(seqCalls.length / 2);
+    expect(total).toBe(8 + seqCalls.length);
+    // Only comparisons with comparisons: a smoke report among them is refused.
+    const smoke = path.join(project.dir, "smoke.json");
+    await cli(["smoke", "--stack", "test", "--scenario", "fixed-three", "--shard", "1/2", "--json", smoke]);
+    const mixed = await cli(["report", "merge", shardFiles[1] as string, smoke]);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toMatch(/a smoke report; only smoke reports, or only comparison reports, are merged/);
   });
 
   it("start --compare-rule sequential: the deploy's comparison places pairs until no worse", async () => {

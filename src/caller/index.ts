@@ -15,3 +15,4 @@ export {
   type CallerShape,
   callerShape,
 } from "./shape.ts";
+export { Rephrasings } from "./variations.ts";

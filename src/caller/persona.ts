@@ -4,12 +4,14 @@
 // caller's next line or DONE. Nothing plays a persona by default. Requests go through the service
 // client's request core: a deadline, bounded retries, and the key removed from every error text.
 // The lines it writes reach the conversation's events as `user.message.received`, so a recording
-// holds them and `--replay` re-evaluates the call with no model.
+// holds them and `--replay` re-evaluates the call with no model. The same model rephrases a scripted
+// caller's turns (`caller.variations`, variations.ts).
 import type { RetryNotice } from "../api/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { ChatClient } from "../judge/index.ts";
 import { PERSONA_KEYS, type PersonaSettings } from "../settings/index.ts";
 import { type CallerView, NotACallerLine, type TurnSource } from "./script.ts";
+import { parseRephrasings, type Rephrased, rephraseMessages } from "./variations.ts";
 
 export type PersonaEndpoint = {
   baseUrl: string;
@@ -23,7 +25,12 @@ export type PersonaEndpoint = {
 const DONE = "DONE";
 
 /** The persona model with address and model, or a ConfigError naming the settings (exit 2, before any call). */
-export function requirePersona(settings: PersonaSettings, why: string, stack?: string): PersonaEndpoint {
+export function requirePersona(
+  settings: PersonaSettings,
+  why: string,
+  stack?: string,
+  task = "to play it",
+): PersonaEndpoint {
   if (settings.baseUrl && settings.model) {
     return {
       baseUrl: settings.baseUrl,
@@ -42,7 +49,7 @@ export function requirePersona(settings: PersonaSettings, why: string, stack?: s
       : `${PERSONA_KEYS.model.config} (or ${PERSONA_KEYS.model.env}, or the judge's agents:judgeModel)`,
   ].filter(Boolean);
   throw new ConfigError(
-    `${why}, but no model is configured to play it${on}: set ${missing.join(" and ")}; the key, if the endpoint needs one, with \`pulumi config set --secret ${PERSONA_KEYS.apiKey.config}\` or ${PERSONA_KEYS.apiKey.env}. Nothing was called.`,
+    `${why}, but no model is configured ${task}${on}: set ${missing.join(" and ")}; the key, if the endpoint needs one, with \`pulumi config set --secret ${PERSONA_KEYS.apiKey.config}\` or ${PERSONA_KEYS.apiKey.env}. Nothing was called.`,
   );
 }
 
@@ -78,6 +85,18 @@ export class PersonaModel {
 
   constructor(endpoint: PersonaEndpoint) {
     this.#chat = new ChatClient(endpoint);
+  }
+
+  /** The model asked. */
+  get model(): string {
+    return this.#chat.model;
+  }
+
+  /** A scripted caller's turns rephrased `n` ways each (`caller.variations`): one request. */
+  async rephrase(turns: readonly string[], n: number, signal: AbortSignal): Promise<Rephrased> {
+    const choice = await this.#chat.complete(rephraseMessages(turns, n), { signal });
+    const lines = parseRephrasings(choice?.message.content ?? "", turns.length, n);
+    return { lines, answered: choice?.answered_model ?? null };
   }
 
   /** The caller's lines for one call: the persona's, at most `maxTurns`. */

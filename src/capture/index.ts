@@ -17,6 +17,8 @@ export type CapturedCall = {
   context?: Record<string, unknown> | undefined;
   /** A smoke call's recording: the lines its caller sent. Only those are the caller's (not the service's own turns). */
   callerLines?: readonly string[] | undefined;
+  /** A recording's procedures that ran after the call: procedural agent key → terminal status. */
+  procedures?: Record<string, string> | undefined;
 };
 
 export type Captured = {
@@ -44,12 +46,17 @@ function callersTurns(heard: readonly string[], sent: readonly string[] | undefi
   return turns;
 }
 
-export function captureScenario(call: CapturedCall, options: { name?: string | undefined } = {}): Captured {
+/** The call's transcript and the caller's own lines of it (`notes`: the user lines left out). */
+export function callTranscript(call: CapturedCall, notes: string[]) {
   const builder = new TranscriptBuilder();
   for (const envelope of call.envelopes) builder.add(envelope);
   const transcript = builder.transcript;
+  return { transcript, turns: callersTurns(transcript.userMessages, call.callerLines, notes) };
+}
+
+export function captureScenario(call: CapturedCall, options: { name?: string | undefined } = {}): Captured {
   const notes: string[] = [];
-  const turns = callersTurns(transcript.userMessages, call.callerLines, notes);
+  const { transcript, turns } = callTranscript(call, notes);
   const toolCalls = [...new Set(transcript.toolCalls.map((toolCall) => toolCall.name))];
   if (turns.length === 0) notes.push("the conversation holds no caller line (user.message.received): no caller.turns");
   if (!transcript.ended)

@@ -60,7 +60,7 @@ const commands: Record<string, Command> = {
     reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv, { positionals: true }),
   },
   scenario: {
-    summary: "print a real call as a smoke scenario (scenario capture <conversation-id>)",
+    summary: "scenarios for the agent file: a real call replayed (capture), or written by a model (derive, generate)",
     load: () => import("./scenario.ts"),
   },
   service: { summary: "run the local simulator of the service", load: () => import("./service.ts") },

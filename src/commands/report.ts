@@ -14,8 +14,10 @@ const SPEC = {
   synopsis: "merge REPORT.json… [--junit FILE] [--json FILE] [--html FILE]",
   about: `merge: reads the JSON reports of a sharded smoke run (\`smoke --shard I/N --json …\`, one per job)
 and writes one report with every call and each scenario's verdict judged on all its iterations, as
-an unsharded run would: the threshold (min_pass/pass_rate), flaky, the latency percentiles. A bare
-output file name is written under reports/.`,
+an unsharded run would: the threshold (min_pass/pass_rate), flaky, the latency percentiles. The
+shards of a comparison (\`smoke --compare OLD --shard I/N\`) are compared again as one run: the
+pairs as placed, the fixed rule corrected across all scenarios, each sequential scenario's pairs.
+A bare output file name is written under reports/.`,
   flags: RUN_REPORT_FLAGS,
   footer: `exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed, 2 usage error or not
 evidence (an unreadable or foreign report, one with no scenario or of a newer version, a call whose

@@ -2,16 +2,48 @@
 // the agent file (src/capture). The events come from a recording (`smoke --record DIR`), or from the
 // conversation's event stream; the interface does not promise that an ended conversation's stream
 // replays its events, so when it gives none the command says so and points to --record.
-import type { Captured } from "../capture/index.ts";
-import { CliError } from "../errors/index.ts";
+// `scenario derive` reads a call the same ways and `scenario generate` reads the agent file; a model
+// writes persona scenarios from them (src/drafts), printed only once vetted (and with --check, passed).
+import type { CapturedCall } from "../capture/index.ts";
+import { CliError, InterruptedError } from "../errors/index.ts";
 import { terminalText } from "../render/index.ts";
-import { type CaptureRequest, captureFromRecording, captureFromService, stackConnection } from "../usecases/index.ts";
-import { parseCommand, positiveNumber, suggestion } from "./args.ts";
+import {
+  type CaptureRequest,
+  captureCall,
+  type DraftResult,
+  deriveDraft,
+  generateDraft,
+  recordedCall,
+  serviceCall,
+  stackConnection,
+} from "../usecases/index.ts";
+import { parseCommand, positiveNumber, STACK_FLAG, suggestion, wholeNumber } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
 
 /** How long a stream may stay silent before the service is taken not to replay an ended conversation. */
 const DEFAULT_REPLAY_WAIT_S = 10;
+
+/** Where the call is read from: the flags capture and derive share. */
+const CALL_FLAGS = {
+  "from-recording": {
+    type: "string",
+    arg: "DIR",
+    help: "read the call from the recordings in DIR (smoke --record DIR), not from the service",
+  },
+  "callee-no": {
+    type: "string",
+    arg: "NUMBER",
+    help: "the channel's callee_no (from a recording: the recorded scenario's; from the service: required, its events do not say it)",
+  },
+  "idle-timeout": {
+    type: "string",
+    arg: "S",
+    value: positiveNumber("a positive number of seconds"),
+    help: `from the service: give up when its stream sends nothing for S seconds (default ${DEFAULT_REPLAY_WAIT_S})`,
+  },
+  ...CONNECTION_FLAGS,
+} as const;
 
 const SPEC = {
   name: "scenario capture",
@@ -22,54 +54,143 @@ and the call's channel. Reads the call from a recording (--from-recording DIR, w
 smoke --record DIR), or from the conversation's event stream on the service; a service need not replay
 an ended conversation's events, and then the command says so (exit 3): record the calls instead.`,
   flags: {
-    "from-recording": {
-      type: "string",
-      arg: "DIR",
-      help: "read the call from the recordings in DIR (smoke --record DIR), not from the service",
-    },
     name: { type: "string", arg: "NAME", help: 'the scenario\'s name (default "captured <conversation-id>")' },
-    "callee-no": {
-      type: "string",
-      arg: "NUMBER",
-      help: "the channel's callee_no (from a recording: the recorded scenario's; from the service: required, its events do not say it)",
-    },
-    "idle-timeout": {
-      type: "string",
-      arg: "S",
-      value: positiveNumber("a positive number of seconds"),
-      help: `from the service: give up when its stream sends nothing for S seconds (default ${DEFAULT_REPLAY_WAIT_S})`,
-    },
-    ...CONNECTION_FLAGS,
+    ...CALL_FLAGS,
   },
   footer: CONNECTION_HELP,
   positionals: { min: 1, max: 1, what: "a conversation id" },
 } as const;
 
+/** What derive and generate share: the model's scenarios vetted, personal data, the budget and the check. */
+const DRAFT_FLAGS = {
+  "keep-pii": {
+    type: "boolean",
+    default: false,
+    help: "send and print phone numbers, e-mail addresses, card and account numbers and the channel's numbers as they are (default: labelled placeholders)",
+  },
+  "max-call-minutes": {
+    type: "string",
+    arg: "M",
+    value: positiveNumber("a positive number of minutes"),
+    help: "drop a scenario whose worst case (iterations × timeout) is over M call minutes",
+  },
+  check: {
+    type: "boolean",
+    default: false,
+    help: "place each kept scenario once against the stack's pinned version and keep only those that pass (the others are printed apart on stderr, with why)",
+  },
+} as const;
+
+const DRAFT_HELP = `model: the persona caller's (agents:callerBaseUrl, agents:callerModel, agents:callerApiKey, or
+AGENT_IAC_CALLER_BASE_URL, AGENT_IAC_CALLER_MODEL, AGENT_IAC_CALLER_API_KEY), else the judge's; with
+none, exit 2 before any request. It is sent what docs/smoke.md says, with personal data replaced.
+
+Nothing unchecked is printed: a proposal is kept only when it validates against the agent-file
+schema, names only tools, procedural agents and languages the agent has, repeats no scenario (same
+persona and goal) and fits --max-call-minutes; the others are dropped and counted on stderr
+("5 proposed, 4 kept: 1 named a tool the agent does not have"). The YAML goes to stdout in one write
+once everything is checked: Ctrl+C leaves nothing half-written (exit 130).
+
+exit codes: 0 a scenario was kept (printed), 1 none was kept, 2 usage or configuration error (no
+model configured, an unknown agent or recording), 3 the model, the service or the stream failed,
+130 interrupted.`;
+
+const DERIVE_SPEC = {
+  name: "scenario derive",
+  synopsis: "<conversation-id> [options]",
+  about: `Prints a persona scenario written by a model from a real call, for the agent file's smoke: list:
+caller.persona (who called, how they spoke) and goal, max_turns from the call's length, the tools the
+agent called (tool_calls) and the procedures that ran as expectations, and one or two judge rubrics
+for the outcome the caller got; a comment names the call. Reads the call like scenario capture: from
+a recording (--from-recording DIR) or from the conversation's event stream on the service.`,
+  flags: {
+    name: { type: "string", arg: "NAME", help: "the scenario's name (default: the model's)" },
+    agent: {
+      type: "string",
+      arg: "KEY",
+      help: "the call's agent (from the service: required, its events do not say it)",
+    },
+    ...CALL_FLAGS,
+    ...DRAFT_FLAGS,
+  },
+  footer: `from the service: the stack's connection, as scenario capture reads it.\n\n${DRAFT_HELP}`,
+  positionals: { min: 1, max: 1, what: "a conversation id" },
+} as const;
+
+const GENERATE_SPEC = {
+  name: "scenario generate",
+  synopsis: "<agent> [options]",
+  about: `Prints persona scenarios a model proposes from the agent file alone (its persona, prompt, tools,
+languages and postprocess agents), for its smoke: list: at least one per tool, one per language
+beyond the default, a caller who is off-topic or hostile, one who ends early; each with a persona, a
+goal and expectations.`,
+  flags: {
+    stack: STACK_FLAG,
+    count: {
+      type: "string",
+      default: "5",
+      arg: "N",
+      value: wholeNumber(1, 50),
+      help: "scenarios to ask for (default: 5)",
+    },
+    ...DRAFT_FLAGS,
+  },
+  footer: DRAFT_HELP,
+  positionals: { min: 1, max: 1, what: "an agent key" },
+} as const;
+
+const SUBCOMMANDS = ["capture", "derive", "generate"];
+const USAGE = [
+  "usage: agent-iac scenario capture <conversation-id> [options]",
+  "       agent-iac scenario derive <conversation-id> [options]",
+  "       agent-iac scenario generate <agent> [options]",
+].join("\n");
+
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const [sub = "", ...rest] = argv;
   if (sub === "--help" || sub === "-h" || sub === "help") {
-    io.stdout.write("usage: agent-iac scenario capture <conversation-id> [options]\n");
+    io.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (sub !== "capture") {
-    throw new CliError(sub ? `unknown subcommand "${sub}"${suggestion(sub, ["capture"])}` : "a subcommand is needed", {
-      hint: "usage: agent-iac scenario capture <conversation-id> [options]",
-    });
-  }
-  const parsed = parseCommand(SPEC, rest, io.stdout);
-  if (!parsed) return 0;
-  const { values } = parsed;
-  const conversationId = parsed.positionals[0] ?? "";
+  if (sub === "capture") return capture(rest, io);
+  if (sub === "derive") return derive(rest, io);
+  if (sub === "generate") return generate(rest, io);
+  throw new CliError(sub ? `unknown subcommand "${sub}"${suggestion(sub, SUBCOMMANDS)}` : "a subcommand is needed", {
+    hint: "usage: agent-iac scenario capture|derive <conversation-id> [options], or generate <agent> [options]",
+  });
+}
+
+type CallFlags = {
+  "from-recording"?: string | undefined;
+  "callee-no"?: string | undefined;
+  stack: string;
+  "base-url"?: string | undefined;
+};
+
+/** The call of `conversationId`: from a recording, or from the service's stream (Ctrl+C closes it). */
+async function readCall(
+  conversationId: string,
+  values: CallFlags,
+  idleSeconds: number | undefined,
+  io: CommandIO,
+): Promise<CapturedCall> {
+  const request = { conversationId, calleeNo: values["callee-no"] };
   const dir = values["from-recording"];
-  const request = { conversationId, name: values.name, calleeNo: values["callee-no"] };
-  const captured = dir
-    ? await captureFromRecording(dir, request)
-    : await fromService(request, {
-        stack: values.stack,
-        baseUrl: values["base-url"],
-        idleSeconds: parsed.typed["idle-timeout"] ?? DEFAULT_REPLAY_WAIT_S,
-        io,
-      });
+  if (dir) return recordedCall(dir, request);
+  return fromService(request, {
+    stack: values.stack,
+    baseUrl: values["base-url"],
+    idleSeconds: idleSeconds ?? DEFAULT_REPLAY_WAIT_S,
+    io,
+  });
+}
+
+async function capture(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(SPEC, argv, io.stdout);
+  if (!parsed) return 0;
+  const conversationId = parsed.positionals[0] ?? "";
+  const call = await readCall(conversationId, parsed.values, parsed.typed["idle-timeout"], io);
+  const captured = captureCall(call, { name: parsed.values.name });
   io.stdout.write(captured.yaml);
   for (const note of captured.notes) io.stderr.write(`note: ${note}\n`);
   io.stderr.write(
@@ -78,11 +199,72 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   return 0;
 }
 
+async function derive(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(DERIVE_SPEC, argv, io.stdout);
+  if (!parsed) return 0;
+  const { values, typed } = parsed;
+  const call = await readCall(parsed.positionals[0] ?? "", values, typed["idle-timeout"], io);
+  return drafted(io, (signal) =>
+    deriveDraft(
+      {
+        stack: values.stack,
+        project: io.project,
+        call,
+        agent: values.agent,
+        name: values.name,
+        keepPii: values["keep-pii"],
+        maxCallMinutes: typed["max-call-minutes"],
+        check: values.check,
+      },
+      { out: io.stderr, signal, onRetry: io.printRetry },
+    ),
+  );
+}
+
+async function generate(argv: string[], io: CommandIO): Promise<number> {
+  const parsed = parseCommand(GENERATE_SPEC, argv, io.stdout);
+  if (!parsed) return 0;
+  const { values, typed } = parsed;
+  return drafted(io, (signal) =>
+    generateDraft(
+      {
+        stack: values.stack,
+        project: io.project,
+        agent: parsed.positionals[0] ?? "",
+        count: typed.count ?? 5,
+        keepPii: values["keep-pii"],
+        maxCallMinutes: typed["max-call-minutes"],
+        check: values.check,
+      },
+      { out: io.stderr, signal, onRetry: io.printRetry },
+    ),
+  );
+}
+
+/** Runs the drafting (Ctrl+C stops the model's request and the check's calls), then prints what was kept in one write. */
+async function drafted(io: CommandIO, draft: (signal: AbortSignal) => Promise<DraftResult>): Promise<number> {
+  const stop = io.interruption();
+  const result = await draft(stop.signal).finally(stop.release);
+  // An interrupted check kept what it had not placed: nothing is printed of a run cut short.
+  if (stop.signal.aborted) throw new InterruptedError(undefined, "nothing was printed");
+  for (const note of result.notes) io.stderr.write(`note: ${terminalText(note)}\n`);
+  const failed = result.dropped.filter((d) => d.kind === "failed the check");
+  for (const drop of result.dropped.filter((d) => d.kind !== "failed the check")) {
+    io.stderr.write(`dropped ${terminalText(drop.name)}: ${terminalText(drop.kind)}: ${terminalText(drop.reason)}\n`);
+  }
+  if (failed.length > 0) {
+    io.stderr.write("failed on the pinned version (a finding about today's version, not a test):\n");
+    for (const drop of failed) io.stderr.write(`  ${terminalText(drop.name)}: ${terminalText(drop.reason)}\n`);
+  }
+  io.stdout.write(result.yaml);
+  io.stderr.write(`${terminalText(result.count)}\n`);
+  return result.kept.length > 0 ? 0 : 1;
+}
 /** The stack's (or --base-url's) service, its errors said in its terms; Ctrl+C closes the stream. */
 async function fromService(
   request: CaptureRequest,
   options: { stack: string; baseUrl: string | undefined; idleSeconds: number; io: CommandIO },
-): Promise<Captured> {
+): Promise<CapturedCall> {
   const { io } = options;
   const { calleeNo } = request;
   if (!calleeNo) {
@@ -94,7 +276,7 @@ async function fromService(
   io.useConnection(connection);
   const client = io.stackClient(connection, options.stack);
   const stop = io.interruption();
-  return captureFromService(
+  return serviceCall(
     { ...request, calleeNo, idleSeconds: options.idleSeconds },
     { client, signal: stop.signal },
   ).finally(stop.release);

@@ -7,6 +7,7 @@ export {
   scenarioOutcome,
   transcriptDiff,
 } from "./compare.ts";
+export { mergeComparisons } from "./merge.ts";
 export {
   type BaseRecord,
   checkPendingBase,

@@ -1,8 +1,8 @@
 // The comparison's report value (kind "compare": both sides' calls, each scenario's comparison, the
 // old versions, the policy in `fail_on`); src/report renders it (JUnit names a regression's flipped
 // expectations; the comparison is in system-out and on the terminal).
-import { type Report, runReport, type ScenarioComparison, type Verdict } from "../report/index.ts";
-import { callResult, type ScenarioResult, scenarioSummaries } from "../smoke/index.ts";
+import { type CallResult, type Report, runReport, type ScenarioComparison, type Verdict } from "../report/index.ts";
+import { type ScenarioGate, summarizeScenarios } from "../smoke/index.ts";
 
 export type FailOn = "regression" | "failure";
 
@@ -10,8 +10,8 @@ export type FailOn = "regression" | "failure";
 export type ComparedScenario = {
   agent: string;
   scenario: string;
-  newResults: ScenarioResult[];
-  oldResults?: ScenarioResult[];
+  newCalls: CallResult[];
+  oldCalls?: CallResult[];
   /** The old and the new version are the same (the agent was not replaced): one set of calls serves both. */
   sameVersion: boolean;
   /** The new side's scenario verdict under its threshold (flaky passes). */
@@ -23,6 +23,9 @@ export function compareReport(
   scenarios: ComparedScenario[],
   meta: {
     stack?: string;
+    shard?: { index: number; count: number };
+    /** The new side's scenario gates (the thresholds its verdicts are judged by). */
+    gates: ReadonlyMap<string, ScenarioGate>;
     oldVersions: Record<string, string>;
     notes: string[];
     failOn?: FailOn;
@@ -33,10 +36,10 @@ export function compareReport(
     interrupted?: boolean;
   },
 ): Report {
-  const newResults = scenarios.flatMap((s) => s.newResults);
-  const oldResults = scenarios.flatMap((s) => (s.sameVersion ? [] : (s.oldResults ?? [])));
+  const newCalls = scenarios.flatMap((s) => s.newCalls);
+  const oldCalls = scenarios.flatMap((s) => (s.sameVersion ? [] : (s.oldCalls ?? [])));
   const comparisons = new Map(scenarios.map((s) => [`${s.agent}\u0000${s.scenario}`, s.comparison]));
-  const summaries = scenarioSummaries(newResults).map((summary) => {
+  const summaries = summarizeScenarios(newCalls, meta.gates, false).map((summary) => {
     const comparison = comparisons.get(`${summary.agent}\u0000${summary.scenario}`);
     return comparison ? { ...summary, comparison } : summary;
   });
@@ -44,10 +47,11 @@ export function compareReport(
   return runReport({
     kind: "compare",
     stack: meta.stack ?? null,
-    versions: Object.fromEntries(newResults.map((r) => [r.agent, r.versionId])),
+    versions: Object.fromEntries(newCalls.map((c) => [c.agent, c.version_id])),
+    shard: meta.shard ?? null,
     old_versions: Object.fromEntries(Object.entries(meta.oldVersions).filter(([agent]) => compared.has(agent))),
     scenarios: summaries,
-    results: [...newResults.map((r) => callResult(r, "new")), ...oldResults.map((r) => callResult(r, "old"))],
+    results: [...newCalls, ...oldCalls],
     notes: meta.notes,
     fail_on: meta.failOn ?? "failure",
     require_baseline: meta.requireBaseline ?? false,

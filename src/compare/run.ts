@@ -3,8 +3,15 @@
 // old version (a first deploy, a new agent) runs as plain smoke and the run says so; an agent whose
 // version did not change is called once and serves both sides.
 
-import { type Report, unknownVersion } from "../report/index.ts";
-import { callResult, type PlannedCall, type ScenarioResult, scenarioSummaries } from "../smoke/index.ts";
+import { type CallResult, type Report, unknownVersion } from "../report/index.ts";
+import {
+  callResult,
+  gatesOf,
+  type PlannedCall,
+  type ScenarioGate,
+  type ScenarioResult,
+  summarizeScenarios,
+} from "../smoke/index.ts";
 import type { PairedRule } from "../stats/index.ts";
 import { compareScenario } from "./compare.ts";
 import type { OldVersions } from "./old-versions.ts";
@@ -31,14 +38,10 @@ export function comparisonPlan(
   options: { rule?: CompareRule | undefined; alpha?: number | undefined } = {},
 ): PairedPlan & { notes: string[] } {
   const oldVersions = old.versions;
-  const notes: string[] = [];
-  const agents = [...new Set(newCalls.map((c) => c.agent))];
-  const missing = agents.filter((a) => !oldVersions[a]);
-  if (Object.keys(oldVersions).length === 0) {
-    notes.push("first deploy: no old versions to compare with, plain smoke");
-  } else if (missing.length > 0) {
-    notes.push(`no old version of ${missing.join(", ")} (new agent${missing.length > 1 ? "s" : ""}): plain smoke`);
-  }
+  const notes = baselineNotes(
+    newCalls.map((c) => c.agent),
+    oldVersions,
+  );
   const oldFor = (call: PlannedCall) => {
     const version = oldVersions[call.agent];
     return version && version !== call.versionId ? oldCall(call, version) : undefined;
@@ -46,26 +49,62 @@ export function comparisonPlan(
   return { ...pairedPlan(newCalls, oldFor, { rule: options.rule, alpha: options.alpha ?? DEFAULT_ALPHA }), notes };
 }
 
+/** What the run says of agents with no old version to compare with. */
+export function baselineNotes(agents: readonly string[], oldVersions: Record<string, string>): string[] {
+  const missing = [...new Set(agents)].filter((a) => !oldVersions[a]);
+  if (Object.keys(oldVersions).length === 0) return ["first deploy: no old versions to compare with, plain smoke"];
+  if (missing.length === 0) return [];
+  return [`no old version of ${missing.join(", ")} (new agent${missing.length > 1 ? "s" : ""}): plain smoke`];
+}
+
+/** The options of a comparison, whether its calls were just placed or read from shard reports. */
+export type CompareOptions = {
+  old: OldVersions;
+  failOn: FailOn;
+  alpha?: number | undefined;
+  requireBaseline?: boolean | undefined;
+  allowInconclusive?: boolean | undefined;
+  /** The scenarios compared sequentially (agent, scenario → their rule); the others by the fixed rule. */
+  sequential?: ReadonlyMap<string, PairedRule>;
+  stack?: string;
+  interrupted: boolean;
+  /** The calls are one shard's: each side's thresholds are judged only where already missed. */
+  partial?: boolean;
+  /** The shard the calls are, so `report merge` can join the shards' comparisons. */
+  shard?: { index: number; count: number } | undefined;
+};
+
 /** Both sides' results compared per scenario, and the report value of the comparison. */
 export function compareSides(
   sides: { newResults: ScenarioResult[]; oldResults: ScenarioResult[]; notes: string[] },
-  options: {
-    old: OldVersions;
-    failOn: FailOn;
-    alpha?: number | undefined;
-    requireBaseline?: boolean | undefined;
-    allowInconclusive?: boolean | undefined;
-    /** The scenarios compared sequentially (agent, scenario → their rule); the others by the fixed rule. */
-    sequential?: ReadonlyMap<string, PairedRule>;
-    stack?: string;
-    interrupted: boolean;
-    /** The calls are one shard's: each side's thresholds are judged only where already missed. */
-    partial?: boolean;
+  options: CompareOptions,
+): { scenarios: ComparedScenario[]; report: Report } {
+  return compareCalls(
+    {
+      newCalls: sides.newResults.map((r) => callResult(r, "new")),
+      oldCalls: sides.oldResults.map((r) => callResult(r, "old")),
+      newGates: gatesOf(sides.newResults),
+      oldGates: gatesOf(sides.oldResults),
+      notes: sides.notes,
+    },
+    options,
+  );
+}
+
+/** Both sides' calls (each side's scenarios judged by its gates) compared per scenario, and the report value. */
+export function compareCalls(
+  sides: {
+    newCalls: CallResult[];
+    oldCalls: CallResult[];
+    newGates: ReadonlyMap<string, ScenarioGate>;
+    oldGates: ReadonlyMap<string, ScenarioGate>;
+    notes: string[];
   },
+  options: CompareOptions,
 ): { scenarios: ComparedScenario[]; report: Report } {
   const oldVersions = options.old.versions;
   const notes: string[] = [];
-  const scenarios = compared(sides.newResults, sides.oldResults, oldVersions, {
+  const scenarios = compared(sides, oldVersions, {
     alpha: options.alpha ?? DEFAULT_ALPHA,
     partial: options.partial ?? false,
     sequential: options.sequential ?? new Map(),
@@ -73,6 +112,8 @@ export function compareSides(
   });
   const report = compareReport(scenarios, {
     ...(options.stack ? { stack: options.stack } : {}),
+    ...(options.shard ? { shard: options.shard } : {}),
+    gates: sides.newGates,
     oldVersions,
     notes: [...sides.notes, ...notes],
     failOn: options.failOn,
@@ -87,8 +128,12 @@ const key = (agent: string, scenario: string) => `${agent}\u0000${scenario}`;
 
 /** Groups both sides by scenario (planned order) and compares those that have an old side. */
 function compared(
-  newResults: ScenarioResult[],
-  oldResults: ScenarioResult[],
+  sides: {
+    newCalls: CallResult[];
+    oldCalls: CallResult[];
+    newGates: ReadonlyMap<string, ScenarioGate>;
+    oldGates: ReadonlyMap<string, ScenarioGate>;
+  },
   oldVersions: Record<string, string>,
   {
     alpha,
@@ -98,33 +143,32 @@ function compared(
   }: { alpha: number; partial: boolean; sequential: ReadonlyMap<string, PairedRule>; notes: string[] },
 ): ComparedScenario[] {
   // Each side's verdicts under the scenarios' thresholds, as plain smoke judges them.
-  const verdicts = (results: ScenarioResult[]) =>
-    new Map(scenarioSummaries(results, { partial }).map((s) => [key(s.agent, s.scenario), s.verdict]));
-  const newVerdicts = verdicts(newResults);
-  const oldVerdicts = verdicts(oldResults);
+  const verdicts = (calls: CallResult[], gates: ReadonlyMap<string, ScenarioGate>) =>
+    new Map(summarizeScenarios(calls, gates, partial).map((s) => [key(s.agent, s.scenario), s.verdict]));
+  const newVerdicts = verdicts(sides.newCalls, sides.newGates);
+  const oldVerdicts = verdicts(sides.oldCalls, sides.oldGates);
   const groups = new Map<string, ComparedScenario>();
-  for (const r of newResults) {
-    const k = key(r.agent, r.scenario);
+  for (const c of sides.newCalls) {
+    const k = key(c.agent, c.scenario);
     const group = groups.get(k) ?? {
-      agent: r.agent,
-      scenario: r.scenario,
-      newResults: [],
+      agent: c.agent,
+      scenario: c.scenario,
+      newCalls: [],
       sameVersion: false,
       newVerdict: newVerdicts.get(k) ?? "error",
     };
-    group.newResults.push(r);
+    group.newCalls.push(c);
     groups.set(k, group);
   }
-  for (const r of oldResults) {
-    const group = groups.get(key(r.agent, r.scenario));
-    if (group) group.oldResults = [...(group.oldResults ?? []), r];
+  for (const c of sides.oldCalls) {
+    const group = groups.get(key(c.agent, c.scenario));
+    if (group) group.oldCalls = [...(group.oldCalls ?? []), c];
   }
-  const sideOf = (list: ScenarioResult[], side: "new" | "old") => list.map((r) => callResult(r, side));
   const withOld = [...groups.entries()].filter(([, group]) => oldVersions[group.agent]);
   for (const [, group] of withOld) {
-    if (oldVersions[group.agent] === group.newResults[0]?.versionId) {
+    if (oldVersions[group.agent] === group.newCalls[0]?.version_id) {
       group.sameVersion = true;
-      group.oldResults = group.newResults;
+      group.oldCalls = group.newCalls;
     }
   }
   // An old side that could not run (its calls errors, or never placed) is no baseline: no
@@ -133,7 +177,7 @@ function compared(
     if (group.sameVersion) return true;
     const oldVerdict = oldVerdicts.get(k) ?? "not_run";
     if (oldVerdict !== "error" && oldVerdict !== "not_run") return true;
-    const oldCalls = (group.oldResults ?? []).map((r) => callResult(r, "old"));
+    const oldCalls = group.oldCalls ?? [];
     const version = JSON.stringify(oldVersions[group.agent]);
     if (oldCalls.some(unknownVersion)) {
       notes.push(
@@ -151,13 +195,13 @@ function compared(
   // The evidence of the scenarios that ran on two versions by the fixed rule, Holm-adjusted across them.
   const tested = compare.filter(([k, group]) => !group.sameVersion && !sequential.has(k));
   const evidence = regressionEvidence(
-    tested.map(([, g]) => ({ old: sideOf(g.oldResults ?? [], "old"), new: sideOf(g.newResults, "new") })),
+    tested.map(([, g]) => ({ old: g.oldCalls ?? [], new: g.newCalls })),
     alpha,
   );
   const evidenceOf = new Map(tested.map(([k], i) => [k, evidence[i]]));
   for (const [k, group] of compare) {
     const oldVerdict = group.sameVersion ? group.newVerdict : oldVerdicts.get(k);
-    const [oldCalls, newCalls] = [sideOf(group.oldResults ?? [], "old"), sideOf(group.newResults, "new")];
+    const [oldCalls, newCalls] = [group.oldCalls ?? [], group.newCalls];
     const rule = group.sameVersion ? undefined : sequential.get(k);
     group.comparison = compareScenario(
       oldCalls,

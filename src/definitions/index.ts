@@ -10,7 +10,7 @@ export {
 } from "./load.ts";
 export type { FieldLocation } from "./locate.ts";
 export { type PatternParts, regexParts } from "./patterns.ts";
-export { type DeclaredOptions, declaredAgents, SCENARIO_DIR } from "./scenarios.ts";
+export { type DeclaredOptions, declaredAgents, SCENARIO_DIR, scenariosInText } from "./scenarios.ts";
 export {
   agentJsonSchema,
   agentKey,

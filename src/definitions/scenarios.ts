@@ -8,7 +8,7 @@ import type { Diagnostic } from "./diagnostic.ts";
 import { diagnosticAt, FILE_PARSE, issuesToDiagnostics } from "./issues.ts";
 import { type AgentDefinition, loadAgents, type SmokeScenario } from "./load.ts";
 import { smokeScenario } from "./schema.ts";
-import { loadYaml, type PathSegment } from "./source.ts";
+import { type Loaded, loadYaml, type PathSegment, parseYamlText } from "./source.ts";
 
 /** Where the scenarios of TypeScript-declared agents live, relative to the project. */
 export const SCENARIO_DIR = "smoke";
@@ -81,7 +81,18 @@ async function scenariosOf(absolute: string): Promise<{ scenarios: SmokeScenario
     () => false,
   );
   if (!exists) return { scenarios: [], errors: [] };
-  const loaded = await loadYaml(absolute);
+  return scenariosIn(await loadYaml(absolute));
+}
+
+/**
+ * Smoke scenarios written as a scenario file's text (`smoke: [...]`) held in memory, e.g. proposed
+ * by a model: the same schema and the same file:line errors as an agent file's `smoke:` list.
+ */
+export function scenariosInText(file: string, text: string): { scenarios: SmokeScenario[]; errors: Diagnostic[] } {
+  return scenariosIn(parseYamlText(file, text));
+}
+
+function scenariosIn(loaded: Loaded): { scenarios: SmokeScenario[]; errors: Diagnostic[] } {
   if (!loaded.source || loaded.errors.length > 0) return { scenarios: [], errors: loaded.errors };
   const sources = [loaded.source];
   const parsed = scenarioFile.safeParse(loaded.value ?? {}, FILE_PARSE);

@@ -270,6 +270,8 @@ export type LatencyBounds = NonNullable<z.output<typeof expectations>["latency"]
 const MAX_CALLER_TURNS = 50;
 /** A persona's most lines when the scenario gives no max_turns. */
 export const DEFAULT_PERSONA_TURNS = 8;
+/** Most rephrasings of a scripted caller's turns (`caller.variations`): one model answer holds them all. */
+const MAX_VARIATIONS = 20;
 
 const callerTurn = z.union([
   z
@@ -312,6 +314,10 @@ const callerSchema = z
       description:
         "Whether the judge (when one is configured) checks after each call that the persona stayed in character and pursued its goal (default true); a call whose caller did not is inconclusive, the caller's fault, and re-placed.",
     }),
+    variations: z.int().min(1).max(MAX_VARIATIONS).optional().meta({
+      description:
+        "With turns: the caller's model (agents:callerModel) rephrases each turn this many ways, one request per scenario per run; call i (iteration or comparison pair) says rephrasing (i − 1) mod N of every turn, `after` kept. Recorded with the call: --replay needs no model.",
+    }),
   })
   .superRefine((caller, ctx) => {
     const problem = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
@@ -323,6 +329,9 @@ const callerSchema = z
       if (caller.max_turns !== undefined)
         problem("max_turns", "max_turns belongs to a persona: give caller.persona too");
       if (caller.check !== undefined) problem("check", "check belongs to a persona: give caller.persona too");
+    }
+    if (caller.variations !== undefined && caller.turns === undefined) {
+      problem("variations", "variations rephrase scripted turns: give caller.turns (a persona words its own lines)");
     }
   })
   .meta({ description: "Who plays the caller over the session (needs transport: ws): scripted turns or a persona." });

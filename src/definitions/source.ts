@@ -101,6 +101,14 @@ export async function loadYaml(absolute: string): Promise<Loaded> {
   }
 }
 
+/** Parses YAML text held in memory (e.g. a proposed scenario) with the same limits and positions as a file. */
+export function parseYamlText(file: string, text: string): Loaded {
+  if (Buffer.byteLength(text) > MAX_YAML_BYTES) {
+    return { errors: [fileError(file, "(file)", `the text is too large (the limit is ${size(MAX_YAML_BYTES)})`)] };
+  }
+  return parseYaml(file, file, text);
+}
+
 function parseYaml(file: string, absolute: string, text: string): Loaded {
   // Flow collections nest recursively in the parser: count their depth on the token stream first.
   const tooDeep = flowDepthExceeded(text);

@@ -1,5 +1,5 @@
 // Which model names a run depends on that move under a pinned gate: the judge's when a scenario is
-// judged, the persona's when one plays a persona.
+// judged, the persona's when one plays a persona or rephrases scripted turns.
 import { judgeRubrics, type SmokeScenario } from "../definitions/index.ts";
 import {
   type CallerShapeSettings,
@@ -20,7 +20,7 @@ export function movingModels(
   caller: CallerShapeSettings | undefined,
 ): string[] {
   const judged = scenarios.some((s) => judgeRubrics(s.expect).length > 0);
-  const persona = scenarios.some((s) => s.caller?.persona !== undefined);
+  const persona = scenarios.some((s) => s.caller?.persona !== undefined || s.caller?.variations !== undefined);
   const personaModel = caller?.persona?.model;
   return movingModelWarnings([
     ...(judged ? [{ setting: JUDGE_KEYS.model.config, model: judge.model }] : []),

@@ -12,7 +12,7 @@ export {
   type RuleSetup,
   ruleSetups,
 } from "./config.ts";
-export { forbiddenMatches, mask } from "./patterns.ts";
+export { forbiddenMatches, mask, type PersonalKind, personalData } from "./patterns.ts";
 export {
   fieldPath,
   type PolicyAgent,

@@ -64,7 +64,10 @@ export type ForbiddenMatch = {
   problem?: string;
 };
 
-type Detector = { what: string; find(text: string): { offset: number; text: string }[] };
+/** What a default detector finds: the kinds of personal data (`scenario derive` replaces them too). */
+export type PersonalKind = "card" | "phone" | "email";
+
+type Detector = { what: string; kind?: PersonalKind; find(text: string): { offset: number; text: string }[] };
 
 /** An expression did not finish within MATCH_TIMEOUT_MS. */
 class MatchTimeout extends Error {}
@@ -112,6 +115,7 @@ function luhn(number: string): boolean {
 const DEFAULTS: Detector[] = [
   {
     what: "a card-like number",
+    kind: "card",
     find: (text) =>
       matchesOf(/(?<![\d])\d(?:[ -]?\d){12,18}(?![\d])/, text, (m) => {
         const n = digits(m);
@@ -120,6 +124,7 @@ const DEFAULTS: Detector[] = [
   },
   {
     what: "a phone number",
+    kind: "phone",
     find: (text) => [
       // International: a "+" and 8 to 15 digits, spaces, dots, dashes or brackets between them.
       ...matchesOf(/(?<![\w+])\+\d[\d ().-]{6,}\d(?![\w])/, text, (m) => {
@@ -132,6 +137,7 @@ const DEFAULTS: Detector[] = [
   },
   {
     what: "an e-mail address",
+    kind: "email",
     find: (text) => matchesOf(/[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/, text),
   },
 ];
@@ -140,6 +146,30 @@ export function mask(text: string): string {
   const chars = [...text];
   if (chars.length <= 6) return `"${"•".repeat(chars.length)}"`;
   return `"${chars.slice(0, 2).join("")}${"•".repeat(chars.length - 4)}${chars.slice(-2).join("")}"`;
+}
+
+/** Each detector's matches in turn; a span matched once is not matched again. */
+function spans(detectors: readonly Detector[], text: string) {
+  const taken: [number, number][] = [];
+  const found: { detector: Detector; offset: number; text: string }[] = [];
+  for (const detector of detectors) {
+    for (const match of detector.find(text)) {
+      const end = match.offset + match.text.length;
+      if (taken.some(([from, to]) => match.offset < to && end > from)) continue;
+      taken.push([match.offset, end]);
+      found.push({ detector, ...match });
+    }
+  }
+  return found;
+}
+
+/** The personal data the default detectors find in `text` (phone numbers, e-mail addresses, card-like numbers), unmasked. */
+export function personalData(text: string): { kind: PersonalKind; offset: number; text: string }[] {
+  return spans(DEFAULTS, text).map(({ detector, offset, text: match }) => ({
+    kind: detector.kind as PersonalKind,
+    offset,
+    text: match,
+  }));
 }
 
 /** Every forbidden match in `text`, first ones first; a span matched once is not reported again. */
@@ -160,16 +190,11 @@ export function forbiddenMatches(text: string, settings: ForbiddenSettings): For
   }));
   const slow: string[] = [];
   const detectors = settings.replaceDefaults ? custom : [...DEFAULTS, ...custom];
-  const taken: [number, number][] = [];
-  const found: ForbiddenMatch[] = [];
-  for (const detector of detectors) {
-    for (const match of detector.find(text)) {
-      const end = match.offset + match.text.length;
-      if (taken.some(([from, to]) => match.offset < to && end > from)) continue;
-      taken.push([match.offset, end]);
-      found.push({ what: detector.what, masked: mask(match.text), offset: match.offset });
-    }
-  }
+  const found: ForbiddenMatch[] = spans(detectors, text).map(({ detector, offset, text: match }) => ({
+    what: detector.what,
+    masked: mask(match),
+    offset,
+  }));
   // A pattern that could not be checked is a finding of its own: the prompt was not shown clean.
   for (const problem of slow) found.push({ what: problem, masked: "(not checked)", offset: 0, problem });
   return found.sort((a, b) => a.offset - b.offset);

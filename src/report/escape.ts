@@ -96,6 +96,9 @@ export function jsonLine(value: unknown): string {
 
 const HAS_CONTROL = new RegExp(CONTROL.source);
 
+/** Whether the text holds a control character (a line break, an escape, a bidirectional mark). */
+export const hasControl = (text: string): boolean => HAS_CONTROL.test(text);
+
 /** yaml's strings, but one holding a control character as a JSON string (valid YAML): yaml's own quoting writes DEL, C1 and bidi marks raw. */
 const inertStrings = (tags: Tags): Tags =>
   tags.map((tag) => {

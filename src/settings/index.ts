@@ -109,10 +109,18 @@ export async function stackFileRunSettings(
   const text = await readFile(path.join(project.dir, file), "utf8").catch(() => undefined);
   const settings = stackFileSettings(text, file);
   const config: ConfigReader = (key) => (settings[key]?.secret ? undefined : settings[key]?.value);
+  return runSettings(config, project.env);
+}
+
+/** The run's settings a stack's config and the environment set: the connection, the judge and the caller. */
+export function runSettings(
+  config: ConfigReader,
+  env: NodeJS.ProcessEnv,
+): { connection: Connection; judge: JudgeSettings; caller: CallerShapeSettings } {
   return {
-    connection: resolveConnection(config, project.env),
-    judge: resolveJudge(config, project.env),
-    caller: resolveCallerShapeSettings(config, project.env),
+    connection: resolveConnection(config, env),
+    judge: resolveJudge(config, env),
+    caller: resolveCallerShapeSettings(config, env),
   };
 }
 
@@ -327,7 +335,7 @@ export type CallerShapeSettings = {
 };
 
 /** The caller's settings: stack config first, then the environment; the persona's model falls back to the judge's, setting by setting. */
-export function resolveCallerShapeSettings(config: ConfigReader, env: NodeJS.ProcessEnv): CallerShapeSettings {
+function resolveCallerShapeSettings(config: ConfigReader, env: NodeJS.ProcessEnv): CallerShapeSettings {
   const read = settingReader(config, env);
   const judge = resolveJudge(config, env);
   const persona: PersonaSettings = {

@@ -3,11 +3,19 @@
 // decisions and sequential tests only ever place fewer), and the judge requests its judged
 // expectations may make (every vote of every rubric of every call; the cache may answer some).
 // With a judge configured, a persona call is also checked by it (caller.check) and, when its caller
-// strayed, placed once more: the worst case counts both.
+// strayed, placed once more: the worst case counts both. A scripted caller with `variations` costs
+// one rephrasing request per scenario per run, however many calls (and sides) it has.
 import { callerCheckRubric, DEFAULT_PERSONA_TURNS, judgeRubrics } from "../definitions/index.ts";
 import type { PlannedCall } from "./call.ts";
 
-export type Estimate = { calls: number; worstCaseMinutes: number; judgeRequests: number; personaRequests: number };
+export type Estimate = {
+  calls: number;
+  worstCaseMinutes: number;
+  judgeRequests: number;
+  personaRequests: number;
+  /** One per scenario whose scripted turns are rephrased (`caller.variations`), for the whole run. */
+  rephraseRequests: number;
+};
 
 /** `callerCheck`: a judge is configured, so persona calls are checked (and may be placed again). */
 export type EstimateOptions = { callerCheck?: boolean };
@@ -34,6 +42,9 @@ export function estimate(planned: readonly PlannedCall[], options: EstimateOptio
     worstCaseMinutes: Math.round((seconds / 60) * 100) / 100,
     judgeRequests: calls.reduce((sum, call) => sum + judgeRequestsPerCall(call, options), 0),
     personaRequests: calls.reduce((sum, call) => sum + personaRequestsPerCall(call), 0),
+    rephraseRequests: new Set(
+      planned.filter((call) => call.scenario.caller?.variations).map((c) => `${c.agent}\u0000${c.scenario.name}`),
+    ).size,
   };
 }
 
@@ -44,7 +55,11 @@ export function estimateLine(value: Estimate): string {
     value.personaRequests > 0
       ? `, at most ${value.personaRequests} persona model request(s) (Σ calls × (max_turns + 1))`
       : "";
-  return `worst case: ${value.calls} call(s), ${value.worstCaseMinutes} call minutes (Σ iterations × timeout)${judged}${persona}`;
+  const rephrase =
+    value.rephraseRequests > 0
+      ? `, ${value.rephraseRequests} rephrasing request(s) to the caller's model (one per scenario with caller.variations)`
+      : "";
+  return `worst case: ${value.calls} call(s), ${value.worstCaseMinutes} call minutes (Σ iterations × timeout)${judged}${persona}${rephrase}`;
 }
 
 /** The calls a run would place, one line per scenario (`--dry-run`), then the worst case. */
@@ -73,8 +88,9 @@ export function dryRunText(calls: readonly PlannedCall[], options: EstimateOptio
         ? "; the judge checks the caller, and a call whose caller strayed is placed again (once per iteration)"
         : "";
     const spec = call.scenario.caller;
+    const varied = spec?.variations ? `, each rephrased ${spec.variations} way(s) (one model request per run)` : "";
     const caller = spec?.turns
-      ? `, caller: ${spec.turns.length} scripted turn(s)`
+      ? `, caller: ${spec.turns.length} scripted turn(s)${varied}`
       : spec?.persona
         ? `, caller: a persona, at most ${spec.max_turns ?? DEFAULT_PERSONA_TURNS} line(s)`
         : "";

@@ -77,6 +77,8 @@ export type CallHooks = {
   callerShape?: CallerShape | undefined;
   /** The lines of a persona caller (`caller.persona`); scripted turns need none. */
   persona?: ((call: PlannedCall) => TurnSource) | undefined;
+  /** The lines of scripted turns with `caller.variations`: the call's rephrasing of each. */
+  variations?: ((call: PlannedCall) => TurnSource) | undefined;
 };
 
 const POLL_MS = { first: 250, max: 2000 };
@@ -422,9 +424,13 @@ async function follow(
   }
 }
 
-/** Where the call's caller gets its lines: the scenario's turns, or the persona's model. */
+/** Where the call's caller gets its lines: the scenario's turns (or their rephrasings), or the persona's model. */
 function callerSource(call: PlannedCall, hooks: CallHooks): TurnSource {
   const spec = call.scenario.caller;
+  if (spec?.turns && spec.variations !== undefined) {
+    if (!hooks.variations) throw new Error("rephrased turns need the caller's model (the smoke job sets it up)");
+    return hooks.variations(call);
+  }
   if (spec?.turns) return scriptedTurns(spec.turns);
   if (!hooks.persona) throw new Error("a persona caller needs its model (the smoke job sets it up)");
   return hooks.persona(call);

@@ -20,12 +20,12 @@ export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 // PlannedCall, planCalls, runCalls, callResult, scenarioSummaries: for the comparison and the
 // behaviour preview, which place the same planned calls on other versions.
 export { gateOf, type PlannedCall } from "./call.ts";
-export { parseShard } from "./gates.ts";
-export { mergeReports } from "./merge.ts";
+export { parseShard, scenarioKey, summarizeScenarios } from "./gates.ts";
+export { type MergedCalls, mergedSmokeReport, mergeShardCalls, type ShardReport } from "./merge.ts";
 export { type CallOutcome, unknownVersionCalls } from "./outcome.ts";
 export { planCalls, type Selection, selectedScenarios } from "./plan.ts";
-export type { ScenarioResult } from "./reports.ts";
-export { callResult, scenarioSummaries } from "./reports.ts";
+export type { ScenarioGate, ScenarioResult } from "./reports.ts";
+export { callResult, gatesOf, scenarioSummaries } from "./reports.ts";
 export { notRunResult, runCalls } from "./run.ts";
 export { recordingTranscript };
 

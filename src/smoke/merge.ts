@@ -9,9 +9,32 @@ import { reportFromCalls, type ScenarioGate } from "./reports.ts";
 
 export type ShardReport = { file: string; report: Report };
 
+/** The shards' calls joined: the new side's in planned order (a missing shard's as failed iterations), the old side's apart. */
+export type MergedCalls = {
+  kind: "smoke" | "compare";
+  newCalls: CallResult[];
+  oldCalls: CallResult[];
+  /** Each planned scenario's gate (of its new side). */
+  gates: Map<string, ScenarioGate>;
+  notes: string[];
+  stack?: string;
+};
+
 export function mergeReports(inputs: readonly ShardReport[]): Report {
+  return mergedSmokeReport(mergeShardCalls(inputs));
+}
+
+/** The merged report of smoke shards (a comparison's shards are compared again, in src/compare). */
+export function mergedSmokeReport(merged: MergedCalls): Report {
+  if (merged.kind !== "smoke") throw new InvalidInputError("comparison reports are merged by the comparison");
+  const { newCalls, gates, stack, notes } = merged;
+  return reportFromCalls(newCalls, gates, { kind: "merged", ...(stack ? { stack } : {}), notes });
+}
+
+/** Every call of the shards' reports, each once, with the gates that judge them and what is missing. */
+export function mergeShardCalls(inputs: readonly ShardReport[]): MergedCalls {
   if (inputs.length === 0) throw new InvalidInputError("report merge needs at least one report");
-  const { count, missing } = checkShards(inputs);
+  const { kind, count, missing } = checkShards(inputs);
   const notes: string[] = [];
   const lostWhy =
     count > 1 && missing.length > 0
@@ -19,29 +42,41 @@ export function mergeReports(inputs: readonly ShardReport[]): Report {
       : undefined;
   if (lostWhy) notes.push(`${lostWhy}: their calls count as failed iterations`);
   const { gates, unlisted } = mergedGates(inputs);
-  const calls = mergedCalls(inputs);
-  const lost = lostWhy ? lostCalls(gates, calls, `${lostWhy}: counted as a failed iteration`) : [];
+  const calls = [...mergedCalls(inputs).values()];
+  const newCalls = calls.filter((c) => c.side === "new");
+  const lost = lostWhy
+    ? lostCalls(gates, new Map(newCalls.map((c) => [callKey(c), c])), `${lostWhy}: counted as a failed iteration`)
+    : [];
   // Planned order: by scenario as the gates list them, then by iteration.
   const order = [...gates.keys()];
-  const sorted = [...calls.values(), ...lost].sort((a, b) => {
+  const sorted = [...newCalls, ...lost].sort((a, b) => {
     const ka = order.indexOf(scenarioKey(a.agent, a.scenario, a.version_id));
     const kb = order.indexOf(scenarioKey(b.agent, b.scenario, b.version_id));
     return ka - kb || a.iteration - b.iteration;
   });
   notes.push(...missingIterationNotes(gates, sorted, unlisted));
   const stack = inputs.find((i) => i.report.stack)?.report.stack;
-  return reportFromCalls(sorted, gates, { kind: "merged", ...(stack ? { stack } : {}), notes });
+  const oldCalls = calls.filter((c) => c.side === "old");
+  return { kind, newCalls: sorted, oldCalls, gates, notes, ...(stack ? { stack } : {}) };
 }
 
-/** One sharding, smoke reports only, each shard once: the shard count and the shards no report holds. */
-function checkShards(inputs: readonly ShardReport[]): { count: number; missing: number[] } {
+/** One sharding, reports of one kind (smoke or comparison), each shard once: the shard count and the shards no report holds. */
+function checkShards(inputs: readonly ShardReport[]): {
+  kind: MergedCalls["kind"];
+  count: number;
+  missing: number[];
+} {
   const counts = new Set(inputs.map((i) => i.report.shard?.count ?? 1));
   if (counts.size > 1)
     throw new InvalidInputError(`the reports come from different shardings (${[...counts].join(", ")} shards)`);
+  const kind = inputs[0]?.report.kind === "compare" ? "compare" : "smoke";
   const seenShards = new Map<number, string>();
   for (const { file, report } of inputs) {
-    if (report.kind !== "smoke")
-      throw new InvalidInputError(`${file}: a ${report.kind} report; only smoke reports are merged`);
+    if (report.kind !== kind) {
+      throw new InvalidInputError(
+        `${file}: a ${report.kind} report; only smoke reports, or only comparison reports, are merged (the first is a ${kind} report)`,
+      );
+    }
     const index = report.shard?.index;
     if (index === undefined) continue;
     const other = seenShards.get(index);
@@ -50,7 +85,7 @@ function checkShards(inputs: readonly ShardReport[]): { count: number; missing: 
   }
   const count = [...counts][0] ?? 1;
   const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !seenShards.has(i));
-  return { count, missing };
+  return { kind, count, missing };
 }
 
 /**
@@ -103,8 +138,8 @@ function mergedGates(inputs: readonly ShardReport[]): {
   return { gates, unlisted };
 }
 
-const callKey = (agent: string, scenario: string, versionId: string, iteration: number, side: string) =>
-  `${scenarioKey(agent, scenario, versionId)}\u0000${iteration}\u0000${side}`;
+const callKey = (c: Pick<CallResult, "agent" | "scenario" | "version_id" | "iteration" | "side">) =>
+  `${scenarioKey(c.agent, c.scenario, c.version_id)}\u0000${c.iteration}\u0000${c.side}`;
 
 /** Every call of every report, by scenario, iteration and side; a call in two reports is refused. */
 function mergedCalls(inputs: readonly ShardReport[]): Map<string, CallResult> {
@@ -112,7 +147,7 @@ function mergedCalls(inputs: readonly ShardReport[]): Map<string, CallResult> {
   const from = new Map<string, string>();
   for (const { file, report } of inputs) {
     for (const call of report.results) {
-      const key = callKey(call.agent, call.scenario, call.version_id, call.iteration, call.side);
+      const key = callKey(call);
       const other = from.get(key);
       if (other) {
         throw new InvalidInputError(`${call.agent}/${call.scenario}#${call.iteration} is in both ${other} and ${file}`);
@@ -132,7 +167,8 @@ function lostCalls(gates: Map<string, ScenarioGate>, calls: Map<string, CallResu
   const lost: CallResult[] = [];
   for (const gate of gates.values()) {
     for (let iteration = 1; iteration <= gate.plannedIterations; iteration++) {
-      if (calls.has(callKey(gate.agent, gate.scenario, gate.versionId, iteration, "new"))) continue;
+      const planned = { agent: gate.agent, scenario: gate.scenario, version_id: gate.versionId, iteration };
+      if (calls.has(callKey({ ...planned, side: "new" }))) continue;
       lost.push(
         callResultSchema.parse({
           agent: gate.agent,

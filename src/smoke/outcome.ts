@@ -37,7 +37,7 @@ export const OUTCOME_CODES = {
   callerModelFailed: "caller_model_failed",
   /** The persona caller said no line (its model answered DONE at once, or the call ended first): it played nothing. */
   callerSilent: "caller_silent",
-  /** The persona's model answered something that is not a caller's line (a JSON object, a judge's verdict). */
+  /** The caller's model answered something that is not a caller's line (a JSON object, a judge's verdict, rephrasings not N plain lines per turn). */
   callerNotALine: "caller_not_a_line",
   /** The judge found that the persona caller left its persona or goal: the call is inconclusive, re-placed. */
   callerStrayed: "caller_strayed",

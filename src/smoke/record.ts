@@ -199,6 +199,8 @@ type FoundRecording = {
   envelopes: EventEnvelope[];
   /** The lines the scenario's caller sent, when it had one: only these are the caller's. */
   callerLines?: string[];
+  /** The procedures that ran after the call, by procedural agent key, with their terminal status. */
+  procedures: Record<string, string>;
 };
 
 /** The recording of conversation `conversationId` in `dir`, or undefined when none holds it. */
@@ -215,6 +217,11 @@ export async function findRecording(dir: string, conversationId: string): Promis
       versionId: version_id,
       envelopes: recording.envelopes,
       ...(callerLines ? { callerLines } : {}),
+      procedures: Object.fromEntries(
+        (Array.isArray(recording.footer?.procedures) ? recording.footer.procedures : [])
+          .filter((p) => typeof p?.key === "string" && typeof p.status === "string")
+          .map((p) => [p.key, p.status as string]),
+      ),
     };
   }
   return undefined;

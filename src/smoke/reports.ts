@@ -152,7 +152,7 @@ function reportEntry(
 export type ScenarioGate = Gate & { agent: string; scenario: string; versionId: string };
 
 /** The gates of the scenarios the results belong to, in the order they first appear. */
-function gatesOf(results: readonly ScenarioResult[]): Map<string, ScenarioGate> {
+export function gatesOf(results: readonly ScenarioResult[]): Map<string, ScenarioGate> {
   const byKey = new Map<string, ScenarioResult[]>();
   for (const r of results) {
     const key = scenarioKey(r.agent, r.scenario, r.versionId);

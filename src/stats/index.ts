@@ -15,11 +15,11 @@ export { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference } 
 export {
   bettingWealth,
   fewestPairs,
-  mixtureWealth,
   type PairedRule,
   type PairOutcome,
   pairedDecision,
   pairedWealth,
+  signWealth,
   slowerWealth,
 } from "./paired.ts";
 export {

@@ -1,9 +1,9 @@
-// `scenario capture`: a real call as a draft scenario for the agent file. The call's events come
+// `scenario capture` (and derive): a real call as a draft scenario for the agent file. The call's events come
 // from a recording (`smoke --record DIR`) or from the conversation's stream on the service, which
 // need not replay an ended conversation's events: then this says so and points to recordings.
 import { stat } from "node:fs/promises";
 import type { Client, EventEnvelope } from "../api/index.ts";
-import { type Captured, captureScenario } from "../capture/index.ts";
+import { type Captured, type CapturedCall, captureScenario } from "../capture/index.ts";
 import { InterruptedError, InvalidInputError, ServiceError, TimeoutError } from "../errors/index.ts";
 import { findRecording, MAX_RECORDING_BYTES } from "../smoke/index.ts";
 
@@ -15,8 +15,13 @@ export type CaptureRequest = {
   calleeNo?: string | undefined;
 };
 
-/** From the recording of `conversationId` in `dir`. */
-export async function captureFromRecording(dir: string, request: CaptureRequest): Promise<Captured> {
+/** The call as a draft scenario (scenario capture): its caller's lines, its tools, its channel. */
+export function captureCall(call: CapturedCall, options: { name?: string | undefined }): Captured {
+  return captureScenario(call, options);
+}
+
+/** The call of `conversationId` as its recording in `dir` holds it (what capture and derive read). */
+export async function recordedCall(dir: string, request: CaptureRequest): Promise<CapturedCall> {
   const given = { field: "fromRecording" as const, value: dir };
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
     throw new InvalidInputError((name) => `${name("fromRecording")} ${dir}: no such directory of recordings`, given);
@@ -32,7 +37,7 @@ export async function captureFromRecording(dir: string, request: CaptureRequest)
     );
   }
   const { channel, context } = found.scenario;
-  const call = {
+  return {
     conversationId: request.conversationId,
     envelopes: found.envelopes,
     agent: found.agent,
@@ -40,18 +45,19 @@ export async function captureFromRecording(dir: string, request: CaptureRequest)
     channel: request.calleeNo ? { ...channel, callee_no: request.calleeNo } : channel,
     context,
     callerLines: found.callerLines,
+    procedures: found.procedures,
   };
-  return captureScenario(call, { name: request.name });
 }
 
 /**
- * From the conversation's event stream: read until `conversation.ended`, a stream silent for
- * `idleSeconds`, or `signal` (an InterruptedError); at most what a recording may hold.
+ * The call of `conversationId` from its event stream (what capture and derive read): read until
+ * `conversation.ended`, a stream silent for `idleSeconds`, or `signal` (an InterruptedError); at
+ * most what a recording may hold.
  */
-export async function captureFromService(
+export async function serviceCall(
   request: CaptureRequest & { calleeNo: string; idleSeconds: number },
   io: { client: Client; signal: AbortSignal },
-): Promise<Captured> {
+): Promise<CapturedCall> {
   const { conversationId } = request;
   const envelopes: EventEnvelope[] = [];
   // A stream that never ends is not kept whole: a capture holds at most what a recording may.
@@ -88,8 +94,5 @@ export async function captureFromService(
       },
     );
   }
-  return captureScenario(
-    { conversationId, envelopes, channel: { callee_no: request.calleeNo } },
-    { name: request.name },
-  );
+  return { conversationId, envelopes, channel: { callee_no: request.calleeNo } };
 }

@@ -8,7 +8,7 @@ export { displayUrl } from "../api/index.ts";
 export { GUARDED_KEYS, requireConnection, streamToken } from "../settings/index.ts";
 export { parseShard } from "../smoke/index.ts";
 export { DEFAULT_NEGATIVE_RATINGS } from "../watch/index.ts";
-export { type CaptureRequest, captureFromRecording, captureFromService } from "./capture.ts";
+export { type CaptureRequest, captureCall, recordedCall, serviceCall } from "./capture.ts";
 export {
   cleanErrorLines,
   type Deployed,
@@ -16,6 +16,7 @@ export {
   notRunAfterUp,
   settleComparisonBase,
 } from "./deploy.ts";
+export { type DraftResult, deriveDraft, generateDraft } from "./drafts.ts";
 export { judgeCheck } from "./judge-check.ts";
 export {
   failedDeliveries,

@@ -1,12 +1,14 @@
-// `report merge`: the JSON reports of a sharded smoke run joined into the one report an unsharded
-// run gives (each scenario's verdict rebuilt from all its calls). A report that is not evidence
+// `report merge`: the JSON reports of a sharded smoke or comparison run joined into the one report
+// an unsharded run gives (each scenario's verdict rebuilt from all its calls). A report that is not evidence
 // (foreign, newer, inconsistent) is refused before anything is written; a missing shard is said.
+
+import { mergeComparisons } from "../compare/index.ts";
 import { InvalidInputError } from "../errors/index.ts";
 import { notEvidence, type Report, readReport } from "../report/index.ts";
-import { mergeReports } from "../smoke/index.ts";
+import { mergedSmokeReport, mergeShardCalls } from "../smoke/index.ts";
 
 export type MergedShards = {
-  report: ReturnType<typeof mergeReports>;
+  report: Report;
   /** The shards (`I/N`) of the sharding that no input holds: their calls count as failed iterations. */
   missing: string[];
 };
@@ -17,7 +19,9 @@ export async function mergeShardReports(files: readonly string[]): Promise<Merge
     const problem = notEvidence(report);
     if (problem) throw new InvalidInputError(`${file}: not evidence a merge can count: ${problem}`);
   }
-  return { report: mergeReports(inputs), missing: missingShards(inputs.map((i) => i.report)) };
+  const merged = mergeShardCalls(inputs);
+  const report = merged.kind === "compare" ? mergeComparisons(inputs, merged) : mergedSmokeReport(merged);
+  return { report, missing: missingShards(inputs.map((i) => i.report)) };
 }
 
 /** The shards (`I/N`) of a sharding that no report holds. */

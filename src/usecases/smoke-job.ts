@@ -5,7 +5,7 @@
 // gets its report from the plan: every planned call not run.
 import { mkdir } from "node:fs/promises";
 import { type Client, createClient, NotFoundError, type RetryNotice } from "../api/index.ts";
-import { callerShape, PersonaModel, requirePersona } from "../caller/index.ts";
+import { callerShape, PersonaModel, Rephrasings, requirePersona } from "../caller/index.ts";
 import {
   type CompareRule,
   compareSides,
@@ -157,8 +157,9 @@ type Context = { client: Client; judge: Judge | undefined; io: JobIO; caller: Ca
 type CallerHooks = NonNullable<Parameters<typeof runSmoke>[0]["caller"]>;
 
 /**
- * The callers' message shape and a persona's model, resolved once before any call (none needed
- * when no scenario has a caller): a missing setting stops the run here (exit 2).
+ * The callers' message shape and their model (a persona's, and the rephrasings of scripted turns
+ * with `caller.variations`), resolved once before any call (none needed when no scenario has a
+ * caller): a missing setting stops the run here (exit 2).
  */
 function callerHooks(
   calls: readonly PlannedCall[],
@@ -169,31 +170,50 @@ function callerHooks(
   if (!calls.some((call) => call.scenario.caller)) return {};
   const settings = job.caller ?? { message: undefined, end: undefined };
   const shape = callerShape(settings, baseUrl, job.stack);
-  const personas = [
-    ...new Set(calls.filter((c) => c.scenario.caller?.persona).map((c) => `${c.agent}/${c.scenario.name}`)),
+  const named = (which: (call: PlannedCall) => unknown) => [
+    ...new Set(calls.filter(which).map((c) => `${c.agent}/${c.scenario.name}`)),
   ];
-  if (personas.length === 0) return { callerShape: shape };
+  const personas = named((c) => c.scenario.caller?.persona);
+  const varied = named((c) => c.scenario.caller?.variations);
+  if (personas.length === 0 && varied.length === 0) return { callerShape: shape };
   const none = { baseUrl: undefined, model: undefined, apiKey: undefined, timeoutSec: 60 };
+  const why = [
+    personas.length > 0 ? `scenario(s) ${personas.join(", ")} have a persona caller` : undefined,
+    varied.length > 0
+      ? `scenario(s) ${varied.join(", ")} have their caller's turns rephrased (caller.variations)`
+      : undefined,
+  ].filter(Boolean);
   const endpoint = requirePersona(
     settings.persona ?? none,
-    `scenario(s) ${personas.join(", ")} have a persona caller`,
+    why.join(", and "),
     job.stack,
+    personas.length > 0 ? "to play it" : "to rephrase them",
   );
   // Said once per run: a judge's model asked to play a caller may answer as a judge (the caller's error).
   if (settings.personaFromJudge) {
     io.out.write(
-      `note: the persona caller is played by the judge's model (${terminalText(endpoint.model)}): agents:callerBaseUrl and agents:callerModel are not set\n`,
+      `note: the ${personas.length > 0 ? "persona caller is played" : "caller's turns are rephrased"} by the judge's model (${terminalText(endpoint.model)}): agents:callerBaseUrl and agents:callerModel are not set\n`,
     );
   }
-  // Made at the first persona call, so a run stopped before it holds no connection.
+  // Made at the first call that needs it, so a run stopped before it holds no connection.
   let model: PersonaModel | undefined;
+  const persona = () => {
+    model ??= new PersonaModel({ ...endpoint, ...onRetry(io) });
+    return model;
+  };
+  // One request per scenario for the whole run: both sides of a comparison hear the same rephrasings.
+  let rephrasings: Rephrasings | undefined;
   return {
     callerShape: shape,
     close: async () => model?.close(),
     persona: (call) => {
       const spec = call.scenario.caller ?? {};
-      model ??= new PersonaModel({ ...endpoint, ...onRetry(io) });
-      return model.turns(spec.persona ?? "", spec.goal, spec.max_turns ?? DEFAULT_PERSONA_TURNS);
+      return persona().turns(spec.persona ?? "", spec.goal, spec.max_turns ?? DEFAULT_PERSONA_TURNS);
+    },
+    variations: (call) => {
+      const { turns = [], variations = 1 } = call.scenario.caller ?? {};
+      rephrasings ??= new Rephrasings(persona(), io.signal);
+      return rephrasings.turns(`${call.agent}\u0000${call.scenario.name}`, turns, variations, call.iteration);
     },
   };
 }
@@ -254,6 +274,7 @@ async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller, 
       stack: job.stack,
       interrupted: io.signal.aborted,
       partial: job.plan.shard !== undefined,
+      shard: job.plan.shard,
     },
   );
   return { report, results, oldResults };

@@ -17,7 +17,7 @@ import { htmlReport } from "../../src/report/html/index.ts";
 import { type CallResult, callResultSchema, junitXml } from "../../src/report/index.ts";
 import { applyCallerFailure, callerHeard } from "../../src/smoke/call.ts";
 import { evaluate, type Observation } from "../../src/smoke/expectations.ts";
-import { callResult, type ScenarioResult } from "../../src/smoke/index.ts";
+import { callResult, gatesOf, type ScenarioResult } from "../../src/smoke/index.ts";
 
 const call = (side: "new" | "old", version: string, fields: Partial<CallResult>): CallResult =>
   callResultSchema.parse({
@@ -258,22 +258,21 @@ describe("the comparison report", () => {
   });
 
   it("holds both sides, the comparison, the old versions and the regressions, and renders as HTML and JUnit", () => {
-    const oldResults = [result("old", true)];
     const newResults = [result("new", false)];
-    const comparison = compareScenario(
-      oldResults.map((r) => callResult(r, "old")),
-      newResults.map((r) => callResult(r, "new")),
-    );
+    const oldCalls = [callResult(result("old", true), "old")];
+    const newCalls = newResults.map((r) => callResult(r, "new"));
+    const comparison = compareScenario(oldCalls, newCalls);
     const scenario: ComparedScenario = {
       agent: "booking",
       scenario: "books",
-      newResults,
-      oldResults,
+      newCalls,
+      oldCalls,
       sameVersion: false,
       newVerdict: "failed",
       comparison,
     };
-    const report = compareReport([scenario], { stack: "dev", oldVersions: { booking: "ca_b@v1" }, notes: [] });
+    const gates = gatesOf(newResults);
+    const report = compareReport([scenario], { stack: "dev", gates, oldVersions: { booking: "ca_b@v1" }, notes: [] });
     expect(report).toMatchObject({
       kind: "compare",
       versions: { booking: "ca_c@v1" },
@@ -287,7 +286,13 @@ describe("the comparison report", () => {
     expect(html).toContain("ca_b@v1");
     expect(html).toContain("calls tool b");
     const junit = junitXml(
-      compareReport([scenario], { stack: "dev", oldVersions: { booking: "ca_b@v1" }, notes: [], failOn: "regression" }),
+      compareReport([scenario], {
+        stack: "dev",
+        gates,
+        oldVersions: { booking: "ca_b@v1" },
+        notes: [],
+        failOn: "regression",
+      }),
     );
     expect(junit).toContain(
       '<failure message="regression: calls tool b passed on ca_b@v1, fails on ca_c@v1" type="regression">',

@@ -20,6 +20,7 @@ const KNOWN_RECIPES = [
   "example-judge",
   "judged-smoke",
   "persona-caller",
+  "scenarios-from-calls",
   "after-release",
 ];
 

@@ -1,0 +1,194 @@
+// `scenario derive` and `scenario generate`: the stack's agent file and the model (the caller
+// model's settings, else the judge's), then src/drafts writes and vets the scenarios; with `check`,
+// each kept scenario is placed once against the pinned version through the smoke job, and one that
+// fails there is set apart with why (a finding about today's version, not a test).
+import type { RetryNotice } from "../api/index.ts";
+import { requirePersona } from "../caller/index.ts";
+import type { CapturedCall } from "../capture/index.ts";
+import type { AgentDefinition } from "../definitions/index.ts";
+import {
+  ANSWER_JSON_SCHEMA,
+  type Ask,
+  type Drafted,
+  deriveScenario,
+  draftCount,
+  draftYaml,
+  generateScenarios,
+  type Message,
+} from "../drafts/index.ts";
+import { InterruptedError, InvalidInputError, ServiceError } from "../errors/index.ts";
+import { ChatClient } from "../judge/index.ts";
+import { terminalText } from "../report/index.ts";
+import type { ProjectContext } from "../settings/index.ts";
+import { requireConnection } from "../settings/index.ts";
+import { planSmoke, type ScenarioResult } from "../smoke/index.ts";
+import { openSession, type ProjectSession, type StackSession } from "./session.ts";
+import { runSmokeJob } from "./smoke-job.ts";
+import { openValidStack } from "./smoke-prologue.ts";
+
+export type DraftRequest = {
+  stack: string;
+  project: ProjectContext;
+  keepPii: boolean;
+  maxCallMinutes?: number | undefined;
+  /** Place each kept scenario once against the pinned version; keep only those that pass. */
+  check: boolean;
+};
+
+export type DraftIO = {
+  /** Progress: the check's calls, retries. */
+  out: { write(text: string): unknown };
+  signal: AbortSignal;
+  onRetry?: ((notice: RetryNotice) => void) | undefined;
+};
+
+export type DraftResult = Drafted & {
+  model: string;
+  /** The kept scenarios as the YAML list to print (empty when none is kept). */
+  yaml: string;
+  /** "5 proposed, 4 kept: 1 named a tool the agent does not have" */
+  count: string;
+};
+
+export async function deriveDraft(
+  request: DraftRequest & { call: CapturedCall; agent?: string | undefined; name?: string | undefined },
+  io: DraftIO,
+): Promise<DraftResult> {
+  const key = request.agent ?? request.call.agent;
+  if (!key) {
+    throw new InvalidInputError(
+      (name) => `the service's events do not say the call's agent: name it with ${name("agent")} KEY`,
+      {
+        field: "agent",
+      },
+    );
+  }
+  return drafting(request, key, io, (agent, model, ask) =>
+    deriveScenario(
+      {
+        call: request.call,
+        agent,
+        model,
+        name: request.name,
+        keepPii: request.keepPii,
+        maxCallMinutes: request.maxCallMinutes,
+      },
+      ask,
+    ),
+  );
+}
+
+export async function generateDraft(
+  request: DraftRequest & { agent: string; count: number },
+  io: DraftIO,
+): Promise<DraftResult> {
+  return drafting(request, request.agent, io, (agent, model, ask) =>
+    generateScenarios(
+      { agent, model, count: request.count, keepPii: request.keepPii, maxCallMinutes: request.maxCallMinutes },
+      ask,
+    ),
+  );
+}
+
+/** The agent, the model and (with `check`) the placing, around one way of drafting. */
+async function drafting(
+  request: DraftRequest,
+  key: string,
+  io: DraftIO,
+  draft: (agent: AgentDefinition, model: string, ask: Ask) => Promise<Drafted>,
+): Promise<DraftResult> {
+  // Checking places calls on what the stack holds; drafting alone reads only its files and settings.
+  const stack = request.check
+    ? await openValidStack(request.stack, { project: request.project, readState: true }, (text) => io.out.write(text))
+    : undefined;
+  const session: ProjectSession =
+    stack ?? (await openSession(request.stack, { project: request.project, source: "stack-or-file" }));
+  const { agents } = await session.agentFiles();
+  const agent = agents.find((a) => a.key === key);
+  if (agent?.kind !== "conversational") {
+    const known = agents.filter((a) => a.kind === "conversational").map((a) => a.key);
+    throw new InvalidInputError(
+      `no conversational agent "${key}" in the stack's agent files (agents: ${known.join(", ") || "none"})`,
+      { field: "agent", value: key },
+    );
+  }
+  const none = { baseUrl: undefined, model: undefined, apiKey: undefined, timeoutSec: 60 };
+  const endpoint = requirePersona(session.caller.persona ?? none, "a model writes the scenarios", request.stack);
+  const chat = new ChatClient({ ...endpoint, ...(io.onRetry ? { onRetry: io.onRetry } : {}) });
+  const ask = async (messages: Message[]) => {
+    const choice = await chat.complete(messages, {
+      extra: {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "scenarios", strict: true, schema: ANSWER_JSON_SCHEMA },
+        },
+      },
+      signal: io.signal,
+    });
+    const refusal = choice?.message.refusal;
+    if (refusal) throw new ServiceError(`the model refused: ${JSON.stringify(refusal.slice(0, 200))}`);
+    return choice?.message.content ?? "";
+  };
+  let drafted: Drafted;
+  try {
+    drafted = await draft(agent, endpoint.model, ask);
+  } catch (error) {
+    // Ctrl+C aborts the model's request: the run stops there, with nothing printed.
+    if (io.signal.aborted)
+      throw new InterruptedError(undefined, "the model's request was stopped; nothing was printed");
+    throw error;
+  } finally {
+    await chat.close();
+  }
+  if (stack && drafted.kept.length > 0) {
+    drafted = await placeOnce(stack, agent, drafted, io);
+  }
+  return { ...drafted, model: endpoint.model, yaml: draftYaml(drafted), count: draftCount(drafted) };
+}
+
+/** Each kept scenario placed once against the pinned version: those that fail there move to the dropped, with why. */
+async function placeOnce(
+  session: StackSession,
+  agent: AgentDefinition,
+  drafted: Drafted,
+  io: DraftIO,
+): Promise<Drafted> {
+  const held = await session.held();
+  const definitions = (await session.scenarioAgents(held)).map((d) =>
+    d.key === agent.key ? { ...d, smoke: drafted.kept.map((k) => ({ ...k.parsed, iterations: 1 })) } : d,
+  );
+  const plan = planSmoke(definitions, held.agents, { agents: [agent.key] });
+  const result = await runSmokeJob(
+    {
+      stack: session.name,
+      project: session.project,
+      plan,
+      placement: { kind: "smoke" },
+      concurrency: 4,
+      judge: { settings: session.judge },
+      caller: session.caller,
+      connection: () => requireConnection(session.connection, session.name),
+    },
+    { out: io.out, signal: io.signal, ...(io.onRetry ? { onRetry: io.onRetry } : {}) },
+  );
+  if (result.kind !== "ran") return drafted;
+  const kept = [];
+  const dropped = [...drafted.dropped];
+  for (const draft of drafted.kept) {
+    const calls = result.results.filter((r) => r.scenario === draft.parsed.name);
+    const failed = calls.find((r) => r.status !== "passed");
+    if (calls.length > 0 && !failed) kept.push(draft);
+    else dropped.push({ name: draft.parsed.name, kind: "failed the check", reason: failedWhy(failed) });
+  }
+  return { ...drafted, kept, dropped };
+}
+
+/** Why a checked call did not pass: its unmet expectations, else its error. */
+function failedWhy(result: ScenarioResult | undefined): string {
+  if (!result) return "it was not placed";
+  const unmet = result.assertions
+    .filter((a) => !a.passed)
+    .map((a) => `${a.description}${a.detail ? ` (${a.detail})` : ""}`);
+  const why = unmet.length > 0 ? unmet.join("; ") : (result.error ?? result.outcome.kind);
+  return terminalText(`${result.status} on ${result.versionId}: ${why}`);
+}
