@@ -9,12 +9,15 @@ import { loadAgents } from "../src/definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
 import { type AgentsProject, agentsProject, stateFile, stepRecorder } from "./helpers/agents-project.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, startTestSimulator, storedAgents, testProfile } from "./helpers/simulator.ts";
+import {
+  defaultProfileOnly,
+  requestCounts,
+  simulatorCall,
+  startTestSimulator,
+  storedAgents,
+} from "./helpers/simulator.ts";
 
 const API_KEY = "sk-test-e2e-8f3a61c2d9b54e07";
-// What sends no request to the service (Pulumi's state, previews, refresh) is the same against
-// either profile of the simulator: the variant run (vitest.config.ts) leaves it to the default one.
-const notTheService = it.skipIf(testProfile() === "variant");
 
 describe("agents as code", () => {
   let sandbox: PulumiSandbox;
@@ -80,7 +83,7 @@ describe("agents as code", () => {
     expect(sentSupport.config?.runtime?.prompt?.text).toBe(declaredPrompt);
   });
 
-  notTheService("previews no changes right after up, with no request to the service", async () => {
+  defaultProfileOnly("previews no changes right after up, with no request to the service", async () => {
     const before = await requestCounts(sim);
     const preview = await project.stack.preview({ expectNoChanges: true });
     logs.push(preview.stdout, preview.stderr);
@@ -88,16 +91,19 @@ describe("agents as code", () => {
     expect((await requestCounts(sim)).count).toBe(before.count);
   });
 
-  notTheService("refreshes to the stored state (there is no read endpoint) without requests or changes", async () => {
-    const before = await project.stack.outputs();
-    const requests = (await requestCounts(sim)).count;
-    const refresh = await project.stack.refresh();
-    logs.push(refresh.stdout, refresh.stderr);
-    expect(refresh.summary.result).toBe("succeeded");
-    expect(await project.stack.outputs()).toEqual(before);
-    expect((await requestCounts(sim)).count).toBe(requests);
-    await project.stack.preview({ expectNoChanges: true });
-  });
+  defaultProfileOnly(
+    "refreshes to the stored state (there is no read endpoint) without requests or changes",
+    async () => {
+      const before = await project.stack.outputs();
+      const requests = (await requestCounts(sim)).count;
+      const refresh = await project.stack.refresh();
+      logs.push(refresh.stdout, refresh.stderr);
+      expect(refresh.summary.result).toBe("succeeded");
+      expect(await project.stack.outputs()).toEqual(before);
+      expect((await requestCounts(sim)).count).toBe(requests);
+      await project.stack.preview({ expectNoChanges: true });
+    },
+  );
 
   it("replaces a procedural agent whose prompt file changed, and exactly the agents that link it", async () => {
     const target = declared.find(
@@ -160,7 +166,7 @@ describe("agents as code", () => {
     expect(storedAfter.conversational).toHaveLength(storedBefore.conversational.length);
   });
 
-  notTheService(
+  defaultProfileOnly(
     "keeps the API key out of the state, the outputs and the logs; each serialized provider stays small",
     async () => {
       const state = await stateFile(sandbox, "test");
@@ -185,28 +191,31 @@ describe("agents as code", () => {
     },
   );
 
-  notTheService("fails before anything is created when no API key is configured for a remote service", async () => {
-    await project.stack.removeConfig("agents:apiKey");
-    // On a loopback address the simulator's local dev key applies (the dev stack's case), so the
-    // failure needs a service that is not on this machine; nothing is sent to it.
-    await project.stack.setConfig("agents:baseUrl", { value: "https://agents.example.invalid" });
-    await simulatorCall(sim, "POST", "/_simulator/reset");
-    await writeFile(
-      path.join(project.dir, "agents", "fresh-scorer.yaml"),
-      "kind: procedural\nname: Fresh scorer\ndescription: new\nconfig:\n  runtime:\n    model: openai/gpt-4o-mini\n    prompt: {type: fixed, text: Score it.}\n",
-    );
-    const failure = await project.stack.preview().then(
-      () => undefined,
-      (error: Error) => error,
-    );
-    expect(failure?.message).toContain("agents:apiKey");
-    expect(failure?.message).toContain("AGENT_IAC_API_KEY");
-    expect((await requestCounts(sim)).count).toBe(0);
+  defaultProfileOnly(
+    "fails before anything is created when no API key is configured for a remote service",
+    async () => {
+      await project.stack.removeConfig("agents:apiKey");
+      // On a loopback address the simulator's local dev key applies (the dev stack's case), so the
+      // failure needs a service that is not on this machine; nothing is sent to it.
+      await project.stack.setConfig("agents:baseUrl", { value: "https://agents.example.invalid" });
+      await simulatorCall(sim, "POST", "/_simulator/reset");
+      await writeFile(
+        path.join(project.dir, "agents", "fresh-scorer.yaml"),
+        "kind: procedural\nname: Fresh scorer\ndescription: new\nconfig:\n  runtime:\n    model: openai/gpt-4o-mini\n    prompt: {type: fixed, text: Score it.}\n",
+      );
+      const failure = await project.stack.preview().then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      expect(failure?.message).toContain("agents:apiKey");
+      expect(failure?.message).toContain("AGENT_IAC_API_KEY");
+      expect((await requestCounts(sim)).count).toBe(0);
 
-    // The same stack on the simulator's loopback address previews with the local dev key.
-    await project.stack.setConfig("agents:baseUrl", { value: sim.url });
-    const preview = await project.stack.preview();
-    expect(preview.changeSummary.create).toBe(1);
-    expect((await requestCounts(sim)).count).toBe(0);
-  });
+      // The same stack on the simulator's loopback address previews with the local dev key.
+      await project.stack.setConfig("agents:baseUrl", { value: sim.url });
+      const preview = await project.stack.preview();
+      expect(preview.changeSummary.create).toBe(1);
+      expect((await requestCounts(sim)).count).toBe(0);
+    },
+  );
 });

@@ -11,7 +11,14 @@ import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { writeGeneratedAgents } from "./helpers/generate.ts";
 import { markedProcesses } from "./helpers/leaks.ts";
 import { type Backend, type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, startTestSimulator, storedAgents, testProfile } from "./helpers/simulator.ts";
+import {
+  defaultProfileOnly,
+  requestCounts,
+  simulatorCall,
+  startTestSimulator,
+  storedAgents,
+  testProfile,
+} from "./helpers/simulator.ts";
 
 const API_KEY = "sk-reliability-2b7c9e41f0d3";
 const PAIRS = 10; // 10 procedural + 10 conversational = 20 agents
@@ -19,9 +26,6 @@ const PAIRS = 10; // 10 procedural + 10 conversational = 20 agents
 // Every backend a team may keep its stacks in behaves the same under these faults: the file backend
 // on both simulator profiles, Postgres (a real server, see teams.test.ts) on the default one.
 const BACKENDS: Backend[] = testProfile() === "variant" ? ["file"] : ["file", "postgres"];
-// The CLI's recovery after a kill and the backend's lock are the same against either profile of the
-// simulator: the variant run (vitest.config.ts) leaves them to the default one.
-const notTheService = it.skipIf(testProfile() === "variant");
 // Marks the environment of the `pulumi up` the interrupted-deploy test kills (and of its plugins).
 const KILLED_RUN = "AGENT_IAC_KILLED_UP";
 
@@ -137,7 +141,7 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
     );
   });
 
-  notTheService("interrupted deploy: after SIGKILL the documented recovery converges", async () => {
+  defaultProfileOnly("interrupted deploy: after SIGKILL the documented recovery converges", async () => {
     await fault({ route: "POST /procedural_agents", latency_ms: 3000 });
     // Marked, so that what it starts can be found after the kill, wherever it runs.
     const mark = randomUUID();
@@ -189,7 +193,7 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
     console.log(`interrupted deploy: ${onService} agents on the service, ${inStack} in the stack`);
   });
 
-  notTheService(
+  defaultProfileOnly(
     "concurrent deploys: the second fails fast on the backend's lock, nothing is created twice",
     async () => {
       await fault({ route: "POST /procedural_agents", latency_ms: 1500 });

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { request } from "undici";
+import { it } from "vitest";
 import { type Client, createClient } from "../../src/api/index.ts";
 import { type AgentDefinition, formatDiagnostic, loadAgents } from "../../src/definitions/index.ts";
 import type { HeldAgent } from "../../src/provider/index.ts";
@@ -49,6 +50,15 @@ export const requestCounts = (sim: SimulatorHandle) => simulatorCall<RequestCoun
  */
 export function testProfile(): ProfileName {
   return process.env.AGENT_IAC_TEST_PROFILE === "variant" ? "variant" : "default";
+}
+
+/**
+ * A test of what sends the same requests, or none, under either simulator profile (Pulumi's state,
+ * previews, the backend's lock): it belongs to the default profile's run only, so the variant run
+ * does not declare it (rather than report a duplicate it never meant to run as skipped).
+ */
+export function defaultProfileOnly(name: string, fn: () => Promise<void>, timeout?: number): void {
+  if (testProfile() !== "variant") it(name, fn, timeout);
 }
 
 /** Starts a simulator on a free loopback port, quiet, in the test profile unless `options.profile` says. */
