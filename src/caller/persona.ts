@@ -26,12 +26,13 @@ const DONE = "DONE";
 
 /** The persona model with address and model, or a ConfigError naming the settings (exit 2, before any call). */
 export function requirePersona(
-  settings: PersonaSettings,
+  persona: PersonaSettings | undefined,
   why: string,
   stack?: string,
   task = "to play it",
 ): PersonaEndpoint {
-  if (settings.baseUrl && settings.model) {
+  const settings: Partial<PersonaSettings> = persona ?? {};
+  if (settings.baseUrl && settings.model && settings.timeoutSec !== undefined) {
     return {
       baseUrl: settings.baseUrl,
       model: settings.model,

@@ -112,8 +112,7 @@ async function drafting(
       { field: "agent", value: key },
     );
   }
-  const none = { baseUrl: undefined, model: undefined, apiKey: undefined, timeoutSec: 60 };
-  const endpoint = requirePersona(session.caller.persona ?? none, "a model writes the scenarios", request.stack);
+  const endpoint = requirePersona(session.caller.persona, "a model writes the scenarios", request.stack);
   const chat = new ChatClient({ ...endpoint, ...(io.onRetry ? { onRetry: io.onRetry } : {}) });
   const ask = async (messages: Message[]) => {
     const choice = await chat.complete(messages, {
@@ -171,11 +170,12 @@ async function placeOnce(
     },
     { out: io.out, signal: io.signal, ...(io.onRetry ? { onRetry: io.onRetry } : {}) },
   );
-  if (result.kind !== "ran") return drafted;
+  // A scenario with no call that passed is not kept: nothing unchecked is printed as checked.
+  const results = result.kind === "ran" ? result.results : [];
   const kept = [];
   const dropped = [...drafted.dropped];
   for (const draft of drafted.kept) {
-    const calls = result.results.filter((r) => r.scenario === draft.parsed.name);
+    const calls = results.filter((r) => r.scenario === draft.parsed.name);
     const failed = calls.find((r) => r.status !== "passed");
     if (calls.length > 0 && !failed) kept.push(draft);
     else dropped.push({ name: draft.parsed.name, kind: "failed the check", reason: failedWhy(failed) });

@@ -176,7 +176,6 @@ function callerHooks(
   const personas = named((c) => c.scenario.caller?.persona);
   const varied = named((c) => c.scenario.caller?.variations);
   if (personas.length === 0 && varied.length === 0) return { callerShape: shape };
-  const none = { baseUrl: undefined, model: undefined, apiKey: undefined, timeoutSec: 60 };
   const why = [
     personas.length > 0 ? `scenario(s) ${personas.join(", ")} have a persona caller` : undefined,
     varied.length > 0
@@ -184,7 +183,7 @@ function callerHooks(
       : undefined,
   ].filter(Boolean);
   const endpoint = requirePersona(
-    settings.persona ?? none,
+    settings.persona,
     why.join(", and "),
     job.stack,
     personas.length > 0 ? "to play it" : "to rephrase them",
