@@ -2,9 +2,10 @@
 // when a process started by it is still alive (a simulator still listening, an orphaned Pulumi
 // plugin), naming each with its ports, and stops it. See helpers/leaks.ts.
 import { randomUUID } from "node:crypto";
+import { rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { describeLeaks, leftBehind, RUN_MARK } from "./helpers/leaks.ts";
+import { describeLeaks, leftBehind, packDirectory, RUN_MARK } from "./helpers/leaks.ts";
 
 export default function setup() {
   const mark = randomUUID();
@@ -17,6 +18,8 @@ export default function setup() {
   // depends on it: a clean machine's first run fills it.
   process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), "agent-iac-test-compile-cache");
   return async () => {
+    // The run's one packed tarball (helpers/packed.ts).
+    await rm(packDirectory(mark), { recursive: true, force: true });
     // Workers and their children get a moment to finish exiting.
     const leaks = await leftBehind(mark);
     if (leaks.length === 0) return;

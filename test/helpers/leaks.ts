@@ -4,9 +4,16 @@
 // child an environment of its own pass the mark on), so what still carries it after the run is
 // ours, whoever its parent is now. Linux /proc only; elsewhere nothing is found.
 import { readdir, readFile, readlink } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 export const RUN_MARK = "AGENT_IAC_TEST_RUN";
+
+/** Where the run's one packed tarball goes (helpers/packed.ts); the run's teardown removes it. */
+export function packDirectory(mark = process.env[RUN_MARK] ?? String(process.pid)): string {
+  return path.join(os.tmpdir(), `agent-iac-pack-${mark}`);
+}
 
 /** `cwd`: where it runs (a test project's copy names the test that left it). */
 export type MarkedProcess = { pid: number; command: string; cwd: string; listening: string[] };

@@ -3,11 +3,13 @@
 // and the installed package's simulator on a free port. Nothing of the checkout's sources is
 // reachable from that project.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "vitest";
 import { projectRoot } from "../../src/workspace/index.ts";
+import { packDirectory } from "./leaks.ts";
 import type { SimulatorHandle } from "./simulator.ts";
 
 export type Run = { code: number; stdout: string; stderr: string };
@@ -21,7 +23,7 @@ export function run(command: string, args: string[], cwd: string, env: NodeJS.Pr
 }
 
 export type PackedProject = {
-  /** The temp directory holding the tarball and the project. */
+  /** The temp directory holding the project. */
   work: string;
   project: string;
   tarball: string;
@@ -31,10 +33,44 @@ export type PackedProject = {
   cleanup(): Promise<void>;
 };
 
+/** How long a file waits for another's pack (a loaded 2-core machine's build takes about a minute). */
+const PACK_WAIT_MS = 600_000;
+
 /**
- * Packs the checkout, copies `examples/<example>` into a temp directory and installs the tarball
- * with the install line of `docs/<docsPage>` (which must keep the example's exact @pulumi/pulumi
- * pin), then starts the installed package's simulator with `env`.
+ * The run's one `npm pack` of the checkout, shared by every file that installs the package: its
+ * prepack empties and rebuilds dist/, so two packs at once (two files in parallel workers) would
+ * pack each other's half-built dist/. The first caller packs; the others wait for its result.
+ */
+async function packOnce(): Promise<{ packed: Run; dir: string }> {
+  const dir = packDirectory();
+  const result = path.join(dir, "pack.json");
+  const first = await mkdir(dir).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === "EEXIST") return false;
+      throw error;
+    },
+  );
+  if (first) {
+    // `npm pack` runs prepack: the build of dist/ (compiled JavaScript and types).
+    const packed = await run("npm", ["pack", "--pack-destination", dir, "--json"], projectRoot, process.env);
+    // Written whole, then renamed: a waiting file never reads half a result.
+    await writeFile(`${result}.partial`, JSON.stringify(packed));
+    await rename(`${result}.partial`, result);
+    return { packed, dir };
+  }
+  for (let waited = 0; waited < PACK_WAIT_MS; waited += 500) {
+    const text = await readFile(result, "utf8").catch(() => undefined);
+    if (text) return { packed: JSON.parse(text) as Run, dir };
+    await sleep(500);
+  }
+  throw new Error(`another test file's npm pack of the checkout did not finish in ${PACK_WAIT_MS / 1000} s`);
+}
+
+/**
+ * Packs the checkout (once per run), copies `examples/<example>` into a temp directory and installs
+ * the tarball with the install line of `docs/<docsPage>` (which must keep the example's exact
+ * @pulumi/pulumi pin), then starts the installed package's simulator with `env`.
  */
 export async function packedProject(example: string, docsPage: string, env: NodeJS.ProcessEnv): Promise<PackedProject> {
   const work = await mkdtemp(path.join(os.tmpdir(), `agent-iac-${example}-`));
@@ -43,11 +79,10 @@ export async function packedProject(example: string, docsPage: string, env: Node
     simulator?.kill("SIGTERM");
     await rm(work, { recursive: true, force: true });
   };
-  // `npm pack` runs prepack: the build of dist/ (compiled JavaScript and types).
-  const packed = await run("npm", ["pack", "--pack-destination", work, "--json"], projectRoot, process.env);
+  const { packed, dir } = await packOnce();
   expect(packed.code, packed.stderr).toBe(0);
   const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
-  const tarball = path.join(work, info?.filename ?? "");
+  const tarball = path.join(dir, info?.filename ?? "");
   const project = path.join(work, "example");
   await cp(path.join(projectRoot, "examples", example), project, { recursive: true });
   const docs = await readFile(path.join(projectRoot, "docs", docsPage), "utf8");
