@@ -4,13 +4,22 @@
 // exactly the margin, its power for drops of 0.1, 0.2 and 0.3, the pairs it takes, and the calls it
 // saves against the fixed design of equal error (Fisher's one-sided test at the same α with as
 // many calls a side as give at least the sequential test's power at that drop).
-import { fisherLower, type PairedRule, type PairOutcome, pairedDecision, pairedWealth } from "../src/stats/index.ts";
+import {
+  fisherLower,
+  type PairedRule,
+  type PairOutcome,
+  pairedDecision,
+  pairedWealth,
+  regressedBet,
+} from "../src/stats/index.ts";
 
 /** Pairs per round: the default --concurrency (4) places two pairs at a time. */
 const PAIRS_PER_ROUND = 2;
 
 export type CompareRow = {
   max_pairs: number;
+  /** The regressed test's bet for this cap (regressedBet). */
+  bet: number;
   old_rate: number;
   new_rate: number;
   regressed: number;
@@ -43,7 +52,7 @@ function everRegressed(p: number, rule: PairedRule, next: Random): boolean {
   const pairs: PairOutcome[] = [];
   while (pairs.length < rule.maxPairs) {
     for (let i = 0; i < PAIRS_PER_ROUND; i++) pairs.push({ old: next() < p, new: next() < p });
-    if (pairedWealth(pairs, rule.margin).regressed >= 1 / rule.alpha) return true;
+    if (pairedWealth(pairs, rule).regressed >= 1 / rule.alpha) return true;
   }
   return false;
 }
@@ -104,6 +113,7 @@ export function compareRows(
     const fixedPower = fixed === null ? null : fisherPower(pOld, pNew, fixed, alpha, runs, next);
     return {
       max_pairs: rule.maxPairs,
+      bet: regressedBet(rule),
       old_rate: pOld,
       new_rate: pNew,
       regressed: r4(power),
@@ -127,11 +137,11 @@ export function compareTable(rows: readonly CompareRow[], runs: number, alpha: n
   return [
     `sequential comparison (α ${alpha}, margin 0.1, ${PAIRS_PER_ROUND} pairs a round; ${runs.toLocaleString("en")} simulated runs per row)`,
     "",
-    "| max_pairs | old → new pass rate | regressed | no worse | inconclusive | false regression at any look to the cap | mean pairs | Fisher of equal power: calls a side (its power) | calls saved |",
+    "| max_pairs (bet) | old → new pass rate | regressed | no worse | inconclusive | false regression at any look to the cap | mean pairs | Fisher of equal power: calls a side (its power) | calls saved |",
     "|---|---|---|---|---|---|---|---|---|",
     ...rows.map(
       (r) =>
-        `| ${r.max_pairs} | ${r.old_rate} → ${r.new_rate} | ${pct(r.regressed)} | ${pct(r.no_worse)} | ${pct(r.inconclusive)} | ${r.regressed_any_look === null ? "–" : pct(r.regressed_any_look)} | ${r.mean_pairs.toFixed(1)} | ${r.fixed_calls_per_side === null ? "–" : `${r.fixed_calls_per_side} (${pct(r.fixed_power ?? 0)})`} | ${r.calls_saved === null ? "–" : pct(r.calls_saved)} |`,
+        `| ${r.max_pairs} (${r.bet}) | ${r.old_rate} → ${r.new_rate} | ${pct(r.regressed)} | ${pct(r.no_worse)} | ${pct(r.inconclusive)} | ${r.regressed_any_look === null ? "–" : pct(r.regressed_any_look)} | ${r.mean_pairs.toFixed(1)} | ${r.fixed_calls_per_side === null ? "–" : `${r.fixed_calls_per_side} (${pct(r.fixed_power ?? 0)})`} | ${r.calls_saved === null ? "–" : pct(r.calls_saved)} |`,
     ),
   ];
 }

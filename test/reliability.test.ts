@@ -58,6 +58,7 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
   afterAll(async () => {
     await sim?.close();
     await sandbox?.cleanup();
+    if (agentsDir) await rm(agentsDir, { recursive: true, force: true });
   });
 
   const total = async () => {

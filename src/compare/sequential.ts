@@ -192,7 +192,7 @@ export function sequentialEvidence(
   const joined = newCalls.map((n) => [olds.get(n.iteration), n] as [CallResult | undefined, CallResult]);
   const pairs = pairOutcomes(joined);
   const decision = pairedDecision(pairs, rule);
-  const wealth = pairedWealth(pairs, rule.margin);
+  const wealth = pairedWealth(pairs, rule);
   const mean = (c: CallResult | undefined) => {
     const turns = c?.latency.response_ms ?? [];
     return turns.length > 0 ? turns.reduce((a, b) => a + b, 0) / turns.length : null;

@@ -19,6 +19,7 @@ export {
   type PairOutcome,
   pairedDecision,
   pairedWealth,
+  regressedBet,
   signWealth,
   slowerWealth,
 } from "./paired.ts";

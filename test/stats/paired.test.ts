@@ -8,6 +8,7 @@ import {
   type PairOutcome,
   pairedDecision,
   pairedWealth,
+  regressedBet,
   signWealth,
   slowerWealth,
 } from "../../src/stats/index.ts";
@@ -34,18 +35,30 @@ describe("betting wealth", () => {
     // The bet is capped at 0.95/|lowest|: a worst value never takes the wealth to 0.
     expect(bettingWealth([1, 1, 1, 1, 1, 1, 1, 1, -1], -1)).toBeGreaterThan(0);
   });
-  it("the regressed test: Wald's SPRT (a constant bet of 0.7) on the discordant pairs; concordant ones change nothing", () => {
-    // Two pairs where only the old call passed: (1 + 0.7)² = 2.89; one the other way: × 0.3.
-    expect(signWealth([1, 1])).toBeCloseTo(2.89, 12);
-    expect(signWealth([1, -1])).toBeCloseTo(1.7 * 0.3, 12);
-    const w = pairedWealth(pairs("11 10 00 10 11 11"), 0.1).regressed;
-    expect(w).toBeCloseTo(pairedWealth(pairs("10 10"), 0.1).regressed, 12);
-    expect(w).toBeCloseTo(2.89, 12);
+  it("the regressed test: Wald's SPRT (a constant bet) on the discordant pairs; concordant ones change nothing", () => {
+    // Two pairs where only the old call passed: (1 + λ)²; one the other way: × (1 − λ).
+    expect(signWealth([1, 1], 0.7)).toBeCloseTo(2.89, 12);
+    expect(signWealth([1, -1], 0.7)).toBeCloseTo(1.7 * 0.3, 12);
+    const rule = { alpha: 0.05, margin: 0.1, maxPairs: 40 };
+    const w = pairedWealth(pairs("11 10 00 10 11 11"), rule).regressed;
+    expect(w).toBeCloseTo(pairedWealth(pairs("10 10"), rule).regressed, 12);
+    expect(w).toBeCloseTo(1.829 ** 2, 12);
     // A pair where only the new call passed counts against a regression.
-    expect(pairedWealth(pairs("10 01"), 0.1).regressed).toBeLessThan(1);
+    expect(pairedWealth(pairs("10 01"), rule).regressed).toBeLessThan(1);
   });
-  it("the latency bet reads only the sign of each pair's shift", () => {
-    expect(slowerWealth([120, 5, 0, 80])).toBeCloseTo(signWealth([1, 1, 1]), 12);
+  it("bets for the smallest drop from 0.95 that it decides within half the cap, on average", () => {
+    // Kelly's bet 2q − 1 for that drop, q = P(new worse | discordant): a larger cap finds smaller drops.
+    expect(regressedBet({ alpha: 0.05, maxPairs: 40 })).toBe(0.829);
+    expect(regressedBet({ alpha: 0.05, maxPairs: 100 })).toBe(0.674);
+    expect(regressedBet({ alpha: 0.05, maxPairs: 250 })).toBe(0.51);
+    // A stricter α needs more evidence for the same drop: within the same cap it bets on a larger one.
+    expect(regressedBet({ alpha: 0.01, maxPairs: 40 })).toBeGreaterThan(0.829);
+    // Never past 0.9 (one pair the other way keeps a tenth of the wealth), never under 0.3.
+    expect(regressedBet({ alpha: 0.05, maxPairs: 10 })).toBe(0.9);
+    expect(regressedBet({ alpha: 0.05, maxPairs: 100_000 })).toBe(0.3);
+  });
+  it("the latency bet reads only the sign of each pair's shift, with a constant bet of 0.7", () => {
+    expect(slowerWealth([120, 5, 0, 80])).toBeCloseTo(signWealth([1, 1, 1], 0.7), 12);
   });
 });
 
@@ -59,11 +72,11 @@ describe("the sequential comparison's decision", () => {
     expect(pairedDecision(all.slice(0, 31), rule)).toBe("continue");
     expect(pairedDecision(all, rule)).toBe("no_worse");
   });
-  it("a new version failing every other call is regressed after 6 discordant pairs (wealth 1.7⁶ = 24.14 ≥ 20)", () => {
-    const half = Array.from({ length: 12 }, (_, i) => ({ old: true, new: i % 2 === 0 }));
-    expect(pairedDecision(half.slice(0, 11), rule)).toBe("continue");
+  it("a new version failing every other call is regressed after 5 discordant pairs (wealth 1.829⁵ = 20.5 ≥ 20)", () => {
+    const half = Array.from({ length: 10 }, (_, i) => ({ old: true, new: i % 2 === 0 }));
+    expect(pairedDecision(half.slice(0, 9), rule)).toBe("continue");
     expect(pairedDecision(half, rule)).toBe("regressed");
-    expect(pairedWealth(half, 0.1).regressed).toBeCloseTo(1.7 ** 6, 9);
+    expect(pairedWealth(half, rule).regressed).toBeCloseTo(1.829 ** 5, 9);
   });
   it("a drop of exactly the margin is undecided at the cap: inconclusive", () => {
     const tenth = Array.from({ length: 20 }, (_, i) => ({ old: true, new: (i + 1) % 10 !== 0 }));
