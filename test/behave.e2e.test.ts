@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import type { Plan } from "../src/plan/index.ts";
 import { reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
@@ -73,7 +73,7 @@ describe("agent-iac plan --behave (real Pulumi CLI against the simulator)", { ti
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
     const up = await project.stack.up();
     expect(up.summary.result).toBe("succeeded");
-    versions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     pristine = path.join(project.dir, "agents.pristine");
     await cp(path.join(project.dir, "agents"), pristine, { recursive: true });
   }, SLOW);

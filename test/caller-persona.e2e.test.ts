@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
@@ -84,7 +84,7 @@ describe("a persona caller", () => {
       }),
     );
     await writeFile(file, doc.toString());
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
   });
   afterAll(async () => {
     await project?.cleanup();

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Plan } from "../src/plan/index.ts";
 import { type CallResult, type Report, reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
@@ -61,8 +61,8 @@ describe("a prompt change that breaks the booking, heard by the same caller befo
     sandbox = await pulumiSandbox();
     sim = await startTestSimulator({ apiKey: API_KEY });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
-    oldVersions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    await deployStack(project.stack);
+    oldVersions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     await writeFile(file("old-versions.json"), JSON.stringify(oldVersions));
     await appendFile(file("prompts/booking.md"), PROMPT_CHANGE);
   }, SLOW);
@@ -127,8 +127,8 @@ describe("a prompt change that breaks the booking, heard by the same caller befo
   });
 
   it("smoke --compare OLD after the deploy: both versions hear the same turns, the regression is named (exit 1)", async () => {
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
-    const newVersions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    await deployStack(project.stack);
+    const newVersions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     expect(newVersions.booking).not.toBe(oldVersions.booking);
 
     const run = await cli(

@@ -11,7 +11,13 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { type Report, reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, addScenarios, agentsProject } from "./helpers/agents-project.ts";
+import {
+  type AgentsProject,
+  addScenarios,
+  agentsProject,
+  deployStack,
+  stackOutputs,
+} from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator } from "./helpers/simulator.ts";
@@ -120,7 +126,7 @@ describe("caller.variations: rephrased scripted turns", { timeout: SLOW }, () =>
       },
       { name: "varied-hostile", ...scenario, caller: { turns: ["Hello, HOSTILE line"], variations: 2 } },
     );
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
   }, SLOW);
   afterAll(async () => {
     await project?.cleanup();
@@ -189,13 +195,13 @@ describe("caller.variations: rephrased scripted turns", { timeout: SLOW }, () =>
 
   it("both sides of a comparison's pair hear the same rephrasing, from one request for the run", async () => {
     const versions = path.join(project.dir, "old-versions.json");
-    const before = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const before = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     await writeFile(versions, JSON.stringify(before));
     const file = path.join(project.dir, "agents", "booking.yaml");
     const doc = parseDocument(await readFile(file, "utf8"));
     doc.setIn(["config", "channel", "is_voicemail_enabled"], false);
     await writeFile(file, doc.toString());
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
     const requestsBefore = model.requests.length;
 
     const run = await smoke("--scenario", "varied-books", "--compare", versions);

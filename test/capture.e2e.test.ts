@@ -6,7 +6,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments, parseDocument } from "yaml";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
@@ -41,7 +41,7 @@ describe("agent-iac scenario capture (real Pulumi CLI against the simulator)", (
     sandbox = await pulumiSandbox();
     sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
-    await project.stack.up();
+    await deployStack(project.stack);
     const smoke = await cli([
       "smoke",
       "--stack",

@@ -9,7 +9,7 @@
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type Backend, type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
@@ -39,7 +39,7 @@ describe.each<Backend>(["file", "postgres"])("a comparison base on a %s backend"
   });
 
   it("naming a version the stack never held is refused before the deploy: exit 2, the file, the versions and the way out named; the file kept", async () => {
-    const held = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const held = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     const forged = {
       stack: "test",
       versions: { ...held, support: "ca_0therstack@v3" },
@@ -76,7 +76,7 @@ describe.each<Backend>(["file", "postgres"])("a comparison base on a %s backend"
   });
 
   it("a base naming the versions the stack holds is used and consumed", async () => {
-    const held = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const held = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     const base = { stack: "test", versions: held, seen: Object.keys(held), recorded_at: "2026-01-01T00:00:00.000Z" };
     await writeFile(baseFile(), `${JSON.stringify(base)}\n`);
     const run = await start();
@@ -86,7 +86,7 @@ describe.each<Backend>(["file", "postgres"])("a comparison base on a %s backend"
   });
 
   it("a base carried over two deploys that both replaced support is accepted, compared and consumed", async () => {
-    const versions = async () => (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const versions = async () => (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     const prompt = path.join(project.dir, "prompts", "support.md");
     const original = (await versions()).support;
     // Two deploys without smoke (their comparisons never run): the base stays the one from before the first.
@@ -98,7 +98,7 @@ describe.each<Backend>(["file", "postgres"])("a comparison base on a %s backend"
     const now = await versions();
     expect(now.support).not.toBe(original);
     // Neither what the stack holds nor (where no history is read) what its last replace left.
-    const previous = (await project.stack.outputs()).previous_versions?.value as Record<string, string>;
+    const previous = (await stackOutputs(project.stack)).previous_versions?.value as Record<string, string>;
     expect(previous.support).not.toBe(original);
     expect(JSON.parse(await readFile(baseFile(), "utf8")).versions.support).toBe(original);
 

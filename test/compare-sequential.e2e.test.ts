@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { type Report, reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, addScenarios, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, addScenarios, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
@@ -57,7 +57,7 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
     const first = await cli(["start", "--stack", "test", "--no-smoke"]);
     expect(first.code, first.stderr).toBe(0);
-    const old = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const old = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     oldFile = path.join(project.dir, "old-versions.json");
     await writeFile(oldFile, JSON.stringify(old));
     // A new version of booking (its description changes its config).
@@ -67,7 +67,7 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
     await writeFile(file, doc.toString());
     const second = await cli(["start", "--stack", "test", "--no-smoke"]);
     expect(second.code, second.stderr).toBe(0);
-    const now = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const now = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     expect(now.booking).not.toBe(old.booking);
     const versions: [string, string] = [old.booking as string, now.booking as string];
     await addScenarios(

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { type Report, reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
@@ -66,7 +66,7 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain("(first deploy: no versions before it to compare with, plain smoke)");
     expect(JSON.parse(await readFile(reports("old-versions.json"), "utf8"))).toEqual({});
-    oldVersions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    oldVersions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     await cp(reports("smoke.json"), path.join(project.dir, "first-smoke.json"));
   });
 
@@ -90,7 +90,7 @@ describe("old versus new: start and smoke --compare (real Pulumi CLI against the
     expect(second.stdout).toContain("compared with the versions before this deploy");
     // The versions before the deploy were captured before `up`.
     expect(JSON.parse(await readFile(reports("old-versions.json"), "utf8"))).toEqual(oldVersions);
-    newVersions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    newVersions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     expect(newVersions.booking).not.toBe(oldVersions.booking);
     expect(newVersions.support).toBe(oldVersions.support);
     expect(second.stdout).toContain(`✗ regression ${BOOKS} (${oldVersions.booking} → ${newVersions.booking})`);

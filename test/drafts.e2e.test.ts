@@ -9,7 +9,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments, parseDocument } from "yaml";
-import { type AgentsProject, addScenarios, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, addScenarios, agentsProject, deployStack } from "./helpers/agents-project.ts";
 import { CLI, runInProcess } from "./helpers/cli.ts";
 import { type DraftModel, startDraftModel } from "./helpers/draft-model.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -81,7 +81,7 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
     sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
     model = await startDraftModel();
-    await project.stack.up();
+    await deployStack(project.stack);
   });
   afterAll(async () => {
     await model?.close();

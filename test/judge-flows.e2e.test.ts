@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -73,8 +73,8 @@ describe("judged expectations in plan --behave and smoke --compare", { timeout: 
         }),
       ),
     );
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
-    oldVersions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    await deployStack(project.stack);
+    oldVersions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
   }, SLOW);
   afterAll(async () => {
     await project?.cleanup();
@@ -118,7 +118,7 @@ describe("judged expectations in plan --behave and smoke --compare", { timeout: 
 
   it("smoke --compare: after the deploy the rubric flips from pass (old) to fail (new): a regression, exit 1", async () => {
     // The persona change of the previous test is deployed now.
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
     await writeFile(path.join(project.dir, "old.json"), JSON.stringify({ support: oldVersions.support }));
     const result = await cli([
       "smoke",

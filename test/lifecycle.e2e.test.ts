@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
 import { CLI } from "./helpers/cli.ts";
 import { describeLeaks, leftBehind } from "./helpers/leaks.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -219,7 +219,7 @@ describe("one command lifecycle: interrupted runs (real processes, real Pulumi C
 
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     it(`\`events\` stopped by ${signal}: exit 130 and one line`, async () => {
-      const versions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+      const versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
       const conversation = await simulatorCall<{ id: string }>(sim, "POST", "/conversations", {
         agent_id: versions.support,
         livemode: false,

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Plan } from "../src/plan/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { type RequestCounts, requestCounts, startTestSimulator } from "./helpers/simulator.ts";
@@ -51,7 +51,7 @@ describe("plan lists the stack settings changed since the last deploy (real Pulu
       requests: serviceRequests(after) - serviceRequests(before),
     };
   }
-  const up = async () => expect((await project.stack.up()).summary.result).toBe("succeeded");
+  const up = async () => await deployStack(project.stack);
 
   beforeAll(async () => {
     sandbox = await pulumiSandbox();

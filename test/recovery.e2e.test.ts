@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensurePulumi } from "../src/workspace/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall, startTestSimulator, storedAgents } from "./helpers/simulator.ts";
@@ -35,7 +35,7 @@ describe("recovery from a service that lost the stack's agents", () => {
     sandbox = await pulumiSandbox();
     sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
     env = {
       ...process.env,
       ...sandbox.env,

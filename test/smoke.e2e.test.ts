@@ -4,7 +4,7 @@ import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "./helpers/agents-project.ts";
 import { CLI, runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
@@ -56,7 +56,7 @@ describe("agent-iac smoke", () => {
     sandbox = await pulumiSandbox();
     sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
   });
   afterAll(async () => {
     await project?.cleanup();
@@ -73,7 +73,7 @@ describe("agent-iac smoke", () => {
     const assertions = [...run.junit.matchAll(/<testcase [^>]*assertions="(\d+)"/g)].map((m) => Number(m[1]));
     expect(assertions.length).toBeGreaterThanOrEqual(2);
     for (const count of assertions) expect(count).toBeGreaterThanOrEqual(1);
-    const versions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     for (const result of run.report?.results ?? []) {
       expect(result.version_id).toBe(versions[result.agent]);
       expect(result.version_id).toMatch(/@v\d+$/);
@@ -132,13 +132,13 @@ describe("agent-iac smoke", () => {
   });
 
   it("calls an older version with --version-id after its linked procedural agent was replaced", async () => {
-    const before = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const before = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     const supportPrompt = path.join(project.dir, "prompts", "support.md");
     await appendFile(supportPrompt, "\nMention the spring promotion.\n");
     // call-summary is replaced too: the old support version links the old call-summary agent.
     await appendFile(path.join(project.dir, "prompts", "call-summary.md"), "\nKeep it under 80 words.\n");
-    await project.stack.up();
-    const after = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    await deployStack(project.stack);
+    const after = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     expect(after.support).not.toBe(before.support);
     expect(after["call-summary"]).not.toBe(before["call-summary"]);
 
@@ -166,7 +166,7 @@ describe("agent-iac smoke", () => {
   });
 
   it("refuses a bare agent id unless --allow-unpinned, and unknown agents, with exit 2", async () => {
-    const versions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     const bare = (versions.support as string).split("@")[0] as string;
     const refused = await smoke("--agent", "support", "--scenario", "greets-and-summarizes", "--version-id", bare);
     expect(refused.code).toBe(2);
@@ -185,7 +185,7 @@ describe("agent-iac smoke", () => {
   });
 
   it("--version-id with a version the stack does not pin says so and what smoke did, without `pulumi up --replace`", async () => {
-    const versions = (await project.stack.outputs()).versions?.value as Record<string, string>;
+    const versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     const typo = await smoke("--agent", "support", "--scenario", "greets-and-summarizes", "--version-id", "ca_typo@v1");
     expect(typo.code).toBe(3);
     expect(typo.stderr).toContain(

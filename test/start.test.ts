@@ -128,8 +128,9 @@ describe("npm start", { timeout: 300_000 }, () => {
   });
 
   it("stops cleanly on SIGINT during pulumi up; the next start completes with exactly the declared agents", async () => {
-    // Each create takes 1.5 s, so the signal lands while creates are in flight.
-    const service = await startSimulator({ host: "127.0.0.3", port: 0, apiKey: API_KEY, latencyMs: 1500, quiet: true });
+    // Each create takes 2.5 s, so the signal lands while creates are in flight, even on a loaded
+    // machine (the conversational agents' creates wait for the procedural ones they link).
+    const service = await startSimulator({ host: "127.0.0.3", port: 0, apiKey: API_KEY, latencyMs: 2500, quiet: true });
     try {
       await writeFile(path.join(project.dir, "Pulumi.interrupt.yaml"), `config:\n  agents:baseUrl: ${service.url}\n`);
       const env = {

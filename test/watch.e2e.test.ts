@@ -5,7 +5,7 @@
 import { readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { simulatorCall, startTestSimulator, testProfile } from "./helpers/simulator.ts";
@@ -86,12 +86,12 @@ describe("agent-iac watch and audit", () => {
   };
 
   const bookingVersion = async () => {
-    const versions = (await project.stack.outputs()).versions?.value as Record<string, string> | undefined;
+    const versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string> | undefined;
     return versions?.booking ?? "";
   };
 
   const supportVersion = async () => {
-    const versions = (await project.stack.outputs()).versions?.value as Record<string, string> | undefined;
+    const versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string> | undefined;
     return versions?.support ?? "";
   };
 
@@ -99,12 +99,12 @@ describe("agent-iac watch and audit", () => {
     sandbox = await pulumiSandbox();
     sim = await startTestSimulator({ apiKey: API_KEY });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
     oldSupport = await supportVersion();
     // A replace: support's description changes, so a new agent takes over the key.
     const file = path.join(project.dir, "agents", "support.yaml");
     await writeFile(file, (await readFile(file, "utf8")).replace(/^description: /m, "description: Reworded. "));
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
     newSupport = await supportVersion();
     expect(newSupport).not.toBe(oldSupport);
     expect(newSupport.split("@")[0]).not.toBe(oldSupport.split("@")[0]);

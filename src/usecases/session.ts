@@ -1,5 +1,5 @@
 // The stack session: the one way a command opens a stack and reads what it holds — its config
-// (Pulumi's own, secrets decrypted), the agent files of its agents:dir, its connection, judge and
+// (Pulumi's own, secrets decrypted; read from its files where they hold only plain values), the agent files of its agents:dir, its connection, judge and
 // policy settings, the agents its state holds and their scenarios. Offline readers (no Pulumi:
 // replay, and the operator commands before a stack exists) read Pulumi.<stack>.yaml here too, and
 // nowhere else.
@@ -38,8 +38,10 @@ import {
 } from "../settings/index.ts";
 import {
   createStackHint,
+  exportState,
   LOCAL_PASSPHRASE,
   openStack,
+  plainStackConfig,
   pulumiEnvironment,
   pulumiErrorSummary,
   type Stack,
@@ -139,6 +141,11 @@ export async function openSession(
     });
     return projectSession(name, config, options);
   }
+  if (options.source === "stack-or-file") {
+    // Settings only: plain stack files say what the stack's config is, created or not, with no CLI run.
+    const plain = await plainStackConfig(project.dir, name);
+    if (plain) return projectSession(name, plain, options);
+  }
   const env = pulumiEnvironment({ base: project.env, projectDir: project.dir });
   let stack: Stack;
   let config: StackConfig;
@@ -153,16 +160,29 @@ export async function openSession(
       env,
       ...(program ? { program } : {}),
     });
-    // The state is read beside the config where the caller will read it (two CLI runs at once).
-    if (options.readState) prefetched = stackAgents(stack).catch((error: unknown) => error as Error);
     // A stack to create is created when the first read says it is missing: an existing one (the
     // usual case) costs no `pulumi stack select` run, and the user's selected stack stays as it was.
-    config = await stack.getAllConfig().catch(async (error: unknown) => {
+    const created = async (error: unknown) => {
       if (!options.create || !(stackError(error, name) instanceof StackNotFoundError)) throw error;
       await stack.workspace.createStack(name);
       prefetched = undefined; // read before the stack existed
-      return stack.getAllConfig();
-    });
+    };
+    // Where the caller reads the state first thing and the config files hold only plain values,
+    // the export alone says the stack exists, and the config comes from the files: one CLI run.
+    const plain = options.readState ? await plainStackConfig(project.dir, name) : undefined;
+    if (plain) {
+      const held = await stackAgents(stack).catch((error: unknown) => error as Error);
+      prefetched = Promise.resolve(held);
+      if (held instanceof Error && stackError(held, name) instanceof StackNotFoundError) await created(held);
+      config = plain;
+    } else {
+      // Otherwise the state is read beside the config (two CLI runs at once).
+      if (options.readState) prefetched = stackAgents(stack).catch((error: unknown) => error as Error);
+      config = await stack.getAllConfig().catch(async (error: unknown) => {
+        await created(error);
+        return stack.getAllConfig();
+      });
+    }
   } catch (error) {
     const failure = backendError(options.what ?? `reading stack ${name} failed`, stackError(error, name));
     if (options.source === "stack-or-file" && failure instanceof StackNotFoundError) {
@@ -334,7 +354,7 @@ export async function stackFileCopy(
  * differently.
  */
 async function stackAgents(stack: Stack): Promise<HeldAgents> {
-  const state = await stack.exportStack();
+  const state = await exportState(stack);
   const agents = stateAgents(state.deployment);
   // The agent-file directories of the program's AgentDirectory components (their `dir` output).
   const directories: string[] = [];

@@ -5,7 +5,7 @@ import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { parseDocument } from "yaml";
 import { inlineAgentsProgram } from "../../src/component/program.ts";
-import { openStack, projectRoot, type Stack } from "../../src/workspace/index.ts";
+import { exportState, openStack, projectRoot, type Stack, upStack } from "../../src/workspace/index.ts";
 import { SIMULATOR_SHAPES } from "./caller.ts";
 import { type PulumiSandbox, projectCopy } from "./pulumi.ts";
 import { testProfile } from "./simulator.ts";
@@ -102,4 +102,27 @@ export function stepRecorder() {
   const namesWith = (...ops: string[]) =>
     [...new Set(steps.filter((s) => ops.includes(s.op)).map((s) => s.name))].sort();
   return { steps, onEvent, namesWith };
+}
+
+/**
+ * `pulumi up` of a test stack: the Automation API's update without the three CLI runs its `up()`
+ * makes after it (two of them decrypt secrets) to fill a result these callers do not read. It
+ * throws when the update fails, as `up()` does.
+ */
+export async function deployStack(stack: Stack): Promise<void> {
+  await upStack(stack, {});
+}
+
+/**
+ * The stack's outputs in the shape of `stack.outputs()`, read from one export of its state (the
+ * root Stack resource's outputs) instead of two `stack output` runs that decrypt secrets. A secret
+ * output stays encrypted: for the plain outputs (the version ids) the tests read.
+ */
+export async function stackOutputs(stack: Stack): Promise<pulumi.automation.OutputMap> {
+  const state = await exportState(stack);
+  const root = (state.deployment?.resources ?? []).find(
+    (resource: { type: string }) => resource.type === "pulumi:pulumi:Stack",
+  );
+  const outputs = (root?.outputs ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { value, secret: false }]));
 }

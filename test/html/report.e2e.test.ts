@@ -14,7 +14,7 @@ import { parseDocument } from "yaml";
 import { htmlReport } from "../../src/report/html/index.ts";
 import { countScenarios, emitReport, jobSummary, type Report, reportSchema } from "../../src/report/index.ts";
 import { projectRoot } from "../../src/workspace/index.ts";
-import { type AgentsProject, agentsProject } from "../helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployStack } from "../helpers/agents-project.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { runCli } from "../helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "../helpers/pulumi.ts";
@@ -122,7 +122,7 @@ describe("the HTML report of a real smoke run, in headless Chromium", () => {
         },
       );
     });
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
     const a = await smoke("a", "--agent", "support", "--scenario", "breaks-midway", "--scenario", "echoes-markup");
     expect(a.code).toBe(0);
 
@@ -135,7 +135,7 @@ describe("the HTML report of a real smoke run, in headless Chromium", () => {
       path.join(project.dir, "prompts", "support.md"),
       `${await readFile(path.join(project.dir, "prompts", "support.md"), "utf8")}\nMention the spring promotion.\n`,
     );
-    expect((await project.stack.up()).summary.result).toBe("succeeded");
+    await deployStack(project.stack);
     const b = await smoke(
       "b",
       ...["--scenario", "greets-and-summarizes", "--scenario", "checks-availability-and-books"],
