@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadAgents } from "../src/definitions/index.ts";
 import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
-import { type AgentsProject, agentsProject, stateFile, stepRecorder } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployAndRead, stateFile, stepRecorder } from "./helpers/agents-project.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import {
   defaultProfileOnly,
@@ -41,7 +41,7 @@ describe("agents as code", () => {
   });
 
   it("creates exactly the declared agents, linked by id, with every version id as an output", async () => {
-    const up = await project.stack.up();
+    const up = await deployAndRead(project.stack);
     logs.push(up.stdout, up.stderr);
     expect(up.summary.result).toBe("succeeded");
 
@@ -137,7 +137,7 @@ describe("agents as code", () => {
     expect(configs[0]).not.toContain("Always mention the caller's account number.");
     expect(configs[1]).toContain("Always mention the caller's account number.");
 
-    const up = await project.stack.up();
+    const up = await deployAndRead(project.stack);
     logs.push(up.stdout, up.stderr);
     const after = up.outputs.versions?.value as Record<string, string>;
     const changed = Object.keys(after)
@@ -156,7 +156,7 @@ describe("agents as code", () => {
       if (file === `${leaf.key}.yaml` || file.startsWith(`${leaf.key}.`))
         await rm(path.join(project.dir, "agents", file));
     }
-    const up = await project.stack.up();
+    const up = await deployAndRead(project.stack);
     logs.push(up.stdout, up.stderr);
     expect(up.summary.result).toBe("succeeded");
     expect(up.summary.resourceChanges?.delete).toBe(1);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_DIRECTORY_TYPE } from "../src/component/index.ts";
 import { projectContext } from "../src/settings/index.ts";
 import { openSession } from "../src/usecases/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployAndRead } from "./helpers/agents-project.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator } from "./helpers/simulator.ts";
 
@@ -38,12 +38,12 @@ describe("previous_versions of an AgentDirectory", () => {
   });
 
   it("records the version a replace left on the component, and the session reads it", async () => {
-    const first = await project.stack.up();
+    const first = await deployAndRead(project.stack);
     const oldSupport = (first.outputs.versions?.value as Record<string, string> | undefined)?.support ?? "";
     expect(oldSupport).toMatch(/@v\d+$/);
     const file = path.join(project.dir, "agents", "support.yaml");
     await writeFile(file, (await readFile(file, "utf8")).replace(/^description: /m, "description: Reworded. "));
-    const second = await project.stack.up();
+    const second = await deployAndRead(project.stack);
     const newSupport = (second.outputs.versions?.value as Record<string, string> | undefined)?.support ?? "";
     expect(newSupport).not.toBe(oldSupport);
     const state = await project.stack.exportStack();

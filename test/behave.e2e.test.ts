@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import type { Plan } from "../src/plan/index.ts";
 import { reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployAndRead, stackOutputs } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
@@ -71,7 +71,7 @@ describe("agent-iac plan --behave (real Pulumi CLI against the simulator)", { ti
     sandbox = await pulumiSandbox();
     sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
-    const up = await project.stack.up();
+    const up = await deployAndRead(project.stack);
     expect(up.summary.result).toBe("succeeded");
     versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string>;
     pristine = path.join(project.dir, "agents.pristine");

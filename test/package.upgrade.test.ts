@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentsProgram } from "../src/component/program.ts";
 import { openStack, projectRoot } from "../src/workspace/index.ts";
-import { type AgentsProject, agentsProject, stepRecorder } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployAndRead, stepRecorder } from "./helpers/agents-project.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator } from "./helpers/simulator.ts";
 
@@ -29,7 +29,7 @@ describe("upgrading a stack to the program built on AgentDirectory", () => {
   });
 
   it("previews no changes for a stack the previous program deployed, and keeps its outputs", async () => {
-    const before = await project.stack.up();
+    const before = await deployAndRead(project.stack);
     expect(before.summary.result).toBe("succeeded");
     expect(Object.keys(before.outputs.versions?.value ?? {}).length).toBeGreaterThan(0);
 
@@ -40,7 +40,7 @@ describe("upgrading a stack to the program built on AgentDirectory", () => {
     expect(preview.changeSummary).toEqual({ same: expect.any(Number) });
     expect(steps.namesWith("create", "replace", "delete", "update", "create-replacement")).toEqual([]);
 
-    const after = await project.stack.up();
+    const after = await deployAndRead(project.stack);
     expect(after.summary.resourceChanges).toEqual({ same: expect.any(Number) });
     expect(after.outputs.versions?.value).toEqual(before.outputs.versions?.value);
     expect(after.outputs.agents?.value).toEqual(before.outputs.agents?.value);

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentPlan, Plan } from "../src/plan/index.ts";
 import { openStack, type Stack } from "../src/workspace/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployAndRead } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
@@ -81,7 +81,7 @@ describe("agent-iac plan (real Pulumi CLI against the simulator)", () => {
     });
     await prod.setConfig("agents:baseUrl", { value: sim.url });
     for (const stack of [project.stack, prod]) {
-      const up = await stack.up();
+      const up = await deployAndRead(stack);
       expect(up.summary.result).toBe("succeeded");
     }
     for (const file of OVERLAYS) {

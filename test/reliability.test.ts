@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployAndRead } from "./helpers/agents-project.ts";
 import { writeGeneratedAgents } from "./helpers/generate.ts";
 import { markedProcesses } from "./helpers/leaks.ts";
 import { type Backend, type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -75,7 +75,7 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
     for (const route of ["POST /procedural_agents", "POST /conversational_agents"]) {
       await fault({ route, rate: 0.3, status: 429, retry_after_s: 1 });
     }
-    const up = await project.stack.up();
+    const up = await deployAndRead(project.stack);
     expect(up.summary.result).toBe("succeeded");
     expect(await total()).toBe(2 * PAIRS);
     const counts = await requestCounts(sim);
@@ -115,7 +115,7 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
     expect(await stateCount()).toBe(createdFirst);
 
     await simulatorCall(sim, "DELETE", "/_simulator/faults");
-    const second = await project.stack.up();
+    const second = await deployAndRead(project.stack);
     expect(second.summary.result).toBe("succeeded");
     expect(await total()).toBe(2 * PAIRS);
     await project.stack.preview({ expectNoChanges: true });
@@ -184,7 +184,7 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
     if (backend === "file") await removeEmptySidecars(sandbox.backendDir);
     expect(await runCli(["cancel", "--yes"], project)).toBe(0);
     expect(await runCli(["refresh", "--yes", "--non-interactive", "--clear-pending-creates"], project)).toBe(0);
-    const up = await project.stack.up();
+    const up = await deployAndRead(project.stack);
     expect(up.summary.result).toBe("succeeded");
     await project.stack.preview({ expectNoChanges: true });
     const onService = await total();
@@ -210,7 +210,7 @@ describe.each(BACKENDS)("reliability under faults (%s backend)", (backend) => {
       expect((await first).summary.result).toBe("succeeded");
       expect(await total()).toBe(2 * PAIRS);
       // The loser run again: nothing left to do, nothing created twice.
-      const rerun = await project.stack.up();
+      const rerun = await deployAndRead(project.stack);
       expect(rerun.summary.resourceChanges?.create ?? 0).toBe(0);
       expect(await total()).toBe(2 * PAIRS);
     },

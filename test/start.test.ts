@@ -128,9 +128,11 @@ describe("npm start", { timeout: 300_000 }, () => {
   });
 
   it("stops cleanly on SIGINT during pulumi up; the next start completes with exactly the declared agents", async () => {
-    // Each create takes 2.5 s, so the signal lands while creates are in flight, even on a loaded
-    // machine (the conversational agents' creates wait for the procedural ones they link).
-    const service = await startSimulator({ host: "127.0.0.3", port: 0, apiKey: API_KEY, latencyMs: 2500, quiet: true });
+    // Each create takes 5 s, so the signal lands while the first creates are in flight: the run
+    // forwards it to the Pulumi CLI 0.75 s later (src/workspace/interrupt.ts), which a loaded
+    // machine stretches to seconds, and the conversational agents' creates wait for the procedural
+    // ones they link.
+    const service = await startSimulator({ host: "127.0.0.3", port: 0, apiKey: API_KEY, latencyMs: 5000, quiet: true });
     try {
       await writeFile(path.join(project.dir, "Pulumi.interrupt.yaml"), `config:\n  agents:baseUrl: ${service.url}\n`);
       const env = {
@@ -167,7 +169,7 @@ describe("npm start", { timeout: 300_000 }, () => {
 
       // The signal landed mid-up: the creates in flight finished, the rest were not started.
       const partial = await storedAgents(service);
-      expect(partial.procedural.length + partial.conversational.length).toBeLessThan(4);
+      expect(partial.procedural.length + partial.conversational.length, `${out}\n${err}`).toBeLessThan(4);
 
       // A lock left by a process that could not unlock (killed outright) is said as such, with the recovery.
       const locks = path.join(sandbox.backendDir, ".pulumi", "locks", "organization", "agents", "interrupt");

@@ -6,7 +6,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { startSimulator } from "../src/simulator/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
+import { type AgentsProject, agentsProject, deployAndRead } from "./helpers/agents-project.ts";
 import { runCli, runInProcess } from "./helpers/cli.ts";
 import type { Postgres } from "./helpers/postgres.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -42,7 +42,7 @@ describe("teams: stacks in a shared Postgres backend", () => {
 
   it("up, a no-change preview, plan and smoke work on a stack stored in Postgres", async () => {
     const team = await project("team");
-    const up = await team.stack.up();
+    const up = await deployAndRead(team.stack);
     expect(up.summary.result).toBe("succeeded");
     expect(up.summary.resourceChanges?.create).toBeGreaterThanOrEqual(4);
     await team.stack.preview({ expectNoChanges: true });
@@ -76,7 +76,7 @@ describe("teams: stacks in a shared Postgres backend", () => {
   it("two different stacks deployed at once both complete", async () => {
     const [staging, prod] = await Promise.all([project("staging"), project("prod")]);
     const before = await storedAgents(sim);
-    const [a, b] = await Promise.all([staging.stack.up(), prod.stack.up()]);
+    const [a, b] = await Promise.all([deployAndRead(staging.stack), deployAndRead(prod.stack)]);
     expect(a.summary.result).toBe("succeeded");
     expect(b.summary.result).toBe("succeeded");
     const after = await storedAgents(sim);
@@ -106,18 +106,18 @@ describe("teams: stacks in a shared Postgres backend", () => {
     const own = await startSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     onTestFinished(() => own.close());
     const team = await project("team-audit", own.url);
-    const first = await team.stack.up();
+    const first = await deployAndRead(team.stack);
     expect(first.outputs.previous_versions?.value).toEqual({});
     const oldSupport = (first.outputs.versions?.value as Record<string, string> | undefined)?.support ?? "";
     // A replace: support's description changes, so a new agent takes over the key.
     const file = path.join(team.dir, "agents", "support.yaml");
     await writeFile(file, (await readFile(file, "utf8")).replace(/^description: /m, "description: Reworded. "));
-    const second = await team.stack.up();
+    const second = await deployAndRead(team.stack);
     const newSupport = (second.outputs.versions?.value as Record<string, string> | undefined)?.support ?? "";
     expect(newSupport.split("@")[0]).not.toBe(oldSupport.split("@")[0]);
     // The stack records what the replace left, and an update that changes nothing keeps it.
     expect(second.outputs.previous_versions?.value).toEqual({ support: oldSupport });
-    const third = await team.stack.up();
+    const third = await deployAndRead(team.stack);
     expect(third.summary.resourceChanges?.create ?? 0).toBe(0);
     expect(third.outputs.previous_versions?.value).toEqual({ support: oldSupport });
 

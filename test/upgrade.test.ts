@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
 import { openStack, projectRoot, type Stack } from "../src/workspace/index.ts";
-import { stateFile, stepRecorder } from "./helpers/agents-project.ts";
+import { deployAndRead, deployStack, stateFile, stepRecorder } from "./helpers/agents-project.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator, storedAgents } from "./helpers/simulator.ts";
 
@@ -55,7 +55,7 @@ describe("upgrading over a stack deployed with the old state layout", () => {
       env: { ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
     });
     await stack.setConfig("agents:baseUrl", { value: sim.url });
-    const up = await stack.up();
+    const up = await deployAndRead(stack);
     expect(up.summary.result).toBe("succeeded");
     oldLayout = await agentResources(sandbox);
   }, 600_000);
@@ -82,7 +82,7 @@ describe("upgrading over a stack deployed with the old state layout", () => {
     await cp(path.join(projectRoot, "package.json"), path.join(work.dir, "package.json"));
     const stored = (await storedAgents(sim)).conversational.length;
     await stack.preview({ expectNoChanges: true });
-    const up = await stack.up();
+    const up = await deployAndRead(stack);
     expect(up.summary.resourceChanges?.create ?? 0).toBe(0);
     expect(up.summary.resourceChanges?.replace ?? 0).toBe(0);
     expect((await storedAgents(sim)).conversational).toHaveLength(stored);
@@ -109,7 +109,7 @@ describe("upgrading over a stack deployed with the old state layout", () => {
     const recorder = stepRecorder();
     await stack.preview({ onEvent: recorder.onEvent });
     expect(recorder.namesWith("replace")).toEqual([key, ...linkers].sort());
-    await stack.up();
+    await deployStack(stack);
     const after = await agentResources(sandbox);
     const replaced = after.get(key);
     expect(replaced?.outputs).toEqual({
@@ -132,7 +132,7 @@ describe("upgrading over a stack deployed with the old state layout", () => {
       if (file === `${oldOne[0]}.yaml` || file.startsWith(`${oldOne[0]}.`))
         await rm(path.join(work.dir, "agents", file));
     }
-    const up = await stack.up();
+    const up = await deployAndRead(stack);
     expect(up.summary.resourceChanges?.delete).toBe(1);
     expect(`${up.stdout}\n${up.stderr}`).toMatch(/no longer managed by this stack; the service keeps it/);
     const state = await stateFile(sandbox, "upgrade");

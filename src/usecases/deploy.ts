@@ -45,7 +45,7 @@ export async function deploy(session: StackSession, service: LocalService, io: D
   io.log(`pulumi up --yes (stack ${session.name})\n`);
   const filter = pulumiLogFilter(io.log, { color: io.color });
   const failures = errorDiagnostics();
-  const changes = await interruptible(
+  const { changes } = await interruptible(
     (text) => filter.write(text),
     (run) =>
       upStack(session.stack, {

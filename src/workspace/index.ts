@@ -217,7 +217,10 @@ export type ResourceChanges = Record<string, number>;
  * fill a result that nothing here reads: what the update changed comes from its own summary event.
  * Callers read what the stack holds from its state afterwards, as they always did.
  */
-export async function upStack(stack: Stack, options: pulumi.automation.UpOptions): Promise<ResourceChanges> {
+export async function upStack(
+  stack: Stack,
+  options: pulumi.automation.UpOptions,
+): Promise<{ changes: ResourceChanges; stdout: string; stderr: string }> {
   let changes: ResourceChanges = {};
   const onEvent = (event: pulumi.automation.EngineEvent) => {
     if (event.summaryEvent) changes = { ...event.summaryEvent.resourceChanges };
@@ -228,8 +231,8 @@ export async function upStack(stack: Stack, options: pulumi.automation.UpOptions
     outputs: { value: async () => ({}) },
     info: { value: async () => undefined },
   });
-  await pulumi.automation.Stack.prototype.up.call(view, { ...options, onEvent });
-  return changes;
+  const { stdout, stderr } = await pulumi.automation.Stack.prototype.up.call(view, { ...options, onEvent });
+  return { changes, stdout, stderr };
 }
 
 /**

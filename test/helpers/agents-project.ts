@@ -106,11 +106,24 @@ export function stepRecorder() {
 
 /**
  * `pulumi up` of a test stack: the Automation API's update without the three CLI runs its `up()`
- * makes after it (two of them decrypt secrets) to fill a result these callers do not read. It
- * throws when the update fails, as `up()` does.
+ * makes after it (two of them decrypt secrets). It throws when the update fails, as `up()` does.
  */
 export async function deployStack(stack: Stack): Promise<void> {
   await upStack(stack, {});
+}
+
+/**
+ * `pulumi up` with what `stack.up()` returns that tests read (the CLI's output, what changed, the
+ * outputs), the outputs from one export of the state instead of those three runs.
+ */
+export async function deployAndRead(stack: Stack) {
+  const { changes, stdout, stderr } = await upStack(stack, {});
+  return {
+    stdout,
+    stderr,
+    summary: { result: "succeeded", resourceChanges: changes },
+    outputs: await stackOutputs(stack),
+  };
 }
 
 /**
