@@ -22,15 +22,23 @@ export type StackSettingChange = {
 type StackFileSetting = { value: string; secret: boolean };
 export type StackFileSettings = Record<string, StackFileSetting>;
 
-/** The config section of a stack file's text; `file` names it in a configuration error. */
-export function stackFileSettings(text: string | undefined, file: string): StackFileSettings {
-  if (text === undefined) return {};
-  let config: unknown;
+/** A stack file's text as its top-level map (config, environment, …); `file` names it in a configuration error. */
+export function parseStackFile(text: string, file: string): Record<string, unknown> {
+  let parsed: unknown;
   try {
-    config = (parse(text) as { config?: unknown } | null)?.config ?? {};
+    parsed = parse(text);
   } catch (error) {
     throw new ConfigError(`${file}: ${(error as Error).message}`);
   }
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : {};
+}
+
+/** The config section of a stack file's text; `file` names it in a configuration error. */
+export function stackFileSettings(text: string | undefined, file: string): StackFileSettings {
+  if (text === undefined) return {};
+  const config = parseStackFile(text, file).config ?? {};
   const settings: StackFileSettings = {};
   for (const [key, value] of Object.entries(config as Record<string, unknown>)) {
     if (typeof value === "object" && value !== null && "secure" in value) {

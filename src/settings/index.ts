@@ -19,6 +19,7 @@ export {
   withBaseSettings,
 } from "./changes.ts";
 export { GUARDED_KEYS } from "./guarded.ts";
+export { plainStackConfig } from "./plain-config.ts";
 
 /** The stack config keys of the connection. */
 export const CONFIG_KEYS = {

@@ -1,8 +1,8 @@
 // The stack session: the one way a command opens a stack and reads what it holds — its config
-// (Pulumi's own, secrets decrypted; read from its files where they hold only plain values), the agent files of its agents:dir, its connection, judge and
-// policy settings, the agents its state holds and their scenarios. Offline readers (no Pulumi:
-// replay, and the operator commands before a stack exists) read Pulumi.<stack>.yaml here too, and
-// nowhere else.
+// (Pulumi's own, secrets decrypted; from its files where they hold only plain values), the agent
+// files of its agents:dir, its connection, judge and policy settings, the agents its state holds
+// and their scenarios. Offline readers (no Pulumi: replay, and the operator commands before a stack
+// exists) read Pulumi.<stack>.yaml here too, and nowhere else.
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
@@ -28,6 +28,7 @@ import {
   configMapReader,
   type JudgeSettings,
   type ProjectContext,
+  plainStackConfig,
   policyPackOptions,
   resolveConnection,
   runSettings,
@@ -41,7 +42,6 @@ import {
   exportState,
   LOCAL_PASSPHRASE,
   openStack,
-  plainStackConfig,
   pulumiEnvironment,
   pulumiErrorSummary,
   type Stack,

@@ -263,4 +263,4 @@ export function pulumiErrorSummary(error: unknown): string {
 export { StackLockedError, StackNotFoundError } from "../errors/index.ts";
 export { type Interrupts, interruptible, isLockError, lockedStackError } from "./interrupt.ts";
 export { isRegistrationNoise, pulumiLogFilter, stripEscapes } from "./output.ts";
-export { exportState, plainStackConfig } from "./reads.ts";
+export { exportState } from "./reads.ts";

@@ -1,4 +1,4 @@
-// The cheaper stack reads (src/workspace/reads.ts) against what the Automation API's own reads give,
+// The cheaper stack reads (src/settings/plain-config.ts, src/workspace/reads.ts) against what the Automation API's own reads give,
 // on the real Pulumi CLI and a temp file backend: the config read from the files is exactly
 // `pulumi config --json`'s wherever it is used, and left to the CLI wherever the files cannot say;
 // the state exported without --show-secrets is the same state, its secrets still encrypted.
@@ -6,10 +6,10 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { plainStackConfig } from "../../src/settings/index.ts";
 import {
   exportState,
   openStack,
-  plainStackConfig,
   projectRoot,
   type Stack,
   StackNotFoundError,
