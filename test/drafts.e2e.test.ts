@@ -18,6 +18,30 @@ import { startTestSimulator } from "./helpers/simulator.ts";
 const API_KEY = "sk-test-drafts-5c2e8a71d4";
 const PHONE = "+1 415 555 0199";
 const EMAIL = "jane.doe@example.com";
+/** An address that a cut at the line's 1,000th character would split. */
+const STRADDLING = "straddle.person@example.org";
+/** What must not reach the model nor the terminal of the formats the caller uses (compared lower-case). */
+const FORMATTED_SECRETS = [
+  "4111",
+  "5500",
+  "0004",
+  "4012",
+  "1881",
+  "4222",
+  "４２２２",
+  "415.555",
+  "4155550123",
+  "1234.5678",
+  "12345678",
+  "3704",
+  "0130",
+  "de89",
+  "jürgen@",
+  "exämple",
+  "straddle",
+  "@example.org",
+  "@exa",
+];
 
 /** What a terminal would act on: C0 controls but the line break, DEL, C1 and bidi overrides. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
@@ -235,6 +259,81 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
     ]);
     expect(keep.code, keep.stderr).toBe(0);
     expect(model.requests.slice(kept).join("\n")).toContain(EMAIL);
+  });
+
+  it("personal data in any format (dots, dashes, non-breaking spaces, lower-case IBANs, non-ASCII e-mails, full-width digits, a value at the line's cut) reaches neither the model nor the output", async () => {
+    // "caller: " and 980 characters: the address starts before the 1,000-character cut and ends after it.
+    const straddling = `${"x".repeat(980)} ${STRADDLING}`;
+    await addScenarios(project.dir, "booking", {
+      name: "gives-details-in-many-formats",
+      channel: { callee_no: "+15550142100", caller_no: "+14155550123" },
+      transport: "ws",
+      caller: {
+        turns: [
+          "My card is 4111.1111.1111.1111, or 5500 - 0000 - 0000 - 0004, or 4012\u00a08888\u00a08888\u00a01881.",
+          "Call 415.555.0123 or +49.30.1234.5678; IBAN de89 3704 0044 0532 0130 00; mail jürgen@exämple.de.",
+          "Or the other card: ４２２２ ２２２２ ２２２２ ２.",
+          straddling,
+        ],
+      },
+      expect: { ends: true },
+    });
+    const conversationId = await recordCall("gives-details-in-many-formats");
+    // The model names the scenario and writes its persona with the call's data: printed, it is scrubbed too.
+    model.answer.derive = () =>
+      JSON.stringify({
+        scenarios: [
+          {
+            name: "card 4111|1111|1111|1111",
+            persona: "Jürgen (jürgen@exämple.de), who pays with 4111 - 1111 - 1111 - 1111",
+            goal: "give his details, IBAN DE89.3704.0044.0532.0130.00",
+            max_turns: 6,
+            tool_calls: [],
+            procedures: {},
+            judge: ["the agent does not repeat ５５００ ００００ ００００ ０００４"],
+            language: null,
+          },
+        ],
+      });
+    const before = model.requests.length;
+    try {
+      const out = await cli([
+        "scenario",
+        "derive",
+        conversationId,
+        "--from-recording",
+        "recordings",
+        "--stack",
+        "test",
+      ]);
+      expect(out.code, out.stderr).toBe(0);
+      const sent = model.requests.slice(before).join("\n");
+      expect(sent).toContain("My card is <card 1>, or <card 2>, or <card 3>.");
+      expect(sent).toContain("IBAN <account 1>; mail <email 1>.");
+      expect(sent).toContain("<email 2>");
+      const printed = out.stdout + out.stderr;
+      expect(parse(out.stdout)[0].name).toBe("card-card-1");
+      for (const secret of FORMATTED_SECRETS) {
+        expect(sent.toLowerCase()).not.toContain(secret);
+        expect(printed.toLowerCase()).not.toContain(secret);
+      }
+    } finally {
+      delete model.answer.derive;
+    }
+  });
+
+  it("generate --check with no judge: exit 2 with the advice, before the model is asked", async () => {
+    const before = model.requests.length;
+    const out = await runInProcess(["scenario", "generate", "booking", "--stack", "test", "--count", "2", "--check"], {
+      cwd: project.dir,
+      env: { ...env(), AGENT_IAC_JUDGE_BASE_URL: "", AGENT_IAC_JUDGE_MODEL: "" },
+    });
+    expect(out.code, out.stderr).toBe(2);
+    expect(out.stderr).toContain("--check places each drafted scenario, and its rubrics (expect.judge) need a judge");
+    expect(out.stderr).toContain("no judge is configured for stack test");
+    expect(out.stderr).toContain("Or leave out --check");
+    expect(out.stdout).toBe("");
+    expect(model.requests.length).toBe(before);
   });
 
   it("--check: a generated scenario that fails on the pinned version is set apart, with why", async () => {

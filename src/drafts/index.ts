@@ -96,7 +96,8 @@ export async function deriveScenario(input: DeriveInput, ask: Ask): Promise<Draf
     .map((entry) => entryLine(entry, callers))
     .filter((line): line is string => line !== undefined)
     .slice(0, MAX_LINES)
-    .map((line) => scrubber.text(line.slice(0, MAX_LINE_CHARS)));
+    // Scrubbed whole, then cut: a value the cut split would no longer be found.
+    .map((line) => scrubber.text(line).slice(0, MAX_LINE_CHARS));
   const tools = [...new Set(transcript.toolCalls.map((t) => t.name))];
   const procedures = call.procedures ?? {};
   const proposals = await proposalsOf(

@@ -102,6 +102,8 @@ export function agentLanguages(agent: AgentDefinition): { default: string | unde
   return { default: main, others: (language?.supported_languages ?? []).filter((l) => l !== main) };
 }
 
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)} …` : text);
+
 export function generateMessages(
   agent: AgentDefinition,
   count: number,
@@ -129,7 +131,8 @@ export function generateMessages(
       personas.map((s) => scrub(`${s.caller?.persona} / ${s.caller?.goal ?? ""}`)).join("; ") || "(none)"
     }`,
     "The agent's prompt:",
-    scrub(prompt.length > MAX_PROMPT_CHARS ? `${prompt.slice(0, MAX_PROMPT_CHARS)} …` : prompt),
+    // Scrubbed whole, then cut: a value the cut split would no longer be found.
+    cut(scrub(prompt), MAX_PROMPT_CHARS),
   ].join("\n");
   const system = [
     GENERATE_TASK,

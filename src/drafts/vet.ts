@@ -84,6 +84,17 @@ function slug(text: string, fallback: string): string {
   return words || fallback;
 }
 
+/**
+ * The name of a scenario from what the model wrote: scrubbed like what it read (a name may echo a
+ * number), slugged, and scrubbed again, since slugging joins what the scrubber saw apart
+ * (`card 4111|1111|1111|1111` becomes `card-4111-1111-1111-1111`).
+ */
+function scrubbedSlug(written: string, scrubber: Scrubber, fallback: string): string {
+  const name = slug(scrubber.text(written), fallback);
+  const again = scrubber.text(name);
+  return again === name ? name : slug(again, fallback);
+}
+
 const normalized = (text: string | undefined) =>
   (text ?? "")
     .toLowerCase()
@@ -108,9 +119,8 @@ export function vet(proposals: readonly unknown[], options: VetOptions): { kept:
   );
   for (const [i, proposal] of proposals.entries()) {
     const fallback = `proposed-${i + 1}`;
-    // What the model wrote is scrubbed like what it read: a name or a reason may echo a number.
     const written = isRecord(proposal) && typeof proposal.name === "string" ? proposal.name : "";
-    const name = slug(options.scrubber.text(written), fallback);
+    const name = scrubbedSlug(written, options.scrubber, fallback);
     const drop = (kind: DropKind, reason: string) =>
       dropped.push({ name, kind, reason: options.scrubber.text(reason) });
     if (i >= options.count) {

@@ -16,11 +16,11 @@ import {
   generateScenarios,
   type Message,
 } from "../drafts/index.ts";
-import { InterruptedError, InvalidInputError, ServiceError } from "../errors/index.ts";
+import { ConfigError, InterruptedError, InvalidInputError, ServiceError } from "../errors/index.ts";
 import { ChatClient } from "../judge/index.ts";
 import { terminalText } from "../report/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
-import { requireConnection } from "../settings/index.ts";
+import { requireConnection, requireJudge } from "../settings/index.ts";
 import { planSmoke, type ScenarioResult } from "../smoke/index.ts";
 import { openSession, type ProjectSession, type StackSession } from "./session.ts";
 import { runSmokeJob } from "./smoke-job.ts";
@@ -113,6 +113,7 @@ async function drafting(
     );
   }
   const endpoint = requirePersona(session.caller.persona, "a model writes the scenarios", request.stack);
+  if (stack) requireCheckJudge(stack, request.stack);
   const chat = new ChatClient({ ...endpoint, ...(io.onRetry ? { onRetry: io.onRetry } : {}) });
   const ask = async (messages: Message[]) => {
     const choice = await chat.complete(messages, {
@@ -143,6 +144,24 @@ async function drafting(
     drafted = await placeOnce(stack, agent, drafted, io);
   }
   return { ...drafted, model: endpoint.model, yaml: draftYaml(drafted), count: draftCount(drafted) };
+}
+
+/**
+ * `--check` places the drafted scenarios, and the model is asked for judged expectations (one or two
+ * rubrics each): with no judge the check cannot decide them, so that is said before the model is
+ * asked, not after its proposals were made and thrown away.
+ */
+function requireCheckJudge(session: StackSession, stack: string): void {
+  try {
+    requireJudge(
+      session.judge,
+      "--check places each drafted scenario, and its rubrics (expect.judge) need a judge",
+      stack,
+    );
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new ConfigError(`${error.message} Or leave out --check to have the scenarios printed unchecked.`);
+  }
 }
 
 /** Each kept scenario placed once against the pinned version: those that fail there move to the dropped, with why. */
