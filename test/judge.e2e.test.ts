@@ -163,6 +163,48 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(run.junit).toContain("judged &quot;sounds friendly&quot;: pass 2/3 (uncertain)");
   });
 
+  it("votes: auto with a judge that alternates: inconclusive, the judge's fault, on every surface; never a pass, exit 1", async () => {
+    // pass, fail, pass, fail …: 9 votes end 5 to 4, and the 9th would have decided it.
+    let n = 0;
+    judge.script["flips forever"] = () => (n++ % 2 === 0 ? { verdict: "pass" } : { verdict: "fail", reason: "no" });
+    await judged("judged-unsettled", [{ rubric: "flips forever", votes: "auto", max_votes: 9 }]);
+    const run = await smoke(["--scenario", "judged-unsettled", "--no-judge-cache", "--concurrency", "1"]);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    const report = run.report as Report & {
+      results: { outcome: { kind: string; code: string | null; stage: string | null }; fault: string | null }[];
+      scenarios: { verdict: string }[];
+      summary: { passed: number; inconclusive?: number };
+    };
+    // The undecided call is not placed again: the judge is in doubt, not the call (and the budget counts no second call).
+    expect(report.results.length).toBe(1);
+    for (const result of report.results) {
+      expect(result.status).toBe("inconclusive");
+      expect(result.outcome).toMatchObject({ kind: "inconclusive", stage: "judge", code: "judge_unsettled" });
+      expect(result.fault).toBe("judge");
+      expect(result.error).toMatch(/^inconclusive: the judge did not settle "flips forever"/);
+      const judgement = result.assertions.find((a) => a.judgement)?.judgement;
+      expect(judgement).toMatchObject({ verdict: "inconclusive", uncertain: true, lines: [] });
+      expect(judgement?.reason).toBe("5 pass, 4 fail after 9 votes: not settled at 95 %");
+    }
+    expect(report.scenarios[0]?.verdict).toBe("inconclusive");
+    expect(report.summary).toMatchObject({ passed: 0, inconclusive: 1 });
+    expect(run.stdout).toMatch(
+      /\? support\/judged-unsettled#1 .*inconclusive: the judge did not settle .*\(fault: judge\)/,
+    );
+    expect(run.stdout).not.toMatch(/✓ support\/judged-unsettled/);
+    expect(run.stdout).toContain(
+      "support/judged-unsettled: 0/1 passed, too few of its calls were conclusive → inconclusive",
+    );
+    expect(run.stdout).toContain("calls 1 inconclusive: 1 judge");
+    expect(run.junit).toContain(
+      '<failure message="inconclusive: too few of its calls were conclusive" type="inconclusive">',
+    );
+    expect(run.junit).toContain("fault: judge");
+    expect(run.html).toMatch(/data-status="inconclusive" data-outcome="inconclusive"[^>]* data-fault="judge"/);
+    expect(run.html).toContain("calls 1 inconclusive: 1 judge");
+    expect(run.html).not.toMatch(/data-exit-code="0"/);
+  });
+
   it("a judge answering garbage, or stalling: exit 3, never 0", async () => {
     await judged("judged-garbage", [{ rubric: "garbage", votes: 1 }]);
     const garbage = await smoke(["--scenario", "judged-garbage"]);

@@ -139,7 +139,7 @@ export type CheckResult = {
 
 /**
  * Judges every item (`readTranscript` turns a recording into display lines) and measures agreement
- * per rubric and overall. An item the judge could not judge counts in `errors`, not in agreement.
+ * per rubric and overall. An item the judge could not judge (or did not settle) counts in `errors`, not in agreement.
  */
 export async function checkJudge(
   labelled: LabelledFile,
@@ -156,13 +156,16 @@ export async function checkJudge(
   }
   const measure = (list: CheckedItem[]): Measured => {
     const judged = list.filter((c) => c.judgement.verdict !== "error");
-    const pairs = judged.map((c) => ({ human: c.item.human, judge: c.judgement.verdict as "pass" | "fail" }));
+    // An unsettled judgement (votes: auto) is no verdict to agree with: not judged, its votes still counted.
+    const pairs = judged.flatMap(({ item, judgement: { verdict } }) =>
+      verdict === "pass" || verdict === "fail" ? [{ human: item.human, judge: verdict }] : [],
+    );
     const votes = judged.map((c) => c.judgement.votes.map((v) => v.verdict));
     return {
       ...agreementStats(pairs),
       consistency: voteConsistency(votes),
       flip_rate: voteFlipRate(votes),
-      errors: list.length - judged.length,
+      errors: list.length - pairs.length,
     };
   };
   const rubrics = [...new Set(items.map((c) => c.item.rubric))].map((rubric) => ({

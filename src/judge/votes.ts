@@ -1,8 +1,9 @@
 // One verdict per rubric: `votes` independent requests (or their cached answers), the majority
 // decides, the agreement (`2/3`) is kept and a split vote is uncertain. Adaptive votes (`auto`) are
 // asked in rounds until the verdict is settled at 95 % (src/stats settledVerdict) or `votes` were
-// asked; one not settled by then is uncertain. Any vote that could not be had — a malformed answer,
-// a refusal, a timeout, retries exhausted — makes the judgement an error: never a pass.
+// asked; one not settled by then is `inconclusive`: the judge could not decide, so its last vote
+// does not (never a pass). Any vote that could not be had — a malformed answer, a refusal, a
+// timeout, retries exhausted — makes the judgement an error: never a pass.
 import { nextVotes, settledVerdict } from "../stats/index.ts";
 import type { Calibration, JudgeIdentity, VoteCache } from "./cache.ts";
 import type { JudgeClient } from "./client.ts";
@@ -15,7 +16,8 @@ export type JudgeRubric = { rubric: string; votes: number; auto?: boolean };
 export type Judgement = {
   rubric: string;
   model: string;
-  verdict: VerdictWord | "error";
+  /** `inconclusive`: adaptive votes not settled at 95 % by the cap (the judge's indecision, never a pass). */
+  verdict: VerdictWord | "error" | "inconclusive";
   /** Votes for the verdict / votes asked for, e.g. "2/3". */
   agreement: string;
   votes_for: number;
@@ -138,9 +140,27 @@ export class Judge {
     }
     const decided = majority(plain);
     if (!item.auto) return { ...base, ...decided, settled: null, votes: plain, cached_votes, error: null };
-    const isSettled = settledVerdict(count("pass"), count("fail")) !== null;
-    return { ...base, ...decided, uncertain: !isSettled, settled: isSettled, votes: plain, cached_votes, error: null };
+    if (settledVerdict(count("pass"), count("fail")) === null) {
+      return { ...base, ...unsettled(plain), settled: false, votes: plain, cached_votes, error: null };
+    }
+    return { ...base, ...decided, uncertain: false, settled: true, votes: plain, cached_votes, error: null };
   }
+}
+
+/** Adaptive votes that reached the cap unsettled: inconclusive, the split said; no side's reason or lines stand for it. */
+function unsettled(
+  votes: readonly Vote[],
+): Pick<Judgement, "verdict" | "agreement" | "votes_for" | "uncertain" | "reason" | "lines"> {
+  const passes = votes.filter((v) => v.verdict === "pass").length;
+  const lead = Math.max(passes, votes.length - passes);
+  return {
+    verdict: "inconclusive",
+    agreement: `${lead}/${votes.length}`,
+    votes_for: lead,
+    uncertain: true,
+    reason: `${passes} pass, ${votes.length - passes} fail after ${votes.length} votes: not settled at 95 %`,
+    lines: [],
+  };
 }
 
 /** The majority of an odd number of votes, with its agreement and the lines its votes cite. */

@@ -16,6 +16,7 @@ import {
   outcomeFacts,
   thresholdText,
   unevaluatedText,
+  verdictReason,
 } from "./outcome.ts";
 import { decidedText, passKText, sequentialText, shownPassK } from "./repeats.ts";
 import type { CallResult, Report, ScenarioSummary } from "./schema.ts";
@@ -55,7 +56,8 @@ function latencyProblems(scenario: ScenarioSummary): string[] {
 function failureOf(scenario: ScenarioSummary, failing: CallResult[]): { message: string; type: string } {
   const c = scenario.comparison;
   if (scenario.verdict === "inconclusive") {
-    return { message: `inconclusive: ${sequentialText(scenario) || passKText(scenario)}`, type: "inconclusive" };
+    const why = sequentialText(scenario) || passKText(scenario) || verdictReason(scenario).join("; ");
+    return { message: `inconclusive: ${why}`, type: "inconclusive" };
   }
   const compared = comparisonReason(scenario);
   if (compared && c?.outcome === "inconclusive") return { message: compared, type: "inconclusive" };

@@ -299,7 +299,8 @@ export function verdictReason(s: ScenarioSummary): string[] {
     case "flaky":
       return [`${s.iterations - s.passes} failed, ${thresholdText(s)}`];
     case "inconclusive":
-      return ["the sequential test reached its cap undecided"];
+      // Else its calls were: a caller that strayed, a judge that did not settle (each call names whose fault).
+      return [s.sequential ? "the sequential test reached its cap undecided" : "too few of its calls were conclusive"];
     case "not_run":
       return [s.iterations > 0 ? "its calls were never placed" : "no call in this report"];
     default:

@@ -32,7 +32,8 @@ const judgementSchema = z.looseObject({
   model: z.string(),
   /** The model id(s) the judge's endpoint said answered; null when it named none (or an older report). */
   answered_model: z.string().nullable().default(null),
-  verdict: z.enum(["pass", "fail", "error"]),
+  /** `inconclusive`: adaptive votes not settled by their cap. */
+  verdict: z.enum(["pass", "fail", "error", "inconclusive"]),
   agreement: z.string(),
   votes_for: z.int().min(0),
   votes_total: z.int().min(0),

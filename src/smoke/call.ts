@@ -283,6 +283,8 @@ export async function checkCaller(
     result.status = "error";
     result.outcome = { kind: "error", stage: "judge", code: OUTCOME_CODES.judgeError };
     result.error = `judge could not decide whether the caller stayed in its persona: ${judgement.error}`;
+  } else if (judgement.verdict === "inconclusive") {
+    judgeUnsettled(result, `whether the caller stayed in its persona (${judgement.reason})`);
   } else if (!assertion.passed) {
     result.status = "inconclusive";
     result.outcome = { kind: "inconclusive", stage: "judge", code: OUTCOME_CODES.callerStrayed };
@@ -314,6 +316,18 @@ export async function judgeResult(
   }
   result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
   result.outcome = { kind: result.status };
+  // Unmet only where the judge did not settle: the call decided nothing, neither a pass nor the agent's failure.
+  const unsettled = result.assertions.flatMap((a) => (a.judgement?.verdict === "inconclusive" ? [a.judgement] : []));
+  if (unsettled.length > 0 && result.assertions.every((a) => a.passed || a.judgement?.verdict === "inconclusive")) {
+    judgeUnsettled(result, unsettled.map((j) => `${JSON.stringify(j.rubric)} (${j.reason})`).join("; "));
+  }
+}
+
+/** A call the judge's votes left undecided: inconclusive, the judge's fault (not placed again: the judge is in doubt, not the call). */
+function judgeUnsettled(result: ScenarioResult, what: string): void {
+  result.status = "inconclusive";
+  result.outcome = { kind: "inconclusive", stage: "judge", code: OUTCOME_CODES.judgeUnsettled };
+  result.error = `inconclusive: the judge did not settle ${what}; the call decided nothing (a judge that splits on a rubric needs the rubric reworded, or more votes)`;
 }
 
 /** The call's own override sections with the scenario's override_config merged over them. */

@@ -280,6 +280,14 @@ export function judgedAssertion(judgement: Judgement, transcript: readonly strin
   if (judgement.verdict === "error") {
     return { ...identity, passed: false, detail: `not judged: ${judgement.error}`, judgement };
   }
+  if (judgement.verdict === "inconclusive") {
+    return {
+      ...identity,
+      passed: false,
+      detail: `inconclusive ${judgement.agreement}${answeredBy(judgement)}: ${judgement.reason} by the cap`,
+      judgement,
+    };
+  }
   const cited = judgement.lines.length > 0 ? ` (lines ${judgement.lines.join(", ")})` : "";
   const split =
     judgement.settled === false

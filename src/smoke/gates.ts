@@ -150,7 +150,7 @@ export function scenarioVerdict(
   if (calls.every((c) => c.outcome.kind === "not_run")) return "not_run";
   const done = ended(calls);
   const failing = done.filter((c) => !passed(c));
-  // A call whose caller strayed tested nothing: a missing iteration, but no infrastructure's.
+  // A call whose caller strayed (or whose judge did not settle) decided nothing: a missing iteration, but no infrastructure's.
   const strayed = calls.filter((c) => c.outcome.kind === "inconclusive").length;
   const unfinished = calls.length - done.length - strayed;
   const infrastructure = unfinished > 0 || failing.some((c) => c.outcome.kind === "error");

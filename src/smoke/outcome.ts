@@ -51,6 +51,8 @@ export const OUTCOME_CODES = {
   runStopped: "run_stopped",
   /** The judge could not decide a rubric. */
   judgeError: "judge_error",
+  /** The judge's adaptive votes on a rubric did not settle by their cap: the call is inconclusive, the judge's fault. */
+  judgeUnsettled: "judge_unsettled",
   /** The scenario has judged expectations and no judge is configured. */
   noJudge: "no_judge",
   /** `report merge`: the call's shard has no report; it is counted as a failed iteration, never as evidence. */
@@ -80,11 +82,12 @@ const CALLER_OWN_CODES: readonly string[] = [
  * Whose fault a call's failure or error is, from its outcome alone (so a replay and a merge say the
  * same): the caller's own failures → caller; a line not heard → service; another caller code (a cue
  * the agent never said, a turn it never let the caller say) and any unmet expectation → agent; a
- * judge that could not judge → judge; any other error (HTTP, the stream, a timeout) → service.
+ * judge that could not judge → judge; any other error (HTTP, the stream, a timeout) → service. An
+ * inconclusive call is the judge's when its votes did not settle, else its caller strayed.
  */
 export function faultOf(outcome: CallOutcome): Fault | null {
   const { kind, code, stage } = outcome;
-  if (kind === "inconclusive") return "caller";
+  if (kind === "inconclusive") return code === OUTCOME_CODES.judgeUnsettled ? "judge" : "caller";
   if (kind !== "failed" && kind !== "error") return null;
   if (code !== undefined && CALLER_OWN_CODES.includes(code)) return "caller";
   if (code === OUTCOME_CODES.callerNotHeard || code === OUTCOME_CODES.shardMissing) return "service";

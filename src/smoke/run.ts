@@ -81,7 +81,9 @@ export async function runCalls(client: Client, planned: PlannedCall[], options: 
         });
       }
       finished(index, result);
-      const next = result.outcome.kind === "inconclusive" && !options.signal?.aborted ? again(call) : undefined;
+      // A caller that strayed is placed again; a judge that did not settle is not (the budget counts no such call).
+      const strayed = result.outcome.kind === "inconclusive" && result.outcome.code !== OUTCOME_CODES.judgeUnsettled;
+      const next = strayed && !options.signal?.aborted ? again(call) : undefined;
       if (next) {
         slots.push(undefined);
         schedule.add(calls.push(next) - 1);

@@ -1,6 +1,6 @@
 // Adaptive votes (`votes: auto`) against a real OpenAI-compatible HTTP server on port 0: a clear
 // rubric settles in one round of 4 requests, a 3–1 start asks 3 more, a judge that keeps flipping
-// stops at the cap, unsettled; cached votes answer a second run; a labelled file may ask auto.
+// stops at the cap, inconclusive; cached votes answer a second run; a labelled file may ask auto.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -55,17 +55,22 @@ describe("adaptive votes (votes: auto)", () => {
     await judge.client.close();
   });
 
-  it("a judge that keeps flipping stops at the cap: its majority, marked unsettled and uncertain", async () => {
+  it("a judge that keeps flipping stops at the cap: inconclusive, never the last vote's side (nor a pass)", async () => {
     const judge = judgeWith();
     const judgement = await judge.judge({ rubric: "coin flip", votes: 5, auto: true }, TRANSCRIPT);
     expect(judgement).toMatchObject({
-      verdict: "pass",
+      verdict: "inconclusive",
       agreement: "3/5",
       votes_total: 5,
       settled: false,
       uncertain: true,
+      reason: "3 pass, 2 fail after 5 votes: not settled at 95 %",
+      lines: [],
     });
     expect(asked("coin flip")).toBe(5);
+    // The 9-vote cap: 5 to 4, the 9th vote would have decided it.
+    const nine = await judge.judge({ rubric: "coin flip, again", votes: 9, auto: true }, TRANSCRIPT);
+    expect(nine).toMatchObject({ verdict: "inconclusive", votes_total: 9, settled: false });
     await judge.client.close();
   });
 
