@@ -93,6 +93,9 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
     const report = JSON.parse(await readFile(path.join(project.dir, "reports", `${scenario}.json`), "utf8"));
     return report.results[0].conversation_id;
   };
+  /** `scenario derive` of a recorded call. */
+  const deriveRecorded = (conversationId: string, ...extra: string[]) =>
+    cli(["scenario", "derive", conversationId, "--from-recording", "recordings", "--stack", "test", ...extra]);
   const agentFile = () => path.join(project.dir, "agents", "booking.yaml");
   const addToAgentFile = async (scenarios: unknown[]) => {
     const document = parseDocument(await readFile(agentFile(), "utf8"));
@@ -247,16 +250,7 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
     expect(await readFile(path.join(dir, file as string), "utf8")).toContain(EMAIL);
 
     const kept = model.requests.length;
-    const keep = await cli([
-      "scenario",
-      "derive",
-      conversationId,
-      "--from-recording",
-      "recordings",
-      "--stack",
-      "test",
-      "--keep-pii",
-    ]);
+    const keep = await deriveRecorded(conversationId, "--keep-pii");
     expect(keep.code, keep.stderr).toBe(0);
     expect(model.requests.slice(kept).join("\n")).toContain(EMAIL);
   });
@@ -297,15 +291,7 @@ describe("agent-iac scenario derive and generate (real Pulumi CLI, simulator, a 
       });
     const before = model.requests.length;
     try {
-      const out = await cli([
-        "scenario",
-        "derive",
-        conversationId,
-        "--from-recording",
-        "recordings",
-        "--stack",
-        "test",
-      ]);
+      const out = await deriveRecorded(conversationId);
       expect(out.code, out.stderr).toBe(0);
       const sent = model.requests.slice(before).join("\n");
       expect(sent).toContain("My card is <card 1>, or <card 2>, or <card 3>.");
