@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentDefinition } from "../../src/definitions/index.ts";
 import { Scrubber } from "../../src/drafts/pii.ts";
 import { vet } from "../../src/drafts/vet.ts";
+import { personalData } from "../../src/policy/index.ts";
 
 const digit = fc.integer({ min: 0, max: 9 }).map(String);
 const digits = (min: number, max: number) => fc.array(digit, { minLength: min, maxLength: max }).map((d) => d.join(""));
@@ -224,5 +225,33 @@ describe("a name the model wrote", () => {
     expect(nameOf("card 4111.1111.1111.1111")).toBe("card-card-1");
     expect(nameOf("card 4111|1111|1111|1111")).toBe("card-card-1");
     expect(nameOf("jürgen@exämple.de calls")).toBe("email-1-calls");
+  });
+});
+
+describe("the org rule's detectors", () => {
+  it("find nothing in scrubbed text: the scrubber finds all they find", () => {
+    const piece = fc.constantFrom(
+      ..."0123456789",
+      " ",
+      "-",
+      ".",
+      "(",
+      ")",
+      "+",
+      "@",
+      "a",
+      "b",
+      "x",
+      "co",
+      "de",
+      "\u00a0",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 60 }), (pieces) => {
+        const out = new Scrubber().text(pieces.join(""));
+        expect(personalData(out), out).toEqual([]);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
