@@ -206,7 +206,7 @@ export async function openSession(
       const first = prefetched;
       prefetched = undefined;
       const held = await (first ?? stackAgents(stack)).catch((error: unknown) => error as Error);
-      if (held instanceof Error) throw backendError("reading the stack's state failed", held);
+      if (held instanceof Error) throw backendError("reading the stack's state failed", stackError(held, name));
       return held;
     },
   };
