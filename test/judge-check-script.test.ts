@@ -148,6 +148,8 @@ describe("the workflow's judge step (judge-check.sh: real CLI, Pulumi CLI, judge
     await mkdir(path.join(dir, "copy"), { recursive: true });
     await writeFile(path.join(dir, "copy", "Pulumi.staging.yaml"), pullRequest);
     await writeFile(path.join(dir, "Pulumi.yaml"), "name: agents\nruntime: nodejs\nstackConfigDir: copy\n");
+    // The stack exists on the backend, as in CI: Pulumi's own config read is the copy's.
+    execFileSync("pulumi", ["stack", "init", "staging"], { cwd: dir, env: { ...process.env, ...sandbox.env } });
     await rm(path.join(dir, ".agent-iac"), { recursive: true, force: true });
     const moved = await run(["staging", "main"], { AGENT_IAC_JUDGE_LABELS: "labels.yaml" });
     expect(sink.requests, moved.output).toBe(0);

@@ -13,11 +13,11 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import type { Plan } from "../src/plan/index.ts";
 import { plainSettings, stackFiles, workingTree } from "../src/settings/index.ts";
 import { type AgentsProject, addScenarios, agentsProject, deployStack } from "./helpers/agents-project.ts";
 import { runCli } from "./helpers/cli.ts";
 import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
+import { commitBase, planFiles } from "./helpers/pull-request.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator } from "./helpers/simulator.ts";
 
@@ -38,19 +38,20 @@ describe("plan in a pull request: the guard reads the settings as Pulumi resolve
   const printed: string[] = [];
   const file = (name: string) => path.join(project.dir, name);
 
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: project.dir, encoding: "utf8" });
+  let git: (...args: string[]) => string;
   const env = () => ({
     ...process.env,
     ...sandbox.env,
+    // The plan job of a pull request against main.
+    GITHUB_EVENT_NAME: "pull_request",
+    GITHUB_BASE_REF: "main",
+    GITHUB_STEP_SUMMARY: "",
     AGENT_IAC_API_KEY: API_KEY,
     // The base's judge comes from the environment (as the workflow's preview key does): a stack
     // setting the pull request adds anywhere Pulumi reads one would win over it.
     AGENT_IAC_JUDGE_BASE_URL: judge.url,
-    AGENT_IAC_JUDGE_MODEL: "test-model",
     AGENT_IAC_JUDGE_API_KEY: JUDGE_KEY,
-    GITHUB_EVENT_NAME: "pull_request",
-    GITHUB_BASE_REF: "main",
-    GITHUB_STEP_SUMMARY: "",
+    AGENT_IAC_JUDGE_MODEL: "test-model",
   });
   /** `pulumi config --json` of the head: what Pulumi itself uses. */
   const pulumiConfig = (stack: string) =>
@@ -70,15 +71,9 @@ describe("plan in a pull request: the guard reads the settings as Pulumi resolve
       ["plan", "--stack", stack, "--behave", "--no-judge-cache", "--markdown", md, "--json", json],
       { cwd: project.dir, env: env() },
     );
-    const markdown = await readFile(md, "utf8").catch(() => "");
-    const jsonText = await readFile(json, "utf8").catch(() => "");
-    printed.push(result.stdout, result.stderr, markdown, jsonText);
-    return {
-      ...result,
-      markdown,
-      plan: jsonText ? (JSON.parse(jsonText) as Plan) : undefined,
-      judged: judge.requests.length - judged,
-    };
+    const written = await planFiles(md, json);
+    printed.push(result.stdout, result.stderr, written.markdown, written.jsonText);
+    return { ...result, ...written, judged: judge.requests.length - judged };
   }
   /** Pulumi sends the judge to the sink on this head, and agent-iac's reader of the files agrees with Pulumi. */
   async function routeIsReal(stack: string) {
@@ -135,12 +130,7 @@ describe("plan in a pull request: the guard reads the settings as Pulumi resolve
       expect: { judge: [RUBRIC] },
     });
     await deployStack(project.stack);
-    git("init", "-q", "-b", "main");
-    await writeFile(file(".gitignore"), "node_modules\nplan-*\nreports\n.agent-iac\n");
-    git("add", "-A");
-    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base");
-    git("remote", "add", "origin", project.dir);
-    git("fetch", "-q", "origin", "main");
+    git = await commitBase(project.dir);
   }, SLOW);
   afterEach(async () => {
     // Each pull request starts from the base.

@@ -22,7 +22,7 @@ rate). The results are stored in the judge cache directory: scenarios may requir
     base: {
       type: "string",
       arg: "REF",
-      help: "a pull request's base (a git ref): the judge settings are read from it where the pull request changes them, as plan --base reads them",
+      help: "a pull request's base (a git ref): the judge settings are read from it as plan --base reads them",
     },
     ...JUDGE_FLAGS,
   },

@@ -89,6 +89,8 @@ export async function stackFiles(read: ReadProjectFile, stack: string, where = "
   Object.assign(settings, stackConfig.settings);
   // Pulumi reads an empty value as "" (and warns): the CLI says it.
   if (stackConfig.empty) plain = false;
+  // A `config:` that is no map: Pulumi says what is wrong with it.
+  if (!optionalRecord(file.config) || !(typeof js.config === "string" || optionalRecord(js.config))) plain = false;
   const environment = file.environment === undefined ? undefined : JSON.stringify(file.environment);
   const exact = Object.values(settings).every((s) => s.exact !== false && !s.secret);
   return {
@@ -175,5 +177,7 @@ function exactScalar(node: Node | undefined): boolean {
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
+
+const optionalRecord = (value: unknown) => value === undefined || value === null || isRecord(value);
 
 const recordOr = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});

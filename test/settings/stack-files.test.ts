@@ -116,8 +116,9 @@ config:
   });
 
   it("marks the values Pulumi's YAML reads otherwise (`pulumi config --json` printed each): never plain", async () => {
-    // What the CLI prints for each (v3.259.0): a timestamp, octal, a float, 1000, 31, a rounded float.
-    for (const value of [
+    // What the CLI prints for each (v3.259.0) differs from the text: a timestamp, octal, a float,
+    // 1000, 31, a rounded float. Quoted, a small integer, a boolean or a word: the same string.
+    const inexact = [
       "2025-06-19",
       "012",
       "123456789012345678901234",
@@ -127,13 +128,8 @@ config:
       "+5",
       "1.0",
       "!!str 12",
-    ]) {
-      const stack = `config:\n  agents:serviceVersion: ${value}\n`;
-      const resolved = await stackFiles(files({ "Pulumi.yaml": PROJECT, "Pulumi.dev.yaml": stack }), "dev");
-      expect(resolved.settings["agents:serviceVersion"]?.exact, value).toBe(false);
-      expect(resolved.plain, value).toBe(false);
-    }
-    for (const value of [
+    ];
+    const exact = [
       '"2025-06-19"',
       "'012'",
       "12",
@@ -143,11 +139,12 @@ config:
       "False",
       "https://x.example/v1",
       "gpt-4o-2024-08-06",
-    ]) {
+    ];
+    for (const [value, sure] of [...inexact.map((v) => [v, false] as const), ...exact.map((v) => [v, true] as const)]) {
       const stack = `config:\n  agents:serviceVersion: ${value}\n`;
       const resolved = await stackFiles(files({ "Pulumi.yaml": PROJECT, "Pulumi.dev.yaml": stack }), "dev");
-      expect(resolved.settings["agents:serviceVersion"]?.exact, value).toBe(true);
-      expect(resolved.plain, value).toBe(true);
+      expect(resolved.settings["agents:serviceVersion"]?.exact, value).toBe(sure);
+      expect(resolved.plain, value).toBe(sure);
     }
   });
 
@@ -213,6 +210,21 @@ describe("a pull request's changes, as Pulumi resolves the settings at the base 
     const { changes, judge } = await pullRequest({ "Pulumi.staging.yaml": stack }, "organization/agents/staging");
     expect(changes.map((c) => c.key)).toEqual(["agents:judgeBaseUrl"]);
     expect(judge).toBeUndefined();
+  });
+
+  it("a base value the file read is unsure of is never used: unset, the environment's applies", async () => {
+    const versions = pullRequestChanges(
+      await stackFiles(
+        files({ "Pulumi.yaml": PROJECT, "Pulumi.staging.yaml": "config:\n  <<: { agents:judgeModel: m-2025 }\n" }),
+        "staging",
+      ),
+      await stackFiles(
+        files({ "Pulumi.yaml": PROJECT, "Pulumi.staging.yaml": "config:\n  agents:judgeModel: other\n" }),
+        "staging",
+      ),
+    );
+    expect(versions.changes.map((c) => c.key)).toEqual(["agents:judgeModel"]);
+    expect(withBaseSettings(() => "other", versions)("agents:judgeModel")).toBeUndefined();
   });
 
   it("an ESC environment added is a guarded change; nothing else changed, the head's values are read", async () => {
