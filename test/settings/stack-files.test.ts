@@ -212,6 +212,14 @@ describe("a pull request's changes, as Pulumi resolves the settings at the base 
     expect(judge).toBeUndefined();
   });
 
+  it("a key written without its namespace is the project's (agents:…), as Pulumi reads it", async () => {
+    const { changes, judge } = await pullRequest({
+      "Pulumi.staging.yaml": `config:\n  agents:dir: agents\n  judgeBaseUrl: ${SINK}\n`,
+    });
+    expect(changes.map((c) => [c.key, c.guarded])).toEqual([["agents:judgeBaseUrl", true]]);
+    expect(judge).toBeUndefined();
+  });
+
   it("a base value the file read is unsure of is never used: unset, the environment's applies", async () => {
     const versions = pullRequestChanges(
       await stackFiles(
