@@ -2,8 +2,8 @@
 // check where a scenario needs it"): run as the workflow runs it, with the real CLI, the real
 // Pulumi CLI, a real judge and a listening sink on loopback. It measures the judge only where a
 // scenario sets a judge gate (judge_min_agreement, judge_min_kappa), refuses a missing labels file, and in a pull request that
-// points agents:judgeBaseUrl elsewhere measures with the base's judge: the sink gets nothing, and
-// the pull request's stack file is put back.
+// points agents:judgeBaseUrl elsewhere (in the stack file, a stackConfigDir copy or a project
+// default) measures with the base's judge: the sink gets nothing, and no file is swapped.
 import { execFile, execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -138,10 +138,45 @@ describe("the workflow's judge step (judge-check.sh: real CLI, Pulumi CLI, judge
     const before = judge.requests.length;
     const based = await run(["staging", "main"], { AGENT_IAC_JUDGE_LABELS: "labels.yaml" });
     expect(based.code, based.output).toBe(0);
-    expect(based.output).toContain("the judge is measured with the settings of main");
     expect(sink.requests).toBe(0);
     expect(judge.requests.length).toBeGreaterThan(before);
+    // The pull request's files are left as they are: the base is read from git, nothing swapped.
     expect(await readFile(path.join(dir, "Pulumi.staging.yaml"), "utf8")).toBe(pullRequest);
+
+    // stackConfigDir pointing at a copy (issue 59, route 3): the script looked at Pulumi.staging.yaml only.
+    await writeFile(path.join(dir, "Pulumi.staging.yaml"), stackFile(judge.url));
+    await mkdir(path.join(dir, "copy"), { recursive: true });
+    await writeFile(path.join(dir, "copy", "Pulumi.staging.yaml"), pullRequest);
+    await writeFile(path.join(dir, "Pulumi.yaml"), "name: agents\nruntime: nodejs\nstackConfigDir: copy\n");
+    // The stack exists on the backend, as in CI: Pulumi's own config read is the copy's.
+    execFileSync("pulumi", ["stack", "init", "staging"], { cwd: dir, env: { ...process.env, ...sandbox.env } });
+    await rm(path.join(dir, ".agent-iac"), { recursive: true, force: true });
+    const moved = await run(["staging", "main"], { AGENT_IAC_JUDGE_LABELS: "labels.yaml" });
+    expect(sink.requests, moved.output).toBe(0);
+    // A project default of the judge's address (route 1).
+    await rm(path.join(dir, "copy"), { recursive: true, force: true });
+    await writeFile(
+      path.join(dir, "Pulumi.yaml"),
+      `name: agents\nruntime: nodejs\nconfig:\n  agents:judgeBaseUrl:\n    type: string\n    default: ${sink.url}\n`,
+    );
+    await writeFile(path.join(dir, "Pulumi.staging.yaml"), "config:\n  agents:judgeModel: test-model\n");
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "judge from the environment");
+    await writeFile(path.join(dir, "Pulumi.yaml"), "name: agents\nruntime: nodejs\n");
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "base without a default");
+    await writeFile(
+      path.join(dir, "Pulumi.yaml"),
+      `name: agents\nruntime: nodejs\nconfig:\n  agents:judgeBaseUrl:\n    type: string\n    default: ${sink.url}\n`,
+    );
+    await rm(path.join(dir, ".agent-iac"), { recursive: true, force: true });
+    const defaulted = await run(["staging", "main"], {
+      AGENT_IAC_JUDGE_LABELS: "labels.yaml",
+      AGENT_IAC_JUDGE_BASE_URL: judge.url,
+    });
+    expect(sink.requests, defaulted.output).toBe(0);
+    expect(defaulted.code, defaulted.output).toBe(0);
+    // Back to the pull request of the first case, for the control below.
+    await writeFile(path.join(dir, "Pulumi.yaml"), "name: agents\nruntime: nodejs\n");
+    await writeFile(path.join(dir, "Pulumi.staging.yaml"), pullRequest);
 
     // The control: without the base, the pull request's endpoint is the one asked.
     await run(["staging"], { AGENT_IAC_JUDGE_LABELS: "labels.yaml" });

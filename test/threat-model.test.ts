@@ -20,6 +20,9 @@ function owns(pattern: string, file: string): boolean {
   return new RegExp(`^${regex}$`).test(file);
 }
 
+/** What npm and Node read at start in a checkout, before any of agent-iac's code runs (issue 59). */
+const START_FILES = [".npmrc", ".nvmrc", ".node-version", "package.json", "package-lock.json"];
+
 describe("the threat model's repository settings", () => {
   it("the CODEOWNERS example owns the code the deploy runs with its credentials", async () => {
     const patterns = (await read(".github/CODEOWNERS"))
@@ -34,6 +37,14 @@ describe("the threat model's repository settings", () => {
       "scripts/ensure-pulumi", // run by the CLI before every Pulumi command
       "Pulumi.yaml",
       "Pulumi.prod.yaml",
+      // Pulumi's other extensions, and a stack file where stackConfigDir puts it (issue 59).
+      "Pulumi.json",
+      "Pulumi.prod.yml",
+      "Pulumi.prod.json",
+      "config/Pulumi.prod.yaml",
+      // Read by npm or Node at start, before agent-iac's code: `.npmrc`'s node-options runs code under `npx agent-iac`.
+      ...START_FILES,
+      "agents/.npmrc",
       "package-lock.json",
       "policy/index.ts",
       "policy-config/prod.json",
@@ -43,6 +54,13 @@ describe("the threat model's repository settings", () => {
     expect(deployRuns.filter((file) => !patterns.some((p) => owns(p, file)))).toEqual([]);
     // The matcher itself: a file outside every pattern is not owned.
     expect(patterns.some((p) => owns(p, "agents/support.yaml"))).toBe(false);
+  });
+
+  it("names each file npm and Node read at start, and why an .npmrc is code", async () => {
+    const doc = await read("docs/threat-model.md");
+    for (const file of START_FILES) expect(doc, file).toContain(`\`${file}\``);
+    expect(doc).toContain("node-options=--require");
+    expect(doc).toContain("stackConfigDir");
   });
 
   it("names the settings that close the doors a branch's workflow opens", async () => {

@@ -13,16 +13,18 @@
 #   fork's pull request, whose plan plays no scenario).
 # - The labelled transcripts: the file the repository variable AGENT_IAC_JUDGE_LABELS names, else
 #   judge-labels.yaml. A scenario needs them and they are missing: exit 2, naming the file.
-# - In a pull request (BASE_REF), the judge settings come from the base, as `plan --base` reads them:
-#   when the pull request changes Pulumi.<stack>.yaml, the base's file stands in for it while the
-#   judge is measured (then the pull request's is put back), so no labelled transcript and no judge
-#   key go to an endpoint the pull request names.
+# - In a pull request (BASE_REF), the judge settings come from the base: `judge check --base` reads
+#   them as `plan --base` does (as Pulumi resolves them: Pulumi.yaml's defaults, the stack file
+#   wherever stackConfigDir puts it, merge keys; a change of where config comes from reads every
+#   guarded setting from the base), so no labelled transcript and no judge key go to an endpoint
+#   the pull request names. This script parses no setting of its own but agents:dir, which only
+#   says where to look for a judge gate (missed, the run's gate stops it unmeasured: exit 2).
 set -euo pipefail
 
 stack="${1:?usage: judge-check.sh STACK [BASE_REF]}"
 base="${2:-}"
 labels="${AGENT_IAC_JUDGE_LABELS:-judge-labels.yaml}"
-stack_file="Pulumi.${stack}.yaml"
+stack_file="Pulumi.${stack##*/}.yaml"
 
 if [[ -z "${PULUMI_BACKEND_URL:-}" ]]; then
   echo "judge check: no state credential, so no scenario is played in this run: the judge is not measured"
@@ -49,18 +51,6 @@ if [[ ! -f "$labels" ]]; then
   exit 2
 fi
 
-restore=""
-if [[ -n "$base" ]] && ! git diff --quiet "$base" -- "$stack_file" 2>/dev/null; then
-  saved="$(mktemp)"
-  cp "$stack_file" "$saved" 2>/dev/null || : >"$saved"
-  restore="$saved"
-  trap 'if [[ -s "$restore" ]]; then cp "$restore" "$stack_file"; else rm -f "$stack_file"; fi; rm -f "$restore"' EXIT
-  if git show "${base}:./${stack_file}" >"$stack_file" 2>/dev/null; then
-    echo "judge check: the pull request changes ${stack_file}: the judge is measured with the settings of ${base}"
-  else
-    rm -f "$stack_file"
-    echo "judge check: ${stack_file} is new in the pull request: the judge is measured with the environment's settings"
-  fi
-fi
-
-npx agent-iac judge check "$labels" --stack "$stack"
+based=()
+[[ -n "$base" ]] && based=(--base "$base")
+npx agent-iac judge check "$labels" --stack "$stack" "${based[@]}"

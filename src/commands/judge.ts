@@ -1,7 +1,7 @@
 // `agent-iac judge check FILE`: measures the configured judge against transcripts a person
 // labelled. (The judge a run needs is set up by the smoke job: src/usecases/judge.ts.)
 import { CliError } from "../errors/index.ts";
-import { judgeCheck } from "../usecases/index.ts";
+import { judgeCheck, pullRequestBase } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { EXIT_CODES } from "./errors.ts";
 import { JUDGE_FLAGS, JUDGE_HELP } from "./flags.ts";
@@ -19,6 +19,11 @@ rate). The results are stored in the judge cache directory: scenarios may requir
   flags: {
     stack: STACK_FLAG,
     json: { type: "string", arg: "FILE", help: "write the results as JSON" },
+    base: {
+      type: "string",
+      arg: "REF",
+      help: "a pull request's base (a git ref): the judge settings are read from it as plan --base reads them",
+    },
     ...JUDGE_FLAGS,
   },
   positionals: { min: 1, max: 1, what: "the labelled file" },
@@ -46,6 +51,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       project: io.project,
       file,
       stack: values.stack,
+      base: pullRequestBase(values.base, io.env),
       json: values.json,
       cache: { dir: values["judge-cache"], read: !values["no-judge-cache"] },
     },

@@ -41,8 +41,11 @@ GitHub Actions the pull_request event's GITHUB_BASE_REF, read as origin/<branch>
 that decide where the API key, the judge's and the persona caller's keys and the transcripts go,
 what the caller sends, or what code the preview runs are read from the base:
   ${GUARDED_KEYS.join(", ")}
-(docs/threat-model.md). A pull request that changes one sends nothing to its new value and runs
-no new pack; the plan marks the change and the run exits 1, so that a human reviews it.
+(docs/threat-model.md), each as Pulumi resolves it (Pulumi.yaml's defaults, the stack file
+wherever stackConfigDir puts it, merge keys). A pull request that changes one, or where config
+comes from (stackConfigDir, an ESC environment:, Pulumi.yaml's declaration of one of them), sends
+nothing to its new value and runs no new pack; the plan marks the change and the run exits 1, so
+that a human reviews it.
 
 With --offline (no state credential and no API key: a fork's pull request gets no secrets), the plan
 is the one such a run can have: the agent files validated with the stack's overlays, agent-iac's

@@ -39,10 +39,40 @@ export const HARMLESS_SETTINGS: Readonly<Record<string, string>> = {
 
 export const GUARDED_KEYS = Object.keys(GUARDED_SETTINGS);
 
+/**
+ * Where config comes from, as the plan names a change of it: the stack file's place (Pulumi.yaml's
+ * stackConfigDir), its ESC environment, the project's declaration of a guarded setting. Each is a
+ * guarded change: it moves the guarded settings, and an environment's values cannot be read offline.
+ */
+export const SOURCE_KEYS = {
+  stackFile: "stack file (stackConfigDir)",
+  environment: "environment (ESC)",
+  declared: (key: string) => `project config ${key}`,
+} as const;
+
+const SOURCE_CONSEQUENCES: readonly [(key: string) => boolean, (key: string, stack: string, to: string) => string][] = [
+  [
+    (key) => key === SOURCE_KEYS.stackFile,
+    (_, stack, to) => `\`${stack}\` reads every setting from the stack file ${to}`,
+  ],
+  [
+    (key) => key === SOURCE_KEYS.environment,
+    (_, stack, to) =>
+      `\`${stack}\` takes settings from the ESC environment ${to}, whose values this plan cannot read offline`,
+  ],
+  [
+    (key) => key.startsWith(SOURCE_KEYS.declared("")),
+    (key, stack, to) =>
+      `\`${stack}\` takes ${key.slice(SOURCE_KEYS.declared("").length)} from Pulumi.yaml's declaration ${to} where its stack file sets none`,
+  ],
+];
+
 export const isGuarded = (key: string): boolean => Object.hasOwn(GUARDED_SETTINGS, key);
 
 /** After merge, what a change of guarded `key` to `to` makes the stack's deploy do. */
 export function guardedConsequence(key: string, stack: string, to: string): string {
   const consequence = GUARDED_SETTINGS[key];
-  return `after merge, ${consequence ? consequence(stack, to) : `\`${stack}\` uses ${to}`}`;
+  const source = SOURCE_CONSEQUENCES.find(([matches]) => matches(key))?.[1];
+  const what = consequence ? consequence(stack, to) : source ? source(key, stack, to) : `\`${stack}\` uses ${to}`;
+  return `after merge, ${what}`;
 }

@@ -4,22 +4,27 @@
 // AGENT_IAC_API_KEY), then — for the key only, and only when the address is loopback — the local
 // simulator's public dev key. An empty value counts as unset everywhere.
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { isLoopbackHost } from "../contract/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import { stackFileSettings } from "./changes.ts";
+import { plainSettings, stackFiles, workingTree } from "./stack-files.ts";
 
 export {
-  type StackFileSettings,
+  pullRequestChanges,
   type StackFileVersions,
   type StackSettingChange,
   settingChanges,
-  stackFileSettings,
   withBaseSettings,
 } from "./changes.ts";
 export { GUARDED_KEYS } from "./guarded.ts";
 export { plainStackConfig } from "./plain-config.ts";
+export {
+  plainSettings,
+  type ReadProjectFile,
+  type StackFileSettings,
+  stackFiles,
+  workingTree,
+} from "./stack-files.ts";
 
 /** The stack config keys of the connection. */
 export const CONFIG_KEYS = {
@@ -99,18 +104,15 @@ export function resolveConnection(
 }
 
 /**
- * What Pulumi.<stack>.yaml's plain values set, without Pulumi (a secret there is not read): the
+ * What the stack's files' plain values set, without Pulumi (a secret there is not read): the
  * connection, the judge and the caller; no such file: the environment's. For offline commands.
  */
 export async function stackFileRunSettings(
   project: ProjectContext,
   stack: string,
 ): Promise<{ connection: Connection; judge: JudgeSettings; caller: CallerShapeSettings }> {
-  const file = `Pulumi.${stack}.yaml`;
-  const text = await readFile(path.join(project.dir, file), "utf8").catch(() => undefined);
-  const settings = stackFileSettings(text, file);
-  const config: ConfigReader = (key) => (settings[key]?.secret ? undefined : settings[key]?.value);
-  return runSettings(config, project.env);
+  const { settings } = await stackFiles(workingTree(project.dir), stack);
+  return runSettings(configMapReader(plainSettings(settings)), project.env);
 }
 
 /** The run's settings a stack's config and the environment set: the connection, the judge and the caller. */

@@ -14,7 +14,7 @@ import { answeredBy, writeJsonFile } from "../report/index.ts";
 import { JUDGE_KEYS, movingModelWarnings, type ProjectContext, requireJudge, resolveJudge } from "../settings/index.ts";
 import { recordingTranscript } from "../smoke/index.ts";
 import { buildJudge, type JudgeCacheOptions } from "./judge.ts";
-import { openSession } from "./session.ts";
+import { openSession, stackSettingsAgainst } from "./session.ts";
 import type { JobIO } from "./smoke-job.ts";
 
 export type JudgeCheckRequest = {
@@ -23,6 +23,8 @@ export type JudgeCheckRequest = {
   file: string;
   /** Whose judge settings: the stack's (its file's where it is not created), else the environment's. */
   stack: string;
+  /** A pull request's base: the guarded settings (the judge's address, key, model) read from it, as `plan --base` does. */
+  base?: string | undefined;
   /** Also write the results here as JSON. */
   json?: string | undefined;
   cache?: JudgeCacheOptions;
@@ -32,7 +34,12 @@ export type JudgeCheckRequest = {
 export async function judgeCheck(request: JudgeCheckRequest, io: Pick<JobIO, "out" | "onRetry">): Promise<CheckResult> {
   const { project, file } = request;
   const labelled = await readLabelledFile(file);
-  const session = await openSession(request.stack, { project, source: "stack-or-file" }).catch(() => undefined);
+  const base = request.base ? await stackSettingsAgainst(request.stack, request.base, project.dir) : undefined;
+  const session = await openSession(request.stack, {
+    project,
+    source: "stack-or-file",
+    ...(base ? { base } : {}),
+  }).catch(() => undefined);
   const settings = session?.judge ?? resolveJudge(() => undefined, project.env);
   const endpoint = requireJudge(settings, `judge check ${file}`, request.stack);
   const judge = await buildJudge(endpoint, {

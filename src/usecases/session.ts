@@ -5,7 +5,7 @@
 // exists) read Pulumi.<stack>.yaml here too, and nowhere else.
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { AGENT_DIRECTORY_TYPE, PREVIOUS_VERSIONS_OUTPUT, versionsBeforeIn } from "../component/index.ts";
@@ -28,14 +28,17 @@ import {
   configMapReader,
   type JudgeSettings,
   type ProjectContext,
+  plainSettings,
   plainStackConfig,
   policyPackOptions,
+  pullRequestChanges,
+  type ReadProjectFile,
   resolveConnection,
   runSettings,
   type StackFileVersions,
-  settingChanges,
-  stackFileSettings,
+  stackFiles,
   withBaseSettings,
+  workingTree,
 } from "../settings/index.ts";
 import {
   createStackHint,
@@ -153,11 +156,15 @@ export async function openSession(
   let prefetched: Promise<HeldAgents | Error> | undefined;
   try {
     const program = inlineAgentsProgram(project.dir, { ...project.env, ...env });
+    const { secretsProvider } = await stackFiles(workingTree(project.dir), name).catch(() => ({
+      secretsProvider: undefined,
+    }));
     stack = await openStack({
       stackName: name,
       workDir: project.dir,
       create: false,
       env,
+      secretsProvider,
       ...(program ? { program } : {}),
     });
     // A stack to create is created when the first read says it is missing: an existing one (the
@@ -199,7 +206,7 @@ export async function openSession(
       const first = prefetched;
       prefetched = undefined;
       const held = await (first ?? stackAgents(stack)).catch((error: unknown) => error as Error);
-      if (held instanceof Error) throw backendError("reading the stack's state failed", held);
+      if (held instanceof Error) throw backendError("reading the stack's state failed", stackError(held, name));
       return held;
     },
   };
@@ -261,7 +268,7 @@ function publicSecretsWarning(name: string, config: StackConfig, env: Record<str
   if (secrets.length === 0) return undefined;
   return (
     `warning: stack ${name} holds ${secrets.join(", ")} as a secret, but its secrets are encrypted with the public ` +
-    `local-only passphrase: anyone who can read Pulumi.${name}.yaml can decrypt them. Keep real keys out of this ` +
+    `local-only passphrase: anyone who can read its stack file can decrypt them. Keep real keys out of this ` +
     `stack (\`pulumi config rm KEY --stack ${name}\`) and give them in the environment (AGENT_IAC_API_KEY, ` +
     `AGENT_IAC_JUDGE_API_KEY, AGENT_IAC_CALLER_API_KEY), or use a stack with a passphrase of your own.\n`
   );
@@ -283,26 +290,33 @@ const git = (args: string[], cwd: string) =>
   });
 
 /**
- * The stack file's settings at `ref` and in the working tree, and each agents:* setting that
- * differs. A stack file the base does not have counts as empty (every setting is added). A ref
- * git does not know is a configuration error: a plan never guesses its base.
+ * The stack's settings as Pulumi resolves them at `ref` (Pulumi.yaml and the stack file, wherever
+ * its stackConfigDir puts it, read from git) and in the working tree, and each change: of an
+ * agents:* setting, or of where config comes from. Files the base does not have count as empty
+ * (every setting is added). A ref git does not know is a configuration error: a plan never guesses
+ * its base.
  */
 export async function stackSettingsAgainst(
   stackName: string,
   ref: string,
   workDir: string,
 ): Promise<StackFileVersions & { settings: PlanSettings }> {
-  const file = `Pulumi.${stackName}.yaml`;
   const known = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], workDir);
   if (!known.ok) {
     throw new ConfigError(
       `--base ${ref}: not a commit of this repository here (in GitHub Actions, check out with fetch-depth: 0, or \`git fetch origin <branch>\`); nothing was previewed`,
     );
   }
-  const atBase = await git(["show", `${ref}:./${file}`], workDir);
-  const base = stackFileSettings(atBase.ok ? atBase.stdout : undefined, `${file} at ${ref}`);
-  const head = stackFileSettings(await readFile(path.join(workDir, file), "utf8").catch(() => undefined), file);
-  return { base, head, settings: { base: ref, changes: settingChanges(base, head) } };
+  const atBase: ReadProjectFile = async (file) => {
+    const shown = await git(["show", `${ref}:./${file}`], workDir);
+    return shown.ok ? shown.stdout : undefined;
+  };
+  const [base, head] = await Promise.all([
+    stackFiles(atBase, stackName, ` at ${ref}`),
+    stackFiles(workingTree(workDir), stackName),
+  ]);
+  const { changes, ...versions } = pullRequestChanges(base, head);
+  return { ...versions, settings: { base: ref, changes } };
 }
 
 /** A failure of the Pulumi CLI in its own lines; an error of ours (a missing stack, a toolchain failure) as it is. */
@@ -322,17 +336,15 @@ async function agentFilesOf(
   return loadAgents(dir, { stack: stackName });
 }
 
-/** The plain values of Pulumi.<stack>.yaml, read by the one stack-file parser (a secret there cannot be read without Pulumi). */
+/** The plain values of the stack's files, as Pulumi resolves them (a secret there cannot be read without Pulumi). */
 async function stackFileConfig(stackName: string, workDir: string): Promise<StackConfig> {
-  const file = `Pulumi.${stackName}.yaml`;
-  const text = await readFile(path.join(workDir, file), "utf8").catch(() => undefined);
-  if (text === undefined) throw new StackNotFoundError(stackName, { hint: createStackHint(stackName) });
-  const settings = Object.entries(stackFileSettings(text, file));
-  return Object.fromEntries(settings.flatMap(([key, { value, secret }]) => (secret ? [] : [[key, { value }]])));
+  const files = await stackFiles(workingTree(workDir), stackName);
+  if (!files.found) throw new StackNotFoundError(stackName, { hint: createStackHint(stackName) });
+  return plainSettings(files.settings);
 }
 
 /**
- * A copy of Pulumi.<stack>.yaml with some settings replaced, in `stateDir` (e.g. agents:baseUrl of
+ * A copy of the stack file with some settings replaced, in `stateDir` (e.g. agents:baseUrl of
  * the simulator a run started), for the Automation API's `configFile`; the stack's own file is untouched.
  */
 export async function stackFileCopy(
@@ -340,10 +352,11 @@ export async function stackFileCopy(
   settings: Record<string, string>,
   dirs: { workDir: string; stateDir: string },
 ): Promise<string> {
-  const source = path.join(dirs.workDir, `Pulumi.${stackName}.yaml`);
-  const document = parseDocument(await readFile(source, "utf8").catch(() => "config: {}\n"));
+  const read = workingTree(dirs.workDir);
+  const { stackFile } = await stackFiles(read, stackName);
+  const document = parseDocument((await read(stackFile)) ?? "config: {}\n");
   for (const [key, value] of Object.entries(settings)) document.setIn(["config", key], value);
-  const target = path.join(dirs.stateDir, `Pulumi.${stackName}.run.yaml`);
+  const target = path.join(dirs.stateDir, `${path.basename(stackFile, path.extname(stackFile))}.run.yaml`);
   await writeFile(target, document.toString());
   return target;
 }

@@ -7,7 +7,6 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
-import { parse } from "yaml";
 import { BackendError, ConfigError, StackNotFoundError } from "../errors/index.ts";
 
 const { LocalWorkspace, PulumiCommand } = pulumi.automation;
@@ -133,20 +132,20 @@ const hasPassphrase = (env: Record<string, string | undefined>) =>
 
 /**
  * A stack on a self-managed backend (file, postgres, s3, gs, azblob) encrypts its secrets with a passphrase
- * unless its stack file names another secrets provider. Without one set, stop before Pulumi
- * writes a salt into the tracked stack file or prompts: a ConfigError.
+ * unless its stack file names another secrets provider (`provider`, read from the stack file by
+ * src/settings, which owns it). Without one set, stop before Pulumi writes a salt into the
+ * tracked stack file or prompts: a ConfigError.
  */
-export function assertSecretsProvider(workDir: string, stackName: string, env: Record<string, string>): void {
+export function assertSecretsProvider(
+  provider: string | undefined,
+  workDir: string,
+  stackName: string,
+  env: Record<string, string>,
+): void {
   if (hasPassphrase(env)) return;
   const backend = env.PULUMI_BACKEND_URL ?? pulumiLogin(env.PULUMI_HOME ?? path.join(os.homedir(), ".pulumi")) ?? "";
   if (/^https?:\/\//.test(backend)) return; // Pulumi Cloud (or self-hosted): its own secrets manager.
-  let provider: unknown;
-  try {
-    provider = parse(readFileSync(path.join(workDir, `Pulumi.${stackName}.yaml`), "utf8"))?.secretsprovider;
-  } catch {
-    provider = undefined;
-  }
-  if (typeof provider === "string" && provider !== "" && !provider.startsWith("passphrase")) return;
+  if (provider && !provider.startsWith("passphrase")) return;
   throw new ConfigError(`stack ${stackName} on ${backend || "this backend"} needs a passphrase for its secrets`, {
     hint:
       "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE, or give the stack another secrets provider\n" +
@@ -168,6 +167,8 @@ export type OpenStackOptions = {
    * `main` (about 2.4 s of CPU per update or preview, most of it loading the SDK).
    */
   program?: pulumi.automation.PulumiFn;
+  /** The stack file's secretsprovider (src/settings reads it): none, a passphrase is needed. */
+  secretsProvider?: string | undefined;
 };
 
 /** The safe way to create a stack, said wherever a stack is missing. */
@@ -198,7 +199,7 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
     throw error;
   });
   const envVars = options.env ?? pulumiEnvironment();
-  assertSecretsProvider(workDir, options.stackName, envVars);
+  assertSecretsProvider(options.secretsProvider, workDir, options.stackName, envVars);
   const program = options.program ? { program: options.program } : {};
   const workspace = await LocalWorkspace.create({ envVars, pulumiCommand: await pulumiCommand, workDir, ...program });
   if (options.create !== false) return pulumi.automation.Stack.createOrSelect(options.stackName, workspace);
@@ -242,6 +243,14 @@ export async function upStack(
 export function stackError(error: unknown, stackName: string): unknown {
   if (error instanceof pulumi.automation.StackNotFoundError) {
     return new StackNotFoundError(stackName, { hint: createStackHint(stackName), cause: error });
+  }
+  // A self-managed backend's stacks are `dev` or `organization/<project>/dev`: another qualified name is a usage error.
+  if (/organization name must be 'organization'/.test(pulumiErrorSummary(error))) {
+    const own = stackName.split("/").at(-1) ?? stackName;
+    return new ConfigError(
+      `--stack ${stackName}: a self-managed backend (file://, s3://, postgres://…) names a stack "${own}" or "organization/<project>/${own}" (the project's name from Pulumi.yaml); "acme/…" or "<project>/${own}" name a Pulumi Cloud stack`,
+      { cause: error },
+    );
   }
   return error;
 }

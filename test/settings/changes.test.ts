@@ -6,7 +6,11 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { emitReport, type Plan, planMarkdown } from "../../src/report/index.ts";
-import { settingChanges, stackFileSettings, withBaseSettings } from "../../src/settings/index.ts";
+import { settingChanges, stackFiles, withBaseSettings } from "../../src/settings/index.ts";
+
+/** A Pulumi.prod.yaml's settings as src/settings reads them (a project with no Pulumi.yaml). */
+const stackFileSettings = async (text: string, where = "") =>
+  (await stackFiles(async (file) => (file === "Pulumi.prod.yaml" ? text : undefined), "prod", where)).settings;
 
 const BASE = `config:
   agents:dir: agents
@@ -27,9 +31,12 @@ const HEAD = `config:
   other:setting: y
 `;
 
+const baseSettings = await stackFileSettings(BASE, " at origin/main");
+const headSettings = await stackFileSettings(HEAD);
+
 describe("settingChanges", () => {
-  const base = stackFileSettings(BASE, "Pulumi.prod.yaml at origin/main");
-  const head = stackFileSettings(HEAD, "Pulumi.prod.yaml");
+  const base = baseSettings;
+  const head = headSettings;
 
   it("lists each changed agents:* setting, connection then judge then policy, secrets without values", () => {
     expect(settingChanges(base, head)).toEqual([
@@ -50,7 +57,7 @@ describe("settingChanges", () => {
     expect(settingChanges({}, head).map((c) => c.change)).toEqual(Array(5).fill("added"));
   });
 
-  it("reads the guarded settings from the base and every other from the head", () => {
+  it("reads the guarded settings from the base and every other from the head", async () => {
     // Pulumi's reader of the head: secrets decrypted.
     const decrypted: Record<string, string> = { "agents:apiKey": "sk-head-key", "agents:judgeApiKey": "sk-judge" };
     const headReader = (key: string) => decrypted[key] ?? head[key]?.value;
@@ -64,14 +71,14 @@ describe("settingChanges", () => {
     expect(read("agents:apiKey")).toBeUndefined();
     // Unchanged: the head's value is the base's (a secret's decrypted one too).
     expect(read("agents:policyPackConfig")).toBe("policy-config/prod.json");
-    const same = stackFileSettings(`config:\n  agents:judgeApiKey:\n    secure: v1:CCCC\n`, "Pulumi.prod.yaml");
+    const same = await stackFileSettings(`config:\n  agents:judgeApiKey:\n    secure: v1:CCCC\n`);
     expect(withBaseSettings(headReader, { base: same, head: same })("agents:judgeApiKey")).toBe("sk-judge");
     // Not guarded: the head's.
     expect(read("agents:dir")).toBe("agents");
   });
 
-  it("refuses a stack file that is not YAML, naming it", () => {
-    expect(() => stackFileSettings("config: [", "Pulumi.prod.yaml at origin/main")).toThrow(
+  it("refuses a stack file that is not YAML, naming it", async () => {
+    await expect(stackFileSettings("config: [", " at origin/main")).rejects.toThrow(
       /Pulumi\.prod\.yaml at origin\/main/,
     );
   });
@@ -99,8 +106,8 @@ describe("settingChanges", () => {
 });
 
 describe("settings against the last deploy (a plan without a base)", () => {
-  const deployed = stackFileSettings(BASE, "the last deploy");
-  const now = stackFileSettings(HEAD, "Pulumi.prod.yaml");
+  const deployed = baseSettings;
+  const now = headSettings;
 
   it("holds nothing: the guarded settings are listed like the others, the values in use are the stack's", () => {
     const changes = settingChanges(deployed, now, { guard: false });

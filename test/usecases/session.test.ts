@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { StackNotFoundError } from "../../src/errors/index.ts";
-import { projectContext, stackFileSettings } from "../../src/settings/index.ts";
+import { projectContext, stackFiles } from "../../src/settings/index.ts";
 import { openSession, stackConnection } from "../../src/usecases/index.ts";
 
 const made: string[] = [];
@@ -76,8 +76,10 @@ describe("use cases take the project's context", () => {
     const dir = await tempProject({
       "Pulumi.dev.yaml": "config:\n  agents:judgeBaseUrl: https://attacker.example/v1\n  agents:judgeModel: m\n",
     });
-    const base = stackFileSettings("config:\n  agents:judgeBaseUrl: https://judge.example/v1\n", "base");
-    const head = stackFileSettings("config:\n  agents:judgeBaseUrl: https://attacker.example/v1\n", "head");
+    const settingsOf = async (text: string) =>
+      (await stackFiles(async (file) => (file === "Pulumi.dev.yaml" ? text : undefined), "dev")).settings;
+    const base = await settingsOf("config:\n  agents:judgeBaseUrl: https://judge.example/v1\n");
+    const head = await settingsOf("config:\n  agents:judgeBaseUrl: https://attacker.example/v1\n");
     const project = projectContext({ cwd: dir, env: {} });
     const session = await openSession("dev", { project, source: "file", base: { base, head } });
     expect(session.judge.baseUrl).toBe("https://judge.example/v1");
@@ -91,7 +93,7 @@ describe("use cases take the project's context", () => {
     });
     const project = projectContext({ cwd: dir, env: {} });
     const session = await openSession("dev", { project, source: "file" });
-    // The plan's settings diff reads the same file the same way (src/settings stackFileSettings).
+    // The plan's settings diff reads the same file the same way (src/settings stackFiles).
     expect(session.judge.timeoutSec).toBe(30);
     expect(session.config["agents:apiKey"]).toBeUndefined();
     await writeFile(path.join(dir, "Pulumi.dev.yaml"), "config: [unclosed\n");

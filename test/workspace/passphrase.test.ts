@@ -1,6 +1,6 @@
 // The local-only passphrase applies only to the checkout's own file backend; elsewhere a stack
 // needs a passphrase or another secrets provider (a configuration error before Pulumi writes anything).
-import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -45,15 +45,17 @@ describe("passphrase policy", () => {
 
   it("refuses a passphrase stack on another self-managed backend without a passphrase (a configuration error)", async () => {
     const env = { PULUMI_BACKEND_URL: `s3://bucket/state`, PULUMI_HOME: path.join(dir, "home") };
-    expect(() => assertSecretsProvider(dir, "staging", env)).toThrow(
+    expect(() => assertSecretsProvider(undefined, dir, "staging", env)).toThrow(
       expect.objectContaining({ code: "AGENT_IAC_CONFIG", message: expect.stringContaining("needs a passphrase") }),
     );
     // With a passphrase, another secrets provider in the stack file, or a Pulumi Cloud backend: fine.
-    expect(() => assertSecretsProvider(dir, "staging", { ...env, PULUMI_CONFIG_PASSPHRASE: "x" })).not.toThrow();
-    await writeFile(path.join(dir, "Pulumi.kms.yaml"), "secretsprovider: awskms://alias/agents\n");
-    expect(() => assertSecretsProvider(dir, "kms", env)).not.toThrow();
-    await writeFile(path.join(dir, "Pulumi.pass.yaml"), "secretsprovider: passphrase\n");
-    expect(() => assertSecretsProvider(dir, "pass", env)).toThrow(/needs a passphrase/);
-    expect(() => assertSecretsProvider(dir, "staging", { PULUMI_BACKEND_URL: "https://api.pulumi.com" })).not.toThrow();
+    expect(() =>
+      assertSecretsProvider(undefined, dir, "staging", { ...env, PULUMI_CONFIG_PASSPHRASE: "x" }),
+    ).not.toThrow();
+    expect(() => assertSecretsProvider("awskms://alias/agents", dir, "kms", env)).not.toThrow();
+    expect(() => assertSecretsProvider("passphrase", dir, "pass", env)).toThrow(/needs a passphrase/);
+    expect(() =>
+      assertSecretsProvider(undefined, dir, "staging", { PULUMI_BACKEND_URL: "https://api.pulumi.com" }),
+    ).not.toThrow();
   });
 });

@@ -2,11 +2,11 @@
 // on the real Pulumi CLI and a temp file backend: the config read from the files is exactly
 // `pulumi config --json`'s wherever it is used, and left to the CLI wherever the files cannot say;
 // the state exported without --show-secrets is the same state, its secrets still encrypted.
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { plainStackConfig } from "../../src/settings/index.ts";
+import { plainSettings, plainStackConfig, stackFiles, workingTree } from "../../src/settings/index.ts";
 import {
   exportState,
   openStack,
@@ -94,6 +94,65 @@ describe("stack reads that cost fewer Pulumi CLI runs", () => {
     expect(await plainStackConfig(project.dir, "reads")).toBeUndefined();
     await writeFile(path.join(project.dir, "Pulumi.yaml"), PROJECT);
     expect(await plainStackConfig(project.dir, "reads")).toBeDefined();
+  });
+
+  it("falls back to the CLI for each value Pulumi's YAML reads otherwise (an unquoted date, 012, a large integer), and reads the quoted ones", async () => {
+    const salt = (await readFile(path.join(project.dir, "Pulumi.reads.yaml"), "utf8"))
+      .split("\n")
+      .find((line) => line.startsWith("encryptionsalt:"));
+    const withValue = (value: string) => stackFile(`${salt ?? ""}\nconfig:\n  agents:serviceVersion: ${value}\n`);
+    // What `pulumi config --json` prints for each differs from the value's text: the files cannot say it.
+    const cli: Record<string, string> = {};
+    for (const value of ["2025-06-19", "012", "123456789012345678901234", "9007199254740993", "1_000"]) {
+      await withValue(value);
+      cli[value] = (await stack.getAllConfig())["agents:serviceVersion"]?.value ?? "";
+      expect(await plainStackConfig(project.dir, "reads"), value).toBeUndefined();
+    }
+    expect(cli).toEqual({
+      "2025-06-19": "2025-06-19 00:00:00 +0000 UTC",
+      "012": "10",
+      "123456789012345678901234": "1.2345678901234569e+23",
+      "9007199254740993": "9007199254740993",
+      "1_000": "1000",
+    });
+    // Quoted, or a small integer: the files say exactly what the CLI does.
+    for (const value of ['"2025-06-19"', "'012'", "12"]) {
+      await withValue(value);
+      const fromFiles = await plainStackConfig(project.dir, "reads");
+      expect(fromFiles, value).toEqual(await stack.getAllConfig());
+    }
+  });
+
+  it("reads what the CLI does through merge keys, stackConfigDir and a qualified stack name", async () => {
+    const salt = (await readFile(path.join(project.dir, "Pulumi.reads.yaml"), "utf8"))
+      .split("\n")
+      .find((line) => line.startsWith("encryptionsalt:"));
+    const text = `${salt ?? ""}\nconfig:\n  <<: { agents:merged: from-merge, agents:dir: merged }\n  agents:dir: explicit\n`;
+    await stackFile(text);
+    // A value only a merge key sets goes to the CLI; the resolver's values are the CLI's.
+    expect(await plainStackConfig(project.dir, "reads")).toBeUndefined();
+    const cli = await stack.getAllConfig();
+    expect(cli["agents:merged"]?.value).toBe("from-merge");
+    expect(cli["agents:dir"]?.value).toBe("explicit");
+    const resolved = await stackFiles(workingTree(project.dir), "reads");
+    expect(plainSettings(resolved.settings)).toEqual(
+      Object.fromEntries(Object.entries(cli).map(([key, { value }]) => [key, { value }])),
+    );
+    // The stack file elsewhere (stackConfigDir), read under a qualified name.
+    await mkdir(path.join(project.dir, "conf"), { recursive: true });
+    await writeFile(
+      path.join(project.dir, "conf", "Pulumi.reads.yaml"),
+      `${salt ?? ""}\nconfig:\n  agents:where: conf\n`,
+    );
+    await writeFile(path.join(project.dir, "Pulumi.yaml"), `${PROJECT}stackConfigDir: conf\n`);
+    try {
+      const qualified = "organization/readsproject/reads";
+      const fromFiles = await plainStackConfig(project.dir, qualified);
+      expect(fromFiles?.["agents:where"]?.value).toBe("conf");
+      expect(fromFiles).toEqual(await stack.getAllConfig());
+    } finally {
+      await writeFile(path.join(project.dir, "Pulumi.yaml"), PROJECT);
+    }
   });
 
   it("exports the same state without --show-secrets, its secrets still encrypted; a missing stack is a StackNotFoundError", async () => {
