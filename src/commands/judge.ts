@@ -19,12 +19,22 @@ rate). The results are stored in the judge cache directory: scenarios may requir
   flags: {
     stack: STACK_FLAG,
     json: { type: "string", arg: "FILE", help: "write the results as JSON" },
+    "second-judge": {
+      type: "string",
+      arg: "MODEL",
+      help: "also judge every item with this model (same endpoint and key as the judge) and report judge–judge kappa",
+    },
+    "within-humans": {
+      type: "boolean",
+      default: false,
+      help: "gate: exit 1 unless the judge's kappa lower bound reaches the labellers' own (human–human) lower bound",
+    },
     ...JUDGE_FLAGS,
   },
   positionals: { min: 1, max: 1, what: "the labelled file" },
   footer: `${JUDGE_HELP}
 
-exit codes: 0 measured, 2 usage or configuration error (the file, no judge configured), 3 an item
+exit codes: 0 measured, 1 the --within-humans gate refused it, 2 usage or configuration error (the file, no judge configured), 3 an item
 could not be judged (the judge's answer unreadable, a timeout, retries exhausted).`,
 } as const;
 
@@ -48,6 +58,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       stack: values.stack,
       json: values.json,
       cache: { dir: values["judge-cache"], read: !values["no-judge-cache"] },
+      secondJudge: values["second-judge"],
+      withinHumans: values["within-humans"],
     },
     { out: io.stdout, onRetry: io.printRetry },
   );
@@ -56,5 +68,5 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     io.stderr.write(`${errors} item(s) could not be judged (see above): they are not counted in the agreement\n`);
     return EXIT_CODES.AGENT_IAC_JUDGE_ANSWER;
   }
-  return 0;
+  return result.gate ? 1 : 0;
 }
