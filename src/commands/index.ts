@@ -51,7 +51,8 @@ const commands: Record<string, Command> = {
     reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv, { flags: ["compare"] }),
   },
   judge: {
-    summary: "measure the configured judge against labelled transcripts (judge check FILE)",
+    summary:
+      "measure the configured judge against labelled transcripts (judge check FILE), label them (judge label REPORT)",
     load: () => import("./judge.ts"),
   },
   report: {

@@ -169,7 +169,7 @@ export type CheckResult = {
 export const rubricHash = (rubric: string) => createHash("sha256").update(rubric).digest("hex");
 
 /** The key an item is counted once by: its rubric and its transcript's lines. */
-const itemKey = (rubric: string, lines: readonly string[]) =>
+export const itemKey = (rubric: string, lines: readonly string[]) =>
   createHash("sha256")
     .update(JSON.stringify([rubric, lines]))
     .digest("hex");

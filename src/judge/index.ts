@@ -8,6 +8,7 @@ export {
   type CheckResult,
   calibrations,
   checkJudge,
+  itemKey,
   LabelledFileError,
   MIN_CALIBRATION_ITEMS,
   readLabelledFile,
