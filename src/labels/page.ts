@@ -24,7 +24,7 @@ form{margin-top:1rem;padding:.8rem;background:#fff;border:1px solid #ccc}
 textarea{width:100%;min-height:3rem;font:inherit}
 .buttons{display:flex;flex-wrap:wrap;gap:.5rem;margin-top:.6rem}
 button{font:inherit;padding:.55rem 1.1rem;border:2px solid #1f3a5f;border-radius:4px;background:#fff;color:#1f3a5f;cursor:pointer;min-width:6rem}
-button:focus-visible{outline:3px solid #e07b00;outline-offset:2px}
+h2:focus{outline:none}button:focus-visible{outline:3px solid #e07b00;outline-offset:2px}
 button[aria-pressed=true]{background:#1f3a5f;color:#fff}
 #status{min-height:1.5rem;margin:.6rem 0 0}
 kbd{font:inherit;font-size:.85em;border:1px solid currentColor;border-radius:3px;padding:0 .25em}
@@ -62,7 +62,8 @@ function show(item) {
   $("note").value = item.answer ? item.answer.note || "" : "";
   for (const b of document.querySelectorAll("[data-answer]")) b.setAttribute("aria-pressed", String(!!item.answer && item.answer.human === b.dataset.answer));
   $("back").disabled = index === 0;
-  $("answer-heading").focus();
+  // Focus at the item's start: a screen reader reads the new rubric, and the page shows it from the top.
+  $("rubric-heading").focus();
 }
 async function load(i) {
   try { show(await api("/api/item?i=" + i)); } catch (e) { say("Could not load the item: " + e.message); }
@@ -71,15 +72,12 @@ async function answer(human) {
   try {
     const result = await api("/api/answer", { i: index, human: human, note: $("note").value });
     const judged = result.judge ? " The judge said " + result.judge + "." : "";
-    say("Saved item " + (index + 1) + ": " + human + "." + judged);
-    if (result.next === null) { done(); return; }
-    await load(result.next);
+    const saved = "Saved item " + (index + 1) + ": " + human + "." + judged;
+    if (result.next !== null) await load(result.next);
+    say(result.remaining === 0 ? saved + " " + allDone() : saved);
   } catch (e) { say("Not saved: " + e.message); }
 }
-function done() {
-  $("progress").textContent = total + " of " + total;
-  say($("status").textContent + " All " + total + " items are labelled: you may close this tab.");
-}
+function allDone() { return "All " + total + " items are labelled: you may close this tab (or go back over them)."; }
 for (const b of document.querySelectorAll("[data-answer]")) b.addEventListener("click", () => answer(b.dataset.answer));
 $("back").addEventListener("click", () => { if (index > 0) load(index - 1); });
 $("answer-form").addEventListener("submit", (e) => e.preventDefault());
@@ -91,7 +89,7 @@ document.addEventListener("keydown", (e) => {
   else if (e.key === "b") { e.preventDefault(); $("back").click(); }
   else if (e.key === "n") { e.preventDefault(); $("note").focus(); }
 });
-api("/api/state").then((state) => { total = state.total; if (state.next === null) { load(0).then(done); } else load(state.next); }, (e) => say("Could not start: " + e.message));
+api("/api/state").then((state) => { total = state.total; if (state.next === null) { load(0).then(() => say(allDone())); } else load(state.next); }, (e) => say("Could not start: " + e.message));
 `;
 
 /** The page, with `nonce` on its one style and one script (the Content-Security-Policy names it). */
@@ -108,13 +106,13 @@ export function labelPage(nonce: string): string {
 <body>
 <header><h1>Label judged transcripts</h1><p id="progress" aria-live="polite">loading…</p></header>
 <main>
-<section aria-labelledby="rubric-heading"><h2 id="rubric-heading">Rubric</h2><p id="rubric"></p></section>
+<section aria-labelledby="rubric-heading"><h2 id="rubric-heading" tabindex="-1">Rubric</h2><p id="rubric"></p></section>
 <section aria-labelledby="transcript-heading"><h2 id="transcript-heading">Transcript</h2>
 <ol id="transcript" aria-label="Transcript lines, each with who said it"></ol></section>
 <section aria-labelledby="tools-heading"><h2 id="tools-heading">Tool calls</h2><pre id="tools" tabindex="0"></pre></section>
 <section aria-labelledby="procedures-heading"><h2 id="procedures-heading">Procedure output</h2><pre id="procedures" tabindex="0"></pre></section>
 <form id="answer-form" aria-labelledby="answer-heading">
-<h2 id="answer-heading" tabindex="-1">Does the transcript meet the rubric?</h2>
+<h2 id="answer-heading">Does the transcript meet the rubric?</h2>
 <label for="note">Note (optional; <kbd>n</kbd> to write, <kbd>Esc</kbd> to leave)</label>
 <textarea id="note" maxlength="2000"></textarea>
 <div class="buttons" role="group" aria-label="Your verdict">

@@ -32,8 +32,9 @@ function attributed(line: string): { who: string; text: string } {
   return { who: "", text: line };
 }
 
-const json = (value: unknown) =>
-  value === undefined || (Array.isArray(value) && value.length === 0) ? "(none)" : JSON.stringify(value, null, 2);
+/** A list (tool calls, procedures) one entry a line, as JSON: text for the page, never markup. */
+const listText = (value: readonly unknown[]) =>
+  value.length === 0 ? "(none)" : value.map((entry) => JSON.stringify(entry)).join("\n");
 
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -123,8 +124,8 @@ export async function startLabelServer(options: {
         total: items.length,
         rubric: item.rubric,
         lines: item.transcript.map(attributed),
-        tool_calls: json(item.tool_calls),
-        procedures: json(item.procedures),
+        tool_calls: listText(item.tool_calls),
+        procedures: listText(item.procedures),
         answer: given.get(i) ?? null,
       });
     }
@@ -132,7 +133,12 @@ export async function startLabelServer(options: {
       if (!String(request.headers["content-type"]).startsWith("application/json")) {
         return sendJson(response, 415, { error: "send JSON" });
       }
-      const body = JSON.parse(await readBody(request)) as { i?: unknown; human?: unknown; note?: unknown };
+      let body: { i?: unknown; human?: unknown; note?: unknown };
+      try {
+        body = JSON.parse(await readBody(request));
+      } catch {
+        return sendJson(response, 400, { error: "not JSON" });
+      }
       const i = Number(body.i);
       const item = items[i];
       const human = body.human;
@@ -144,7 +150,10 @@ export async function startLabelServer(options: {
       await store.answer(item, human, labeller, note, now());
       given.set(i, { human, note });
       written++;
-      return sendJson(response, 200, { judge: item.judge.verdict, next: nextOpen(i + 1) });
+      // The next item not answered; once all are, the next in order (for a second look), if any.
+      const open = nextOpen(i + 1);
+      const next = open ?? (i + 1 < items.length ? i + 1 : null);
+      return sendJson(response, 200, { judge: item.judge.verdict, next, remaining: items.length - given.size });
     }
     return sendJson(response, 404, { error: "no such route" });
   };
