@@ -2,7 +2,7 @@
 // file as it stands on disk (another labeller's answers kept), then written whole to a temporary file
 // and renamed over it, so a stop at any moment leaves the old file or the new one, never half of one.
 import { randomBytes } from "node:crypto";
-import { access, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { access, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { Document, isSeq, parseDocument, YAMLSeq } from "yaml";
 import { IoError } from "../errors/index.ts";
 import { itemKey, readLabelledFile, rubricHash } from "../judge/index.ts";
@@ -31,6 +31,39 @@ const exists = (file: string) =>
 export const labelKey = (label: { rubric: string; transcript: readonly string[] }) =>
   itemKey(label.rubric, label.transcript);
 
+/** A lock older than this was left by a process that died mid-write: it is taken over. */
+const STALE_LOCK_MS = 30_000;
+const LOCK_WAIT_MS = 10_000;
+
+/**
+ * Runs `work` holding `FILE.lock` (a directory: mkdir is atomic), so two labellers' runs on one
+ * file never read it at the same moment and write over each other's answer.
+ */
+async function withLock<T>(file: string, work: () => Promise<T>): Promise<T> {
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw new IoError(`cannot lock ${file}: ${error}`);
+      const since = await stat(lock).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
+      if (since > STALE_LOCK_MS) await rm(lock, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new IoError(`${lock}: another judge label run holds it; try again`);
+      else await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
 export class LabelStore {
   readonly file: string;
   #queue: Promise<unknown> = Promise.resolve();
@@ -51,7 +84,7 @@ export class LabelStore {
    * everyone else's), atomically. Answers are written one after the other, in the order given.
    */
   answer(item: LabelItem, answer: Answer, labeller: string, note: string, now: Date): Promise<void> {
-    const write = this.#queue.then(() => this.#write(item, answer, labeller, note, now));
+    const write = this.#queue.then(() => withLock(this.file, () => this.#write(item, answer, labeller, note, now)));
     this.#queue = write.catch(() => undefined);
     return write;
   }
