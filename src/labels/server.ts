@@ -175,8 +175,12 @@ export async function startLabelServer(options: {
     port,
     answered: () => written,
     close: async () => {
+      // No new request; an answer already being written is finished before the run ends.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await store.settled();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
     },
   };
 }

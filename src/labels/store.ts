@@ -89,6 +89,11 @@ export class LabelStore {
     return write;
   }
 
+  /** Resolves once every answer given so far is on disk (or failed): a stopping run waits for it. */
+  async settled(): Promise<void> {
+    await this.#queue;
+  }
+
   async #write(item: LabelItem, answer: Answer, labeller: string, note: string, now: Date): Promise<void> {
     const doc = (await exists(this.file))
       ? parseDocument(await readFile(this.file, "utf8"))
