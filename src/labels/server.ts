@@ -36,17 +36,14 @@ function attributed(line: string): { who: string; text: string } {
 const listText = (value: readonly unknown[]) =>
   value.length === 0 ? "(none)" : value.map((entry) => JSON.stringify(entry)).join("\n");
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk: string) => {
-      text += chunk;
-      if (text.length > MAX_BODY_BYTES) reject(new Error("body too large"));
-    });
-    request.on("end", () => resolve(text));
-    request.on("error", reject);
-  });
+/** The request's body as text, refused past MAX_BODY_BYTES. */
+async function readBody(request: IncomingMessage): Promise<string> {
+  let text = "";
+  for await (const chunk of request) {
+    text += chunk;
+    if (text.length > MAX_BODY_BYTES) throw new Error("body too large");
+  }
+  return text;
 }
 
 export async function startLabelServer(options: {
@@ -137,7 +134,7 @@ export async function startLabelServer(options: {
       try {
         body = JSON.parse(await readBody(request));
       } catch {
-        return sendJson(response, 400, { error: "not JSON" });
+        return sendJson(response, 400, { error: "not JSON, or over 64 KiB" });
       }
       const i = Number(body.i);
       const item = items[i];
