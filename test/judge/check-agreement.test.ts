@@ -146,6 +146,7 @@ describe("judge check: evidence counted once, human–human and judge–judge ka
       `  - { rubric: "greets the caller", transcript: [${JSON.stringify(line(1))}], human: pass, votes: 1, judge: { verdict: pass, model: judge-old } }`,
       `  - { rubric: "greets the caller warmly", transcript: [${JSON.stringify(line(7))}], human: fail, votes: 1, rubric_sha256: ${rubricHash("greets the caller")} }`,
       `  - { rubric: "greets the caller", transcript: [${JSON.stringify(line(8))}], human: fail, votes: 1, rubric_sha256: ${rubricHash("greets the caller")}, judge: { verdict: fail, model: judge-a } }`,
+      `  - { rubric: "greets the caller", transcript: [${JSON.stringify(line(9))}], human: skip, votes: 1, labeller: ann }`,
     ].join("\n");
     const run = await check("stale.yaml", `${text}\n`, "judge-a");
     expect(run.code, run.stderr).toBe(0);
@@ -154,5 +155,8 @@ describe("judge check: evidence counted once, human–human and judge–judge ka
       "stale.yaml:3: the rubric changed since it was labelled",
     ]);
     expect(run.stdout).toContain("stale: 2 label(s) were made for another rubric or judge model");
+    // A skipped item (judge label's s) is neither judged nor counted.
+    expect(run.requests).toBe(3);
+    expect(run.result.overall.items).toBe(3);
   });
 });
