@@ -58,6 +58,13 @@ export async function judgeLabel(
   }
   const size = request.sample ?? (request.disagreements ? pool.length : DEFAULT_SAMPLE);
   const items = stratifiedSample(pool, size, request.seed);
+  const verdicts = new Set(pool.map((item) => item.judge.verdict));
+  if (verdicts.size === 1) {
+    // Said without naming it: the labeller must not learn the verdicts before answering.
+    io.out.write(
+      "note: the judge gave every one of these items the same verdict, so the sample cannot hold both: label more reports for a kappa worth reading\n",
+    );
+  }
   const server = await startLabelServer({ items, store, labeller: request.labeller });
   io.out.write(
     `judge label: ${items.length} item(s) of ${pool.length} ${request.disagreements ? "disagreement(s)" : "judged expectation(s)"}, stratified by the judge's verdict and rubric (seed ${request.seed}), for ${request.labeller}\n` +

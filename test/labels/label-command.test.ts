@@ -42,6 +42,20 @@ describe("judge label, before it serves", () => {
     expect(run.stderr).toContain("no judged expectation with a verdict to label");
   });
 
+  it("says, without naming it, when the judge gave every item one verdict; Ctrl+C ends it with 130", async () => {
+    const run = await runInProcess(["judge", "label", "report.json", "--labels", "one.yaml"], {
+      cwd: dir,
+      env: process.env,
+      onWrite: (text, io) => {
+        if (text.includes("press Ctrl+C")) io.signal("SIGINT");
+      },
+    });
+    expect(run.code).toBe(130);
+    expect(run.stdout).toContain("note: the judge gave every one of these items the same verdict");
+    expect(run.stdout).not.toMatch(/same verdict[^\n]*\b(pass|fail)\b/);
+    expect(run.stdout).toContain("stopped (SIGINT); 0 answer(s) this run");
+  });
+
   it("refuses a labels file judge check would refuse, at its file:line, exit 2", async () => {
     const run = await label("report.json", "--labels", "broken.yaml");
     expect(run.code).toBe(2);
