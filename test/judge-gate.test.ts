@@ -93,7 +93,7 @@ describe("the judge's gate knows its uncertainty (judge check, judge_min_kappa, 
     const measured = await check("balanced.yaml", "c2");
     expect(measured.code, measured.stderr).toBe(0);
     expect(measured.stdout).toContain(
-      `"${BY_CALLBACK}": agreement 1 (10/10), kappa 1 (95 % CI 0.445 to 1); human pass 0.5, fail 0.5; vote consistency 1, flip rate 0`,
+      `"${BY_CALLBACK}": agreement 1 (10/10), kappa 1 (95 % CI 0.445 to 1, 10 distinct item(s)); human pass 0.5, fail 0.5; vote consistency 1, flip rate 0`,
     );
     const json = JSON.parse(await readFile(path.join(dir, "reports", "balanced.yaml.json"), "utf8"));
     expect(json.overall.kappa_interval.low).toBeCloseTo(0.445, 3);

@@ -266,7 +266,7 @@ describe("judged expectations (agent-iac smoke)", () => {
     expect(check.code).toBe(0);
     // The judge fails all ten; the human failed seven: agreement 7/10, kappa 0 (the judge never passes).
     expect(check.stdout).toMatch(
-      /"introduces herself with a callback number": agreement 0\.7 \(7\/10\), kappa 0 \(95 % CI -1 to 0\.641\); human pass 0\.3, fail 0\.7; vote consistency 1, flip rate 0/,
+      /"introduces herself with a callback number": agreement 0\.7 \(7\/10\), kappa 0 \(95 % CI -1 to 0\.641, 10 distinct item\(s\)\); human pass 0\.3, fail 0\.7; vote consistency 1, flip rate 0/,
     );
     expect(check.stdout).toContain("pass×pass 0, pass×fail 3, fail×pass 0, fail×fail 7");
     const below = await smoke(["--scenario", "trusted-judge"]);

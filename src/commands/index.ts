@@ -51,7 +51,7 @@ const commands: Record<string, Command> = {
     reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv, { flags: ["compare"] }),
   },
   judge: {
-    summary: "measure the configured judge against labelled transcripts (judge check FILE)",
+    summary: "measure the configured judge against labels (judge check FILE), make them (judge label REPORT)",
     load: () => import("./judge.ts"),
   },
   report: {

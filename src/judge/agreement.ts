@@ -1,7 +1,7 @@
 // How far the judge agrees with people: over labelled transcripts, the share of verdicts equal to
 // the human's, Cohen's kappa (that agreement corrected for what two raters with these pass rates
 // would reach by chance), the confusion matrix, and how often the judge's own votes agree.
-import { flipRate, kappaInterval } from "../stats/index.ts";
+import { flipRate, type Kappa, kappaInterval } from "../stats/index.ts";
 import type { VerdictWord } from "./verdict.ts";
 
 export type LabelledVerdict = { human: VerdictWord; judge: VerdictWord };
@@ -83,15 +83,25 @@ export function oneVerdictOnly(human: { pass: number; fail: number }): string | 
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
-/** `agreement 0.9 (9/10), kappa 0.78 (95 % CI 0.45–0.96); human pass 0.5, fail 0.5` — how the figures read on a terminal. */
+/** `kappa 0.78 (95 % CI 0.45 to 0.96, 10 distinct items)`, or `kappa n/a (one label throughout)`. */
+function kappaText(k: Pick<Kappa, "kappa" | "kappa_interval" | "items">): string {
+  if (k.kappa === null) return "kappa n/a (one label throughout)";
+  const ci = k.kappa_interval;
+  const interval = ci ? ` (95 % CI ${round(ci.low)} to ${round(ci.high)}, ${k.items} distinct item(s))` : "";
+  return `kappa ${round(k.kappa)}${interval}`;
+}
+
+/** `agreement 0.9 (9/10), kappa 0.78 (95 % CI 0.45 to 0.96, 10 distinct items); human pass 0.5, fail 0.5` — how the figures read on a terminal. */
 export function agreementLine(stats: AgreementStats): string {
   const agreed = stats.confusion.human_pass_judge_pass + stats.confusion.human_fail_judge_fail;
-  const ci = stats.kappa_interval;
-  const interval = ci ? ` (95 % CI ${round(ci.low)} to ${round(ci.high)})` : "";
-  const kappa = stats.kappa === null ? "kappa n/a (one label throughout)" : `kappa ${round(stats.kappa)}${interval}`;
   const shares =
     stats.items > 0
       ? `; human pass ${round(stats.human.pass / stats.items)}, fail ${round(stats.human.fail / stats.items)}`
       : "";
-  return `agreement ${round(stats.agreement)} (${agreed}/${stats.items}), ${kappa}${shares}`;
+  return `agreement ${round(stats.agreement)} (${agreed}/${stats.items}), ${kappaText(stats)}${shares}`;
+}
+
+/** `agreement 0.8 (8/10), kappa 0.6 (95 % CI …)` of two raters (two labellers, two judges). */
+export function kappaLine(k: Kappa): string {
+  return `agreement ${round(k.agreement)} (${Math.round(k.agreement * k.items)}/${k.items}), ${kappaText(k)}`;
 }

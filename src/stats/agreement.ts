@@ -20,6 +20,32 @@ export function kappaInterval(po: number, pe: number, n: number, z = 1.959964): 
   return { low: kappa(wilson.low), high: kappa(wilson.high) };
 }
 
+/** Two raters' pass/fail labels of one item. */
+export type RatedPair = { a: "pass" | "fail"; b: "pass" | "fail" };
+
+/** Cohen's kappa of two raters over `pairs` (one per distinct item), with kappaInterval's 95 % interval. */
+export type Kappa = {
+  items: number;
+  agreement: number;
+  kappa: number | null;
+  kappa_interval: { low: number; high: number } | null;
+};
+
+/**
+ * Cohen's kappa, (po − pe) / (1 − pe) with pe from the two raters' pass rates; null where both gave
+ * one same label to every item. Each pair must be a distinct item: a repeated item is no new evidence.
+ */
+export function cohenKappa(pairs: readonly RatedPair[]): Kappa {
+  const n = pairs.length;
+  if (n === 0) return { items: 0, agreement: 0, kappa: null, kappa_interval: null };
+  const po = pairs.filter((p) => p.a === p.b).length / n;
+  const aPass = pairs.filter((p) => p.a === "pass").length / n;
+  const bPass = pairs.filter((p) => p.b === "pass").length / n;
+  const pe = aPass * bPass + (1 - aPass) * (1 - bPass);
+  const kappa = pe >= 1 ? null : (po - pe) / (1 - pe);
+  return { items: n, agreement: po, kappa, kappa_interval: kappaInterval(po, pe, n) };
+}
+
 /**
  * The judge's flip rate: the chance that two of its votes on one item disagree, estimated without
  * bias from every item with two votes or more (an item with p passes of v votes contributes

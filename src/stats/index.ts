@@ -2,7 +2,17 @@
 // documented: early decision of fixed repeats, the sequential pass-rate test, pass^k, and the
 // significance of old-versus-new differences. No I/O; smoke and compare call these.
 
-export { DEFAULT_MAX_VOTES, flipRate, kappaInterval, nextVotes, passPosterior, settledVerdict } from "./agreement.ts";
+export {
+  cohenKappa,
+  DEFAULT_MAX_VOTES,
+  flipRate,
+  type Kappa,
+  kappaInterval,
+  nextVotes,
+  passPosterior,
+  type RatedPair,
+  settledVerdict,
+} from "./agreement.ts";
 export {
   fixedDecision,
   logChoose,

@@ -18,6 +18,7 @@ export {
 } from "./deploy.ts";
 export { type DraftResult, deriveDraft, generateDraft } from "./drafts.ts";
 export { judgeCheck } from "./judge-check.ts";
+export { judgeLabel } from "./judge-label.ts";
 export {
   failedDeliveries,
   type LocalService,

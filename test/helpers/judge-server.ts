@@ -15,9 +15,9 @@ export type JudgeAnswer =
 
 /**
  * Rubric substring → answers, used in turn (the last one repeats), or a function of the numbered
- * transcript the judge was sent (to answer by what the conversation says).
+ * transcript the judge was sent and the model asked (to answer by what the conversation says).
  */
-export type JudgeScript = Record<string, JudgeAnswer[] | ((transcript: string) => JudgeAnswer)>;
+export type JudgeScript = Record<string, JudgeAnswer[] | ((transcript: string, model: string) => JudgeAnswer)>;
 
 export type JudgeRequest = { authorization: string | undefined; body: Record<string, unknown>; rubric: string };
 
@@ -86,7 +86,9 @@ export async function startTestJudge(script: JudgeScript = {}, options: { apiKey
     const n = used.get(key) ?? 0;
     used.set(key, n + 1);
     const answer =
-      typeof scripted === "function" ? scripted(text) : (scripted[Math.min(n, scripted.length - 1)] as JudgeAnswer);
+      typeof scripted === "function"
+        ? scripted(text, String(body.model))
+        : (scripted[Math.min(n, scripted.length - 1)] as JudgeAnswer);
     if ("stall" in answer) {
       stalled.add(response);
       return;

@@ -26,7 +26,7 @@ describe("agreement statistics", () => {
     });
     // Wilson 95 % of 7/10: [0.3968, 0.8922]; through (p − 0.62) / 0.38: [−0.587, 0.716].
     expect(agreementLine(stats)).toBe(
-      "agreement 0.7 (7/10), kappa 0.211 (95 % CI -0.587 to 0.716); human pass 0.8, fail 0.2",
+      "agreement 0.7 (7/10), kappa 0.211 (95 % CI -0.587 to 0.716, 10 distinct item(s)); human pass 0.8, fail 0.2",
     );
     expect(stats.human).toEqual({ pass: 8, fail: 2 });
   });
