@@ -237,7 +237,8 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     const ok = scenario(pass.report, "slow-bound-1000");
     expect(ok?.verdict).toBe("passed");
     expect(ok?.latency?.response_p95_ms).toBeGreaterThanOrEqual(400);
-    expect(ok?.latency?.response_p95_ms).toBeLessThanOrEqual(1000);
+    // Passed because the measured p95 is within the bound (no time asserted here: the gate's decision is).
+    expect(ok?.latency?.exceeded ?? []).toEqual([]);
     // Each call's own measurements and the entries' times are in the JSON too.
     const call = pass.report?.results[0];
     expect(call?.latency.response_ms.length).toBe(2);

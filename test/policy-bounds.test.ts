@@ -1,6 +1,7 @@
 // Policy patterns and globs are bounded like smoke's `says` patterns (issue 41): `agent-iac validate
-// --policy` as a real child process (a hang on an unbounded pattern is killed by the test's deadline
-// and fails it). A nested quantifier is refused when the config is read, with smoke's wording; a
+// --policy` as a real child process. A hang on an unbounded pattern would be killed by a generous
+// safety net (2 minutes, never an assertion: a loaded machine is slow, not wrong); each test asserts
+// the process ended by itself with the bound's own finding. A nested quantifier is refused when the config is read, with smoke's wording; a
 // slow expression without one is stopped by the per-text time bound and reported, never a pass; a
 // glob of many `*` is linear; allow-lists are bounded; a value Pulumi refuses as an enforcement
 // level is refused here too.
@@ -12,13 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../src/workspace/index.ts";
 import { CLI } from "./helpers/cli.ts";
 
-type Run = { code: number | null; stdout: string; stderr: string; ms: number };
+type Run = { code: number | null; stdout: string; stderr: string; killed: boolean };
 
-/** `agent-iac validate --policy FILE` in a child process, killed (SIGKILL: a regex blocks the signal handler) after 20 s. */
+/** The safety net for a run that never ends (SIGKILL: a regex blocks the signal handler). */
+const SAFETY_NET_MS = 120_000;
+
+/** `agent-iac validate --policy FILE` in a child process, killed by the safety net if it never ends. */
 function validate(dir: string, config: unknown): Promise<Run> {
   return new Promise((resolve, reject) => {
     const file = path.join(dir, `policy-${Math.random().toString(36).slice(2)}.json`);
-    const started = Date.now();
     writeFile(file, JSON.stringify(config))
       .then(() => {
         execFile(
@@ -27,7 +30,7 @@ function validate(dir: string, config: unknown): Promise<Run> {
           {
             cwd: dir,
             env: { ...process.env, NO_COLOR: "1" },
-            timeout: 20_000,
+            timeout: SAFETY_NET_MS,
             killSignal: "SIGKILL",
             maxBuffer: 64 << 20,
           },
@@ -36,7 +39,7 @@ function validate(dir: string, config: unknown): Promise<Run> {
               code: error ? (typeof error.code === "number" ? error.code : null) : 0,
               stdout,
               stderr,
-              ms: Date.now() - started,
+              killed: error?.killed === true,
             }),
         );
       })
@@ -44,7 +47,7 @@ function validate(dir: string, config: unknown): Promise<Run> {
   });
 }
 
-describe("policy patterns and globs are bounded (validate --policy)", { timeout: 60_000 }, () => {
+describe("policy patterns and globs are bounded (validate --policy)", { timeout: 300_000 }, () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "policy-bounds-"));
@@ -74,20 +77,22 @@ describe("policy patterns and globs are bounded (validate --policy)", { timeout:
         patterns: [{ name: "a-or-aa", regex: "(a|aa)*$" }],
       },
     });
+    // Ended by itself: the per-text bound stopped the expression and said so.
+    expect(run.killed).toBe(false);
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(
       /agent-prompt-forbidden-patterns: .*the forbidden pattern "a-or-aa" did not finish within 1000 ms on a \d+-character text \(catastrophic backtracking\)/,
     );
-    expect(run.ms).toBeLessThan(15_000);
   });
 
-  it("an allowed-model glob of 22 `*` is answered at once", async () => {
+  it("an allowed-model glob of 22 `*` is answered, not backtracked through", async () => {
+    // A backtracking matcher takes time exponential in the stars here: answering at all is the bound.
     const run = await validate(dir, {
       "agent-allowed-models": { enforcementLevel: "mandatory", allowed: [`${"*".repeat(22)}z`] },
     });
+    expect(run.killed).toBe(false);
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(/agent-allowed-models: .*is not an approved model/);
-    expect(run.ms).toBeLessThan(15_000);
     const matching = await validate(dir, { "agent-allowed-models": { allowed: ["*/*", `${"*".repeat(22)}4`] } });
     expect(matching.code, matching.stderr).toBe(0);
   });

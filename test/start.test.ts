@@ -75,6 +75,21 @@ describe("npm start", { timeout: 300_000 }, () => {
     expect(new Set(ids(out.split("smoke calls")[0] ?? ""))).toEqual(new Set(ids(first.split("smoke calls")[0] ?? "")));
   });
 
+  it("writes a state that names no path of this machine: source positions relative to the project", async () => {
+    // The engine makes a file: URL relative to the project; an ES module's frame used to reach it as
+    // `file:///<cwd>/file:/<absolute path>`, which it kept whole.
+    const entries = await readdir(sandbox.backendDir, { recursive: true, withFileTypes: true });
+    const state = entries.find((entry) => entry.isFile() && entry.name === "dev.json");
+    expect(state).toBeDefined();
+    const text = await readFile(path.join(state?.parentPath ?? "", state?.name ?? ""), "utf8");
+    const positions = [...text.matchAll(/"sourcePosition":\s*"([^"]+)"/g)].map((match) => match[1] ?? "");
+    // Every agent resource has one, written by this package's code.
+    expect(positions.filter((p) => /\/src\/(component|provider)\//.test(p)).length).toBeGreaterThan(0);
+    for (const position of positions) expect(position).toMatch(/^project:\/\/\/(?!file:)/);
+    expect(text).not.toContain(projectRoot);
+    expect(text).not.toContain(project.dir);
+  });
+
   it("uses a stack's own service when it points elsewhere, and names what a failed up did not create", async () => {
     // 127.0.0.2 is not the dev stack's loopback address, so start uses this service as it is.
     const service = await startSimulator({ host: "127.0.0.2", port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });

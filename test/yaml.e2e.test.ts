@@ -3,14 +3,16 @@
 // built by `scripts/ensure-pulumi --yaml`, the installed simulator on port 0, the real CLI; then the
 // documented route (the plugin folder without its launcher, run by the Node.js language host) and
 // SDKs for Python, Go and .NET generated from the provider's schema.
+import { spawn } from "node:child_process";
 import { constants } from "node:fs";
-import { access, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { access, copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { projectRoot } from "../src/workspace/index.ts";
-import { type PackedProject, packedProject, run } from "./helpers/packed.ts";
+import { type PackedProject, packedProject, packedTarball, run } from "./helpers/packed.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { type StoredAgents, storedAgents } from "./helpers/simulator.ts";
 
@@ -73,19 +75,62 @@ describe("agents from a Pulumi YAML program", { timeout: 600_000 }, () => {
     }
   });
 
-  it("fails the preview on a model without its vendor, naming the resource and the field, and creates nothing", async () => {
+  /** `pulumi preview` of the program with one edit; nothing may be created, and the program is put back. */
+  const previewWith = async (edit: (good: string) => string) => {
     const good = await readFile(program, "utf8");
-    await writeFile(program, good.replace("model: openai/gpt-4o\n", "model: gpt-4o\n"));
+    const edited = edit(good);
+    expect(edited).not.toBe(good);
+    await writeFile(program, edited);
     try {
       const preview = await pulumi("preview");
-      expect(preview.code).not.toBe(0);
-      expect(preview.stdout + preview.stderr).toMatch(
-        /resource 'front-desk': property config\.runtime\.model .*must look like <vendor>\/<model name>/,
-      );
       const stored = await storedAgents(packed.sim);
       expect([...stored.conversational, ...stored.procedural]).toEqual([]);
+      return { code: preview.code, text: preview.stdout + preview.stderr };
     } finally {
       await writeFile(program, good);
+    }
+  };
+  /** Every `error:` line of the preview's diagnostics. */
+  const errorLines = (text: string) => [...new Set(text.match(/^\s*error: .*$/gm)?.map((line) => line.trim()))];
+
+  it("fails the preview on a model without its vendor, naming the resource and the field, and creates nothing", async () => {
+    const preview = await previewWith((good) => good.replace("model: openai/gpt-4o\n", "model: gpt-4o\n"));
+    expect(preview.code).not.toBe(0);
+    expect(errorLines(preview.text)).toEqual([
+      "error: agent-iac:index:ConversationalAgent resource 'front-desk' has a problem: config.runtime.model: must look like <vendor>/<model name>, e.g. openai/gpt-4o",
+    ]);
+    expect(preview.text).not.toMatch(/<nil>|map\[/);
+  });
+
+  it("names a mistyped key as an agent file does, and only it: no error on the resources declared beside it", async () => {
+    // call-notes is declared at the same time as the directory `support`, whose construct is under way.
+    const preview = await previewWith((good) =>
+      good.replace("filter_statuses: [completed]", "filter_statusez: [completed]"),
+    );
+    expect(preview.code).not.toBe(0);
+    expect(errorLines(preview.text)).toEqual([
+      'error: agent-iac:index:ProceduralAgent resource \'call-notes\' has a problem: config.filter_statusez: unknown key "filter_statusez" (did you mean "filter_statuses"?)',
+    ]);
+    expect(preview.text).not.toMatch(/grpc|map\[|Write a three-line note/);
+  });
+
+  it("refuses a dir outside the program's directory or holding no agent files, naming it", async () => {
+    await mkdir(path.join(packed.project, "empty-folder"), { recursive: true });
+    await writeFile(path.join(packed.work, "outside.yaml"), "kind: procedural\n");
+    const refusals: [string, RegExp][] = [
+      ["../", /dir "\.\.\/" is outside the program's directory/],
+      ["/etc", /dir "\/etc" is outside the program's directory/],
+      ["empty-folder", /"empty-folder" holds no agent files/],
+    ];
+    for (const [dir, message] of refusals) {
+      const preview = await previewWith((good) => good.replace("dir: agents", `dir: ${dir}`));
+      expect(preview.code, dir).not.toBe(0);
+      const errors = errorLines(preview.text);
+      expect(errors, dir).toHaveLength(1);
+      expect(errors[0], dir).toMatch(
+        /^error: agent-iac:index:AgentDirectory resource 'support' has a problem: AgentDirectory: /,
+      );
+      expect(errors[0], dir).toMatch(message);
     }
   });
 
@@ -127,6 +172,21 @@ describe("agents from a Pulumi YAML program", { timeout: 600_000 }, () => {
     expect(state).not.toContain(packed.work);
     expect(state).not.toContain(projectRoot);
     expect(printed.filter((text) => text.includes(API_KEY))).toEqual([]);
+  });
+
+  it("keeps an absolute dir inside the program relative in the state: the same directory, no change", async () => {
+    const good = await readFile(program, "utf8");
+    await writeFile(program, good.replace("dir: agents", `dir: ${path.join(packed.project, "agents")}`));
+    try {
+      const up = await pulumi("up", "--yes");
+      expect(up.code, up.stdout + up.stderr).toBe(0);
+      expect(up.stdout).not.toMatch(/AgentDirectory support|support-summary\s+(replaced|created)/);
+      const state = (await pulumi("stack", "export")).stdout;
+      expect(state).toContain('"dir": "agents"');
+      expect(state).not.toContain(packed.work);
+    } finally {
+      await writeFile(program, good);
+    }
   });
 
   it("smoke-calls the YAML-declared and the directory's agents with `npx agent-iac smoke`", async () => {
@@ -207,6 +267,111 @@ describe("agents from a Pulumi YAML program", { timeout: 600_000 }, () => {
       expect(source).toMatch(/postprocess_agents|PostprocessAgents/);
       expect(source).toContain("agent-iac:index:ConversationalAgent");
     }
+  });
+});
+
+/** The fenced blocks of docs/yaml.md's walk from an empty folder, in order. */
+async function documentedWalk() {
+  const doc = await readFile(path.join(projectRoot, "docs", "yaml.md"), "utf8");
+  const start = doc.indexOf("## A Pulumi YAML program, from an empty folder");
+  expect(start).toBeGreaterThanOrEqual(0);
+  const section = doc.slice(start, doc.indexOf("\n## ", start + 1));
+  return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1] ?? "", text: m[2] ?? "" }));
+}
+
+/** A port nothing listens on now (the doc names a fixed one; tests on a shared machine cannot). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe("docs/yaml.md's walk, as written, from an empty folder", { timeout: 900_000 }, () => {
+  let work: string;
+  afterAll(async () => {
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it("installs the packed tarball, deploys the documented program and passes its smoke scenario", async () => {
+    const [checkout, folder, program, smoke, deploy] = await documentedWalk();
+    // The checkout's steps are the ones this run takes: its one `npm pack`, and ensure-pulumi's directory on PATH.
+    expect(checkout?.text).toContain("npm pack\n");
+    expect(checkout?.text).toContain('export PATH="$(scripts/ensure-pulumi --yaml | tail -n 1):$PATH"');
+    const tarball = await packedTarball();
+    const ensured = await run(path.join(projectRoot, "scripts", "ensure-pulumi"), ["--yaml"], projectRoot, process.env);
+    expect(ensured.code, ensured.stderr).toBe(0);
+    const pulumiDir = ensured.stdout.trim().split("\n").at(-1) ?? "";
+
+    // The files the walk writes, by the name each block's first line gives.
+    const files = [program, smoke].map((block) => {
+      expect(block?.lang).toBe("yaml");
+      const name = /^# (\S+)\n/.exec(block?.text ?? "")?.[1] ?? "";
+      return { name, text: block?.text ?? "" };
+    });
+    expect(files.map((f) => f.name)).toEqual(["Pulumi.yaml", "smoke/front-desk.yaml"]);
+    const port = await freePort();
+    // The simulator's line as written, with this run's port; its output is waited for before the deploy.
+    const service = `npx agent-iac service --port 8787 &`;
+    expect(deploy?.text).toContain(service);
+    const steps = (deploy?.text ?? "")
+      .replaceAll("8787", String(port))
+      .replace(
+        service.replace("8787", String(port)),
+        `npx agent-iac service --port ${port} > service.log 2>&1 &\n` +
+          "until grep -q listening service.log 2>/dev/null; do sleep 0.2; done",
+      );
+    const script = [
+      "set -euo pipefail",
+      folder?.text ?? "",
+      ...files.map((f) => `mkdir -p "$(dirname ${f.name})"\ncat > ${f.name} <<'AGENT_IAC_DOC'\n${f.text}AGENT_IAC_DOC`),
+      steps,
+    ].join("\n");
+
+    work = await mkdtemp(path.join(os.tmpdir(), "agent-iac-yaml-walk-"));
+    const { PULUMI_BACKEND_URL: _b, PULUMI_CONFIG_PASSPHRASE: _p, AGENT_IAC_API_KEY: _k, ...inherited } = process.env;
+    const env = {
+      ...inherited,
+      // Node 22 or later and the CLI with the YAML host first on PATH, as the checkout's step leaves it.
+      PATH: [pulumiDir, path.dirname(process.execPath), process.env.PATH].filter(Boolean).join(path.delimiter),
+      CHECKOUT: path.dirname(tarball),
+      PULUMI_HOME: path.join(work, "pulumi-home"),
+      PULUMI_SKIP_UPDATE_CHECK: "1",
+      NO_COLOR: "1",
+    };
+    expect(path.basename(tarball)).toBe("agent-iac-0.1.0.tgz");
+    // Its own process group: the simulator the walk leaves in the background ends with it.
+    const child = spawn("bash", ["-c", script], { cwd: work, env, detached: true });
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      out += chunk;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    try {
+      process.kill(-(child.pid as number), "SIGTERM");
+    } catch {
+      // the group has ended
+    }
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/ConversationalAgent\s+front-desk\s+created/);
+    expect(out).toMatch(/front-desk\/greets/);
+    expect(out).toMatch(/^1 passed, 0 failed$/m);
+    // The state, where the walk put it, names no path of this machine.
+    const stateDir = path.join(work, "front-desk", ".pulumi-state");
+    const states = (await readdir(stateDir, { recursive: true, withFileTypes: true })).filter(
+      (e) => e.isFile() && e.name === "dev.json",
+    );
+    expect(states).toHaveLength(1);
+    const state = await readFile(path.join(states[0]?.parentPath ?? "", "dev.json"), "utf8");
+    expect(state).not.toContain(work);
+    expect(state).not.toContain(projectRoot);
   });
 });
 

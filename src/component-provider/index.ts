@@ -5,8 +5,10 @@
 // (`agents:baseUrl`, the secret `agents:apiKey`). pulumi-plugin/ in the package starts it.
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import * as pulumi from "@pulumi/pulumi";
-import { AgentDirectory } from "../component/index.ts";
+import { AgentDirectory, agentDirectoryFiles } from "../component/index.ts";
+import { agentInputProblems } from "../definitions/index.ts";
 import { ConversationalAgent, ProceduralAgent } from "../provider/index.ts";
 import { projectRoot } from "../workspace/index.ts";
 import { componentSchema, PACKAGE, TOKENS } from "./schema.ts";
@@ -50,6 +52,29 @@ class ConversationalAgentComponent extends pulumi.ComponentResource {
   }
 }
 
+/** A value with no output in it (nothing waits for another resource or is unknown at preview). */
+function isPlain(value: unknown, depth = 0): boolean {
+  if (pulumi.Output.isInstance(value) || value instanceof Promise || depth > 64) return false;
+  if (Array.isArray(value)) return value.every((item) => isPlain(item, depth + 1));
+  if (value && typeof value === "object") return Object.values(value).every((item) => isPlain(item, depth + 1));
+  return true;
+}
+
+/**
+ * Refuses an agent's inputs as an agent file's would be refused, before anything of it is
+ * registered: `config.langauge: unknown key "langauge" (did you mean "language"?)`, one line per
+ * problem (the engine prefixes the resource). Inputs that hold another resource's outputs are left
+ * to the agent resource's own check, which says the same once they are known.
+ */
+function refuseInvalid(kind: "conversational" | "procedural", inputs: AgentInputs): void {
+  const given = { name: inputs.name, description: inputs.description, config: inputs.config };
+  if (!isPlain(given)) return;
+  const problems = agentInputProblems(kind, given);
+  if (problems.length > 0) {
+    throw new pulumi.RunError(problems.map((problem) => `${problem.field}: ${problem.message}`).join("\n"));
+  }
+}
+
 function agentArgs(inputs: AgentInputs) {
   return { name: inputs.name, description: inputs.description, config: inputs.config as never };
 }
@@ -60,14 +85,6 @@ function linkedIds(links: unknown[]): pulumi.Output<string[]> {
     links.map((link) => (link instanceof ProceduralAgentComponent ? link.agentId : pulumi.output(link as string))),
   );
 }
-
-// Each resource's creating code goes into the state by source position. @pulumi/pulumi reads a
-// stack frame's file and makes it a file: URL, but an ES module's frame (this package's) names a
-// file: URL already: it became `file:///<cwd>/file:/<absolute path>`, which the engine cannot make
-// relative to the project, so the state held this machine's paths. Read such frames as paths.
-// (The SDK's own regexp, private in its types, with an optional `file://`.)
-(pulumi.Resource as unknown as { framePositionRegExp: RegExp }).framePositionRegExp =
-  /^\s*at .* \((?:file:\/\/)?(?<file>.*):(?<line>[0-9]+):(?<column>[0-9]+)\)$/;
 
 const version = (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string })
   .version;
@@ -82,26 +99,89 @@ pulumi.runtime.registerResourceModule(PACKAGE, "index", {
   },
 });
 
+/** One component of this package: its URN and outputs, once registered. */
+async function constructed(
+  name: string,
+  type: string,
+  inputs: pulumi.Inputs,
+  options: pulumi.ComponentResourceOptions,
+): Promise<pulumi.provider.ConstructResult> {
+  switch (type) {
+    case TOKENS.procedural: {
+      refuseInvalid("procedural", inputs as AgentInputs);
+      const agent = new ProceduralAgentComponent(name, inputs as AgentInputs, options);
+      return { urn: agent.urn, state: { agentId: agent.agentId, versionId: agent.versionId } };
+    }
+    case TOKENS.conversational: {
+      refuseInvalid("conversational", inputs as AgentInputs);
+      const agent = new ConversationalAgentComponent(name, inputs as ConversationalInputs, options);
+      return { urn: agent.urn, state: { agentId: agent.agentId, versionId: agent.versionId } };
+    }
+    case TOKENS.directory: {
+      // Read first: a failing component fails its outputs, unhandled, and the provider's server then
+      // fails every construct under way with that error.
+      await agentDirectoryFiles(inputs.dir as string);
+      const directory = new AgentDirectory(name, { dir: inputs.dir as string }, options);
+      const { versions, agents, previous_versions } = directory;
+      return { urn: directory.urn, state: { versions, agents, previous_versions } };
+    }
+    default:
+      throw new pulumi.RunError(`agent-iac has no component ${type}`);
+  }
+}
+
+/** The constructs under way whose outcome is not known yet, and how many have begun. */
+const underWay = new Set<Promise<unknown>>();
+let begun = 0;
+
+/**
+ * How long a failed construct waits for the engine's next construct before it reports: the engine
+ * sends a program's independent resources together, but a request may arrive just after another
+ * one has failed.
+ */
+const QUIET_MS = 500;
+
+/**
+ * The engine stops at a construct's error and closes its connection to this provider: every other
+ * construct under way then fails as "grpc: the client connection is closing", named on a valid
+ * resource. A failed construct waits until no other is under way, nor begins within QUIET_MS.
+ */
+async function othersDone(): Promise<void> {
+  for (;;) {
+    while (underWay.size > 0) await Promise.allSettled([...underWay]);
+    const seen = begun;
+    await sleep(QUIET_MS);
+    if (begun === seen && underWay.size === 0) return;
+  }
+}
+
+/**
+ * Waits until a component's registration and outputs have settled (known, unknown at preview, or
+ * failed): `isSecret` is the SDK's public promise that settles with an output.
+ */
+function settled(result: pulumi.provider.ConstructResult): Promise<unknown> {
+  const outputs = [result.urn, ...Object.values(result.state)].map((value) => pulumi.output(value));
+  return Promise.all(outputs.map((output) => pulumi.isSecret(output)));
+}
+
 const provider: pulumi.provider.Provider = {
   version,
   schema: JSON.stringify(componentSchema(version)),
   async construct(name, type, inputs, options) {
-    switch (type) {
-      case TOKENS.procedural: {
-        const agent = new ProceduralAgentComponent(name, inputs as AgentInputs, options);
-        return { urn: agent.urn, state: { agentId: agent.agentId, versionId: agent.versionId } };
-      }
-      case TOKENS.conversational: {
-        const agent = new ConversationalAgentComponent(name, inputs as ConversationalInputs, options);
-        return { urn: agent.urn, state: { agentId: agent.agentId, versionId: agent.versionId } };
-      }
-      case TOKENS.directory: {
-        const directory = new AgentDirectory(name, { dir: inputs.dir as string }, options);
-        const { versions, agents, previous_versions } = directory;
-        return { urn: directory.urn, state: { versions, agents, previous_versions } };
-      }
-      default:
-        throw new pulumi.RunError(`agent-iac has no component ${type}`);
+    begun++;
+    let outcome: Promise<unknown> = Promise.resolve();
+    try {
+      const result = await constructed(name, type, inputs, options);
+      outcome = settled(result);
+      underWay.add(outcome);
+      await outcome;
+      return result;
+    } catch (error) {
+      underWay.delete(outcome);
+      await othersDone();
+      throw error;
+    } finally {
+      underWay.delete(outcome);
     }
   },
 };

@@ -2,6 +2,7 @@
 // inside any Pulumi program, as one component resource with an agent resource per file. The same
 // loader, validation and file:line errors as `agent-iac validate`; the same outputs as this
 // project's own stack (`versions`, `agents`).
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { type AgentDefinition, formatDiagnostic, loadAgents } from "../definitions/index.ts";
@@ -55,7 +56,8 @@ export class AgentDirectory extends pulumi.ComponentResource<LoadedDirectory> {
   readonly previous_versions: pulumi.Output<Record<string, string>>;
 
   constructor(name: string, args: AgentDirectoryArgs, opts: pulumi.ComponentResourceOptions = {}) {
-    super(AGENT_DIRECTORY_TYPE, name, { dir: args.dir }, opts);
+    // The state (inputs and outputs) holds the directory relative to the program, never a machine's path.
+    super(AGENT_DIRECTORY_TYPE, name, { dir: withinProgram(args.dir) }, opts);
     const loaded = this.getData();
     this.versions = pulumi.output(loaded.then((data) => data.versions)) as pulumi.Output<Record<string, string>>;
     this.agents = pulumi.output(loaded.then((data) => data.agents)) as pulumi.Output<Record<string, DeployedAgent>>;
@@ -69,7 +71,7 @@ export class AgentDirectory extends pulumi.ComponentResource<LoadedDirectory> {
     try {
       const { dir } = props as AgentDirectoryArgs;
       // What the component's last update registered, read before its agents are declared.
-      const [definitions, before] = await Promise.all([readAgentDirectory(dir), componentOutputsBefore(this)]);
+      const [definitions, before] = await Promise.all([agentDirectoryFiles(dir), componentOutputsBefore(this)]);
       const loaded = declareAgents(definitions, this);
       const previous_versions = previousVersions(loaded.versions, versionsBeforeIn(before));
       this.registerOutputs({ dir, versions: loaded.versions, agents: loaded.agents, previous_versions });
@@ -78,6 +80,22 @@ export class AgentDirectory extends pulumi.ComponentResource<LoadedDirectory> {
       done();
     }
   }
+}
+
+/**
+ * The agents of an AgentDirectory's `dir`, or a RunError: a `dir` outside the program's directory,
+ * one holding no agent file (`/etc`, a mistyped folder), or any problem of its files at file:line.
+ * A component provider calls it before it declares the component, so the error is the construct's own.
+ */
+export async function agentDirectoryFiles(dir: string): Promise<AgentDefinition[]> {
+  const relative = withinProgram(dir);
+  const definitions = await readAgentDirectory(relative);
+  if (definitions.length === 0) {
+    throw new pulumi.RunError(
+      `AgentDirectory: ${JSON.stringify(relative)} holds no agent files (<key>.yaml): \`dir\` names the directory of the agent files, relative to the program's directory`,
+    );
+  }
+  return definitions;
 }
 
 /**
@@ -112,6 +130,36 @@ export async function readAgentDirectory(dir: string, where: ProgramContext = {}
     throw new pulumi.RunError((error as Error).message);
   }
   return agents;
+}
+
+/**
+ * `dir` relative to the program's directory, or a RunError where it names no directory or one
+ * outside it (`../agents`, `/etc`, a link leading out): agent files belong to the program, and
+ * the state must hold no path of the machine that deployed it.
+ */
+function withinProgram(dir: unknown): string {
+  if (typeof dir !== "string" || dir.trim() === "") {
+    throw new pulumi.RunError("AgentDirectory: `dir` must name a directory of agent files, relative to the project");
+  }
+  const root = programDirectory();
+  const absolute = path.resolve(root, dir);
+  const outside = (from: string, to: string) => {
+    const relative = path.relative(from, to);
+    return relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative);
+  };
+  const real = (file: string) => {
+    try {
+      return realpathSync(file);
+    } catch {
+      return file; // not there: loading it says so
+    }
+  };
+  if (outside(root, absolute) || outside(real(root), real(absolute))) {
+    throw new pulumi.RunError(
+      `AgentDirectory: dir ${JSON.stringify(dir)} is outside the program's directory: keep the agent files in it and name their directory relative to it (e.g. "agents")`,
+    );
+  }
+  return path.relative(root, absolute) || ".";
 }
 
 /**

@@ -1,6 +1,8 @@
 // Agent files (agents/<key>.yaml, optional agents/<key>.<stack>.yaml overlays) → validated agent
 // definitions, or every problem at its file:line. The only way other folders read agent files.
 export { type Diagnostic, formatDiagnostic } from "./diagnostic.ts";
+export { agentInputProblems } from "./inputs.ts";
+export { type FieldProblem, fieldProblems } from "./issues.ts";
 export {
   type AgentDefinition,
   type FieldLocator,

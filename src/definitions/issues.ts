@@ -44,12 +44,31 @@ export function issuesToDiagnostics(
   schema: Schema,
   issues: readonly z.core.$ZodIssue[],
 ): Diagnostic[] {
-  const flat = flatten(issues, []).flatMap((item): (FlatIssue & { key?: string })[] =>
-    item.issue.code === "unrecognized_keys" ? item.issue.keys.map((key) => ({ ...item, key })) : [item],
-  );
-  const shown = flat.slice(0, MAX_ERRORS_PER_FILE).map((item) => toDiagnostic(sources, schema, item));
+  const flat = flatIssues(issues);
+  const shown = flat.slice(0, MAX_ERRORS_PER_FILE).map((item) => {
+    const { path, message, keyOf } = described(schema, item);
+    return diagnosticAt(sources, path, message, { keyOf });
+  });
   if (flat.length > shown.length) shown.push(moreErrors(shown.at(-1) as Diagnostic, flat.length - shown.length));
   return shown;
+}
+
+/** A problem of a value that has no file (a program's resource inputs): its field and an agent file's wording. */
+export type FieldProblem = { field: string; message: string; path: PathSegment[] };
+
+/** The same problems, in the same words, as an agent file's, where there is no file to point into. */
+export function fieldProblems(schema: Schema, issues: readonly z.core.$ZodIssue[]): FieldProblem[] {
+  return flatIssues(issues).map((item) => {
+    const { path, message } = described(schema, item);
+    return { field: fieldName(path) || "(document)", message, path };
+  });
+}
+
+/** Every issue, union branches resolved and each unknown key an item of its own. */
+function flatIssues(issues: readonly z.core.$ZodIssue[]): (FlatIssue & { key?: string })[] {
+  return flatten(issues, []).flatMap((item): (FlatIssue & { key?: string })[] =>
+    item.issue.code === "unrecognized_keys" ? item.issue.keys.map((key) => ({ ...item, key })) : [item],
+  );
 }
 
 type FlatIssue = { issue: z.core.$ZodIssue; path: PathSegment[] };
@@ -81,17 +100,15 @@ function flatten(issues: readonly z.core.$ZodIssue[], prefix: PathSegment[]): Fl
   return out;
 }
 
-function toDiagnostic(
-  sources: readonly Source[],
+/** Where an issue is and what it says: an unknown key at the key itself, with "did you mean". */
+function described(
   schema: Schema,
   { issue, path, key }: FlatIssue & { key?: string },
-): Diagnostic {
+): { path: PathSegment[]; message: string; keyOf: boolean } {
   if (key !== undefined) {
-    return diagnosticAt(sources, [...path, key], unknownKeyMessage(key, knownKeys(schema, path), path), {
-      keyOf: true,
-    });
+    return { path: [...path, key], message: unknownKeyMessage(key, knownKeys(schema, path), path), keyOf: true };
   }
-  return diagnosticAt(sources, path, messageOf(issue));
+  return { path, message: messageOf(issue), keyOf: false };
 }
 
 function messageOf(issue: z.core.$ZodIssue): string {

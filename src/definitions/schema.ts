@@ -66,7 +66,7 @@ function invisibleProblem(value: string): string | undefined {
  */
 const NAME_HAZARD = /[\p{Cc}\p{Bidi_Control}]/u;
 
-const agentName = z
+export const agentName = z
   .string()
   .min(1, "must not be empty")
   .superRefine((value, ctx) => {

@@ -86,13 +86,15 @@ export async function checkAgent(kind: AgentKind, olds: Props, news: Props) {
   const unknownPaths: string[] = [];
   const known = withStandIns(requestBody(kind, news), [], unknownPaths);
   const result = schema.safeParse(known);
+  if (result.success) return { inputs: news, failures: [] };
   const underUnknown = (property: string) =>
     unknownPaths.some((p) => property === p || property.startsWith(`${p}.`) || p.startsWith(`${property}.`));
-  const failures = result.success
-    ? []
-    : result.error.issues
-        .map((issue) => ({ property: issue.path.map(String).join(".") || "config", reason: issue.message }))
-        .filter((failure) => !underUnknown(failure.property));
+  // An agent file's words (unknown keys with "did you mean"), and no property: the engine would print
+  // the value at a named property (a whole config as a Go map, or `{<nil>}` for a nested path).
+  const { fieldProblems } = await import("../definitions/index.ts");
+  const failures = fieldProblems(schema, result.error.issues)
+    .filter((problem) => !underUnknown(problem.path.map(String).join(".")))
+    .map((problem) => ({ property: "", reason: `${problem.field}: ${problem.message}` }));
   return { inputs: news, failures };
 }
 

@@ -38,9 +38,10 @@ export async function buildApp(sim: Sim): Promise<FastifyInstance> {
       ),
   });
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+  // As bytes: a string would have had invalid UTF-8 replaced already.
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -38,16 +38,79 @@ function jsonDepth(text: string): number {
   return max;
 }
 
-/** The body parser for application/json: the depth bound first, then JSON.parse. */
-export function parseJsonBody(text: string): unknown {
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The body parser for application/json, as strict as the service may be: UTF-8 that decodes (no
+ * silent replacement characters), the depth bound, JSON.parse, then no key twice in one object
+ * (JSON.parse keeps the last, so a client and the simulator could read different values).
+ */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    throw new HttpError(400, "body: not valid UTF-8", { field: "body" });
+  }
   if (jsonDepth(text) > LIMITS.bodyDepth) {
     throw new HttpError(400, `body: nested deeper than ${LIMITS.bodyDepth} levels (the simulator's limit)`, {
       field: "body",
     });
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw new HttpError(400, "body: not valid JSON", { field: "body" });
   }
+  const duplicate = duplicateKey(text);
+  if (duplicate !== undefined) {
+    throw new HttpError(400, `${duplicate}: written twice in one object (a key must be unique)`, { field: duplicate });
+  }
+  return value;
+}
+
+type Container = { keys?: Set<string>; expectKey: boolean; at: string; index: number; key?: string };
+
+const join = (at: string, key: string) => (at === "" ? key : `${at}.${key}`);
+
+/**
+ * The path of the first key written twice in one object of a valid JSON text (`config.runtime.model`).
+ * Keys are compared as JSON reads them (`"a"` and `"\u0061"` are one key).
+ */
+function duplicateKey(text: string): string | undefined {
+  const stack: Container[] = [];
+  const childPath = () => {
+    const top = stack.at(-1);
+    if (!top) return "";
+    return top.keys ? join(top.at, top.key ?? "") : `${top.at}[${top.index}]`;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "{" || c === "[") {
+      stack.push({
+        ...(c === "{" ? { keys: new Set<string>() } : {}),
+        expectKey: c === "{",
+        at: childPath(),
+        index: 0,
+      });
+    } else if (c === "}" || c === "]") stack.pop();
+    else if (c === ",") {
+      const top = stack.at(-1);
+      if (top?.keys) top.expectKey = true;
+      else if (top) top.index++;
+    } else if (c === '"') {
+      const start = i;
+      for (i++; text[i] !== '"'; i++) if (text[i] === "\\") i++;
+      const top = stack.at(-1);
+      if (top?.keys && top.expectKey) {
+        const key = JSON.parse(text.slice(start, i + 1)) as string;
+        if (top.keys.has(key)) return join(top.at, key);
+        top.keys.add(key);
+        top.key = key;
+        top.expectKey = false;
+      }
+    }
+  }
+  return undefined;
 }

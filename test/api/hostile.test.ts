@@ -37,24 +37,30 @@ function client(url: string, options: Partial<Parameters<typeof createClient>[0]
   return c;
 }
 
-/** Writes `next()` every `ms` until the response closes. */
-function trickle(res: ServerResponse, ms: number, next: () => string): void {
-  const timer = setInterval(() => res.write(next()), ms);
+/** Writes `next()` every `ms` until the response closes; counts the writes (what kept arriving). */
+function trickle(res: ServerResponse, ms: number, next: () => string, sent = { writes: 0 }): { writes: number } {
+  const timer = setInterval(() => {
+    res.write(next());
+    sent.writes++;
+  }, ms);
   res.on("close", () => clearInterval(timer));
+  return sent;
 }
 
 function sse(res: ServerResponse, type = "text/event-stream"): void {
   res.writeHead(200, { "content-type": type });
 }
 
-/** The error an async call ends with, and how long it took. */
-async function failure(run: () => Promise<unknown>): Promise<{ error: unknown; ms: number }> {
-  const started = performance.now();
+/**
+ * The error an async call ends with. No test times it (a loaded machine makes any limit flaky): each
+ * asserts what ended the call (the error naming its bound, what the server had sent meanwhile).
+ */
+async function failure(run: () => Promise<unknown>): Promise<{ error: unknown }> {
   const error = await run().then(
     () => undefined,
     (e: unknown) => e,
   );
-  return { error, ms: performance.now() - started };
+  return { error };
 }
 
 async function drain(iterable: AsyncIterable<unknown>): Promise<number> {
@@ -73,12 +79,12 @@ describe("event stream: bounded lines, events and idle time", () => {
       res.write("data: ");
       trickle(res, 1, () => "x".repeat(16 * 1024)); // ~16 MB/s, never a newline
     });
-    const { error, ms } = await failure(() =>
+    const { error } = await failure(() =>
       drain(client(s.url, { maxEventBytes: 64 * 1024 }).conversations.events("conv_1", { idleTimeoutMs: 5_000 })),
     );
+    // The limit ended it (not the idle timeout, which bytes arriving every millisecond never reach).
     expect(error).toBeInstanceOf(InvalidResponseError);
     expect((error as Error).message).toMatch(/larger than 65536 bytes \(the client's maxEventBytes limit\)/);
-    expect(ms).toBeLessThan(3_000);
     expect(s.requests).toHaveLength(1); // not reconnected: the next connection would do the same
   });
 
@@ -104,37 +110,39 @@ describe("event stream: bounded lines, events and idle time", () => {
   });
 
   test("a comment-only stream ends with the idle timeout although bytes keep arriving", async () => {
+    const comments = { writes: 0 };
     const s = await server((_req, res) => {
       sse(res);
       res.write(frame("1", "conversation.started"));
-      trickle(res, 20, () => ": keep-alive\n\n");
+      trickle(res, 20, () => ": keep-alive\n\n", comments);
     });
     const seen: string[] = [];
-    const { error, ms } = await failure(async () => {
+    const { error } = await failure(async () => {
       for await (const e of client(s.url).conversations.events("conv_1", { idleTimeoutMs: 300 })) seen.push(e.id);
     });
     expect(seen).toEqual(["1"]);
     expect(error).toBeInstanceOf(TimeoutError);
     expect((error as Error).message).toMatch(/no event for 300 ms \(the idle timeout; comments/);
-    expect(ms).toBeGreaterThanOrEqual(280);
-    expect(ms).toBeLessThan(2_000);
+    // Comments did arrive while the timeout ran, and did not reset it.
+    expect(comments.writes).toBeGreaterThan(1);
   });
 
   test("a partial line trickled one byte at a time does not keep the stream alive", async () => {
+    const bytes = { writes: 0 };
     const s = await server((_req, res) => {
       sse(res);
       res.write('data: {"id": "1", "created_at": "');
-      trickle(res, 10, () => "9");
+      trickle(res, 10, () => "9", bytes);
     });
-    const { error, ms } = await failure(() =>
-      drain(client(s.url).conversations.events("conv_1", { idleTimeoutMs: 300 })),
-    );
+    const { error } = await failure(() => drain(client(s.url).conversations.events("conv_1", { idleTimeoutMs: 300 })));
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(ms).toBeLessThan(2_000);
+    expect((error as Error).message).toMatch(/no event for 300 ms/);
+    expect(bytes.writes).toBeGreaterThan(1);
   });
 
   test("replayed events do not reset the idle timeout; new ones do", async () => {
     let connection = 0;
+    const replays = { writes: 0 };
     const s = await server((_req, res) => {
       sse(res);
       connection++;
@@ -144,13 +152,15 @@ describe("event stream: bounded lines, events and idle time", () => {
         return;
       }
       // Replays the same event forever after a resume.
-      trickle(res, 20, () => frame("1", "conversation.started"));
+      trickle(res, 20, () => frame("1", "conversation.started"), replays);
     });
-    const { error, ms } = await failure(() =>
+    const { error } = await failure(() =>
       drain(client(s.url).conversations.events("conv_1", { idleTimeoutMs: 400, reconnectDelayMs: 1 })),
     );
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(ms).toBeLessThan(2_000);
+    expect((error as Error).message).toMatch(/no event for 400 ms/);
+    // Replays kept arriving on the resumed connection: they did not count as events.
+    expect(replays.writes).toBeGreaterThan(1);
   });
 
   test("a slow consumer is not an idle stream: the time it holds an event does not count", async () => {
@@ -188,22 +198,24 @@ describe("event stream: bounded lines, events and idle time", () => {
 });
 
 describe("requests: a whole-response deadline apart from the per-chunk timeout", () => {
+  const trickledBytes = { writes: 0 };
   const trickled = (_req: IncomingMessage, res: ServerResponse) => {
     res.writeHead(200, { "content-type": "application/json", "request-id": "req_slow" });
     res.write("{");
-    trickle(res, 20, () => " "); // one byte every 20 ms: the per-chunk timeout never fires
+    trickledBytes.writes = 0;
+    trickle(res, 20, () => " ", trickledBytes); // one byte every 20 ms: the per-chunk timeout never fires
   };
 
   test("a list whose body trickles one byte per interval ends at timeouts.requestMs, not retried", async () => {
     const s = await server(trickled);
     const c = client(s.url, { timeouts: { requestMs: 400, bodyMs: 5_000 } });
-    const { error, ms } = await failure(() => c.conversations.list().toArray());
+    const { error } = await failure(() => c.conversations.list().toArray());
     expect(error).toBeInstanceOf(TimeoutError);
+    // The whole-response deadline ended it, while bytes kept the per-chunk timeout (bodyMs) from firing.
     expect((error as Error).message).toMatch(
       /GET \/conversations: no complete response within 400 ms \(the request deadline, timeouts\.requestMs/,
     );
-    expect(ms).toBeGreaterThanOrEqual(380);
-    expect(ms).toBeLessThan(1_500);
+    expect(trickledBytes.writes).toBeGreaterThan(1);
     expect(s.requests).toHaveLength(1);
   });
 
@@ -234,11 +246,12 @@ describe("requests: a whole-response deadline apart from the per-chunk timeout",
     const controller = new AbortController();
     const reason = new Error("scenario deadline");
     setTimeout(() => controller.abort(reason), 100);
-    const { error, ms } = await failure(() =>
+    const { error } = await failure(() =>
       client(s.url).conversations.list({}, { signal: controller.signal }).toArray(),
     );
+    // Its own reason, not the request deadline's TimeoutError: the signal ended it.
     expect(error).toBe(reason);
-    expect(ms).toBeLessThan(1_000);
+    expect(s.requests).toHaveLength(1);
   });
 
   test("the caller's signal ends a retry's wait", async () => {
@@ -248,11 +261,12 @@ describe("requests: a whole-response deadline apart from the per-chunk timeout",
     });
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error("stop")), 100);
-    const { error, ms } = await failure(() =>
+    const { error } = await failure(() =>
       client(s.url, { maxRetryDelayMs: 30_000 }).procedures.list({}, { signal: controller.signal }).toArray(),
     );
     expect((error as Error).message).toBe("stop");
-    expect(ms).toBeLessThan(1_000);
+    // The wait for the retry (30 s asked) ended: the retry was never sent.
+    expect(s.requests).toHaveLength(1);
   });
 });
 
@@ -375,12 +389,12 @@ describe("WebSocket session: bounded messages, classified refusals, the caller's
       socket.write(Buffer.alloc(64 * 1024, 0x20));
     });
     const session = await client(url, { maxEventBytes: 1024 * 1024 }).conversations.session("conv_1");
-    const { error, ms } = await failure(() => drain(session));
+    const { error } = await failure(() => drain(session));
+    // Refused from the announced length: the 90 MB were never waited for (only 64 KiB were ever sent).
     expect(error).toBeInstanceOf(InvalidResponseError);
     expect((error as Error).message).toBe(
       "WS /conversations/conv_1/session: a message is larger than 1048576 bytes (the client's maxEventBytes limit); stopped reading",
     );
-    expect(ms).toBeLessThan(2_000);
   });
 
   test("a message within the limit is read", async () => {
@@ -438,8 +452,8 @@ describe("WebSocket session: bounded messages, classified refusals, the caller's
     const early = new AbortController();
     setTimeout(() => early.abort(new Error("gave up opening")), 100);
     const opening = await failure(() => client(hanging).conversations.session("conv_1", { signal: early.signal }));
+    // The signal's own reason, not the opening's idle TimeoutError: the signal ended it.
     expect((opening.error as Error).message).toBe("gave up opening");
-    expect(opening.ms).toBeLessThan(1_000);
 
     const quiet = await wsServer(() => {});
     const late = new AbortController();
@@ -447,7 +461,6 @@ describe("WebSocket session: bounded messages, classified refusals, the caller's
     setTimeout(() => late.abort(new Error("gave up waiting")), 100);
     const open = await failure(() => drain(session));
     expect((open.error as Error).message).toBe("gave up waiting");
-    expect(open.ms).toBeLessThan(1_000);
   });
 
   test("a session that never opens ends at its idle timeout", async () => {
@@ -455,9 +468,8 @@ describe("WebSocket session: bounded messages, classified refusals, the caller's
       () => {},
       () => {},
     );
-    const { error, ms } = await failure(() => client(hanging).conversations.session("conv_1", { idleTimeoutMs: 200 }));
+    const { error } = await failure(() => client(hanging).conversations.session("conv_1", { idleTimeoutMs: 200 }));
     expect(error).toBeInstanceOf(TimeoutError);
     expect((error as Error).message).toContain("did not open within 200 ms");
-    expect(ms).toBeLessThan(1_500);
   });
 });

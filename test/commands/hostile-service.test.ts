@@ -63,21 +63,18 @@ describe("commands against a hostile service", () => {
     runCli([...args, "--base-url", url], { env: { ...process.env, AGENT_IAC_API_KEY: KEY } });
 
   it("events: a line that never ends stops at the event size limit, exit 3", async () => {
-    const started = Date.now();
     const result = await cli("events", "conv_endless");
+    // The size limit ended it (its own words), not the idle timeout.
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toMatch(/larger than \d+ bytes \(the client's maxEventBytes limit\)/);
-    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it("events: keep-alive comments alone do not keep a stalled stream open, exit 3 after the idle timeout", async () => {
-    const started = Date.now();
     const result = await cli("events", "conv_quiet", "--idle-timeout", "1");
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toMatch(/no event for 1 s \(the idle timeout/);
     // The client's option name is no word of the user's.
     expect(result.stderr).not.toContain("idleTimeoutMs");
-    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it("scenario capture: a stream that never ends stops at what a recording may hold, exit 3, nothing printed", async () => {

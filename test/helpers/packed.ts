@@ -67,6 +67,14 @@ async function packOnce(): Promise<{ packed: Run; dir: string }> {
   throw new Error(`another test file's npm pack of the checkout did not finish in ${PACK_WAIT_MS / 1000} s`);
 }
 
+/** The path of the run's one `npm pack` of the checkout (./agent-iac-0.1.0.tgz in a folder of its own). */
+export async function packedTarball(): Promise<string> {
+  const { packed, dir } = await packOnce();
+  expect(packed.code, packed.stderr).toBe(0);
+  const [info] = JSON.parse(packed.stdout) as { filename: string }[];
+  return path.join(dir, info?.filename ?? "");
+}
+
 /**
  * Packs the checkout (once per run), copies `examples/<example>` into a temp directory and installs
  * the tarball with the install line of `docs/<docsPage>` (which must keep the example's exact

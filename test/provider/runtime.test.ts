@@ -71,15 +71,24 @@ describe("checkAgent", () => {
     expect((await checkAgent("conversational", {}, unknownPrompt)).failures).toEqual([]);
     // A known wrong value beside an unknown one is still reported.
     const both = { ...body, postprocess_agents: [UNKNOWN, "not-a-procedural-id"] };
-    expect((await checkAgent("conversational", {}, both)).failures.map((f) => f.property)).toEqual([
-      "postprocess_agents.1",
+    expect((await checkAgent("conversational", {}, both)).failures.map((f) => f.reason)).toEqual([
+      expect.stringMatching(/^postprocess_agents\[1\]: /),
     ]);
   });
 
-  it("reports what the service would reject, by property path", async () => {
+  it("reports what the service would reject as an agent file's error: the field's path, its problem", async () => {
     const result = await checkAgent("procedural", {}, { ...body, config: { runtime: { model: "gpt-4o" } } });
-    expect(result.failures.map((f) => f.property)).toEqual(["config.runtime.model"]);
-    expect(result.failures[0]?.reason).toContain("<vendor>/<model name>");
+    // No property: the engine prints the value at a named property (a whole config as a Go map).
+    expect(result.failures).toEqual([
+      { property: "", reason: "config.runtime.model: must look like <vendor>/<model name>, e.g. openai/gpt-4o" },
+    ]);
+  });
+
+  it("names an unknown key with the known key it resembles, as an agent file's error does", async () => {
+    const typo = { ...body, config: { langauge: { default_language: "English" } } };
+    expect((await checkAgent("conversational", {}, typo)).failures).toEqual([
+      { property: "", reason: 'config.langauge: unknown key "langauge" (did you mean "language"?)' },
+    ]);
   });
 });
 
@@ -186,8 +195,8 @@ describe("state layout: the body in the inputs once, ids and a digest per field 
   it("does not validate an unchanged body again (validated when it was created), and does a changed one", async () => {
     const invalid = { ...body, config: { runtime: { model: "gpt-4o" } } };
     expect((await checkAgent("conversational", invalid, invalid)).failures).toEqual([]);
-    expect((await checkAgent("conversational", body, invalid)).failures.map((f) => f.property)).toEqual([
-      "config.runtime.model",
+    expect((await checkAgent("conversational", body, invalid)).failures.map((f) => f.reason)).toEqual([
+      expect.stringMatching(/^config\.runtime\.model: /),
     ]);
   });
 });

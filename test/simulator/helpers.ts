@@ -17,8 +17,8 @@ export type Reply<T = Json> = { status: number; headers: Record<string, string |
 
 export type CallOptions = {
   body?: unknown;
-  /** A body sent as this exact text (JSON.stringify cannot write what an attacker can). */
-  text?: string;
+  /** A body sent as this exact text or these exact bytes (JSON.stringify cannot write what an attacker can). */
+  text?: string | Uint8Array;
   /** Replaces the default Authorization and Service-Version headers where given (null = omit). */
   headers?: Record<string, string | null>;
 };

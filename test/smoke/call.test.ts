@@ -142,39 +142,35 @@ describe("procedure polling", () => {
   });
 
   it("fails a procedure that never reaches the expected status with the last status seen, at the deadline", async () => {
-    const started = performance.now();
     const result = await call(
       { statuses: ["pending", "summarizing"] },
       planned({ procedures: { "call-summary": "completed" } }, { timeout: 2 }),
     );
-    const elapsed = performance.now() - started;
     expect(result.status).toBe("failed");
     const assertion = result.assertions.find((a) => a.description === "procedure call-summary ends completed");
     expect(assertion?.detail).toBe(
       "procedure call-summary is summarizing (the last status seen before the scenario's timeout; the statuses it went through: pending → summarizing; matched by agent id pa_old)",
     );
-    expect(elapsed).toBeGreaterThanOrEqual(1900);
-    expect(elapsed).toBeLessThan(4000);
+    // Polled until the deadline ended the wait (the detail says so), not once.
+    expect(server?.requests.filter((r) => r.url.endsWith("/procedures")).length).toBeGreaterThan(1);
   });
 
   it("ends early when a status other than the expected one stops changing, naming the statuses the service used", async () => {
     // A service whose procedures end `succeeded`: the expectation says `completed`, the timeout is 60 s.
-    const started = performance.now();
     const result = await call(
       { statuses: ["pending", "summarizing", "succeeded"] },
       planned({ procedures: { "call-summary": "completed" } }, { timeout: 60 }),
       undefined,
       { procedureStallMs: 1500 },
     );
-    const elapsed = performance.now() - started;
     expect(result.status).toBe("failed");
     const assertion = result.assertions.find((a) => a.description === "procedure call-summary ends completed");
     expect(assertion?.detail).toBe(
       "procedure call-summary is succeeded (unchanged for 1.5 s, so taken as the service's last word; the statuses it went through: pending → summarizing → succeeded; expect one of the words this service uses; matched by agent id pa_old)",
     );
+    // The stall ended the wait (its own detail and stalledMs), not the scenario's 60-s timeout.
     expect(result.observation?.procedures[0]).toMatchObject({ stalledMs: 1500 });
-    expect(elapsed).toBeGreaterThanOrEqual(1500);
-    expect(elapsed).toBeLessThan(10_000);
+    expect(result.error).toBeUndefined();
   });
 
   it("does not end early while the status keeps changing within the bound", async () => {
@@ -201,8 +197,12 @@ describe("procedure polling", () => {
     const last = seen.at(-1);
     expect(last?.waitingFor).toBe("procedures call-summary → completed");
     expect(last?.lastSeen).toBe("call-summary summarizing");
-    expect(last?.remainingMs).toBeGreaterThan(0);
-    expect(last?.remainingMs).toBeLessThan(2000);
+    // The time left counts down from the scenario's timeout: within it, never going up.
+    const left = seen.map((p) => p.remainingMs);
+    expect(left.length).toBeGreaterThan(1);
+    for (const ms of left) expect(ms >= 0 && ms <= 2500, String(ms)).toBe(true);
+    expect(left).toEqual([...left].sort((a, b) => b - a));
+    expect(left.at(-1)).toBeLessThan(left[0] as number);
   });
 
   it("matches an older version's procedures by the procedural agent's name, and says so", async () => {
@@ -218,24 +218,19 @@ describe("procedure polling", () => {
 
 describe("the scenario's deadline", () => {
   it("covers POST /conversations: a create that never answers ends at the timeout", async () => {
-    const started = performance.now();
     const result = await call({ hang: ["create"] }, planned({}, { timeout: 1.5 }));
-    const elapsed = performance.now() - started;
+    // The scenario's deadline ended it (the wording), not the client's own request timeout.
     expect(result.status).toBe("error");
     expect(result.error).toBe("timed out after 1.5 s waiting for the conversation to be created");
-    expect(elapsed).toBeLessThan(3000);
   });
 
   it("covers the procedures poll: a poll that never answers ends at the timeout", async () => {
-    const started = performance.now();
     const result = await call(
       { hang: ["procedures"] },
       planned({ procedures: { "call-summary": "completed" } }, { timeout: 1.5 }),
     );
-    const elapsed = performance.now() - started;
     expect(result.status).toBe("failed");
     expect(result.assertions.at(-1)?.detail).toMatch(/^no procedure of call-summary \(pa_old\) appeared/);
-    expect(elapsed).toBeLessThan(3000);
   });
 });
 

@@ -57,13 +57,13 @@ describe("regular expressions run with a time bound", () => {
   const text = `${"a".repeat(40)}!`;
 
   it("stops a catastrophically backtracking expression instead of hanging", () => {
-    const started = performance.now();
-    expect(() => textMatcher(slow, 200).test(text)).toThrow(MatchTimeout);
-    expect(performance.now() - started).toBeLessThan(1500);
+    // Unbounded, (a|a)* on 40 a's and a "!" backtracks through 2^40 paths: returning at all is the bound.
+    const matcher = textMatcher(slow, 200);
+    expect(() => matcher.test(text)).toThrow(MatchTimeout);
+    expect(() => matcher.test(text)).toThrow(/200 ms/);
   });
 
   it("fails the assertion that used it, naming the expression, and evaluates the rest", () => {
-    const started = performance.now();
     const assertions = evaluate(
       { says: [slow, "this is ava"], no_errors: false, ends: false },
       observation({
@@ -73,7 +73,6 @@ describe("regular expressions run with a time bound", () => {
         ],
       }),
     );
-    expect(performance.now() - started).toBeLessThan(3000);
     expect(assertions.map((a) => a.passed)).toEqual([false, true]);
     expect(assertions[0]?.detail).toMatch(/^\/\^\(a\|a\)\*\$\/ did not finish within 1000 ms/);
   });
