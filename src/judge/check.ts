@@ -254,7 +254,9 @@ export async function checkJudge(
     // An unsettled judgement (votes: auto) is no verdict to agree with: not judged, its votes still counted.
     const done = list.filter((c) => judged(c.judgement));
     const pairs = done.map((c) => ({ human: c.item.human as Verdict, judge: c.judgement.verdict as Verdict }));
-    const votes = list.filter((c) => c.judgement.verdict !== "error").map((c) => c.judgement.votes.map((v) => v.verdict));
+    const votes = list
+      .filter((c) => c.judgement.verdict !== "error")
+      .map((c) => c.judgement.votes.map((v) => v.verdict));
     const humans = humanPairs(list, labelsOf);
     const judges = list
       .filter((c) => judged(c.judgement) && judged(c.second))
