@@ -132,7 +132,7 @@ const visibleTools = z
   .optional();
 const visibleModel = visibleText(modelName).optional();
 
-const conversationalConfigFile = conversationalAgentConfig.extend({
+export const conversationalConfigFile = conversationalAgentConfig.extend({
   personas: z
     .array(
       personaItem.extend({
@@ -512,6 +512,16 @@ export const conversationalFile = z
       .default([])
       .meta({ description: "Keys of procedural agents (files in this directory) run after each conversation." }),
     smoke: z.array(smokeScenario).default([]).meta({ description: "Smoke-call scenarios (agent-iac smoke)." }),
+    variants: z
+      .record(
+        z.string().max(100).regex(KEY_PATTERN, "a variant name: lowercase letters, digits and single dashes"),
+        conversationalConfigFile,
+      )
+      .default({})
+      .meta({
+        description:
+          "Named config variants to try beside `config` (agent-iac try --variant NAME): each a partial config, every top-level section sent whole as override_config. Never sent when the agent is created: not an input.",
+      }),
   })
   .meta({ title: "Conversational agent" });
 
