@@ -10,6 +10,7 @@
 //   npm run bench -- --quick              10 and 100 agents, file backend, no figures (BENCH_QUICK=1 too)
 //   npm run bench -- --agents 10,100 --backends postgres --skip-figures
 //   npm run bench -- --decisions          only the decision rules (scripts/bench-decisions.ts, seconds)
+//   npm run bench -- --variants           only try's variants against a fixed design of equal power (scripts/bench-variants.ts)
 //   npm run bench -- --caller             only the caller's cost per turn (scripts/bench-caller.ts, ~1 minute)
 //   npm run bench -- --profile [--agents 1000]   CPU profiles of every process, ours vs the control
 //                                         (scripts/bench-profile.ts, file backend, a few minutes)
@@ -37,6 +38,7 @@ import { curveTable, type FleetResult, fleetCurve, targetTable } from "./bench-f
 import { busyWarning, describeLoad, LIMITS, LoadMonitor, type LoadVerdict, targetVerdict } from "./bench-load.ts";
 import { profileFleet } from "./bench-profile.ts";
 import { simulatorProcess } from "./bench-simulator.ts";
+import { variantsRows, variantsTable } from "./bench-variants.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -46,6 +48,7 @@ const { values: flags } = parseArgs({
     "skip-figures": { type: "boolean" },
     chart: { type: "string" },
     decisions: { type: "boolean" },
+    variants: { type: "boolean" },
     caller: { type: "boolean" },
     profile: { type: "boolean" },
   },
@@ -332,6 +335,22 @@ async function decisionsOnly() {
   process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (decisions)\n`);
 }
 
+/** `--variants`: try's design against the fixed one of equal power; its rows replace `variants` in bench-results.json. */
+async function variantsOnly() {
+  const variants = variantsRows();
+  process.stdout.write(variantsTable(variants));
+  const file = path.join(projectRoot, "bench-results.json");
+  const previous = await readFile(file, "utf8").then(
+    (text) => JSON.parse(text) as Record<string, unknown>,
+    () => ({}),
+  );
+  await writeFile(
+    file,
+    `${JSON.stringify({ ...previous, variants, variants_date: new Date().toISOString() }, null, 2)}\n`,
+  );
+  process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (variants)\n`);
+}
+
 /** The caller's cost per turn over the service's own response time, printed with its bound's verdict. */
 async function measureCaller(): Promise<CallerBenchResult> {
   const result = await callerBench({ ...CALLER, log: (line) => process.stderr.write(`caller: ${line}\n`) });
@@ -438,4 +457,4 @@ if (flags.profile)
     agents: Number(flags.agents ?? "1000"),
     log: (line) => process.stderr.write(`profile: ${line}\n`),
   });
-else await (flags.decisions ? decisionsOnly() : flags.caller ? callerOnly() : main());
+else await (flags.decisions ? decisionsOnly() : flags.variants ? variantsOnly() : flags.caller ? callerOnly() : main());

@@ -2,7 +2,7 @@
 // three variants of booking played beside its deployed config as override_config: one without
 // book_appointment (worse, early), one with another prompt wording (no worse), one with Spanish as
 // its default language from the agent file's `variants:` (no worse, promoted). Nothing is created.
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
@@ -73,6 +73,7 @@ describe("agent-iac try (real Pulumi CLI against the simulator)", { timeout: SLO
     const summaryFile = path.join(project.dir, "summary.md");
     await writeFile(summaryFile, "");
     const before = await readFile(path.join(project.dir, "agents", "booking.yaml"), "utf8");
+    const counted = await requestCounts(sim);
     const result = await runInProcess(
       [
         "try",
@@ -106,6 +107,10 @@ describe("agent-iac try (real Pulumi CLI against the simulator)", { timeout: SLO
       },
     );
     expect(result.code, result.stderr).toBe(1);
+    const counts = await requestCounts(sim);
+    const delta = (route: string) => (counts.by_route[route] ?? 0) - (counted.by_route[route] ?? 0);
+    // No agent created: every variant was an override_config of a conversation.
+    expect(CREATES.map(delta)).toEqual([0, 0]);
     const report = reportSchema.parse(JSON.parse(await readFile(reportFile, "utf8")));
     const part = report.variants;
     expect(report.kind).toBe("try");
@@ -150,6 +155,7 @@ describe("agent-iac try (real Pulumi CLI against the simulator)", { timeout: SLO
     const byId = new Map(calls.map((c) => [c.conversation_id, c]));
     const ours = listed.filter((c) => byId.has(c.id)).sort((a, b) => a.created_at.localeCompare(b.created_at));
     expect(ours).toHaveLength(calls.length);
+    expect(delta("POST /conversations")).toBe(calls.length);
     const rounds = ours.map((c) => byId.get(c.id)?.round ?? 0);
     expect(rounds).toEqual([...rounds].sort((a, b) => a - b));
     const firstRound = new Set(calls.filter((c) => c.round === 1).map((c) => c.variant));
@@ -159,6 +165,8 @@ describe("agent-iac try (real Pulumi CLI against the simulator)", { timeout: SLO
     const after = await readFile(path.join(project.dir, "agents", "booking.yaml"), "utf8");
     expect(result.stdout).toContain("promoted into agents/booking.yaml");
     expect(result.stdout).toContain("+    default_language: Spanish");
+    // Only the promoted line and the entry change: the rest keeps its layout (flow lists too).
+    expect(result.stdout).not.toContain("+    supported_languages");
     expect(parseDocument(after).getIn(["config", "language", "default_language"])).toBe("Spanish");
     expect(parseDocument(after).get("variants")).toBeUndefined();
     for (const line of before.split("\n").filter((l) => l.trim().startsWith("#") && !l.includes("Spanish first"))) {
@@ -167,6 +175,12 @@ describe("agent-iac try (real Pulumi CLI against the simulator)", { timeout: SLO
     const validate = await runInProcess(["validate"], { cwd: project.dir, env: { ...process.env, ...sandbox.env } });
     expect(validate.code, validate.stderr).toBe(0);
     await writeFile(path.join(project.dir, "agents", "booking.yaml"), before);
+  });
+
+  it("a variants: entry is not an input: the stack's preview shows no change", async () => {
+    const preview = await project.stack.preview({ expectNoChanges: true });
+    expect(preview.changeSummary.update ?? 0).toBe(0);
+    expect(preview.changeSummary.replace ?? 0).toBe(0);
   });
 
   it("runs no agent creation and says what cannot be tried before any call (exit 2)", async () => {

@@ -519,8 +519,7 @@ export const conversationalFile = z
       )
       .default({})
       .meta({
-        description:
-          "Named config variants to try beside `config` (agent-iac try --variant NAME): each a partial config, every top-level section sent whole as override_config. Never sent when the agent is created: not an input.",
+        description: "Config variants to try (agent-iac try --variant NAME); not sent: not an input.",
       }),
   })
   .meta({ title: "Conversational agent" });

@@ -3,7 +3,7 @@
 // the unified diff of the change (the `diff` library), so the pull request that follows carries
 // exactly what was tried. A prompt is replaced whole, as it was tried; a `variants:` entry that is
 // promoted leaves `variants:`.
-import { createTwoFilesPatch } from "diff";
+import { createTwoFilesPatch, diffArrays } from "diff";
 import { isMap, parseDocument } from "yaml";
 
 type Json = Record<string, unknown>;
@@ -35,7 +35,28 @@ export function promoteText(text: string, partial: Json, entry?: string): string
     const rest = doc.getIn(["variants"]);
     if (isMap(rest) && rest.items.length === 0) doc.deleteIn(["variants"]);
   }
-  return doc.toString();
+  return keepLayout(text, doc.toString({ flowCollectionPadding: false }));
+}
+
+/** A line without the spaces just inside flow brackets, the one thing the library re-lays out. */
+const unpadded = (line: string) => line.replace(/([[{])\s+/g, "$1").replace(/\s+([\]}])/g, "$1");
+
+/**
+ * The rendered text with every line the edit did not change taken back from the source as written:
+ * the library writes flow collections with one padding style, the file may use another.
+ */
+function keepLayout(source: string, rendered: string): string {
+  const [before, after] = [source.split("\n"), rendered.split("\n")];
+  const out: string[] = [];
+  let [i, j] = [0, 0];
+  for (const part of diffArrays(before.map(unpadded), after.map(unpadded))) {
+    const n = part.value.length;
+    if (part.added) out.push(...after.slice(j, j + n));
+    else if (!part.removed) out.push(...before.slice(i, i + n));
+    if (!part.added) i += n;
+    if (!part.removed) j += n;
+  }
+  return out.join("\n");
 }
 
 /** The unified diff of the agent file before and after. */

@@ -168,6 +168,7 @@ config:
   # Tools it may call.
   tool:
     tools: [{ ns: syscall, name: a }] # the one tool
+    transfers: [{ id: "+1" }]
   language:
     default_language: English # spoken first
 variants:
@@ -184,6 +185,10 @@ variants:
     for (const comment of ["# The booking line.", "# Tools it may call.", "# the one tool", "# spoken first"]) {
       expect(after).toContain(comment);
     }
+    // Only the promoted line changes: flow collections keep their layout.
+    expect(after.split("\n").filter((line) => !file.includes(line))).toEqual([
+      "    default_language: Spanish # spoken first",
+    ]);
     const diff = promoteDiff("agents/booking.yaml", file, after);
     expect(diff).toContain("-    default_language: English # spoken first");
     expect(diff).toContain("+    default_language: Spanish # spoken first");
