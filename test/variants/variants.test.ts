@@ -2,12 +2,13 @@
 // override sent, the ranking's certainty, and promoting a variant with the file's comments kept.
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
+import type { AgentDefinition } from "../../src/definitions/index.ts";
 import type { PlannedCall, ScenarioResult } from "../../src/smoke/index.ts";
 import { holmLevels, look, standing, variantWealth } from "../../src/variants/decide.ts";
 import { promoteDiff, promoteText } from "../../src/variants/promote.ts";
 import { rank } from "../../src/variants/ranking.ts";
 import { playRounds, type TryPlan, worstCase } from "../../src/variants/rounds.ts";
-import { untryable, variantOverride } from "../../src/variants/tryable.ts";
+import { agentUntryable, untryable, variantOverride } from "../../src/variants/tryable.ts";
 
 const rule = { alpha: 0.05, margin: 0.2, maxPairs: 30 };
 const pairs = (n: number, old: boolean, now: boolean) => Array.from({ length: n }, () => ({ old, new: now }));
@@ -64,6 +65,15 @@ describe("what can be tried", () => {
     expect(untryable({ postprocess_agents: [] })).toContain("only after deploy");
     expect(untryable({ kind: "conversational", name: "x" })).toContain("not a new agent");
     expect(untryable({ language: { default_language: "Spanish" } })).toBeUndefined();
+  });
+
+  it("refuses a new agent, a procedural one and one without scenarios", () => {
+    const agent = { key: "booking", kind: "conversational", smoke: [{ name: "s" }] } as unknown as AgentDefinition;
+    expect(agentUntryable(agent, "booking", undefined)).toContain("a new agent");
+    expect(agentUntryable({ ...agent, kind: "procedural" }, "booking", "ca_1@v1")).toContain("procedural agent");
+    expect(agentUntryable({ ...agent, smoke: [] }, "booking", "ca_1@v1")).toContain("no smoke scenarios");
+    expect(agentUntryable(undefined, "bookin", undefined)).toContain('no agent "bookin"');
+    expect(agentUntryable(agent, "booking", "ca_1@v1")).toBeUndefined();
   });
 
   it("sends every changed top-level section whole (the rest of the section from the base)", () => {
