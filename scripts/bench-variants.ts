@@ -7,6 +7,7 @@
 // least the sequential design's power to find the worse variant, placed on all four sides.
 import { look, standing } from "../src/variants/decide.ts";
 import { fixedCalls } from "./bench-compare.ts";
+import { random } from "./bench-decisions.ts";
 
 const RUNS = 2_000;
 const ALPHA = 0.05;
@@ -18,17 +19,6 @@ const CASES: { base: number; variants: number[] }[] = [
   { base: 0.95, variants: [0.65, 0.95, 0.95] },
   { base: 0.95, variants: [0.75, 0.95, 1] },
 ];
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export type VariantsRow = {
   base: number;

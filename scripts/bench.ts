@@ -323,32 +323,26 @@ async function main() {
 async function decisionsOnly() {
   const decisions = await decisionBench();
   process.stdout.write(decisionTables(decisions));
+  await replaceResults("decisions", decisions);
+}
+
+/** Replaces one part of bench-results.json (and its date), keeping the others. */
+async function replaceResults(part: string, value: unknown) {
   const file = path.join(projectRoot, "bench-results.json");
   const previous = await readFile(file, "utf8").then(
     (text) => JSON.parse(text) as Record<string, unknown>,
     () => ({}),
   );
-  await writeFile(
-    file,
-    `${JSON.stringify({ ...previous, decisions, decisions_date: new Date().toISOString() }, null, 2)}\n`,
-  );
-  process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (decisions)\n`);
+  const updated = { ...previous, [part]: value, [`${part}_date`]: new Date().toISOString() };
+  await writeFile(file, `${JSON.stringify(updated, null, 2)}\n`);
+  process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (${part})\n`);
 }
 
 /** `--variants`: try's design against the fixed one of equal power; its rows replace `variants` in bench-results.json. */
 async function variantsOnly() {
   const variants = variantsRows();
   process.stdout.write(variantsTable(variants));
-  const file = path.join(projectRoot, "bench-results.json");
-  const previous = await readFile(file, "utf8").then(
-    (text) => JSON.parse(text) as Record<string, unknown>,
-    () => ({}),
-  );
-  await writeFile(
-    file,
-    `${JSON.stringify({ ...previous, variants, variants_date: new Date().toISOString() }, null, 2)}\n`,
-  );
-  process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (variants)\n`);
+  await replaceResults("variants", variants);
 }
 
 /** The caller's cost per turn over the service's own response time, printed with its bound's verdict. */

@@ -139,6 +139,8 @@ describe("agent-iac try (real Pulumi CLI against the simulator)", { timeout: SLO
     expect(count("base")).toBeGreaterThan(count("no-book"));
     // Every surface says the same.
     expect(result.stdout).toMatch(/no-book: worse after \d+ pairs/);
+    // Each round says where the variants stand as it goes.
+    expect(result.stdout).toMatch(/^round \d+: no-book worse after \d+ pairs; still running: warm, spanish$/m);
     expect(result.stdout).toMatch(/warm: no worse after \d+ pairs/);
     const html = await readFile(htmlFile, "utf8");
     for (const side of ["base", "no-book", "warm", "spanish"]) expect(html).toContain(`data-side="${side}"`);

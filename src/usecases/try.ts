@@ -97,7 +97,7 @@ export async function tryVariants(request: TryRequest, io: JobIO & { warn: Warn 
       placement: {
         kind: "rounds",
         play: async (place) => {
-          const played = await playRounds(plan, place, { signal: io.signal });
+          const played = await playRounds(plan, place, { signal: io.signal, onRound: roundLine(io.out) });
           const report = tryReport(plan, played, {
             stack: session.name,
             failOn: request.failOn,
@@ -120,6 +120,20 @@ export async function tryVariants(request: TryRequest, io: JobIO & { warn: Warn 
   if (request.promote === undefined || result.report.interrupted) return { kind: "ran", report: result.report };
   const promoted = await promote(request, definition, variants, result.report, session.dir);
   return { kind: "ran", report: result.report, promoted };
+}
+
+/** After each round, where each variant stands (the calls' own lines do not say whose side they were). */
+function roundLine(out: JobIO["out"]) {
+  const said = new Set<string>();
+  return (round: number, standings: readonly { name: string; pairs: unknown[]; verdict: string }[]) => {
+    const running = standings.filter((s) => s.verdict === "undecided").map((s) => s.name);
+    const decided = standings.filter((s) => s.verdict !== "undecided" && !said.has(s.name));
+    for (const s of decided) said.add(s.name);
+    const news = decided.map((s) => `${s.name} ${s.verdict.replace("_", " ")} after ${s.pairs.length} pairs`);
+    out.write(
+      `round ${round}: ${[...news, running.length > 0 ? `still running: ${running.join(", ")}` : "every variant decided"].join("; ")}\n`,
+    );
+  };
 }
 
 /** Each asked-for variant, checked: what cannot be tried is refused with the reason (exit 2), a bad file with file:line (exit 1). */

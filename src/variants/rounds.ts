@@ -60,7 +60,11 @@ export type PlaceCalls = (calls: PlannedCall[]) => Promise<ScenarioResult[]>;
 export async function playRounds(
   plan: TryPlan,
   place: PlaceCalls,
-  options: { signal?: AbortSignal; random?: () => number } = {},
+  options: {
+    signal?: AbortSignal;
+    random?: () => number;
+    onRound?: (round: number, standings: Standing[]) => void;
+  } = {},
 ): Promise<{ calls: TriedCall[]; standings: Standing[]; rounds: number }> {
   const random = options.random ?? Math.random;
   const standings = plan.variants.map((v) => standing(v.name));
@@ -95,6 +99,7 @@ export async function playRounds(
     }
     if (options.signal?.aborted) break;
     look(standings, plan.rule);
+    options.onRound?.(round, standings);
   }
   // Out of rounds (every pair the cap allows was placed, some not evaluable): undecided at the cap.
   if (!options.signal?.aborted && round >= roundsOf(plan)) {
