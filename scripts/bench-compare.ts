@@ -66,7 +66,7 @@ function fisherPower(pOld: number, pNew: number, n: number, alpha: number, runs:
 }
 
 /** The fewest calls a side with which Fisher's test reaches `power` (searched in steps of 5, then 1). */
-function fixedCalls(pOld: number, pNew: number, power: number, alpha: number, next: Random): number {
+export function fixedCalls(pOld: number, pNew: number, power: number, alpha: number, next: Random): number {
   const reaches = (n: number) => fisherPower(pOld, pNew, n, alpha, 2000, next) >= power;
   let high = 5;
   while (!reaches(high) && high < 400) high += 5;

@@ -39,7 +39,7 @@ const ROUND = 4;
 const ALPHA = 0.05;
 
 /** A seeded generator (mulberry32): the same numbers every run. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

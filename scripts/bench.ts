@@ -10,6 +10,7 @@
 //   npm run bench -- --quick              10 and 100 agents, file backend, no figures (BENCH_QUICK=1 too)
 //   npm run bench -- --agents 10,100 --backends postgres --skip-figures
 //   npm run bench -- --decisions          only the decision rules (scripts/bench-decisions.ts, seconds)
+//   npm run bench -- --variants           only try's variants against a fixed design of equal power (scripts/bench-variants.ts)
 //   npm run bench -- --caller             only the caller's cost per turn (scripts/bench-caller.ts, ~1 minute)
 //   npm run bench -- --profile [--agents 1000]   CPU profiles of every process, ours vs the control
 //                                         (scripts/bench-profile.ts, file backend, a few minutes)
@@ -37,6 +38,7 @@ import { curveTable, type FleetResult, fleetCurve, targetTable } from "./bench-f
 import { busyWarning, describeLoad, LIMITS, LoadMonitor, type LoadVerdict, targetVerdict } from "./bench-load.ts";
 import { profileFleet } from "./bench-profile.ts";
 import { simulatorProcess } from "./bench-simulator.ts";
+import { variantsRows, variantsTable } from "./bench-variants.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -46,6 +48,7 @@ const { values: flags } = parseArgs({
     "skip-figures": { type: "boolean" },
     chart: { type: "string" },
     decisions: { type: "boolean" },
+    variants: { type: "boolean" },
     caller: { type: "boolean" },
     profile: { type: "boolean" },
   },
@@ -320,16 +323,26 @@ async function main() {
 async function decisionsOnly() {
   const decisions = await decisionBench();
   process.stdout.write(decisionTables(decisions));
+  await replaceResults("decisions", decisions);
+}
+
+/** Replaces one part of bench-results.json (and its date), keeping the others. */
+async function replaceResults(part: string, value: unknown) {
   const file = path.join(projectRoot, "bench-results.json");
   const previous = await readFile(file, "utf8").then(
     (text) => JSON.parse(text) as Record<string, unknown>,
     () => ({}),
   );
-  await writeFile(
-    file,
-    `${JSON.stringify({ ...previous, decisions, decisions_date: new Date().toISOString() }, null, 2)}\n`,
-  );
-  process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (decisions)\n`);
+  const updated = { ...previous, [part]: value, [`${part}_date`]: new Date().toISOString() };
+  await writeFile(file, `${JSON.stringify(updated, null, 2)}\n`);
+  process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file) || file} (${part})\n`);
+}
+
+/** `--variants`: try's design against the fixed one of equal power; its rows replace `variants` in bench-results.json. */
+async function variantsOnly() {
+  const variants = variantsRows();
+  process.stdout.write(variantsTable(variants));
+  await replaceResults("variants", variants);
 }
 
 /** The caller's cost per turn over the service's own response time, printed with its bound's verdict. */
@@ -438,4 +451,4 @@ if (flags.profile)
     agents: Number(flags.agents ?? "1000"),
     log: (line) => process.stderr.write(`profile: ${line}\n`),
   });
-else await (flags.decisions ? decisionsOnly() : flags.caller ? callerOnly() : main());
+else await (flags.decisions ? decisionsOnly() : flags.variants ? variantsOnly() : flags.caller ? callerOnly() : main());

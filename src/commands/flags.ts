@@ -41,6 +41,23 @@ export const TRAFFIC_REPORT_FLAGS = {
   },
 } as const satisfies Record<string, FileFlag>;
 
+/** try: its report (kind try). */
+export const TRY_REPORT_FLAGS = {
+  json: { type: "string", arg: "FILE", format: "json", help: "write the JSON report (kind try)" },
+  html: {
+    type: "string",
+    arg: "FILE",
+    format: "html",
+    help: "write a self-contained HTML report (one column per side, the calls side by side)",
+  },
+  markdown: {
+    type: "string",
+    arg: "FILE",
+    format: "markdown",
+    help: "write a Markdown report (e.g. for a job summary)",
+  },
+} as const satisfies Record<string, FileFlag>;
+
 /** plan (the behaviour preview's files need --behave). */
 export const PLAN_REPORT_FLAGS = {
   markdown: { type: "string", arg: "FILE", format: "markdown", help: "write the Markdown plan to FILE" },

@@ -14,6 +14,7 @@ import {
   RUN_REPORT_FLAGS,
   startReportFiles,
   TRAFFIC_REPORT_FLAGS,
+  TRY_REPORT_FLAGS,
 } from "./flags.ts";
 import { type CommandIO, processIO } from "./lifecycle.ts";
 
@@ -49,6 +50,11 @@ const commands: Record<string, Command> = {
     load: () => import("./smoke.ts"),
     // A previous report given as the old side is read, not replaced.
     reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv, { flags: ["compare"] }),
+  },
+  try: {
+    summary: "try config variants of an agent side by side on its deployed version, ranked with evidence",
+    load: () => import("./try.ts"),
+    reports: (argv) => askedReportFiles(TRY_REPORT_FLAGS, argv),
   },
   judge: {
     summary: "measure the configured judge against labels (judge check FILE), make them (judge label REPORT)",

@@ -8,6 +8,7 @@ export {
   type FieldLocator,
   type LoadResult,
   loadAgents,
+  loadConfigFile,
   type SmokeScenario,
 } from "./load.ts";
 export type { FieldLocation } from "./locate.ts";

@@ -14,7 +14,13 @@ import { didYouMean } from "../errors/index.ts";
 import { compareDiagnostics, type Diagnostic, formatDiagnostic, moreErrors } from "./diagnostic.ts";
 import { diagnosticAt, FILE_PARSE, issuesToDiagnostics, MAX_ERRORS_PER_FILE, position } from "./issues.ts";
 import { type FieldLocation, fieldLocation } from "./locate.ts";
-import { conversationalFile, KEY_PATTERN, proceduralFile, type SmokeScenarioFile } from "./schema.ts";
+import {
+  conversationalConfigFile,
+  conversationalFile,
+  KEY_PATTERN,
+  proceduralFile,
+  type SmokeScenarioFile,
+} from "./schema.ts";
 import {
   clip,
   displayPath,
@@ -47,6 +53,8 @@ export type AgentDefinition = {
   protect: boolean;
   /** Normalized, defaults applied. */
   smoke: SmokeScenario[];
+  /** Named partial configs to try (`variants:`, prompt files read): never sent on create. */
+  variants?: Record<string, ConversationalAgentConfig>;
 };
 
 /** Where a field of a loaded agent is written; `offset` is a position inside a text field's value. */
@@ -300,6 +308,13 @@ async function evaluate(key: string, base: Loaded, overlay: Loaded | undefined, 
     }
   }
 
+  const variants: Record<string, ConversationalAgentConfig> = {};
+  if (value.kind === "conversational") {
+    for (const [name, partial] of Object.entries(value.variants)) {
+      variants[name] = withPromptText(partial, ["variants", name], prompts.texts);
+    }
+  }
+
   // A safety net: what is sent must satisfy the service's own request schema.
   const service = (kind === "conversational" ? conversationalAgentConfig : proceduralAgentConfig) as z.ZodType;
   const sent = service.safeParse(config, FILE_PARSE);
@@ -316,6 +331,7 @@ async function evaluate(key: string, base: Loaded, overlay: Loaded | undefined, 
     postprocessAgents: value.kind === "conversational" ? value.postprocess_agents : [],
     protect: value.protect,
     smoke,
+    ...(Object.keys(variants).length > 0 ? { variants } : {}),
   };
   return { key, sources, raw, definition, promptFiles, errors: [] };
 }
@@ -329,6 +345,7 @@ function promptOwners(raw: Record<string, unknown>): PathSegment[][] {
   if (Array.isArray(raw.smoke)) {
     for (let i = 0; i < raw.smoke.length; i++) owners.push(["smoke", i, "override_config"]);
   }
+  if (isRecord(raw.variants)) for (const name of Object.keys(raw.variants)) owners.push(["variants", name]);
   return owners;
 }
 
@@ -348,11 +365,16 @@ function getIn(value: unknown, p: readonly PathSegment[]): unknown {
  * the overlay sets it). Exactly the file's content is sent, no trimming: like a YAML `|` block,
  * which keeps its final newline. A leading UTF-8 byte order mark is dropped.
  */
-async function readPromptFiles(raw: Record<string, unknown>, sources: readonly Source[], root: string) {
+async function readPromptFiles(
+  raw: Record<string, unknown>,
+  sources: readonly Source[],
+  root: string,
+  owners: PathSegment[][] = promptOwners(raw),
+) {
   const texts = new Map<string, string>();
   const files = new Map<string, string>();
   const errors: Diagnostic[] = [];
-  for (const owner of promptOwners(raw)) {
+  for (const owner of owners) {
     const prompt = getIn(raw, [...owner, "runtime", "prompt"]);
     if (!isRecord(prompt) || typeof prompt.file !== "string" || prompt.text !== undefined || prompt.file.trim() === "")
       continue;
@@ -486,4 +508,32 @@ function capPerFile(errors: Diagnostic[]): Diagnostic[] {
     const shown = list.sort(compareDiagnostics).slice(0, MAX_ERRORS_PER_FILE);
     return [...shown, moreErrors(shown.at(-1) as Diagnostic, list.length - MAX_ERRORS_PER_FILE)];
   });
+}
+
+/**
+ * A variant file (`agent-iac try --variant NAME=FILE`): a partial conversational `config`, checked
+ * by the agent file's own schema with file:line errors, its prompt `file` read relative to it and
+ * kept inside the project (`root`, the directory that holds agents/).
+ */
+export async function loadConfigFile(
+  file: string,
+  root: string,
+): Promise<{ raw?: unknown; config?: ConversationalAgentConfig; errors: Diagnostic[] }> {
+  const absolute = path.resolve(file);
+  const loaded = await loadYaml(absolute);
+  if (loaded.errors.length > 0 || !loaded.source) return { errors: loaded.errors };
+  const sources = [loaded.source];
+  const raw = loaded.value;
+  if (!isRecord(raw)) {
+    const message = "a variant file must be a mapping of config sections (runtime, tool, language, …)";
+    return { raw, errors: [{ file: loaded.source.file, line: 1, column: 1, field: "(document)", message }] };
+  }
+  const prompts = await readPromptFiles(raw, sources, path.resolve(root), [[]]);
+  const parsed = conversationalConfigFile.safeParse(raw, FILE_PARSE);
+  if (!parsed.success) {
+    const errors = [...issuesToDiagnostics(sources, conversationalConfigFile, parsed.error.issues), ...prompts.errors];
+    return { raw, errors };
+  }
+  if (prompts.errors.length > 0) return { raw, errors: prompts.errors };
+  return { raw, config: withPromptText(parsed.data, [], prompts.texts), errors: [] };
 }

@@ -132,7 +132,7 @@ const visibleTools = z
   .optional();
 const visibleModel = visibleText(modelName).optional();
 
-const conversationalConfigFile = conversationalAgentConfig.extend({
+export const conversationalConfigFile = conversationalAgentConfig.extend({
   personas: z
     .array(
       personaItem.extend({
@@ -512,6 +512,15 @@ export const conversationalFile = z
       .default([])
       .meta({ description: "Keys of procedural agents (files in this directory) run after each conversation." }),
     smoke: z.array(smokeScenario).default([]).meta({ description: "Smoke-call scenarios (agent-iac smoke)." }),
+    variants: z
+      .record(
+        z.string().max(100).regex(KEY_PATTERN, "a variant name: lowercase letters, digits and single dashes"),
+        conversationalConfigFile,
+      )
+      .default({})
+      .meta({
+        description: "Config variants to try (agent-iac try --variant NAME); not sent: not an input.",
+      }),
   })
   .meta({ title: "Conversational agent" });
 

@@ -24,6 +24,7 @@ export * from "./schema.ts";
 export { answeredBy, callLines, terminalSummary } from "./terminal.ts";
 export * from "./traffic.ts";
 export { pct } from "./traffic-render.ts";
+export * from "./variants.ts";
 export {
   emitReport,
   type ReportFiles,

@@ -1,6 +1,7 @@
 // The one rule from results to counts, exit code and verdict mark. Every surface (terminal, job
 // summary, HTML, JUnit, JSON) counts through `countScenarios` and marks through `headline`, so the
 // same run tells the same story everywhere: a run that exits 0 never shows a failure mark.
+
 import {
   type CallOutcomeKind,
   type CallResult,
@@ -10,6 +11,7 @@ import {
   type ReportSummary,
   type ScenarioSummary,
 } from "./schema.ts";
+import { tryExitCode } from "./variants.ts";
 
 type Policy = Pick<Report, "fail_on"> & Partial<Pick<Report, "allow_inconclusive">>;
 
@@ -194,6 +196,7 @@ export function runReport(parts: RunReportParts): Report {
 export function exitCode(report: Report): number {
   if (report.interrupted) return 130;
   if (report.kind === "watch") return report.summary.regressions > 0 ? 1 : 0;
+  if (report.kind === "try") return tryExitCode(report.variants);
   if (report.kind === "audit") {
     const unknown = report.traffic?.versions.some((v) => v.category === "unknown") ?? false;
     return report.fail_on === "unknown" && unknown ? 1 : 0;

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { TRANSPORTS } from "../contract/index.ts";
 import { trafficSchema } from "./traffic.ts";
+import { variantsSchema } from "./variants.ts";
 
 export const REPORT_FORMAT = "agent-iac-report";
 /**
@@ -19,6 +20,8 @@ export const REPORT_VERSION = 4;
 /** Every kind of run a report can hold (the plan has its own value: plan.ts). */
 const RUN_KINDS = ["smoke", "compare", "behave", "merged", "replay"] as const;
 const TRAFFIC_KINDS = ["watch", "audit"] as const;
+/** Config variants of one agent played beside its config (agent-iac try; see variants.ts). */
+const VARIANT_KINDS = ["try"] as const;
 
 const ms = z.number().nonnegative();
 
@@ -420,7 +423,7 @@ const summarySchema = z.looseObject({
 export const reportSchema = z.looseObject({
   format: z.literal(REPORT_FORMAT).default(REPORT_FORMAT),
   version: z.int().default(REPORT_VERSION),
-  kind: z.enum([...RUN_KINDS, ...TRAFFIC_KINDS]).default("smoke"),
+  kind: z.enum([...RUN_KINDS, ...TRAFFIC_KINDS, ...VARIANT_KINDS]).default("smoke"),
   created_at: z.string().nullable().default(null),
   stack: z.string().nullable().default(null),
   /** Agent key → the version id its scenarios were pinned to (the new side in a comparison). */
@@ -451,6 +454,8 @@ export const reportSchema = z.looseObject({
   interrupted: z.boolean().default(false),
   /** Live traffic per version (kinds "watch" and "audit"; see traffic.ts). */
   traffic: trafficSchema.optional(),
+  /** Config variants against the base (kind "try"; see variants.ts). */
+  variants: variantsSchema.optional(),
 });
 
 export type ReportAssertion = z.output<typeof assertionSchema>;

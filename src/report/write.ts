@@ -17,6 +17,7 @@ import { planJobSummary, planJson, planMarkdown } from "./plan-markdown.ts";
 import { REPORT_FORMAT, REPORT_VERSION, type Report, reportSchema } from "./schema.ts";
 import { terminalSummary } from "./terminal.ts";
 import { auditMarkdown, auditText, watchMarkdown, watchText } from "./traffic-render.ts";
+import { tryHtml, tryMarkdown, tryText } from "./variants-render.ts";
 
 export function reportJson(report: Report): string {
   return `${JSON.stringify(report, null, 2)}\n`;
@@ -68,6 +69,7 @@ const KINDS: Record<Report["kind"], Renderers<Report>> = {
   replay: RUN,
   watch: { files: { json: reportJson, markdown: watchMarkdown }, terminal: watchText, summary: watchMarkdown },
   audit: { files: { json: reportJson, markdown: auditMarkdown }, terminal: auditText, summary: auditMarkdown },
+  try: { files: { json: reportJson, markdown: tryMarkdown, html: tryHtml }, terminal: tryText, summary: tryMarkdown },
 };
 
 /** The value's renderers, bound to it: what each format, the terminal and the job summary would say. */

@@ -44,4 +44,5 @@ export {
 export { runSmokeJob } from "./smoke-job.ts";
 export { openValidStack, planHeld, prepareSmoke } from "./smoke-prologue.ts";
 export { auditTraffic, type OpenedTraffic, openTraffic, watchTraffic } from "./traffic.ts";
+export { COMPARE_DEFAULTS_FOR_TRY, tryVariants, type VariantSpec } from "./try.ts";
 export { unknownVersionsNote } from "./unknown-versions.ts";

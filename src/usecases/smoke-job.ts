@@ -48,7 +48,14 @@ type Placement =
       allowInconclusive?: boolean | undefined;
     }
   /** The calls carry the proposed config (plan --behave); `report` makes the preview's report value. */
-  | { kind: "behave"; report: (results: ScenarioResult[]) => Report };
+  | { kind: "behave"; report: (results: ScenarioResult[]) => Report }
+  /** The plan's calls are the worst case; `play` places them round by round (try's variants) and makes the report. */
+  | {
+      kind: "rounds";
+      play: (
+        place: (calls: PlannedCall[]) => Promise<ScenarioResult[]>,
+      ) => Promise<{ report: Report; results: ScenarioResult[] }>;
+    };
 
 export type SmokeJob = {
   stack: string;
@@ -251,6 +258,13 @@ async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller, 
   if (placement.kind === "behave") {
     const { results } = await run(newCalls, {});
     return { report: placement.report(results), results, oldResults: [] };
+  }
+  if (placement.kind === "rounds") {
+    // Every call of a round is needed for its pairs: no early decisions of fixed repeats.
+    const { report, results } = await placement.play(
+      async (calls) => (await run(calls, { earlyDecisions: false })).results,
+    );
+    return { report, results, oldResults: [] };
   }
   for (const note of notes) io.out.write(`note: ${terminalText(note)}\n`);
   // Old and new in pairs placed together; the tests need every planned call of fixed repeats on

@@ -66,7 +66,7 @@ describe("agent-iac schema", () => {
     expect(agentJsonSchema()).toBe(text);
     const schema = JSON.parse(text) as { oneOf: { properties: Record<string, unknown>; required: string[] }[] };
     expect(schema.oneOf.map((branch) => Object.keys(branch.properties))).toEqual([
-      ["config", "description", "kind", "name", "postprocess_agents", "protect", "smoke"],
+      ["config", "description", "kind", "name", "postprocess_agents", "protect", "smoke", "variants"],
       ["config", "description", "kind", "name", "protect"],
     ]);
     expect(schema.oneOf[0]?.required).toEqual(["kind", "name", "description", "config"]);

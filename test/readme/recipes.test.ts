@@ -22,6 +22,7 @@ const KNOWN_RECIPES = [
   "persona-caller",
   "scenarios-from-calls",
   "after-release",
+  "try-variants",
 ];
 
 /** Every recipe of the project's pages, in the order they run. */
