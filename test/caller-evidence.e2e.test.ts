@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentsProject, addScenarios, agentsProject, deployStack } from "./helpers/agents-project.ts";
 import { CLI, runInProcess } from "./helpers/cli.ts";
 import { type JudgeAnswer, startTestJudge } from "./helpers/judge-server.ts";
+import { isKeyCheck } from "./helpers/model-double.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator } from "./helpers/simulator.ts";
 
@@ -31,11 +32,13 @@ async function modelServer(): Promise<ModelServer> {
     for await (const chunk of request) text += chunk;
     const body = JSON.parse(text) as { messages: { role: string; content: string }[]; response_format?: unknown };
     const transcript = body.messages.find((m) => m.role === "user")?.content ?? "";
-    model.requests++;
     const answer = (content: string) => {
       response.setHeader("content-type", "application/json");
       response.end(JSON.stringify({ model: "test-caller", choices: [{ index: 0, message: { content } }] }));
     };
+    // The model port's key check before the calls: answered whatever the mode, not counted.
+    if (isKeyCheck(body)) return answer("OK");
+    model.requests++;
     // Asked as a judge (the run's judge is this endpoint too): every rubric passes on line 1.
     if (body.response_format) return answer(JSON.stringify({ verdict: "pass", reason: "in persona", lines: [1] }));
     switch (model.mode) {

@@ -12,8 +12,6 @@ export {
   MIN_CALIBRATION_ITEMS,
   readLabelledFile,
 } from "./check.ts";
-export { ChatClient, JudgeClient } from "./client.ts";
+export { JudgeClient } from "./client.ts";
 export { movingModels } from "./models.ts";
-
-export { JudgeAnswerError } from "./verdict.ts";
 export { Judge, type Judgement, majority } from "./votes.ts";

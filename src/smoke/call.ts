@@ -313,7 +313,9 @@ export async function judgeResult(
     return;
   }
   result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
-  result.outcome = { kind: result.status };
+  // A failed call that the service's own server.error ended is the service's failure, not the agent's.
+  const ended = result.status === "failed" && observation.ended && observation.entries.at(-1)?.kind === "error";
+  result.outcome = ended ? { kind: "failed", code: OUTCOME_CODES.serviceError } : { kind: result.status };
 }
 
 /** The call's own override sections with the scenario's override_config merged over them. */

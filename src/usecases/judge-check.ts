@@ -42,6 +42,8 @@ export async function judgeCheck(request: JudgeCheckRequest, io: Pick<JobIO, "ou
   });
   let result: CheckResult;
   try {
+    // A refused key stops here, naming the judge's key, before any item is judged.
+    await judge.client.checkKey();
     result = await checkJudge(labelled, judge, recordingTranscript);
   } finally {
     await judge.client.close();

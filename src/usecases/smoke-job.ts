@@ -140,6 +140,11 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
     if (job.recordDir !== undefined) await recordingDirectory(job.recordDir);
     if (job.announceCost) io.out.write(`${estimateLine(cost)}\n`);
     if (newCalls.length > 0) await checkAccess(client);
+    // Each model's key is checked as the service's is: a refused one stops the run before any call.
+    if (all.length > 0) {
+      await judge?.client.checkKey(io.signal);
+      await caller.checkKey?.(io.signal);
+    }
     const placed = await place(job, paired, { client, judge, io, caller, warnings });
     return { kind: "ran", cost, judge, ...placed };
   } finally {
@@ -166,7 +171,7 @@ function callerHooks(
   job: SmokeJob,
   baseUrl: string,
   io: JobIO,
-): CallerHooks & { close?: () => Promise<void> } {
+): CallerHooks & { close?: () => Promise<void>; checkKey?: (signal: AbortSignal) => Promise<void> } {
   if (!calls.some((call) => call.scenario.caller)) return {};
   const settings = job.caller ?? { message: undefined, end: undefined };
   const shape = callerShape(settings, baseUrl, job.stack);
@@ -205,6 +210,8 @@ function callerHooks(
   return {
     callerShape: shape,
     close: async () => model?.close(),
+    // One endpoint plays the personas and rephrases: its key is checked once, named by its first use.
+    checkKey: (signal) => persona().checkKey(personas.length > 0 ? "caller" : "variations", signal),
     persona: (call) => {
       const spec = call.scenario.caller ?? {};
       return persona().turns(spec.persona ?? "", spec.goal, spec.max_turns ?? DEFAULT_PERSONA_TURNS);
