@@ -130,6 +130,15 @@ describe("a persona caller's evidence", () => {
         expect: { tool_calls: ["check_availability"] },
       },
       {
+        name: "persona-impatient",
+        channel: { callee_no: "+15550142100" },
+        transport: "ws",
+        timeout: 20,
+        context: { simulation: { caller_wait_ms: 0 } },
+        caller: { ...persona, max_turns: 3 },
+        expect: { tool_calls: ["check_availability"] },
+      },
+      {
         name: "persona-expects-too-much",
         channel: { callee_no: "+15550142100" },
         transport: "ws",
@@ -162,9 +171,11 @@ describe("a persona caller's evidence", () => {
       expect(call.status).toBe("error");
       expect(call.outcome.code).toMatch(code);
       expect(call.fault).toBe("caller");
-      // While the model failed the simulator played its own turns: heard, and never the caller's.
+      // The simulator waited for the caller's first line (agent-iac told it to: caller_wait_ms), so
+      // it played none of its own turns; any user line would be labelled not the caller's.
       const users = call.entries.filter((e) => e.kind === "user");
-      if (mode === "500" || mode === "hang") expect(users.length).toBeGreaterThan(0);
+      if (mode === "500" || mode === "hang") expect(users).toEqual([]);
+      if (mode === "500") expect(call.error).toMatch(/500/);
       for (const entry of users) expect(entry.by).toBe("not_caller");
       expect(call.transcript.filter((line) => line.startsWith("user (not the caller): ")).length).toBe(users.length);
       expect(call.transcript.filter((line) => line.startsWith("caller:"))).toEqual([]);
@@ -177,7 +188,8 @@ describe("a persona caller's evidence", () => {
 
   it("scenario capture of a recorded call takes only the lines its caller sent", async () => {
     model.mode = "500";
-    const run = await smoke("persona-books", "--record", "rec-500");
+    // This scenario's simulator plays its own turns at once (caller_wait_ms 0): lines the caller did not send.
+    const run = await smoke("persona-impatient", "--record", "rec-500");
     const call = run.report?.results[0] as Call & { conversation_id: string };
     const capture = await runInProcess(
       ["scenario", "capture", call.conversation_id, "--from-recording", path.join(project.dir, "rec-500")],

@@ -101,6 +101,8 @@ export class ModelClient {
   readonly model: string;
   readonly origin: ModelOrigin;
   readonly #core: Core;
+  /** Ends the requests still in flight when the client closes (a rephrasing no call waits for any more). */
+  readonly #closing = new AbortController();
 
   constructor(use: ModelUse, endpoint: ModelEndpoint) {
     this.model = endpoint.model;
@@ -183,7 +185,7 @@ export class ModelClient {
         body: { model: this.model, ...body },
         requestSchema: z.looseObject({ model: z.string().min(1) }),
         responseSchema: chatResponse,
-        signal,
+        signal: signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal,
       });
     } catch (error) {
       if (error instanceof ApiError) error.origin ??= this.origin;
@@ -196,6 +198,7 @@ export class ModelClient {
   }
 
   async close(): Promise<void> {
+    this.#closing.abort();
     await this.#core.close();
   }
 }

@@ -18,7 +18,13 @@ import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { type Judge, movingModels } from "../judge/index.ts";
 import { type Report, terminalLines, terminalText } from "../report/index.ts";
-import type { CallerShapeSettings, JudgeSettings, ProjectContext, ResolvedConnection } from "../settings/index.ts";
+import {
+  type CallerShapeSettings,
+  isLoopbackUrl,
+  type JudgeSettings,
+  type ProjectContext,
+  type ResolvedConnection,
+} from "../settings/index.ts";
 import {
   dryRunText,
   type Estimate,
@@ -154,6 +160,9 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
   }
 }
 
+/** The local simulator's idle limit: a conversation ends after this long without a line (docs/simulator.md). */
+const SIMULATOR_IDLE_MS = 60_000;
+
 const onRetry = (io: JobIO) => (io.onRetry ? { onRetry: io.onRetry } : {});
 
 type Sides = ReturnType<typeof sides>;
@@ -209,6 +218,8 @@ function callerHooks(
   let rephrasings: Rephrasings | undefined;
   return {
     callerShape: shape,
+    // The local simulator waits for a model-written caller's first line as long as its conversation may idle.
+    ...(isLoopbackUrl(baseUrl) ? { modelCallerWaitMs: SIMULATOR_IDLE_MS } : {}),
     close: async () => model?.close(),
     // One endpoint plays the personas and rephrases: its key is checked once, named by its first use.
     checkKey: (signal) => persona().checkKey(personas.length > 0 ? "caller" : "variations", signal),
