@@ -198,7 +198,7 @@ describe("model errors and faults, named right", () => {
     const id = (placed.call as Call & { conversation_id: string }).conversation_id;
     await project.stack.setConfig("agents:callerApiKey", { value: WRONG_KEY, secret: true });
     try {
-      const args = ["scenario", "derive", id, "--stack", "test", "--callee-no", "+15550142100"];
+      const args = ["scenario", "derive", id, "--agent", "booking", "--stack", "test", "--callee-no", "+15550142100"];
       const run = await runInProcess(args, { cwd: project.dir, env: env() });
       expect(run.code, run.stdout + run.stderr).toBe(2);
       expect(run.stderr).toContain(`the model (test-caller-2026-01-01 at ${model.url}) refused its API key`);

@@ -9,7 +9,7 @@ import { type CapturedCall, callTranscript } from "../capture/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import type { ChatMessage } from "../model/index.ts";
 import { yamlText } from "../report/index.ts";
-import { agentTools, deriveMessages, generateMessages, readAnswer, SCENARIOS } from "./model.ts";
+import { agentTools, conversationalConfig, deriveMessages, generateMessages, readAnswer, SCENARIOS } from "./model.ts";
 import { Scrubber } from "./pii.ts";
 import { countLine, type Dropped, type Kept, vet } from "./vet.ts";
 
@@ -48,7 +48,7 @@ const MAX_LINE_CHARS = 1000;
 
 /** The numbers the agent file holds (its scenarios' channels, its transfers): the team's, not a caller's. */
 function ownNumbers(agent: AgentDefinition): string[] {
-  const transfers = (agent.config as { tool?: { transfers?: { id?: string }[] } }).tool?.transfers ?? [];
+  const transfers = conversationalConfig(agent)?.tool?.transfers ?? [];
   return [
     ...agent.smoke.flatMap((s) => [s.channel.callee_no, s.channel.caller_no ?? ""]),
     ...transfers.map((t) => t.id ?? ""),

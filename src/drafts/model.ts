@@ -4,6 +4,7 @@
 // postprocess agents; both already scrubbed of personal data. The answer is data: a JSON object
 // read with a size cap, each proposal checked field by field before anything is made of it.
 import { z } from "zod";
+import type { ConversationalAgentConfig } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
 import { type AnswerShape, type ChatMessage, jsonIn } from "../model/index.ts";
 
@@ -85,15 +86,18 @@ export function deriveMessages(call: CallView, agent: AgentDefinition | undefine
   return conversation(system, user);
 }
 
+/** A conversational agent's config, through its contract type (drafts are written for conversational agents only). */
+export function conversationalConfig(agent: AgentDefinition | undefined): ConversationalAgentConfig | undefined {
+  return agent?.kind === "conversational" ? (agent.config as ConversationalAgentConfig) : undefined;
+}
+
 export function agentTools(agent: AgentDefinition | undefined): string[] {
-  const config = agent?.config as { tool?: { tools?: { name: string }[] } } | undefined;
-  return (config?.tool?.tools ?? []).map((tool) => tool.name);
+  return (conversationalConfig(agent)?.tool?.tools ?? []).map((tool) => tool.name);
 }
 
 /** The agent's languages: its default and the others it supports. */
 export function agentLanguages(agent: AgentDefinition): { default: string | undefined; others: string[] } {
-  const language = (agent.config as { language?: { default_language?: string; supported_languages?: string[] } })
-    .language;
+  const language = conversationalConfig(agent)?.language;
   const main = language?.default_language;
   return { default: main, others: (language?.supported_languages ?? []).filter((l) => l !== main) };
 }
@@ -104,18 +108,15 @@ export function generateMessages(
   scrub: (text: string) => string,
   existing: readonly SmokeScenario[],
 ): ChatMessage[] {
-  const config = agent.config as {
-    personas?: { name: string }[];
-    runtime?: { prompt?: { text?: string } };
-  };
+  const config = conversationalConfig(agent);
   const languages = agentLanguages(agent);
-  const prompt = config.runtime?.prompt?.text ?? "";
+  const prompt = config?.runtime?.prompt?.text ?? "";
   const personas = existing.filter((s) => s.caller?.persona);
   const user = [
     `Agent: ${agent.key}`,
     `Name: ${scrub(agent.name)}`,
     `Description: ${scrub(agent.description)}`,
-    `Agent persona: ${(config.personas ?? []).map((p) => p.name).join(", ") || "(none)"}`,
+    `Agent persona: ${(config?.personas ?? []).map((p) => p.name).join(", ") || "(none)"}`,
     `Tools the agent has: ${agentTools(agent).join(", ") || "(none)"}`,
     `Procedural agents: ${agent.postprocessAgents.join(", ") || "(none)"}`,
     `Default language: ${languages.default ?? "(not set)"}`,
