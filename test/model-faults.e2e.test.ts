@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CallResult } from "../src/report/index.ts";
 import { type AgentsProject, addScenarios, agentsProject, deployStack } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { startTestJudge } from "./helpers/judge-server.ts";
@@ -41,13 +42,8 @@ function answer(mode: Mode, body: ModelBody, n: number): ModelReply {
   }
 }
 
-type Call = {
-  status: string;
-  fault: string | null;
-  outcome: { kind: string; code: string | null };
-  error: string | null;
-  transcript: string[];
-};
+/** A call of the JSON report, as the report's schema types it. */
+type Call = CallResult;
 
 describe("model errors and faults, named right", () => {
   let sandbox: PulumiSandbox;
@@ -195,7 +191,7 @@ describe("model errors and faults, named right", () => {
 
   it("scenario derive from the service: the model's refused key is the model's (exit 2), not the service's (issue 60)", async () => {
     const placed = await smoke("service-error");
-    const id = (placed.call as Call & { conversation_id: string }).conversation_id;
+    const id = placed.call?.conversation_id ?? "";
     await project.stack.setConfig("agents:callerApiKey", { value: WRONG_KEY, secret: true });
     try {
       const args = ["scenario", "derive", id, "--agent", "booking", "--stack", "test", "--callee-no", "+15550142100"];
