@@ -124,11 +124,6 @@ export class ModelClient {
     return this.#core.baseUrl;
   }
 
-  /** "the judge's model (gpt-4o-2024-08-06 at https://…/v1)" */
-  get named(): string {
-    return `${MODEL_USE_NAMES[this.origin.use]} (${this.model} at ${this.baseUrl})`;
-  }
-
   /**
    * One completion's text. A refusal, an answer cut at its token limit, one withheld by a content
    * filter or one with no text is a ModelAnswerError; a failed request the core's ApiError, with
