@@ -73,6 +73,14 @@ module.exports = {
       },
     },
     {
+      name: "model-requests-through-the-port",
+      comment:
+        "the judge, the caller and the drafts reach a model only through src/model, the one client of POST /chat/completions: docs/architecture.md",
+      severity: "error",
+      from: { path: "^src/(judge|caller|drafts)/" },
+      to: { path: "^src/api/", dependencyTypesNot: ["type-only"] },
+    },
+    {
       name: "folder-not-in-the-layers",
       comment: "every folder of src/ has a layer in docs/architecture.md's list",
       severity: "error",

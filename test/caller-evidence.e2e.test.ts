@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentsProject, addScenarios, agentsProject, deployStack } from "./helpers/agents-project.ts";
 import { CLI, runInProcess } from "./helpers/cli.ts";
 import { type JudgeAnswer, startTestJudge } from "./helpers/judge-server.ts";
+import { isKeyCheck } from "./helpers/model-double.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator } from "./helpers/simulator.ts";
 
@@ -31,11 +32,13 @@ async function modelServer(): Promise<ModelServer> {
     for await (const chunk of request) text += chunk;
     const body = JSON.parse(text) as { messages: { role: string; content: string }[]; response_format?: unknown };
     const transcript = body.messages.find((m) => m.role === "user")?.content ?? "";
-    model.requests++;
     const answer = (content: string) => {
       response.setHeader("content-type", "application/json");
       response.end(JSON.stringify({ model: "test-caller", choices: [{ index: 0, message: { content } }] }));
     };
+    // The model port's key check before the calls: answered whatever the mode, not counted.
+    if (isKeyCheck(body)) return answer("OK");
+    model.requests++;
     // Asked as a judge (the run's judge is this endpoint too): every rubric passes on line 1.
     if (body.response_format) return answer(JSON.stringify({ verdict: "pass", reason: "in persona", lines: [1] }));
     switch (model.mode) {
@@ -127,6 +130,15 @@ describe("a persona caller's evidence", () => {
         expect: { tool_calls: ["check_availability"] },
       },
       {
+        name: "persona-impatient",
+        channel: { callee_no: "+15550142100" },
+        transport: "ws",
+        timeout: 20,
+        context: { simulation: { caller_wait_ms: 0 } },
+        caller: { ...persona, max_turns: 3 },
+        expect: { tool_calls: ["check_availability"] },
+      },
+      {
         name: "persona-expects-too-much",
         channel: { callee_no: "+15550142100" },
         transport: "ws",
@@ -159,9 +171,11 @@ describe("a persona caller's evidence", () => {
       expect(call.status).toBe("error");
       expect(call.outcome.code).toMatch(code);
       expect(call.fault).toBe("caller");
-      // While the model failed the simulator played its own turns: heard, and never the caller's.
+      // The simulator waited for the caller's first line (agent-iac told it to: caller_wait_ms), so
+      // it played none of its own turns; any user line would be labelled not the caller's.
       const users = call.entries.filter((e) => e.kind === "user");
-      if (mode === "500" || mode === "hang") expect(users.length).toBeGreaterThan(0);
+      if (mode === "500" || mode === "hang") expect(users).toEqual([]);
+      if (mode === "500") expect(call.error).toMatch(/500/);
       for (const entry of users) expect(entry.by).toBe("not_caller");
       expect(call.transcript.filter((line) => line.startsWith("user (not the caller): ")).length).toBe(users.length);
       expect(call.transcript.filter((line) => line.startsWith("caller:"))).toEqual([]);
@@ -174,7 +188,8 @@ describe("a persona caller's evidence", () => {
 
   it("scenario capture of a recorded call takes only the lines its caller sent", async () => {
     model.mode = "500";
-    const run = await smoke("persona-books", "--record", "rec-500");
+    // This scenario's simulator plays its own turns at once (caller_wait_ms 0): lines the caller did not send.
+    const run = await smoke("persona-impatient", "--record", "rec-500");
     const call = run.report?.results[0] as Call & { conversation_id: string };
     const capture = await runInProcess(
       ["scenario", "capture", call.conversation_id, "--from-recording", path.join(project.dir, "rec-500")],

@@ -19,6 +19,7 @@ import {
   stackOutputs,
 } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
+import { completion, isKeyCheck } from "./helpers/model-double.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
 import { startTestSimulator } from "./helpers/simulator.ts";
 
@@ -52,6 +53,10 @@ async function modelServer(): Promise<ModelServer> {
     for await (const chunk of request) text += chunk;
     const body = JSON.parse(text) as { messages: { role: string; content: string }[] };
     const asked = body.messages.find((m) => m.role === "user")?.content ?? "";
+    if (isKeyCheck(body)) {
+      response.setHeader("content-type", "application/json");
+      return response.end(JSON.stringify(completion("OK", "length")));
+    }
     requests.push(asked);
     const content = asked.includes("HOSTILE") ? HOSTILE : REPHRASED.map((block) => block.join("\n")).join("\n\n");
     response.setHeader("content-type", "application/json");

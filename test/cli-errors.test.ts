@@ -25,6 +25,7 @@ import {
   InvalidRequestError,
   InvalidResponseError,
   IoError,
+  ModelAnswerError,
   NotFoundError,
   plainNaming,
   RateLimitError,
@@ -34,7 +35,7 @@ import {
   StackNotFoundError,
   TimeoutError,
 } from "../src/errors/index.ts";
-import { JudgeAnswerError, LabelledFileError } from "../src/judge/index.ts";
+import { LabelledFileError } from "../src/judge/index.ts";
 import { PolicyConfigError } from "../src/policy/index.ts";
 import { readReport } from "../src/report/index.ts";
 import { planCalls, RecordingError } from "../src/smoke/index.ts";
@@ -74,7 +75,7 @@ describe("the mapping from the error model to the CLI", () => {
       [new StackLockedError("prod", "x"), "AGENT_IAC_STACK_LOCKED", 3],
       [new BackendError("x"), "AGENT_IAC_BACKEND", 3],
       [new IoError("x"), "AGENT_IAC_IO", 3],
-      [new JudgeAnswerError("x"), "AGENT_IAC_JUDGE_ANSWER", 3],
+      [new ModelAnswerError("x"), "AGENT_IAC_MODEL_ANSWER", 3],
       [new InterruptedError("SIGINT", "x"), "AGENT_IAC_INTERRUPTED", 130],
       [new PolicyConfigError("x"), "AGENT_IAC_CONFIG", 2],
       [new LabelledFileError("l.yaml", ["l.yaml:1: items: required"]), "AGENT_IAC_INVALID_INPUT", 2],

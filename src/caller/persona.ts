@@ -6,20 +6,13 @@
 // The lines it writes reach the conversation's events as `user.message.received`, so a recording
 // holds them and `--replay` re-evaluates the call with no model. The same model rephrases a scripted
 // caller's turns (`caller.variations`, variations.ts).
-import type { RetryNotice } from "../api/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import { ChatClient } from "../judge/index.ts";
+import { type ChatMessage, ModelClient, type ModelEndpoint } from "../model/index.ts";
 import { PERSONA_KEYS, type PersonaSettings } from "../settings/index.ts";
 import { type CallerView, NotACallerLine, type TurnSource } from "./script.ts";
 import { parseRephrasings, type Rephrased, rephraseMessages } from "./variations.ts";
 
-export type PersonaEndpoint = {
-  baseUrl: string;
-  model: string;
-  apiKey?: string | undefined;
-  timeoutSec: number;
-  onRetry?: ((notice: RetryNotice) => void) | undefined;
-};
+export type PersonaEndpoint = ModelEndpoint;
 
 /** The word the model answers when the caller is done. */
 const DONE = "DONE";
@@ -55,7 +48,7 @@ export function requirePersona(
 }
 
 /** The messages that ask for the caller's next line. */
-function personaMessages(persona: string, goal: string | undefined, view: CallerView) {
+function personaMessages(persona: string, goal: string | undefined, view: CallerView): ChatMessage[] {
   const system = [
     "You play the caller in a test call to a conversational agent. Stay in character.",
     `The caller: ${persona}`,
@@ -82,27 +75,36 @@ function isStructured(content: string): boolean {
 }
 
 export class PersonaModel {
-  readonly #chat: ChatClient;
+  /** The persona's lines: the caller's endpoint. */
+  readonly #caller: ModelClient;
+  /** The rephrasings of scripted turns: the same endpoint, named apart in its errors. */
+  readonly #variations: ModelClient;
 
   constructor(endpoint: PersonaEndpoint) {
-    this.#chat = new ChatClient(endpoint);
+    this.#caller = new ModelClient("caller", endpoint);
+    this.#variations = new ModelClient("variations", endpoint);
   }
 
   /** The model asked. */
   get model(): string {
-    return this.#chat.model;
+    return this.#caller.model;
+  }
+
+  /** Whether the endpoint takes the key (before any call; see ModelClient.checkKey): as `use` names it. */
+  checkKey(use: "caller" | "variations", signal?: AbortSignal): Promise<void> {
+    return (use === "caller" ? this.#caller : this.#variations).checkKey(signal);
   }
 
   /** A scripted caller's turns rephrased `n` ways each (`caller.variations`): one request. */
   async rephrase(turns: readonly string[], n: number, signal: AbortSignal): Promise<Rephrased> {
-    const choice = await this.#chat.complete(rephraseMessages(turns, n), { signal });
-    const lines = parseRephrasings(choice?.message.content ?? "", turns.length, n);
-    return { lines, answered: choice?.answered_model ?? null };
+    const answer = await this.#variations.text(rephraseMessages(turns, n), { signal });
+    const lines = parseRephrasings(answer.content, turns.length, n);
+    return { lines, answered: answer.answered ?? null };
   }
 
   /** The caller's lines for one call: the persona's, at most `maxTurns`. */
   turns(persona: string, goal: string | undefined, maxTurns: number): TurnSource {
-    const model = { asked: this.#chat.model, answered: null as string | null };
+    const model = { asked: this.#caller.model, answered: null as string | null };
     return {
       maxTurns,
       mayStopEarly: true,
@@ -115,14 +117,13 @@ export class PersonaModel {
   }
 
   async #line(
-    messages: { role: string; content: string }[],
+    messages: ChatMessage[],
     model: { answered: string | null },
     signal: AbortSignal,
   ): Promise<string | undefined> {
-    const choice = await this.#chat.complete(messages, { signal });
-    model.answered = choice?.answered_model ?? model.answered;
-    const content = (choice?.message.content ?? "").trim().replace(/^"(.*)"$/s, "$1");
-    if (content === "") throw new Error("the persona model's answer has no content");
+    const answer = await this.#caller.text(messages, { signal });
+    model.answered = answer.answered ?? model.answered;
+    const content = answer.content.trim().replace(/^"(.*)"$/s, "$1");
     if (isStructured(content)) {
       throw new NotACallerLine(
         `the persona's model answered ${JSON.stringify(content.slice(0, 80))}, data rather than a caller's line (is it the judge's model?)`,
@@ -132,7 +133,7 @@ export class PersonaModel {
     return content.slice(0, 2000);
   }
 
-  close(): Promise<void> {
-    return this.#chat.close();
+  async close(): Promise<void> {
+    await Promise.all([this.#caller.close(), this.#variations.close()]);
   }
 }

@@ -118,6 +118,9 @@ export class Caller {
   #busy = false;
   #timer: NodeJS.Timeout | undefined;
   readonly #startedAt = Date.now();
+  /** When the source was last asked for a line, and when the agent last completed a message. */
+  #askedAt: number | undefined;
+  #agentAt = 0;
   /** Ends a source's request in flight when the caller stops (the call ended, the run was stopped). */
   readonly #requests = new AbortController();
 
@@ -172,6 +175,7 @@ export class Caller {
         break;
       case "agent.message.completed": {
         this.#firstWord();
+        this.#agentAt = Date.now();
         this.#openMessages.delete(String(payload.generation_id));
         const text = typeof payload.text === "string" ? payload.text : "";
         this.#agentSaid.push(text);
@@ -214,6 +218,16 @@ export class Caller {
         message: `the caller's turn ${this.#awaiting.turn} was not delivered: the service did not show it as user.message.received ${when}`,
         endedCall: false,
       };
+    } else if (this.#writing(why)) {
+      // The caller's model was still writing when the call ended: its line is missing, not the agent's.
+      const turn = this.lines.length + 1;
+      const whose = this.#source.mayStopEarly ? "the persona's model" : "the caller's model";
+      this.#failure = {
+        kind: "source_failed",
+        turn,
+        message: `the caller's turn ${turn} could not be written: ${whose} had not answered ${when}`,
+        endedCall: false,
+      };
     } else if (this.#source.mayStopEarly && this.lines.length === 0) {
       // A persona that said nothing played nothing: the agent was never tested by it.
       this.#failure = this.#busy
@@ -241,6 +255,17 @@ export class Caller {
       };
     }
     return this.#failure;
+  }
+
+  /**
+   * Whether the call ended while the caller's model was writing its next line, and that line was
+   * the caller's to say: always before its first line; after it, unless the agent spoke since the
+   * request began and then ended the conversation (a goodbye the model had not caught up with).
+   */
+  #writing(why: "ended" | "closed" | "deadline"): boolean {
+    if (!this.#busy || this.#finished || this.#askedAt === undefined) return false;
+    if (this.lines.length === 0 || why !== "ended") return true;
+    return this.#agentAt <= this.#askedAt;
   }
 
   /** An agent message event arrived: the first after a heard line is the agent's first word to it. */
@@ -277,6 +302,7 @@ export class Caller {
     try {
       if (this.#finished) return this.#sendEnd();
       let turn: CallerTurn | undefined;
+      this.#askedAt = Date.now();
       try {
         turn =
           this.lines.length < this.#source.maxTurns

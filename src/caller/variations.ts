@@ -5,6 +5,7 @@
 // same words. The model's answer is data: N plain lines per turn, else every call of the scenario
 // fails as the caller's own error (caller_not_a_line) with nothing said. The lines said reach the
 // call's events and recording like any scripted line, so `--replay` needs no model.
+import type { ChatMessage } from "../model/index.ts";
 import { hasControl } from "../report/index.ts";
 import { NotACallerLine, type TurnSource } from "./script.ts";
 
@@ -24,7 +25,7 @@ export type Rephraser = {
 const MAX_LINE = 2000;
 
 /** The request: the turns' lines only (never their `after`, the agent or its prompt). */
-export function rephraseMessages(turns: readonly string[], n: number): { role: string; content: string }[] {
+export function rephraseMessages(turns: readonly string[], n: number): ChatMessage[] {
   const system = [
     "You rephrase the lines a caller says in a test call to a conversational agent.",
     `Write each line ${n} different ways a caller could say it: the same meaning and the same facts (names, numbers, dates, times, what is asked for), in the same language; one or two sentences, no quotes, no numbering, no bullets.`,

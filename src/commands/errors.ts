@@ -12,6 +12,8 @@ import {
   type ExitCode,
   type InputField,
   InvalidFilesError,
+  MODEL_USE_NAMES,
+  type ModelOrigin,
   type Naming,
   redact,
 } from "../errors/index.ts";
@@ -29,7 +31,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, ExitCode>> = {
   AGENT_IAC_BACKEND: 3,
   AGENT_IAC_IO: 3,
   AGENT_IAC_SERVICE: 3,
-  AGENT_IAC_JUDGE_ANSWER: 3,
+  AGENT_IAC_MODEL_ANSWER: 3,
   AGENT_IAC_INTERRUPTED: 130,
   AGENT_IAC_USAGE: 2,
   // The service's answers: a refused key or request, an unknown id is configuration the caller
@@ -92,6 +94,8 @@ export type CliOutcome = {
  * (the one the run talked to, if any).
  */
 export function cliOutcome(error: KnownError, connection?: Connection): CliOutcome {
+  if (error instanceof ApiError && error.origin)
+    return { exitCode: exitCodeOf(error), ...modelError(error, error.origin) };
   if (error instanceof ApiError) return { exitCode: exitCodeOf(error), ...serviceError(error, connection) };
   const details = error instanceof InvalidFilesError ? { details: error.details } : {};
   return { exitCode: exitCodeOf(error), ...error.describe(flagNaming), ...details };
@@ -114,4 +118,17 @@ function serviceError(error: ApiError, connection: Connection | undefined): Pick
     };
   }
   return { message: said, hint: undefined };
+}
+
+/** A model endpoint's failure in its own terms: which model, its address, and for a refused key the setting that holds it. */
+function modelError(error: ApiError, origin: ModelOrigin): Pick<CliOutcome, "message" | "hint"> {
+  const said = terminalText(redact(error.message, secretsInEnvironment()));
+  const which = `${MODEL_USE_NAMES[origin.use]} (${terminalText(origin.model)} at ${terminalText(origin.baseUrl)})`;
+  if (error instanceof AuthenticationError) {
+    return {
+      message: `${which} refused its API key: ${said}`,
+      hint: `check ${origin.keySetting}: the key of this model, not the service's agents:apiKey`,
+    };
+  }
+  return { message: `${which}: ${said}`, hint: undefined };
 }

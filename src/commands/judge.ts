@@ -134,7 +134,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const errors = result.overall.errors;
   if (errors > 0) {
     io.stderr.write(`${errors} item(s) could not be judged (see above): they are not counted in the agreement\n`);
-    return EXIT_CODES.AGENT_IAC_JUDGE_ANSWER;
+    return EXIT_CODES.AGENT_IAC_MODEL_ANSWER;
   }
   return result.gate ? 1 : 0;
 }

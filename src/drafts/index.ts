@@ -7,15 +7,16 @@
 import type { TranscriptEntry } from "../api/index.ts";
 import { type CapturedCall, callTranscript } from "../capture/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import type { ChatMessage } from "../model/index.ts";
 import { yamlText } from "../report/index.ts";
-import { ANSWER_JSON_SCHEMA, agentTools, deriveMessages, generateMessages, type Message, readAnswer } from "./model.ts";
+import { agentTools, conversationalConfig, deriveMessages, generateMessages, readAnswer, SCENARIOS } from "./model.ts";
 import { Scrubber } from "./pii.ts";
 import { countLine, type Dropped, type Kept, vet } from "./vet.ts";
 
-export { ANSWER_JSON_SCHEMA, type Message };
+export { SCENARIOS };
 
 /** Asks the model once: the messages sent, its answer's text returned. */
-export type Ask = (messages: Message[]) => Promise<string>;
+export type Ask = (messages: ChatMessage[]) => Promise<string>;
 
 export type Drafted = {
   kept: Kept[];
@@ -47,7 +48,7 @@ const MAX_LINE_CHARS = 1000;
 
 /** The numbers the agent file holds (its scenarios' channels, its transfers): the team's, not a caller's. */
 function ownNumbers(agent: AgentDefinition): string[] {
-  const transfers = (agent.config as { tool?: { transfers?: { id?: string }[] } }).tool?.transfers ?? [];
+  const transfers = conversationalConfig(agent)?.tool?.transfers ?? [];
   return [
     ...agent.smoke.flatMap((s) => [s.channel.callee_no, s.channel.caller_no ?? ""]),
     ...transfers.map((t) => t.id ?? ""),
@@ -68,7 +69,7 @@ function entryLine(entry: TranscriptEntry, callers: Set<string>): string | undef
 }
 
 /** The model's proposals, asked once; an answer that is no list of them is said, and proposes none. */
-async function proposalsOf(ask: Ask, messages: Message[], notes: string[]): Promise<unknown[]> {
+async function proposalsOf(ask: Ask, messages: ChatMessage[], notes: string[]): Promise<unknown[]> {
   const read = readAnswer(await ask(messages));
   if ("proposals" in read) return read.proposals;
   notes.push(`the model's answer was not used: ${read.error}`);

@@ -3,9 +3,10 @@
 // procedures; for generate the agent file's persona names, description, prompt, tools, languages and
 // postprocess agents; both already scrubbed of personal data. The answer is data: a JSON object
 // read with a size cap, each proposal checked field by field before anything is made of it.
+import { z } from "zod";
+import type { ConversationalAgentConfig } from "../contract/index.ts";
 import type { AgentDefinition, SmokeScenario } from "../definitions/index.ts";
-
-export type Message = { role: string; content: string };
+import { type AnswerShape, type ChatMessage, jsonIn } from "../model/index.ts";
 
 /** The model's answer is read no further than this (a scenario list is a few KiB). */
 const MAX_ANSWER_CHARS = 256 * 1024;
@@ -23,32 +24,28 @@ const ANSWER_FORMAT = [
   "Name only tools and procedural agents listed below. Personal data appears as placeholders such as <phone 1>: keep them as they are.",
 ].join(" ");
 
-/** The JSON Schema of the answer, asked for as a structured output where the endpoint supports it. */
-export const ANSWER_JSON_SCHEMA = {
-  type: "object",
-  additionalProperties: false,
-  required: ["scenarios"],
-  properties: {
-    scenarios: {
-      type: "array",
-      items: {
-        type: "object",
-        additionalProperties: false,
-        required: ["name", "persona", "goal", "max_turns", "tool_calls", "procedures", "judge", "language"],
-        properties: {
-          name: { type: "string" },
-          persona: { type: "string" },
-          goal: { type: "string" },
-          max_turns: { type: "integer" },
-          tool_calls: { type: "array", items: { type: "string" } },
-          procedures: { type: "object", additionalProperties: { type: "string" } },
-          judge: { type: "array", items: { type: "string" } },
-          language: { type: ["string", "null"] },
-        },
-      },
-    },
-  },
-} as const;
+/**
+ * The answer asked for as a structured output (`response_format`, where the endpoint supports it).
+ * It is read more loosely (readAnswer: a list of proposals, each vetted field by field), so one bad
+ * proposal drops itself, not the answer.
+ */
+export const SCENARIOS: AnswerShape<unknown> = {
+  name: "scenarios",
+  schema: z.object({
+    scenarios: z.array(
+      z.object({
+        name: z.string(),
+        persona: z.string(),
+        goal: z.string(),
+        max_turns: z.int(),
+        tool_calls: z.array(z.string()),
+        procedures: z.record(z.string(), z.string()),
+        judge: z.array(z.string()),
+        language: z.string().nullable(),
+      }),
+    ),
+  }),
+};
 
 /** The call as the model reads it: its lines (already scrubbed), the tools and procedures. */
 export type CallView = {
@@ -60,12 +57,12 @@ export type CallView = {
   procedures: Record<string, string>;
 };
 
-const conversation = (system: string, user: string): Message[] => [
+const conversation = (system: string, user: string): ChatMessage[] => [
   { role: "system", content: system },
   { role: "user", content: user },
 ];
 
-export function deriveMessages(call: CallView, agent: AgentDefinition | undefined): Message[] {
+export function deriveMessages(call: CallView, agent: AgentDefinition | undefined): ChatMessage[] {
   const user = [
     `Agent: ${call.agent ?? "(unknown)"}`,
     `Tools the agent has: ${agentTools(agent).join(", ") || "(none)"}`,
@@ -89,15 +86,18 @@ export function deriveMessages(call: CallView, agent: AgentDefinition | undefine
   return conversation(system, user);
 }
 
+/** A conversational agent's config, through its contract type (drafts are written for conversational agents only). */
+export function conversationalConfig(agent: AgentDefinition | undefined): ConversationalAgentConfig | undefined {
+  return agent?.kind === "conversational" ? (agent.config as ConversationalAgentConfig) : undefined;
+}
+
 export function agentTools(agent: AgentDefinition | undefined): string[] {
-  const config = agent?.config as { tool?: { tools?: { name: string }[] } } | undefined;
-  return (config?.tool?.tools ?? []).map((tool) => tool.name);
+  return (conversationalConfig(agent)?.tool?.tools ?? []).map((tool) => tool.name);
 }
 
 /** The agent's languages: its default and the others it supports. */
 export function agentLanguages(agent: AgentDefinition): { default: string | undefined; others: string[] } {
-  const language = (agent.config as { language?: { default_language?: string; supported_languages?: string[] } })
-    .language;
+  const language = conversationalConfig(agent)?.language;
   const main = language?.default_language;
   return { default: main, others: (language?.supported_languages ?? []).filter((l) => l !== main) };
 }
@@ -109,19 +109,16 @@ export function generateMessages(
   count: number,
   scrub: (text: string) => string,
   existing: readonly SmokeScenario[],
-): Message[] {
-  const config = agent.config as {
-    personas?: { name: string }[];
-    runtime?: { prompt?: { text?: string } };
-  };
+): ChatMessage[] {
+  const config = conversationalConfig(agent);
   const languages = agentLanguages(agent);
-  const prompt = config.runtime?.prompt?.text ?? "";
+  const prompt = config?.runtime?.prompt?.text ?? "";
   const personas = existing.filter((s) => s.caller?.persona);
   const user = [
     `Agent: ${agent.key}`,
     `Name: ${scrub(agent.name)}`,
     `Description: ${scrub(agent.description)}`,
-    `Agent persona: ${(config.personas ?? []).map((p) => p.name).join(", ") || "(none)"}`,
+    `Agent persona: ${(config?.personas ?? []).map((p) => p.name).join(", ") || "(none)"}`,
     `Tools the agent has: ${agentTools(agent).join(", ") || "(none)"}`,
     `Procedural agents: ${agent.postprocessAgents.join(", ") || "(none)"}`,
     `Default language: ${languages.default ?? "(not set)"}`,
@@ -148,17 +145,10 @@ export function readAnswer(content: string): { proposals: unknown[] } | { error:
   if (content.length > MAX_ANSWER_CHARS) {
     return { error: `the answer is longer than ${MAX_ANSWER_CHARS} characters` };
   }
-  // Some models wrap JSON in a code fence or a sentence: the outermost object is what is read.
-  const start = content.indexOf("{");
-  const end = content.lastIndexOf("}");
-  if (start < 0 || end < start) return { error: "the answer holds no JSON object" };
-  let value: unknown;
-  try {
-    value = JSON.parse(content.slice(start, end + 1));
-  } catch {
-    return { error: "the answer's JSON does not parse" };
-  }
-  const scenarios = (value as { scenarios?: unknown }).scenarios;
+  // Some models wrap JSON in a code fence or a sentence: the JSON in the text is what is read.
+  const value = jsonIn(content)?.value;
+  if (value === undefined) return { error: "the answer holds no JSON object" };
+  const scenarios = value && typeof value === "object" ? (value as { scenarios?: unknown }).scenarios : undefined;
   if (!Array.isArray(scenarios)) return { error: 'the answer has no "scenarios" list' };
   return { proposals: scenarios };
 }

@@ -22,8 +22,8 @@ export const ERROR_CODES = [
   "AGENT_IAC_IO",
   /** The service failed the command: a stream that ended early, no replay of a conversation, a simulator that cannot listen. */
   "AGENT_IAC_SERVICE",
-  /** The judge's answer could not be used as a vote (malformed, refused, withheld). */
-  "AGENT_IAC_JUDGE_ANSWER",
+  /** A model's answer could not be used (refused, cut at its limit, withheld, not of the shape asked; a judge's not a vote). */
+  "AGENT_IAC_MODEL_ANSWER",
   /** Stopped by SIGINT or SIGTERM. */
   "AGENT_IAC_INTERRUPTED",
   /** The command line cannot be used (an unknown flag or subcommand, flags that exclude each other): CliError. */

@@ -21,6 +21,7 @@ export {
   plainNaming,
   type Wording,
 } from "./base.ts";
+export { MODEL_USE_NAMES, ModelAnswerError, type ModelOrigin, type ModelUse } from "./model.ts";
 export {
   API_ERROR_CODES,
   ApiError,

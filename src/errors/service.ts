@@ -3,6 +3,7 @@
 // and the path without its query string (the stream token travels as `?token=`) and never a secret:
 // every text that goes into one is passed through `redact` with the client's key and tokens.
 import { AgentIacError } from "./base.ts";
+import type { ModelOrigin } from "./model.ts";
 
 export type ApiErrorInit = {
   message: string;
@@ -44,6 +45,8 @@ export class ApiError extends AgentIacError {
   readonly body: unknown;
   /** How many attempts were made before giving up. */
   readonly attempts: number;
+  /** The model endpoint the request went to, set by the model port (src/model); undefined: the service. */
+  origin: ModelOrigin | undefined;
 
   constructor(init: ApiErrorInit) {
     super(init.message, init.cause === undefined ? {} : { cause: init.cause });
@@ -54,6 +57,7 @@ export class ApiError extends AgentIacError {
     this.requestId = init.requestId;
     this.body = init.body;
     this.attempts = init.attempts ?? 1;
+    this.origin = undefined;
   }
 }
 

@@ -14,8 +14,6 @@ export {
   readLabelledFile,
   rubricHash,
 } from "./check.ts";
-export { ChatClient, JudgeClient } from "./client.ts";
+export { JudgeClient } from "./client.ts";
 export { movingModels } from "./models.ts";
-
-export { JudgeAnswerError } from "./verdict.ts";
 export { Judge, type Judgement, majority } from "./votes.ts";

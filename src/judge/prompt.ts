@@ -5,25 +5,24 @@
 // PROMPT_FINGERPRINT (a hash of the version, the system message and the schema) is part of every
 // cache key and calibration record: changed wording is a new key, never an old verdict.
 import { createHash } from "node:crypto";
+import { z } from "zod";
+import { type ChatMessage, responseFormat } from "../model/index.ts";
 
 /** Bump when the messages or the schema below change (cached votes of another version are not reused). */
 const PROMPT_VERSION = 3;
 
-/** The answer's shape, for `response_format: {type: "json_schema"}` (strict: every property required). */
-export const VERDICT_JSON_SCHEMA = {
-  type: "object",
-  properties: {
-    verdict: { type: "string", enum: ["pass", "fail"] },
-    reason: { type: "string", description: "One or two sentences: why, in terms of the transcript." },
-    lines: {
-      type: "array",
-      items: { type: "integer" },
-      description: "Numbers of the transcript lines the verdict relies on.",
-    },
-  },
-  required: ["verdict", "reason", "lines"],
-  additionalProperties: false,
-} as const;
+/**
+ * The answer's shape: asked for as `response_format` (a strict JSON Schema made from it, every
+ * property required) and read with it (a blank reason is no reason).
+ */
+export const VERDICT = {
+  name: "verdict",
+  schema: z.object({
+    verdict: z.enum(["pass", "fail"]),
+    reason: z.string().trim().min(1).describe("One or two sentences: why, in terms of the transcript."),
+    lines: z.array(z.int()).describe("Numbers of the transcript lines the verdict relies on."),
+  }),
+};
 
 /** The transcript as the judge sees it: one numbered line per entry ("3: tool lookup({…}) → {…}"). */
 function numberedTranscript(lines: readonly string[]): string {
@@ -43,8 +42,6 @@ Decide only from the transcript. Answer "pass" when the conversation satisfies t
 Answer with one JSON object and nothing else: {"verdict": "pass" | "fail", "reason": "<one or two sentences>", "lines": [<numbers of the transcript lines your verdict relies on>]}.
 Cite at least one line, and only line numbers that exist in the transcript: the lines that show the rubric met, or, when it is not, the lines where it should have been (an answer citing no line is not counted).`;
 
-export type ChatMessage = { role: "system" | "user"; content: string };
-
 /** The messages of one judge request. */
 export function judgeMessages(rubric: string, lines: readonly string[]): ChatMessage[] {
   return [
@@ -58,5 +55,5 @@ export function judgeMessages(rubric: string, lines: readonly string[]): ChatMes
 
 /** What shapes an answer besides the endpoint, model, rubric and transcript: part of every cache key. */
 export const PROMPT_FINGERPRINT = createHash("sha256")
-  .update(JSON.stringify([PROMPT_VERSION, SYSTEM, VERDICT_JSON_SCHEMA]))
+  .update(JSON.stringify([PROMPT_VERSION, SYSTEM, responseFormat(VERDICT)]))
   .digest("hex");

@@ -210,7 +210,7 @@ export class ConversationRunner {
       saidGoodbye ||= final;
     };
 
-    if (!sim.scripted && (await this.#callerSpeaks(live))) {
+    if (!sim.scripted && (await this.#callerSpeaks(live, sim.callerWaitMs))) {
       // Driven over the session: only the caller's lines, until `end`, a farewell, or silence.
       // Lines sent before `end` are answered first.
       while (!saidGoodbye) {
@@ -242,9 +242,9 @@ export class ConversationRunner {
   /**
    * Whether a caller speaks over a session before the default turns: waits for someone to follow
    * the conversation (LISTENER_WAIT_MS), then, with a session attached, for its first line
-   * (SESSION_CALLER_WAIT_MS).
+   * (`context.simulation.caller_wait_ms`, else SESSION_CALLER_WAIT_MS).
    */
-  async #callerSpeaks(live: Live): Promise<boolean> {
+  async #callerSpeaks(live: Live, callerWaitMs = SESSION_CALLER_WAIT_MS): Promise<boolean> {
     const spoke = () => live.injected.length > 0 || live.endRequested;
     // The simulator's own request latency delays the client's session handshake as much.
     const deadline = Date.now() + LISTENER_WAIT_MS + this.#latencyMs;
@@ -252,7 +252,7 @@ export class ConversationRunner {
       if (!(await this.#wakeWithin(live, deadline - Date.now()))) break;
     }
     if (!live.session || spoke()) return spoke();
-    const quiet = Date.now() + SESSION_CALLER_WAIT_MS;
+    const quiet = Date.now() + callerWaitMs;
     while (!spoke()) if (!(await this.#wakeWithin(live, quiet - Date.now()))) break;
     return spoke();
   }

@@ -62,6 +62,8 @@ export type Simulation = {
   sentiment?: string;
   /** Milliseconds before each agent response (the greeting, each reply to a user turn). */
   responseDelayMs: number;
+  /** With a session attached, how long the default turns wait for its caller's first line (a model may take seconds). */
+  callerWaitMs?: number;
   /** Share of this scenario's conversations that fail, chosen by a counter (see README.md). */
   failureRate: number;
   /** Pinned version id → its own failure rate (old and new versions of one scenario fail apart). */
@@ -69,6 +71,8 @@ export type Simulation = {
 };
 
 const MAX_RESPONSE_DELAY_MS = 60_000;
+/** The longest a session's caller may take for its first line: the conversation's own idle limit. */
+const MAX_CALLER_WAIT_MS = 60_000;
 
 function boundedNumber(value: unknown, min: number, max: number): number {
   return typeof value === "number" && Number.isFinite(value) ? Math.min(max, Math.max(min, value)) : min;
@@ -87,6 +91,9 @@ export function simulation(context: Record<string, unknown>): Simulation {
     ...(typeof raw.duration_sec === "number" && raw.duration_sec >= 0 ? { durationSec: raw.duration_sec } : {}),
     ...(typeof raw.sentiment === "string" && raw.sentiment ? { sentiment: raw.sentiment } : {}),
     responseDelayMs: boundedNumber(raw.response_delay_ms, 0, MAX_RESPONSE_DELAY_MS),
+    ...(typeof raw.caller_wait_ms === "number"
+      ? { callerWaitMs: boundedNumber(raw.caller_wait_ms, 0, MAX_CALLER_WAIT_MS) }
+      : {}),
     failureRate: boundedNumber(raw.failure_rate, 0, 1),
     failureRateByVersion: isObject(raw.failure_rate_by_version)
       ? Object.fromEntries(Object.entries(raw.failure_rate_by_version).map(([v, r]) => [v, boundedNumber(r, 0, 1)]))

@@ -79,6 +79,11 @@ export type CallHooks = {
   persona?: ((call: PlannedCall) => TurnSource) | undefined;
   /** The lines of scripted turns with `caller.variations`: the call's rephrasing of each. */
   variations?: ((call: PlannedCall) => TurnSource) | undefined;
+  /**
+   * On the local simulator: how long its default turns wait for a model-written caller's first line
+   * (`context.simulation.caller_wait_ms`, docs/simulator.md); a model may take seconds to answer.
+   */
+  modelCallerWaitMs?: number | undefined;
 };
 
 const POLL_MS = { first: 250, max: 2000 };
@@ -142,7 +147,7 @@ export async function placeCall(client: Client, call: PlannedCall, hooks: CallHo
         agent_id: call.versionId,
         channel: { type: "phone", ...scenario.channel },
         livemode: result.livemode ?? false,
-        ...(scenario.context ? { context: scenario.context } : {}),
+        ...contextOf(call, hooks.modelCallerWaitMs),
         ...overrideConfigOf(call),
       },
       { signal },
@@ -315,7 +320,9 @@ export async function judgeResult(
     return;
   }
   result.status = result.assertions.length > 0 && result.assertions.every((a) => a.passed) ? "passed" : "failed";
-  result.outcome = { kind: result.status };
+  // A failed call that the service's own server.error ended is the service's failure, not the agent's.
+  const ended = result.status === "failed" && observation.ended && observation.entries.at(-1)?.kind === "error";
+  result.outcome = ended ? { kind: "failed", code: OUTCOME_CODES.serviceError } : { kind: result.status };
   // Unmet only where the judge did not settle: the call decided nothing, neither a pass nor the agent's failure.
   const unsettled = result.assertions.flatMap((a) => (a.judgement?.verdict === "inconclusive" ? [a.judgement] : []));
   if (unsettled.length > 0 && result.assertions.every((a) => a.passed || a.judgement?.verdict === "inconclusive")) {
@@ -328,6 +335,25 @@ function judgeUnsettled(result: ScenarioResult, what: string): void {
   result.status = "inconclusive";
   result.outcome = { kind: "inconclusive", stage: "judge", code: OUTCOME_CODES.judgeUnsettled };
   result.error = `inconclusive: the judge did not settle ${what}; the call decided nothing (a judge that splits on a rubric needs the rubric reworded, or more votes)`;
+}
+
+/**
+ * The scenario's context; for a caller whose lines a model writes (a persona, `caller.variations`)
+ * on the local simulator, with the simulator told to wait that long for its first line (unless the
+ * scenario says otherwise), so that a model slower than the simulator's default wait still plays it.
+ */
+function contextOf(call: PlannedCall, waitMs: number | undefined): { context?: Record<string, unknown> } {
+  const { context, caller } = call.scenario;
+  const modelWritten = caller?.persona !== undefined || caller?.variations !== undefined;
+  const simulation = context?.simulation ?? {};
+  const open =
+    typeof simulation === "object" &&
+    simulation !== null &&
+    !Array.isArray(simulation) &&
+    !("user_turns" in simulation) &&
+    !("caller_wait_ms" in simulation);
+  if (waitMs === undefined || !modelWritten || !open) return context ? { context } : {};
+  return { context: { ...context, simulation: { ...simulation, caller_wait_ms: waitMs } } };
 }
 
 /** The call's own override sections with the scenario's override_config merged over them. */

@@ -43,6 +43,8 @@ export const OUTCOME_CODES = {
   callerStrayed: "caller_strayed",
   /** The scenario's `timeout` passed before the call ended. */
   timeout: "timeout",
+  /** The call failed and a server.error of the service was its last event: the service ended it. */
+  serviceError: "service_error",
   /** The client gave up waiting for a response (its own request timeout). */
   requestTimeout: "request_timeout",
   /** The event stream ended without conversation.ended. */
@@ -80,18 +82,23 @@ const CALLER_OWN_CODES: readonly string[] = [
 
 /**
  * Whose fault a call's failure or error is, from its outcome alone (so a replay and a merge say the
- * same): the caller's own failures → caller; a line not heard → service; another caller code (a cue
- * the agent never said, a turn it never let the caller say) and any unmet expectation → agent; a
- * judge that could not judge → judge; any other error (HTTP, the stream, a timeout) → service. An
- * inconclusive call is the judge's when its votes did not settle, else its caller strayed.
+ * same): the caller's own failures → caller; a line not heard, or a server.error that ended the call
+ * → service; another caller code (a cue the agent never said, a turn it never let the caller say),
+ * any other unmet expectation, and a call the agent never ended (the scenario's timeout while the
+ * stream was open) → agent; a judge that could not judge → judge; any other error (HTTP, the stream,
+ * the service's requests) → service. An inconclusive call is the judge's when its
+ * votes did not settle, else its caller strayed.
  */
 export function faultOf(outcome: CallOutcome): Fault | null {
   const { kind, code, stage } = outcome;
   if (kind === "inconclusive") return code === OUTCOME_CODES.judgeUnsettled ? "judge" : "caller";
   if (kind !== "failed" && kind !== "error") return null;
   if (code !== undefined && CALLER_OWN_CODES.includes(code)) return "caller";
-  if (code === OUTCOME_CODES.callerNotHeard || code === OUTCOME_CODES.shardMissing) return "service";
+  if ([OUTCOME_CODES.callerNotHeard, OUTCOME_CODES.shardMissing, OUTCOME_CODES.serviceError].includes(code as never)) {
+    return "service";
+  }
   if (kind === "failed") return "agent";
+  if (code === OUTCOME_CODES.timeout && stage === "stream") return "agent";
   return stage === "judge" ? "judge" : "service";
 }
 

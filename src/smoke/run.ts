@@ -32,7 +32,7 @@ export type RunOptions = {
   /** Judges the scenarios' `expect.judge` rubrics. */
   judge?: Judge | undefined;
   /** How the scenarios' callers send their lines, and a persona's model (see CallHooks). */
-  caller?: Pick<CallHooks, "callerShape" | "persona" | "variations">;
+  caller?: Pick<CallHooks, "callerShape" | "persona" | "variations" | "modelCallerWaitMs">;
 };
 
 export async function runCalls(client: Client, planned: PlannedCall[], options: RunOptions): Promise<ScenarioResult[]> {

@@ -7,17 +7,16 @@ import { requirePersona } from "../caller/index.ts";
 import type { CapturedCall } from "../capture/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 import {
-  ANSWER_JSON_SCHEMA,
   type Ask,
   type Drafted,
   deriveScenario,
   draftCount,
   draftYaml,
   generateScenarios,
-  type Message,
+  SCENARIOS,
 } from "../drafts/index.ts";
-import { ConfigError, InterruptedError, InvalidInputError, ServiceError } from "../errors/index.ts";
-import { ChatClient } from "../judge/index.ts";
+import { ConfigError, InterruptedError, InvalidInputError } from "../errors/index.ts";
+import { type ChatMessage, ModelClient } from "../model/index.ts";
 import { terminalText } from "../report/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
 import { requireConnection, requireJudge } from "../settings/index.ts";
@@ -114,21 +113,9 @@ async function drafting(
   }
   const endpoint = requirePersona(session.caller.persona, "a model writes the scenarios", request.stack);
   if (stack) requireCheckJudge(stack, request.stack);
-  const chat = new ChatClient({ ...endpoint, ...(io.onRetry ? { onRetry: io.onRetry } : {}) });
-  const ask = async (messages: Message[]) => {
-    const choice = await chat.complete(messages, {
-      extra: {
-        response_format: {
-          type: "json_schema",
-          json_schema: { name: "scenarios", strict: true, schema: ANSWER_JSON_SCHEMA },
-        },
-      },
-      signal: io.signal,
-    });
-    const refusal = choice?.message.refusal;
-    if (refusal) throw new ServiceError(`the model refused: ${JSON.stringify(refusal.slice(0, 200))}`);
-    return choice?.message.content ?? "";
-  };
+  const chat = new ModelClient("drafts", { ...endpoint, ...(io.onRetry ? { onRetry: io.onRetry } : {}) });
+  const ask = async (messages: ChatMessage[]) =>
+    (await chat.text(messages, { signal: io.signal, format: SCENARIOS })).content;
   let drafted: Drafted;
   try {
     drafted = await draft(agent, endpoint.model, ask);

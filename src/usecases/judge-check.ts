@@ -67,6 +67,9 @@ export async function judgeCheck(
     : undefined;
   let result: CheckResult;
   try {
+    // A refused key stops here, naming the judge's key, before any item is judged.
+    await judge.client.checkKey();
+    await second?.client.checkKey();
     result = await checkJudge(labelled, judge, recordingTranscript, second);
   } finally {
     await judge.client.close();

@@ -18,7 +18,13 @@ import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { type Judge, movingModels } from "../judge/index.ts";
 import { type Report, terminalLines, terminalText } from "../report/index.ts";
-import type { CallerShapeSettings, JudgeSettings, ProjectContext, ResolvedConnection } from "../settings/index.ts";
+import {
+  type CallerShapeSettings,
+  isLoopbackUrl,
+  type JudgeSettings,
+  type ProjectContext,
+  type ResolvedConnection,
+} from "../settings/index.ts";
 import {
   dryRunText,
   type Estimate,
@@ -147,6 +153,11 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
     if (job.recordDir !== undefined) await recordingDirectory(job.recordDir);
     if (job.announceCost) io.out.write(`${estimateLine(cost)}\n`);
     if (newCalls.length > 0) await checkAccess(client);
+    // Each model's key is checked as the service's is: a refused one stops the run before any call.
+    if (all.length > 0) {
+      await judge?.client.checkKey(io.signal);
+      await caller.checkKey?.(io.signal);
+    }
     const placed = await place(job, paired, { client, judge, io, caller, warnings });
     return { kind: "ran", cost, judge, ...placed };
   } finally {
@@ -155,6 +166,9 @@ export async function runSmokeJob(job: SmokeJob, io: JobIO): Promise<JobResult> 
     await caller.close?.();
   }
 }
+
+/** The local simulator's idle limit: a conversation ends after this long without a line (docs/simulator.md). */
+const SIMULATOR_IDLE_MS = 60_000;
 
 const onRetry = (io: JobIO) => (io.onRetry ? { onRetry: io.onRetry } : {});
 
@@ -173,7 +187,7 @@ function callerHooks(
   job: SmokeJob,
   baseUrl: string,
   io: JobIO,
-): CallerHooks & { close?: () => Promise<void> } {
+): CallerHooks & { close?: () => Promise<void>; checkKey?: (signal: AbortSignal) => Promise<void> } {
   if (!calls.some((call) => call.scenario.caller)) return {};
   const settings = job.caller ?? { message: undefined, end: undefined };
   const shape = callerShape(settings, baseUrl, job.stack);
@@ -211,7 +225,11 @@ function callerHooks(
   let rephrasings: Rephrasings | undefined;
   return {
     callerShape: shape,
+    // The local simulator waits for a model-written caller's first line as long as its conversation may idle.
+    ...(isLoopbackUrl(baseUrl) ? { modelCallerWaitMs: SIMULATOR_IDLE_MS } : {}),
     close: async () => model?.close(),
+    // One endpoint plays the personas and rephrases: its key is checked once, named by its first use.
+    checkKey: (signal) => persona().checkKey(personas.length > 0 ? "caller" : "variations", signal),
     persona: (call) => {
       const spec = call.scenario.caller ?? {};
       return persona().turns(spec.persona ?? "", spec.goal, spec.max_turns ?? DEFAULT_PERSONA_TURNS);

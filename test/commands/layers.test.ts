@@ -59,6 +59,16 @@ describe("the layering check", () => {
     expect(output).toMatch(/commands-import-only-the-floor: src\/commands\/planted\.ts → src\/smoke\/index\.ts/);
   });
 
+  it("fails a judge, caller or drafts module that sends a request itself instead of through the model port", async () => {
+    await writeFile(
+      path.join(tree, "src", "caller", "planted.ts"),
+      'import { RequestCore } from "../api/index.ts";\nexport const planted = RequestCore;\n',
+    );
+    const { code, output } = await check(tree);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/model-requests-through-the-port: src\/caller\/planted\.ts → src\/api\/index\.ts/);
+  });
+
   it("fails a folder the page's list of layers does not name", async () => {
     await cp(path.join(tree, "src", "stats"), path.join(tree, "src", "unlisted"), { recursive: true });
     await writeFile(

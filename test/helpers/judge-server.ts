@@ -5,6 +5,7 @@
 // tests can check what was sent and how often.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { isKeyCheck } from "./model-double.ts";
 
 export type JudgeAnswer =
   | { verdict: "pass" | "fail"; reason?: string; lines?: number[]; cite?: RegExp; inText?: boolean }
@@ -25,6 +26,8 @@ export type TestJudge = {
   /** The base URL, as OpenAI's is written: http://127.0.0.1:PORT/v1 */
   url: string;
   requests: JudgeRequest[];
+  /** The model port's key checks (before any call), apart from the votes' requests. */
+  keyChecks: { authorization: string | undefined }[];
   script: JudgeScript;
   close(): Promise<void>;
 };
@@ -64,7 +67,7 @@ export async function startTestJudge(script: JudgeScript = {}, options: { apiKey
   const requests: JudgeRequest[] = [];
   const used = new Map<string, number>();
   const stalled = new Set<ServerResponse>();
-  const judge: TestJudge = { url: "", requests, script, close: async () => {} };
+  const judge: TestJudge = { url: "", requests, keyChecks: [], script, close: async () => {} };
   const server = createServer(async (request, response) => {
     const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
       response.writeHead(status, { "content-type": "application/json", ...headers });
@@ -74,6 +77,13 @@ export async function startTestJudge(script: JudgeScript = {}, options: { apiKey
       return send(404, { error: { message: `no route ${request.method} ${request.url}` } });
     }
     const body = JSON.parse(await readBody(request)) as Record<string, unknown>;
+    const refused = options.apiKey !== undefined && request.headers.authorization !== `Bearer ${options.apiKey}`;
+    if (isKeyCheck(body)) {
+      judge.keyChecks.push({ authorization: request.headers.authorization });
+      if (refused)
+        return send(401, { error: { message: "Incorrect API key provided", type: "invalid_request_error" } });
+      return send(200, completion("OK"));
+    }
     const text = userText(body);
     const rubric = /^Rubric: (.*)$/m.exec(text)?.[1] ?? "";
     requests.push({ authorization: request.headers.authorization, body, rubric });
