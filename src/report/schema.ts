@@ -5,6 +5,7 @@
 // addresses are stored without their token.
 import { z } from "zod";
 import { TRANSPORTS } from "../contract/index.ts";
+import { driftSchema } from "./drift-schema.ts";
 import { trafficSchema } from "./traffic.ts";
 
 export const REPORT_FORMAT = "agent-iac-report";
@@ -17,7 +18,7 @@ export const REPORT_FORMAT = "agent-iac-report";
 export const REPORT_VERSION = 4;
 
 /** Every kind of run a report can hold (the plan has its own value: plan.ts). */
-const RUN_KINDS = ["smoke", "compare", "behave", "merged", "replay"] as const;
+const RUN_KINDS = ["smoke", "compare", "behave", "merged", "replay", "drift"] as const;
 const TRAFFIC_KINDS = ["watch", "audit"] as const;
 
 const ms = z.number().nonnegative();
@@ -450,6 +451,8 @@ export const reportSchema = z.looseObject({
   interrupted: z.boolean().default(false),
   /** Live traffic per version (kinds "watch" and "audit"; see traffic.ts). */
   traffic: trafficSchema.optional(),
+  /** A blessed baseline against now, per scenario (kind "drift"; see drift-schema.ts). */
+  drift: driftSchema.optional(),
 });
 
 export type ReportAssertion = z.output<typeof assertionSchema>;

@@ -13,6 +13,16 @@ export {
 } from "./binomial.ts";
 export { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference } from "./compare.ts";
 export {
+  clopperPearsonLower,
+  type DriftDecision,
+  type DriftRule,
+  driftDecision,
+  driftSequentialRule,
+  exceedanceRate,
+  type LatencyDrift,
+  latencyDrift,
+} from "./drift.ts";
+export {
   bettingWealth,
   fewestPairs,
   type PairedRule,
