@@ -177,7 +177,7 @@ describe("drift against a blessed baseline (real Pulumi CLI, simulator on port 0
       expect(s?.baseline).toMatchObject({ calls: 40, passes: 40 });
       expect(s?.now.rate).toBeLessThan(0.75);
       expect(s?.expectations.find((e) => e.kind === "tool_calls")?.dropped).toBe(true);
-      const line = run.stdout.split("\n").find((l) => l.includes(`booking/${TOOL_SCENARIO}`)) ?? "";
+      const line = run.stdout.split("\n").find((l) => l.startsWith(`❌ booking/${TOOL_SCENARIO} on `)) ?? "";
       expect(line).toMatch(/drifted — the pass rate dropped beyond the margin; baseline 40\/40 \(100 %\)/);
       expect(line).toMatch(new RegExp(`now \\d+/${s?.now.calls} .*; ${s?.calls_used} of 24 calls used`));
       expect(run.stdout).toMatch(

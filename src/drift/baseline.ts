@@ -8,8 +8,8 @@ import { z } from "zod";
 import { InvalidInputError } from "../errors/index.ts";
 import { expectationId, type Report } from "../report/index.ts";
 
-export const BASELINE_FORMAT = "agent-iac-baseline";
-export const BASELINE_VERSION = 1;
+const BASELINE_FORMAT = "agent-iac-baseline";
+const BASELINE_VERSION = 1;
 
 const count = z.int().min(0);
 const ms = z.number().nonnegative();
@@ -51,7 +51,7 @@ const agentSchema = z.strictObject({
   scenarios: z.record(z.string(), scenarioSchema),
 });
 
-export const baselineSchema = z.strictObject({
+const baselineSchema = z.strictObject({
   format: z.literal(BASELINE_FORMAT),
   version: z.literal(BASELINE_VERSION),
   stack: z.string(),
@@ -144,7 +144,7 @@ export function expectationCounts(calls: Calls): BaselineExpectation[] {
 }
 
 /** A scenario's figures from its calls (in one report or several). */
-export function scenarioFigures(calls: Calls, hash: string): BaselineScenario {
+function scenarioFigures(calls: Calls, hash: string): BaselineScenario {
   const done = ended(calls);
   const responses = done.flatMap((c) => c.latency.response_ms);
   return {

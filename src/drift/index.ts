@@ -3,9 +3,7 @@
 // (decide.ts: the calls it places, each scenario decided against the baseline's counts with an
 // anytime-valid test, and what moved besides the agent). No I/O: the use cases read and write.
 export {
-  BASELINE_FORMAT,
   type Baseline,
-  type BaselineScenario,
   baselineJson,
   baselinePath,
   blessBaseline,

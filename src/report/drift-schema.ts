@@ -4,8 +4,6 @@
 import { z } from "zod";
 
 const DRIFT_VERDICTS = ["drifted", "holding", "inconclusive", "error", "not_run"] as const;
-export type DriftVerdict = (typeof DRIFT_VERDICTS)[number];
-
 /** What can move under a pinned version besides the agent, named when it differs from the baseline. */
 const MOVED = ["judge_model", "caller_model", "scenario_text", "tool_version"] as const;
 export type Moved = (typeof MOVED)[number];

@@ -14,13 +14,12 @@ export {
 export { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference } from "./compare.ts";
 export {
   clopperPearsonLower,
-  type DriftDecision,
   type DriftRule,
   driftDecision,
   driftSequentialRule,
   exceedanceRate,
-  type LatencyDrift,
   latencyDrift,
+  latencySlack,
 } from "./drift.ts";
 export {
   bettingWealth,

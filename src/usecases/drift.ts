@@ -84,7 +84,7 @@ async function writeAtomically(file: string, text: string): Promise<void> {
 }
 
 /** The stack's baseline file, read strictly; none is a configuration error that says how to bless one. */
-export async function readBaseline(
+async function readBaseline(
   project: ProjectContext,
   stack: string,
   file?: string,
