@@ -1,6 +1,7 @@
 // Drift's use cases: `baseline bless` (smoke reports of the versions the stack holds → the one
 // baseline file, the only writer of it) and `drift` (the baseline's scenarios on the baseline's
 // pinned versions, each decided against the baseline's counts, through the one smoke job).
+import { execFile } from "node:child_process";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
@@ -173,4 +174,25 @@ export async function runDrift(
     untestable,
   });
   return { result, report, session };
+}
+
+/**
+ * Whether a pull request changes the stack's baseline (a re-bless is a reviewed change, like a
+ * setting): the file at `ref` against the working tree. Undefined when it is the same, or neither has one.
+ */
+export async function baselineChange(
+  stack: string,
+  ref: string,
+  dir: string,
+): Promise<{ file: string; base: string; change: "added" | "changed" | "removed" } | undefined> {
+  const file = baselinePath(stack);
+  const atBase = await new Promise<string | undefined>((resolve) =>
+    execFile("git", ["show", `${ref}:./${file}`], { cwd: dir, maxBuffer: 64 * 1024 * 1024 }, (error, stdout) =>
+      resolve(error ? undefined : String(stdout)),
+    ),
+  );
+  const head = await readFile(path.join(dir, file), "utf8").catch(() => undefined);
+  if (atBase === head) return undefined;
+  const change = atBase === undefined ? "added" : head === undefined ? "removed" : "changed";
+  return { file, base: ref, change };
 }
