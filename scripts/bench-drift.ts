@@ -79,15 +79,30 @@ function lowerTails(n: number, p: number): number[] {
   return tails;
 }
 
-/** The fewest calls whose exact test at α/2 against `reference` says drifted at rate q with `power`. */
-function fixedCalls(reference: number, q: number, power: number, limit = 2000): number | null {
-  for (let n = 1; n <= limit; n++) {
-    const atReference = lowerTails(n, reference);
-    const c = atReference.findLastIndex((t) => t <= RULE.alpha / 2);
-    if (c < 0) continue;
-    if ((lowerTails(n, q)[c] ?? 0) >= power) return n;
+/** The power at rate q of the exact test of n calls at α/2 against `reference` (0 when no c qualifies). */
+function fixedPower(n: number, reference: number, q: number): number {
+  const c = lowerTails(n, reference).findLastIndex((t) => t <= RULE.alpha / 2);
+  return c < 0 ? 0 : (lowerTails(n, q)[c] ?? 0);
+}
+
+/**
+ * The fewest calls whose exact test at α/2 against `reference` says drifted at rate q with `power`:
+ * doubled until it is reached, then bisected (the power grows with n but for the lattice's small
+ * steps, so this is the fewest up to a call or two).
+ */
+function fixedCalls(reference: number, q: number, power: number, limit = 4096): number | null {
+  let high = 1;
+  while (fixedPower(high, reference, q) < power) {
+    high *= 2;
+    if (high > limit) return null;
   }
-  return null;
+  let low = Math.floor(high / 2);
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (fixedPower(mid, reference, q) >= power) high = mid;
+    else low = mid;
+  }
+  return high;
 }
 
 function row(baselineCalls: number, p: number, q: number, seed: number): DriftRow {
