@@ -4,10 +4,11 @@
 // X ms. Selection is counter-based like the faults' (the n-th conversation of the version is affected
 // exactly when floor(n·r) > floor((n−1)·r)), so a test's drop is exact, not drawn.
 import { z } from "zod";
+import { isPinnedVersionId } from "../contract/index.ts";
 import { failsAt } from "./dialogue.ts";
 
 export const degradeRequest = z.strictObject({
-  version_id: z.string().regex(/@v\d+$/, "a pinned version id (ca_x@vN)"),
+  version_id: z.string().refine(isPinnedVersionId, "a pinned version id (ca_x@vN)"),
   /** Share of the version's conversations (from now on) whose tool calls are dropped, in percent. */
   tool_call_drop_percent: z.number().min(0).max(100).default(0),
   /** Added before each of its answers (the greeting and each reply), in milliseconds. */
