@@ -29,7 +29,7 @@ import {
   settledVerdict,
 } from "../src/stats/index.ts";
 import { type CompareRow, compareRows, compareTable, POWERED_CASES } from "./bench-compare.ts";
-import { type DriftBench, driftBench, driftTable } from "./bench-drift.ts";
+import { type DriftBench, driftBench, driftTable, random } from "./bench-drift.ts";
 
 const SCENARIOS = 10_000;
 /** Runs per row of the comparison's powered designs (caps of 100 and 250 pairs). */
@@ -39,18 +39,6 @@ const COMPARED_POWER = 0.8;
 /** Calls per round of a sequential test: the default --concurrency. */
 const ROUND = 4;
 const ALPHA = 0.05;
-
-/** A seeded generator (mulberry32): the same numbers every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Outcome = { verdict: "passed" | "failed" | "inconclusive"; calls: number };
 

@@ -20,7 +20,7 @@ const RULE: DriftRule = { alpha: 0.05, margin: 0.1, maxCalls: 40 };
 const POWER = 0.8;
 
 /** A seeded generator (mulberry32): the same numbers every run. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../src/workspace/index.ts";
+import { actionsCore } from "./helpers/github.ts";
 
 type Issue = {
   number: number;
@@ -127,28 +128,10 @@ function github(url: string) {
   };
 }
 
+/** github-script's `core`: the helper's summary and warnings, and the step's failure. */
 function core(summaryFile: string) {
-  const warnings: string[] = [];
   const failures: string[] = [];
-  let pending = "";
-  const summary = {
-    addRaw(text: string) {
-      pending += text;
-      return summary;
-    },
-    async write() {
-      await writeFile(summaryFile, pending, { flag: "a" });
-      pending = "";
-      return summary;
-    },
-  };
-  return {
-    warnings,
-    failures,
-    summary,
-    warning: (m: string) => warnings.push(m),
-    setFailed: (m: string) => failures.push(m),
-  };
+  return { ...actionsCore(summaryFile), failures, setFailed: (m: string) => failures.push(m) };
 }
 
 const context = { repo: { owner: "team", repo: "agents" }, serverUrl: "https://github.example", runId: 99 };

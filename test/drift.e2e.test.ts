@@ -267,6 +267,21 @@ describe("drift against a blessed baseline (real Pulumi CLI, simulator on port 0
     }
   });
 
+  it("--dry-run counts each scenario to its cap and places nothing; --max-call-minutes refuses a worst case over it", async () => {
+    const placed = async () => (await requestCounts(sim)).by_route["POST /conversations"] ?? 0;
+    const before = await placed();
+    const dry = await drift("--dry-run");
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(
+      new RegExp(`booking \\S+ ${TOOL_SCENARIO}: 24 iteration\\(s\\).*a sequential test stops once decided`),
+    );
+    expect(dry.report).toBeUndefined();
+    const over = await drift("--max-call-minutes", "1");
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(/worst case is [\d.]+ call minutes.*over --max-call-minutes 1: no call was placed/);
+    expect(await placed()).toBe(before);
+  });
+
   it("refuses (exit 2) a stack whose versions are not the baseline's, with the re-bless advice, placing no call", async () => {
     const file = path.join(project.dir, "agents", "booking.yaml");
     const doc = parseDocument(await readFile(file, "utf8"));

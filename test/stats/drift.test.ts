@@ -2,6 +2,7 @@
 // simulation with a seeded generator: a false "drifted" when nothing changed stays within α at
 // every look, and a drop of 0.5 is decided well before the cap.
 import { describe, expect, it } from "vitest";
+import { random } from "../../scripts/bench-drift.ts";
 import {
   clopperPearsonLower,
   driftDecision,
@@ -10,18 +11,6 @@ import {
   latencyDrift,
   latencySlack,
 } from "../../src/stats/index.ts";
-
-/** A small seeded generator (mulberry32): the same draws on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const RULE = { alpha: 0.05, margin: 0.1, maxCalls: 40 };
 
