@@ -159,6 +159,7 @@ describe("drift against a blessed baseline (real Pulumi CLI, simulator on port 0
     expect(run.stdout).toMatch(/drift: 0 drifted, 2 holding, 0 inconclusive, 0 error\(s\), 0 not run \(exit 0\)/);
     expect(run.junit).toMatch(/<testsuites name="agent-iac drift" tests="2" failures="0" errors="0">/);
     expect(run.html).toContain("Drift: baseline against now");
+    expect(run.html).toContain("<h1>agent-iac · Drift against the blessed baseline</h1>");
     expect(run.summary).toMatch(/\| ✅ holding \| booking\/drift-checks-availability \|/);
   });
 

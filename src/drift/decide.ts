@@ -242,17 +242,31 @@ export function driftReport(input: DecideInput): Report {
     max_calls: input.rule.maxCalls,
     scenarios,
   };
-  const verdictOfScenario = new Map(
-    scenarios.map((s) => [`${s.agent}\u0000${s.scenario}`, SCENARIO_VERDICT[s.verdict]]),
-  );
+  const key = (s: { agent: string; scenario: string }) => `${s.agent}\u0000${s.scenario}`;
+  const verdictOfScenario = new Map(scenarios.map((s) => [key(s), SCENARIO_VERDICT[s.verdict]]));
+  const placed = new Set(report.scenarios.map(key));
+  // A blessed scenario not placed (no longer declared, or its baseline too low to test) still
+  // counts: its verdict is in the exit code and the counts, never left out as if it held.
+  const unplaced: ScenarioSummary[] = scenarios
+    .filter((s) => !placed.has(key(s)))
+    .map((s) => ({
+      agent: s.agent,
+      scenario: s.scenario,
+      version_id: s.version_id,
+      verdict: SCENARIO_VERDICT[s.verdict],
+      iterations: 0,
+      passes: 0,
+      min_pass: 0,
+      pass_rate: null,
+    }));
   return {
     ...report,
     kind: "drift",
     drift,
-    scenarios: report.scenarios.map((s) => ({
-      ...s,
-      verdict: verdictOfScenario.get(`${s.agent}\u0000${s.scenario}`) ?? s.verdict,
-    })),
+    scenarios: [
+      ...report.scenarios.map((s) => ({ ...s, verdict: verdictOfScenario.get(key(s)) ?? s.verdict })),
+      ...unplaced,
+    ],
   };
 }
 

@@ -11,7 +11,7 @@ import {
   movedSince,
   parseBaseline,
 } from "../../src/drift/index.ts";
-import { type Report, reportSchema } from "../../src/report/index.ts";
+import { exitCode, type Report, reportSchema } from "../../src/report/index.ts";
 
 type CallSpec = { passed: boolean; version?: string; judgeModel?: string; scenario?: string; turns?: number[] };
 
@@ -174,6 +174,25 @@ describe("drift verdicts", () => {
     const text = decide(now, { hash: "sha256:bbb" }).drift?.scenarios[0];
     expect(text?.verdict).toBe("inconclusive");
     expect(text?.moved.map((m) => m.what)).toEqual(["scenario_text"]);
+  });
+
+  it("a blessed scenario no longer declared is inconclusive, and the exit code says so, not 0", () => {
+    const now = report([], { scenarios: [] });
+    const drift = driftReport({
+      baseline,
+      baselineFile: "baselines/dev.json",
+      rule,
+      report: now,
+      hashes: new Map(),
+      toolVersion: "0.1.0",
+      untestable: [],
+    });
+    expect(drift.drift?.scenarios[0]).toMatchObject({
+      verdict: "inconclusive",
+      reason: expect.stringMatching(/no longer in the agent files/),
+    });
+    expect(drift.scenarios.map((s) => s.verdict)).toEqual(["inconclusive"]);
+    expect(exitCode(drift)).toBe(1);
   });
 
   it("names models only where both sides named some", () => {
