@@ -7,6 +7,7 @@
 // against that fixed design. (c) One run against the simulator with known failure rates, counting
 // the conversations really created and those not needed. (d) Adaptive judge votes (`votes: auto`)
 // against fixed 3 and 5 votes at equal flip rates: requests per verdict and wrong verdicts.
+
 import { createClient } from "../src/api/index.ts";
 import { type AgentDefinition, loadAgents, type SmokeScenario } from "../src/definitions/index.ts";
 import { smokeScenario } from "../src/definitions/schema.ts";
@@ -28,6 +29,7 @@ import {
   settledVerdict,
 } from "../src/stats/index.ts";
 import { type CompareRow, compareRows, compareTable, POWERED_CASES } from "./bench-compare.ts";
+import { type DriftBench, driftBench, driftTable, random } from "./bench-drift.ts";
 
 const SCENARIOS = 10_000;
 /** Runs per row of the comparison's powered designs (caps of 100 and 250 pairs). */
@@ -37,18 +39,6 @@ const COMPARED_POWER = 0.8;
 /** Calls per round of a sequential test: the default --concurrency. */
 const ROUND = 4;
 const ALPHA = 0.05;
-
-/** A seeded generator (mulberry32): the same numbers every run. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Outcome = { verdict: "passed" | "failed" | "inconclusive"; calls: number };
 
@@ -465,6 +455,8 @@ export type DecisionResults = {
   pass_k: ReturnType<typeof passKRows>;
   live: LiveRow[];
   votes: VotesRow[];
+  /** The drift test against a blessed baseline (scripts/bench-drift.ts). */
+  drift: DriftBench;
   targets: {
     errors_within_nominal: boolean;
     fewer_calls_at_least_40_percent: boolean;
@@ -507,6 +499,7 @@ export async function decisionBench(): Promise<DecisionResults> {
     pass_k: passKRows(),
     live: await liveRun(),
     votes: votesRows(),
+    drift: driftBench(),
     targets: {
       errors_within_nominal: errorsOk,
       fewer_calls_at_least_40_percent: sequential.every((r) => r.fewer_calls_around >= 0.4),
@@ -569,6 +562,7 @@ export function decisionTables(d: DecisionResults): string {
         `| ${r.items} | ${r.flip_rate.toFixed(3)} | 3 / 5 / ${r.auto.requests.toFixed(2)} | ${pct(r.fixed3.wrong)} / ${pct(r.fixed5.wrong)} / ${pct(r.auto.wrong)} | ${r.auto.requests_per_settled.toFixed(2)} | ${pct(r.auto.unsettled)} |`,
     ),
     "",
+    ...driftTable(d.drift),
     `targets: every error rate ≤ nominal (within 2 simulation standard errors): ${d.targets.errors_within_nominal ? "met" : "MISSED"}; ≥ 40 % fewer calls than fixed-N around every threshold: ${d.targets.fewer_calls_at_least_40_percent ? "met" : "MISSED"}; the comparison's false regression ≤ α at every look: ${d.targets.comparison_false_regression_within_alpha ? "met" : "MISSED"}; ≥ 30 % fewer calls than the fixed design of equal power at every drop, with ≥ ${pct(COMPARED_POWER)} power: ${d.targets.comparison_fewer_calls_at_least_30_percent ? "met" : "MISSED"}`,
   ];
   return `${out.join("\n")}\n`;

@@ -7,7 +7,7 @@
 // least the sequential design's power to find the worse variant, placed on all four sides.
 import { look, standing } from "../src/variants/decide.ts";
 import { fixedCalls } from "./bench-compare.ts";
-import { random } from "./bench-decisions.ts";
+import { random } from "./bench-drift.ts";
 
 const RUNS = 2_000;
 const ALPHA = 0.05;

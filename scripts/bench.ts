@@ -9,7 +9,8 @@
 //   npm run bench                         the whole benchmark (about 20 minutes on 2 cores)
 //   npm run bench -- --quick              10 and 100 agents, file backend, no figures (BENCH_QUICK=1 too)
 //   npm run bench -- --agents 10,100 --backends postgres --skip-figures
-//   npm run bench -- --decisions          only the decision rules (scripts/bench-decisions.ts, seconds)
+//   npm run bench -- --decisions          only the decision rules (scripts/bench-decisions.ts and
+//                                         bench-drift.ts, about two minutes)
 //   npm run bench -- --variants           only try's variants against a fixed design of equal power (scripts/bench-variants.ts)
 //   npm run bench -- --caller             only the caller's cost per turn (scripts/bench-caller.ts, ~1 minute)
 //   npm run bench -- --profile [--agents 1000]   CPU profiles of every process, ours vs the control

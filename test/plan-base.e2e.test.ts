@@ -315,6 +315,29 @@ describe("plan in a pull request: settings from the base branch (real Pulumi CLI
     expect(sink.requests).toEqual([]);
   });
 
+  it("a pull request re-blessing the drift baseline and setting agents:alertWebhook: both named, the webhook held (exit 1), nothing sent", async () => {
+    const fork = { AGENT_IAC_API_KEY: "", PULUMI_BACKEND_URL: "", PULUMI_CONFIG_PASSPHRASE: "" };
+    const baselines = path.join(project.dir, "baselines");
+    try {
+      await mkdir(baselines, { recursive: true });
+      await writeFile(path.join(baselines, "staging.json"), "{}\n");
+      const blessed = await plan(["--offline", "--base", "main"], fork);
+      expect(blessed.code, blessed.stderr).toBe(0);
+      expect(blessed.plan?.baseline).toEqual({ file: "baselines/staging.json", base: "main", change: "added" });
+      expect(blessed.markdown).toContain("### ⚠️ Drift baseline added: `baselines/staging.json` (against `main`)");
+      await setStackSetting("agents:alertWebhook", sink.url);
+      const hooked = await plan(["--offline", "--base", "main"], fork);
+      expect(hooked.code, hooked.stderr).toBe(1);
+      expect(hooked.plan?.settings?.changes).toContainEqual(
+        expect.objectContaining({ key: "agents:alertWebhook", change: "added", guarded: true }),
+      );
+      expect(hooked.markdown).toContain("drift workflow sends each change of its drift state to");
+      expect(sink.requests).toEqual([]);
+    } finally {
+      await rm(baselines, { recursive: true, force: true });
+    }
+  });
+
   it("refuses a base git does not know: a configuration error, nothing previewed", async () => {
     const result = await plan(["--base", "no-such-branch"]);
     expect(result.code).toBe(2);

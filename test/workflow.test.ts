@@ -385,3 +385,40 @@ describe(".github/workflows/agents.yml", async () => {
     );
   });
 });
+
+describe(".github/workflows/drift.yml", async () => {
+  const text = await readFile(path.join(projectRoot, ".github", "workflows", "drift.yml"), "utf8");
+  const workflow = parse(text) as Workflow & { permissions: Record<string, string> };
+  const job = workflow.jobs.drift as Job & { permissions: Record<string, string> };
+
+  it("runs on a schedule and by hand, never on a pull request, with pinned actions and no secret outside a step", () => {
+    expect(Object.keys(workflow.on).sort()).toEqual(["schedule", "workflow_dispatch"]);
+    expect(workflowProblems(workflow, text)).toEqual([]);
+    // Least permissions: read-only at the top; issues: write only for the job that keeps the issue.
+    expect(workflow.permissions).toEqual({ contents: "read" });
+    expect(job.permissions).toEqual({ contents: "read", issues: "write" });
+    // The action SHAs are those agents.yml already pins.
+    const pins = (t: string) => [...t.matchAll(/uses:\s*(\S+@[0-9a-f]{40})/g)].map((m) => m[1]);
+    return readFile(path.join(projectRoot, ".github", "workflows", "agents.yml"), "utf8").then((agents) => {
+      for (const pin of pins(text)) expect(pins(agents)).toContain(pin);
+    });
+  });
+
+  it("runs drift per stack in the stack's own environment, uploads the reports, then alerts from the report", () => {
+    expect(job.strategy?.matrix?.stack).toEqual(["staging", "prod"]);
+    expect(job.environment).toBe(expression("matrix.stack"));
+    const names = job.steps.map((s) => s.uses?.split("@")[0] ?? s.name ?? s.run);
+    const drift = job.steps.find((s) => /agent-iac drift --stack "\$STACK"/.test(s.run ?? ""));
+    expect(drift?.run).toMatch(/--json reports\/drift\.json --junit reports\/drift\.xml --html reports\/drift\.html/);
+    const upload = names.indexOf("actions/upload-artifact");
+    const webhook = job.steps.findIndex((s) => (s.run ?? "").includes("agents:alertWebhook"));
+    const alert = job.steps.findIndex((s) => s.uses?.startsWith("actions/github-script"));
+    // The webhook (a secret) is read after the upload and masked, for the alert step alone.
+    expect(upload).toBeGreaterThan(names.indexOf(drift?.name ?? ""));
+    expect(webhook).toBeGreaterThan(upload);
+    expect(job.steps[webhook]?.run).toContain("::add-mask::");
+    expect(alert).toBe(job.steps.length - 1);
+    expect(String(job.steps[alert]?.with?.script)).toContain('require("./.github/scripts/drift-alert.cjs")');
+    for (const step of job.steps.slice(upload)) expect(step.if).toBe("always()");
+  });
+});

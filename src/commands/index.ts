@@ -65,6 +65,15 @@ const commands: Record<string, Command> = {
     load: () => import("./report.ts"),
     reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv, { positionals: true }),
   },
+  baseline: {
+    summary: "bless smoke reports as the stack's baseline (baselines/<stack>.json)",
+    load: () => import("./baseline.ts"),
+  },
+  drift: {
+    summary: "are the blessed versions still as good as their baseline? drifted, holding or inconclusive",
+    load: () => import("./drift.ts"),
+    reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv),
+  },
   scenario: {
     summary: "scenarios for the agent file: a real call replayed (capture), or written by a model (derive, generate)",
     load: () => import("./scenario.ts"),

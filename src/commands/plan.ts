@@ -4,6 +4,7 @@ import { rm } from "node:fs/promises";
 import { CliError, InterruptedError, StackNotFoundError } from "../errors/index.ts";
 import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
 import {
+  baselineChange,
   GUARDED_KEYS,
   offlinePlan,
   openValidStack,
@@ -106,7 +107,13 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const request = planRequest(parsed, io.env);
   // In a pull request the settings that send keys and transcripts, or run code, come from the base.
   const against = request.base ? await stackSettingsAgainst(request.stack, request.base, io.project.dir) : undefined;
-  if (request.offline) return finish(await offlinePlan(io.project, request.stack, against), request, io);
+  // A re-blessed drift baseline is named like a setting change (a reviewed change).
+  const baseline = request.base ? await baselineChange(request.stack, request.base, io.project.dir) : undefined;
+  if (request.offline) {
+    const offline = await offlinePlan(io.project, request.stack, against);
+    if (baseline) offline.plan.baseline = baseline;
+    return finish(offline, request, io);
+  }
   const warn = (text: string) => io.stderr.write(text);
   const opening = { project: io.project, what: "the preview failed", consequence: "; nothing was previewed" };
   const session = await openValidStack(
@@ -140,6 +147,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { plan } = previewed;
   const settings = against?.settings ?? (await sinceDeploy);
   if (settings && settings.changes.length > 0) plan.settings = settings;
+  if (baseline) plan.baseline = baseline;
   let stopped = false;
   if (request.behave) {
     io.useConnection(session.connection);

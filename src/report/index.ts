@@ -3,6 +3,8 @@
 // one. A command builds its report value and ends with `emitReport` (write.ts): the files asked for,
 // the job summary, the terminal text, the exit code. Nothing here imports a producer (smoke,
 // compare, plan, watch): they import this.
+
+export type { Drift, DriftScenario, Moved } from "./drift-schema.ts";
 export { fenced, hasControl, jsonLine, terminalLines, terminalText, yamlText } from "./escape.ts";
 export { notEvidence } from "./evidence.ts";
 export { htmlReport } from "./html/index.ts";

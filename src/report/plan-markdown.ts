@@ -29,6 +29,7 @@ export function planMarkdown(plan: Plan): string {
   const lines = [`## Agent plan for stack \`${plan.stack}\``, ""];
   if (plan.limits?.length) lines.push(...limitLines(plan.limits, plan.checked ?? []), "");
   if (plan.settings?.changes.length) lines.push(...settingLines(plan.stack, plan.settings), "");
+  if (plan.baseline) lines.push(...baselineLines(plan.baseline), "");
   if (plan.limits?.length && plan.agents.length === 0) {
     // No preview ran: no agent list to show.
   } else if (changed.length === 0) {
@@ -304,5 +305,15 @@ function violationLines(violations: readonly PolicyViolation[]): string[] {
     ...violations.map(
       (v) => `- **${markdownText(v.level)}** ${codeSpan(v.rule)} (${markdownText(v.pack)}): ${markdownText(v.message)}`,
     ),
+  ];
+}
+
+/** A re-blessed drift baseline: what `agent-iac drift` holds the stack's versions to changes with this merge. */
+function baselineLines(baseline: NonNullable<Plan["baseline"]>): string[] {
+  return [
+    `### ⚠️ Drift baseline ${baseline.change}: ${codeSpan(baseline.file)} (against ${codeSpan(baseline.base)})`,
+    "",
+    "**A human must review this:** after merge, `agent-iac drift` decides this stack's versions against it. " +
+      "Check its versions, counts and models against the smoke reports it was blessed from.",
   ];
 }

@@ -90,6 +90,8 @@ export type Plan = {
   policy?: { mandatory: number; advisory: number; other: PolicyViolation[] };
   behave_report?: Report;
   settings?: PlanSettings;
+  /** The pull request re-blesses the stack's drift baseline (baselines/<stack>.json): named for review. */
+  baseline?: { file: string; base: string; change: "added" | "changed" | "removed" };
   /** What this plan could not do, and why (e.g. no credentials: no preview of the stack's state). */
   limits?: string[];
   /** What a partial plan checked instead (the files, the org rules offline). */

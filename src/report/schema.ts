@@ -5,6 +5,7 @@
 // addresses are stored without their token.
 import { z } from "zod";
 import { TRANSPORTS } from "../contract/index.ts";
+import { driftSchema } from "./drift-schema.ts";
 import { trafficSchema } from "./traffic.ts";
 import { variantsSchema } from "./variants.ts";
 
@@ -18,7 +19,7 @@ export const REPORT_FORMAT = "agent-iac-report";
 export const REPORT_VERSION = 4;
 
 /** Every kind of run a report can hold (the plan has its own value: plan.ts). */
-const RUN_KINDS = ["smoke", "compare", "behave", "merged", "replay"] as const;
+const RUN_KINDS = ["smoke", "compare", "behave", "merged", "replay", "drift"] as const;
 const TRAFFIC_KINDS = ["watch", "audit"] as const;
 /** Config variants of one agent played beside its config (agent-iac try; see variants.ts). */
 const VARIANT_KINDS = ["try"] as const;
@@ -456,6 +457,8 @@ export const reportSchema = z.looseObject({
   traffic: trafficSchema.optional(),
   /** Config variants against the base (kind "try"; see variants.ts). */
   variants: variantsSchema.optional(),
+  /** A blessed baseline against now, per scenario (kind "drift"; see drift-schema.ts). */
+  drift: driftSchema.optional(),
 });
 
 export type ReportAssertion = z.output<typeof assertionSchema>;

@@ -7,6 +7,7 @@
 import { appendFile, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { InvalidInputError, IoError } from "../errors/index.ts";
+import { driftHtml, driftJunit, driftMarkdown, driftText } from "./drift-render.ts";
 import { terminalLines } from "./escape.ts";
 import { htmlReport } from "./html/index.ts";
 import { junitXml } from "./junit.ts";
@@ -67,6 +68,11 @@ const KINDS: Record<Report["kind"], Renderers<Report>> = {
   behave: RUN,
   merged: RUN,
   replay: RUN,
+  drift: {
+    files: { json: reportJson, junit: driftJunit, html: driftHtml, markdown: driftMarkdown },
+    terminal: driftText,
+    summary: driftMarkdown,
+  },
   watch: { files: { json: reportJson, markdown: watchMarkdown }, terminal: watchText, summary: watchMarkdown },
   audit: { files: { json: reportJson, markdown: auditMarkdown }, terminal: auditText, summary: auditMarkdown },
   try: { files: { json: reportJson, markdown: tryMarkdown, html: tryHtml }, terminal: tryText, summary: tryMarkdown },

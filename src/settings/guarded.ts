@@ -28,6 +28,7 @@ export const GUARDED_SETTINGS: Readonly<Record<string, Consequence>> = {
   "agents:policyPack": (stack, to) =>
     `previews and deploys of \`${stack}\` run the code in ${to}, with their credentials in its environment`,
   "agents:policyPackConfig": (stack, to) => `the \`${stack}\` policy pack runs with ${to}`,
+  "agents:alertWebhook": (stack, to) => `the \`${stack}\` drift workflow sends each change of its drift state to ${to}`,
 };
 
 /** The settings that send nothing anywhere and run no code, each with why. */

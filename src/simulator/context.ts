@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import { ConversationRunner } from "./conversation.ts";
+import { Degradations } from "./degrade.ts";
 import { Faults } from "./faults.ts";
 import { ProcedureRunner } from "./procedures.ts";
 import type { Profile } from "./profile.ts";
@@ -27,6 +28,8 @@ export type SimContext = {
   store: Store;
   runners: { conversations: ConversationRunner; procedures: ProcedureRunner };
   faults: Faults;
+  /** Pinned versions degraded from a moment on (POST /_simulator/degrade): drift on demand. */
+  degradations: Degradations;
   options: Settings;
   requests: { count: number; by_route: Record<string, number> };
   streams: Set<{ destroy(): void }>;
@@ -55,7 +58,9 @@ type SimulatorIdentity = {
 
 export function createContext(store: Store, options: Settings): SimContext {
   let procedures: ProcedureRunner | undefined;
+  const degradations = new Degradations();
   const conversations = new ConversationRunner(store, {
+    degradations,
     eventDelayMs: options.eventDelayMs,
     userWaitTimeoutMs: options.userWaitTimeoutMs,
     latencyMs: options.latencyMs,
@@ -72,6 +77,7 @@ export function createContext(store: Store, options: Settings): SimContext {
     store,
     runners: { conversations, procedures },
     faults: new Faults(),
+    degradations,
     options,
     requests: { count: 0, by_route: {} },
     streams: new Set(),

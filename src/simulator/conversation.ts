@@ -3,6 +3,7 @@
 // (replayed to late subscribers) and pushed to live ones.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { EventEnvelope } from "../contract/index.ts";
+import type { Degradations } from "./degrade.ts";
 import { chunks, failsAt, GOODBYE, greeting, isFarewell, simulation, toolNamed } from "./dialogue.ts";
 import type { Profile } from "./profile.ts";
 import type { Store, StoredConversation } from "./store.ts";
@@ -37,6 +38,7 @@ export class ConversationRunner {
   /** The latency the simulator adds to every request: a client's session attaches that much later. */
   readonly #latencyMs: number;
   readonly #onEnded: (conversation: StoredConversation) => void;
+  readonly #degradations: Degradations | undefined;
   readonly #profile: Profile;
   readonly #controller = new AbortController();
   readonly #live = new Map<string, Live>();
@@ -51,8 +53,10 @@ export class ConversationRunner {
       latencyMs?: number;
       profile: Profile;
       onEnded: (c: StoredConversation) => void;
+      degradations?: Degradations;
     },
   ) {
+    this.#degradations = options.degradations;
     this.#latencyMs = options.latencyMs ?? 0;
     this.#profile = options.profile;
     this.#store = store;
@@ -151,8 +155,11 @@ export class ConversationRunner {
     const sim = simulation(conversation.context);
     const pause = () => sleep(this.#eventDelayMs, undefined, { signal: this.#controller.signal });
     // The agent "thinks" before each response: the delay sits between the cue and its first event.
-    const think = () => sleep(sim.responseDelayMs, undefined, { signal: this.#controller.signal });
     const versionId = `${conversation.agent.id}@v${conversation.agent.version}`;
+    // A version degraded by an admin (drift on demand): slower answers, tool calls dropped.
+    const degraded = this.#degradations?.start(versionId);
+    const think = () =>
+      sleep(sim.responseDelayMs + (degraded?.slowMs ?? 0), undefined, { signal: this.#controller.signal });
     const rate = sim.failureRateByVersion[versionId] ?? sim.failureRate;
     const failed = sim.failed || (rate > 0 && failsAt(this.#nextInSeries(conversation), rate));
     const emit = async (payload: EventEnvelope["payload"]) => {
@@ -190,7 +197,7 @@ export class ConversationRunner {
     const reply = async (text: string, final: boolean) => {
       await emit({ type: "user.message.received", text });
       await think();
-      const tool = toolNamed(conversation.config, text);
+      const tool = degraded?.dropToolCalls ? undefined : toolNamed(conversation.config, text);
       if (tool) {
         const call_id = `call_${id.replace(/^conv_/, "")}_${++calls}`;
         const args = profile.argumentsAsString ? JSON.stringify({ request: text }) : { request: text };

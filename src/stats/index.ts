@@ -23,6 +23,15 @@ export {
 } from "./binomial.ts";
 export { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference } from "./compare.ts";
 export {
+  clopperPearsonLower,
+  type DriftRule,
+  driftDecision,
+  driftSequentialRule,
+  exceedanceRate,
+  latencyDrift,
+  latencySlack,
+} from "./drift.ts";
+export {
   bettingWealth,
   fewestPairs,
   type PairedRule,

@@ -17,6 +17,7 @@ export {
   settleComparisonBase,
 } from "./deploy.ts";
 export { type DraftResult, deriveDraft, generateDraft } from "./drafts.ts";
+export { baselineChange, blessReports, runDrift } from "./drift.ts";
 export { judgeCheck } from "./judge-check.ts";
 export { judgeLabel } from "./judge-label.ts";
 export {

@@ -29,6 +29,8 @@ export type TestJudge = {
   /** The model port's key checks (before any call), apart from the votes' requests. */
   keyChecks: { authorization: string | undefined }[];
   script: JudgeScript;
+  /** The model the completions say answered (default "test-judge"): a test may change it between runs. */
+  answeredModel?: string;
   close(): Promise<void>;
 };
 
@@ -54,11 +56,11 @@ function linesMatching(text: string, pattern: RegExp): number[] {
   return [...text.matchAll(/^(\d+): (.*)$/gm)].filter((m) => pattern.test(m[2] ?? "")).map((m) => Number(m[1]));
 }
 
-function completion(content: string | null, refusal: string | null = null) {
+function completion(content: string | null, refusal: string | null = null, model = "test-judge") {
   return {
     id: "chatcmpl-test",
     object: "chat.completion",
-    model: "test-judge",
+    model,
     choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content, refusal } }],
   };
 }
@@ -110,14 +112,14 @@ export async function startTestJudge(script: JudgeScript = {}, options: { apiKey
         answer.retryAfter ? { "retry-after": answer.retryAfter } : {},
       );
     }
-    if ("malformed" in answer) return send(200, completion(answer.malformed));
-    if ("refusal" in answer) return send(200, completion(null, answer.refusal));
+    if ("malformed" in answer) return send(200, completion(answer.malformed, null, judge.answeredModel));
+    if ("refusal" in answer) return send(200, completion(null, answer.refusal, judge.answeredModel));
     const lines = answer.cite ? linesMatching(text, answer.cite) : (answer.lines ?? [1]);
     const verdict = { verdict: answer.verdict, reason: answer.reason ?? `scripted ${answer.verdict}`, lines };
     const content = answer.inText
       ? `Here is my assessment.\n\`\`\`json\n${JSON.stringify(verdict)}\n\`\`\`\nThanks.`
       : JSON.stringify(verdict);
-    send(200, completion(content));
+    send(200, completion(content, null, judge.answeredModel));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -15,6 +15,7 @@ const titles: Record<string, string> = {
   behave: "Behaviour preview of changed agents",
   merged: "Smoke run (merged shards)",
   replay: "Smoke run replayed from recordings",
+  drift: "Drift against the blessed baseline",
 };
 
 const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;

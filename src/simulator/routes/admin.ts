@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Feedback } from "../../contract/index.ts";
 import type { SimulatorHealth, SimulatorInfo } from "../admin-schema.ts";
 import { createContext, type Sim, type SimContext, type SimPlugin, stopContext } from "../context.ts";
+import { degradeRequest } from "../degrade.ts";
 import { faultRequest } from "../faults.ts";
 import { HttpError, validate } from "../http.ts";
 import { type AgentVersion, randomSuffix, type StoredAgent, type StoredFeedback } from "../store.ts";
@@ -118,5 +119,14 @@ export const adminRoutes: SimPlugin = async (app, { sim }) => {
   app.delete("/_simulator/faults", async () => {
     sim.ctx.faults.clear();
     return { ok: true };
+  });
+  // Drift on demand: a pinned version degrades from now on, until it is recovered (DELETE).
+  app.get("/_simulator/degrade", async () => ({ degradations: sim.ctx.degradations.list() }));
+  app.post("/_simulator/degrade", async (request) =>
+    sim.ctx.degradations.set(validate(degradeRequest, request.body, "body"), sim.ctx.options.profile.now()),
+  );
+  app.delete("/_simulator/degrade", async (request) => {
+    const { version_id: versionId } = request.query as { version_id?: string };
+    return { ok: true, recovered: sim.ctx.degradations.clear(versionId) };
   });
 };
