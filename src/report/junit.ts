@@ -10,6 +10,7 @@ import {
   comparisonReason,
   countScenarios,
   evaluated,
+  failingInconclusive,
   failsRun,
   faultsText,
   latencyReasons,
@@ -54,10 +55,10 @@ function latencyProblems(scenario: ScenarioSummary): string[] {
 /** The failure of a scenario that fails the run: a regression names the flipped expectations. */
 function failureOf(scenario: ScenarioSummary, failing: CallResult[]): { message: string; type: string } {
   const c = scenario.comparison;
-  if (scenario.verdict === "inconclusive") {
+  const compared = comparisonReason(scenario);
+  if (scenario.verdict === "inconclusive" && !compared) {
     return { message: `inconclusive: ${sequentialText(scenario) || passKText(scenario)}`, type: "inconclusive" };
   }
-  const compared = comparisonReason(scenario);
   if (compared && c?.outcome === "inconclusive") return { message: compared, type: "inconclusive" };
   if (compared) return { message: compared, type: "regression" };
   if (c?.outcome === "regression") {
@@ -142,7 +143,7 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
     const reasons = [...new Set(failing.flatMap(failedDescriptions))];
     const text = failing.map((c) => `#${c.iteration}\n${failureText(c)}`).join("\n\n");
     out.push(`      <error message="${xml(reasons.join("; "))}" type="infrastructure">${xml(text)}</error>`);
-  } else if (failsRun(report, scenario) || scenario.verdict === "inconclusive") {
+  } else if (failsRun(report, scenario) || failingInconclusive(report, scenario)) {
     const { message, type } = failureOf(scenario, failing);
     const text = [
       ...failing.map((c) => `#${c.iteration}\n${failureText(c)}`),

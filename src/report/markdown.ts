@@ -8,6 +8,7 @@ import { markdownText } from "./escape.ts";
 import {
   countScenarios,
   evaluated,
+  failingInconclusive,
   failsRun,
   faultsText,
   headline,
@@ -111,7 +112,7 @@ export function jobSummary(input: ReportInput): string {
   const faults = faultsText(report);
   if (faults) out.push("", `Whose fault: ${markdownText(faults)}`);
   const failed = report.scenarios.filter(
-    (x) => failsRun(report, x) || x.verdict === "error" || x.verdict === "inconclusive",
+    (x) => failsRun(report, x) || x.verdict === "error" || failingInconclusive(report, x),
   );
   if (failed.length > 0) {
     out.push("", "**Failed scenarios**", "");

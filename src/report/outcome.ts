@@ -8,10 +8,20 @@ import {
   REPORT_VERSION,
   type Report,
   type ReportSummary,
+  type ScenarioComparison,
   type ScenarioSummary,
+  type Verdict,
 } from "./schema.ts";
 
 type Policy = Pick<Report, "fail_on"> & Partial<Pick<Report, "allow_inconclusive">>;
+
+/** A sequential comparison that ended undecided and that `--allow-inconclusive` lets through. */
+const allowedUndecided = (report: Policy, s: ScenarioSummary) =>
+  s.comparison?.outcome === "inconclusive" && (report.allow_inconclusive ?? false);
+
+/** An inconclusive scenario that fails the run (every one but an undecided comparison `--allow-inconclusive` lets through). */
+export const failingInconclusive = (report: Policy, s: ScenarioSummary) =>
+  s.verdict === "inconclusive" && !allowedUndecided(report, s);
 
 /** A sequential comparison that ended undecided, not let through by `--allow-inconclusive`. */
 const inconclusiveComparison = (report: Policy, s: ScenarioSummary) =>
@@ -37,6 +47,30 @@ export function failsRun(report: Policy, s: ScenarioSummary): boolean {
   if (s.verdict === "failed") return !tolerated(report, s);
   const passed = s.verdict === "passed" || s.verdict === "flaky";
   return passed && (s.comparison?.outcome === "regression" || inconclusiveComparison(report, s));
+}
+
+/**
+ * A scenario compared sequentially with no threshold of its own (`min_pass` 0: its comparison
+ * decides it): a regression is its failure, an undecided comparison its inconclusive verdict. Its
+ * passes alone would call it flaky whenever a call failed, whatever the comparison said.
+ */
+export function comparedVerdict(
+  verdict: Verdict,
+  minPass: number,
+  comparison: Pick<ScenarioComparison, "outcome" | "sequential"> | undefined,
+): Verdict {
+  if (!comparison?.sequential || minPass !== 0 || verdict === "error" || verdict === "not_run") return verdict;
+  if (comparison.outcome === "regression") return "failed";
+  return comparison.outcome === "inconclusive" ? "inconclusive" : verdict;
+}
+
+/** The calls a sequential comparison did not place: both sides' pairs after it decided (none when it did not). */
+export function comparisonCallsSaved(
+  comparison: Pick<ScenarioComparison, "outcome" | "sequential"> | undefined,
+): number {
+  const q = comparison?.sequential;
+  if (!q || comparison.outcome === "inconclusive") return 0;
+  return 2 * Math.max(0, q.max_pairs - q.pairs);
 }
 
 /** Whether a call ended on its own (its expectations evaluated, or an error of its own): not cut short, not unplaced. */
@@ -125,9 +159,13 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results"> & P
     not_run: n("not_run"),
     tolerated: letThrough,
     regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
-    inconclusive: n("inconclusive"),
+    // An undecided comparison that --allow-inconclusive lets through is counted apart (allowedInconclusive).
+    inconclusive: report.scenarios.filter((s) => failingInconclusive(report, s)).length,
     ...(noBaseline > 0 ? { no_baseline: noBaseline } : {}),
-    calls_saved: report.scenarios.reduce((sum, s) => sum + (s.calls_saved ?? 0), 0),
+    calls_saved: report.scenarios.reduce(
+      (sum, s) => sum + (s.calls_saved ?? 0) + comparisonCallsSaved(s.comparison),
+      0,
+    ),
     // `calls` are those the verdicts stand on, as `calls_passed`… are; the old side is counted apart.
     calls: judged.filter((c) => c.outcome.kind !== "not_run").length,
     // An old call the service made no conversation of (a version it does not know) was never placed.
@@ -319,7 +357,11 @@ export function comparisonReason(s: Pick<ScenarioSummary, "comparison">): string
   const q = s.comparison?.sequential;
   if (!q) return "";
   if (s.comparison?.outcome === "regression") {
-    return `regressed against the old version: decided after ${q.pairs} pairs of ${q.max_pairs}`;
+    const when =
+      q.pairs < q.max_pairs
+        ? `decided after ${q.pairs} pairs of ${q.max_pairs}`
+        : `decided at the cap of ${q.max_pairs} pairs`;
+    return `regressed against the old version: ${when}`;
   }
   return s.comparison?.outcome === "inconclusive"
     ? `the comparison with the old version was inconclusive: neither regressed nor no worse (margin ${q.margin}) after ${q.pairs} pairs of ${q.max_pairs}`

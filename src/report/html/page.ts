@@ -46,6 +46,7 @@ ${tile("passed", s.passed, "✓", "good")}
 ${tile("failed", s.failed, "✗", "bad")}
 ${tile("flaky", s.flaky, "≈", "warn")}
 ${tile("errors", s.errors, "⚠", "bad")}
+${s.inconclusive ? tile("inconclusive", s.inconclusive, "?", "bad") : null}
 ${tile("regressions", s.regressions, "↓", "bad")}
 </ul>
 <dl class="facts">
