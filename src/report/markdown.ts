@@ -58,6 +58,24 @@ function unmet(calls: readonly CallResult[], mark = "✗"): string[] {
   return list.length > MAX_ITEMS ? [...list.slice(0, MAX_ITEMS), `… and ${list.length - MAX_ITEMS} more`] : list;
 }
 
+const CALL_WORDS: Partial<Record<CallOutcomeKind, string>> = {
+  failed: "failed",
+  error: "could not complete",
+  interrupted: "interrupted",
+  inconclusive: "inconclusive",
+};
+
+/** `calls: #1 failed (fault: agent), #3 could not complete (fault: service)`: each call that did not pass, whose fault it was. */
+function faultsOfCalls(calls: readonly CallResult[]): string[] {
+  const each = calls.flatMap((c) => {
+    const words = CALL_WORDS[c.outcome.kind];
+    return words ? [`#${c.iteration} ${words} (fault: ${c.fault ?? "not named"})`] : [];
+  });
+  if (each.length === 0) return [];
+  const shown = each.length > MAX_ITEMS ? [...each.slice(0, MAX_ITEMS), `… and ${each.length - MAX_ITEMS} more`] : each;
+  return [`calls: ${shown.join(", ")}`];
+}
+
 const UNEVALUATED: Partial<Record<CallOutcomeKind, string>> = {
   error: "⚠ call error",
   interrupted: "⚠ interrupted",
@@ -119,7 +137,7 @@ export function jobSummary(input: ReportInput): string {
     out.push(
       ...bounded(failed, (x) => [
         `- ${x.verdict === "error" ? "⚠ error" : x.verdict === "inconclusive" ? "? inconclusive" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${why(x)}${repeatsText(x)}`,
-        ...unmet(callsOf(report, x)).map((line) => `  - ${line}`),
+        ...[...faultsOfCalls(callsOf(report, x)), ...unmet(callsOf(report, x))].map((line) => `  - ${line}`),
       ]),
     );
   }
@@ -140,7 +158,7 @@ export function jobSummary(input: ReportInput): string {
     out.push(
       ...bounded(flaky, (x) => [
         `- ≈ ${name(x)}: ${x.passes} of ${x.iterations} passed (${needsText(x)})${repeatsText(x)}`,
-        ...unmet(callsOf(report, x), "≈").map((line) => `  - ${line}`),
+        ...[...faultsOfCalls(callsOf(report, x)), ...unmet(callsOf(report, x), "≈")].map((line) => `  - ${line}`),
       ]),
     );
   }
