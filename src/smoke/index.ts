@@ -205,8 +205,11 @@ export type ReplayOptions = {
   scenarios?: string[] | undefined;
   stack?: string;
   out: Output;
-  /** Judges `expect.judge` rubrics: from its cache where the recording was judged before. */
-  judge?: Judge | undefined;
+  /**
+   * The judge of `expect.judge` rubrics (from its cache where the recording was judged before), set
+   * up for the scenarios recorded (`agent\u0000scenario`): one with no recording needs none.
+   */
+  judgeFor?: (recorded: ReadonlySet<string>) => Promise<Judge | undefined>;
   /** Said in the report (e.g. a judge model whose name moves). */
   notes?: string[];
 };
@@ -216,10 +219,17 @@ export type ReplayOptions = {
  * result lines as live smoke does (each unmet expectation with the nearest transcript lines).
  */
 export async function replaySmoke(options: ReplayOptions): Promise<{ report: Report }> {
-  const replayed = await replayRecordings(options.dir, options.definitions, options);
+  let judge: Judge | undefined;
+  const replayed = await replayRecordings(options.dir, options.definitions, {
+    agents: options.agents,
+    scenarios: options.scenarios,
+    judgeFor: async (recorded) => {
+      judge = await options.judgeFor?.(recorded);
+      return judge;
+    },
+  });
   const { results } = replayed;
   const notes = [...(options.notes ?? []), ...replayed.notes];
-  const { judge } = options;
   if (judge && judge.stats.requests > 0) {
     notes.push(
       `judge: ${judge.stats.requests} vote(s) were not in the judge cache (a new or changed rubric, another model, or --no-judge-cache) and were asked of ${judge.model}; ${judge.stats.cached} came from the cache`,
