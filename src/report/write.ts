@@ -201,8 +201,9 @@ export async function unreadableFile(file: string, max = Number.MAX_SAFE_INTEGER
 }
 
 /** A report file read back tolerantly; throws with the file's name and the first problem. */
-export async function readReport(file: string): Promise<Report> {
-  const problem = await unreadableFile(file);
+export async function readReport(file: string, maxBytes?: number): Promise<Report> {
+  // A size cap (report merge's) is checked before the file is read or parsed.
+  const problem = await unreadableFile(file, maxBytes);
   if (problem) throw new InvalidInputError(`${file}: ${problem}`);
   const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new InvalidInputError(`cannot read ${file}: ${error.code ?? error.message}`);
