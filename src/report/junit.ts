@@ -179,7 +179,8 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
 /** JUnit's counts are the report's: tests = scenarios, failures = those that fail the run. */
 function counts(report: Report, scenarios: readonly ScenarioSummary[]) {
   const s = countScenarios({ ...report, scenarios: [...scenarios] });
-  return { tests: s.scenarios, failures: s.failed + (s.inconclusive ?? 0), errors: s.errors, skipped: s.not_run };
+  const errors = s.errors + (s.interrupted ?? 0);
+  return { tests: s.scenarios, failures: s.failed + (s.inconclusive ?? 0), errors, skipped: s.not_run };
 }
 
 const SUITE_NAMES: Record<string, string> = {

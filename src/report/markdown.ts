@@ -14,6 +14,7 @@ import {
   headline,
   needsText,
   scenarioCounts,
+  stoppedScenario,
   tolerated,
   unevaluatedText,
   verdictReason,
@@ -104,8 +105,10 @@ const RUN_TITLES: Record<string, string> = {
 };
 
 /** Why a listed scenario has its verdict: `3 of 3 iterations passed, latency response p95 1,240 ms over 1,000 ms`. */
-const why = (x: ScenarioSummary) =>
-  [`${x.passes} of ${x.iterations} iterations passed`, ...verdictReason(x)].map((t) => markdownText(t)).join(", ");
+const why = (x: ScenarioSummary, stopped = false) =>
+  [`${x.passes} of ${x.iterations} iterations passed`, ...verdictReason(x, stopped)]
+    .map((t) => markdownText(t))
+    .join(", ");
 
 export type ReportInput = z.input<typeof reportSchema>;
 
@@ -136,7 +139,7 @@ export function jobSummary(input: ReportInput): string {
     out.push("", "**Failed scenarios**", "");
     out.push(
       ...bounded(failed, (x) => [
-        `- ${x.verdict === "error" ? "⚠ error" : x.verdict === "inconclusive" ? "? inconclusive" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${why(x)}${repeatsText(x)}`,
+        `- ${stoppedScenario(report, x) ? "■ interrupted" : x.verdict === "error" ? "⚠ error" : x.verdict === "inconclusive" ? "? inconclusive" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${why(x, stoppedScenario(report, x))}${repeatsText(x)}`,
         ...[...faultsOfCalls(callsOf(report, x)), ...unmet(callsOf(report, x))].map((line) => `  - ${line}`),
       ]),
     );

@@ -138,10 +138,26 @@ export function judgedCalls(report: Pick<Report, "results">): CallResult[] {
   return report.results.filter((c) => c.side !== "old");
 }
 
+type Stoppable = Pick<Report, "scenarios" | "results"> & Partial<Pick<Report, "interrupted">>;
+
+/**
+ * A scenario the run's stop cut short: no call of its own could not complete, but the stop left
+ * calls of it unended (interrupted, or never placed). Named "interrupted", never "could not complete".
+ */
+export function stoppedScenario(report: Stoppable, s: ScenarioSummary): boolean {
+  if (s.verdict !== "error") return false;
+  const calls = judgedCalls(report).filter(
+    (c) => c.agent === s.agent && c.scenario === s.scenario && c.version_id === s.version_id,
+  );
+  if (calls.some((c) => c.outcome.kind === "error")) return false;
+  return calls.some((c) => c.outcome.kind === "interrupted") || (report.interrupted ?? false);
+}
+
 /** The headline counts (scenarios; calls as the second figure), from the scenarios and calls alone. */
-export function countScenarios(report: Pick<Report, "scenarios" | "results"> & Policy): ReportSummary {
+export function countScenarios(report: Stoppable & Policy): ReportSummary {
   const verdicts = report.scenarios.map((s) => s.verdict);
   const n = (v: string) => verdicts.filter((x) => x === v).length;
+  const stopped = report.scenarios.filter((s) => stoppedScenario(report, s)).length;
   const letThrough = report.scenarios.filter((s) => tolerated(report, s)).length;
   const failing = report.scenarios.filter((s) => failsRun(report, s)).length;
   const regressedPasses = failing - (n("failed") - letThrough);
@@ -155,7 +171,8 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results"> & P
     passed: n("passed") + n("flaky") - regressedPasses,
     failed: failing,
     flaky,
-    errors: n("error"),
+    errors: n("error") - stopped,
+    ...(stopped > 0 ? { interrupted: stopped } : {}),
     not_run: n("not_run"),
     tolerated: letThrough,
     regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
@@ -318,7 +335,7 @@ export function needsText(s: Pick<ScenarioSummary, "min_pass" | "sequential">): 
  * Why a scenario's verdict is what it is when its passes alone do not say so: a latency bound
  * missed, too few passes for its threshold, a call that could not complete. Empty when they do.
  */
-export function verdictReason(s: ScenarioSummary): string[] {
+export function verdictReason(s: ScenarioSummary, stopped = false): string[] {
   // A threshold below all iterations (min_pass) is worth naming when it was missed.
   // A sequential test's verdict is its own decision: no pass count is "needed".
   const needed =
@@ -333,7 +350,7 @@ export function verdictReason(s: ScenarioSummary): string[] {
       return [...lost, ...(s.passes >= s.min_pass ? [] : needed), ...latencyReasons(s)];
     }
     case "error":
-      return ["a call could not complete"];
+      return [stopped ? "interrupted: the run's stop cut its calls short" : "a call could not complete"];
     case "flaky":
       return [`${s.iterations - s.passes} failed, ${thresholdText(s)}`];
     case "inconclusive":
@@ -404,6 +421,7 @@ export function scenarioCounts(report: Pick<Report, "scenarios" | "results"> & P
   const parts = [`${s.passed} passed${s.flaky > 0 ? ` (${s.flaky} flaky)` : ""}`, `${s.failed} failed`];
   if (s.inconclusive) parts.push(`${s.inconclusive} inconclusive`);
   if (s.errors > 0) parts.push(`${s.errors} could not complete`);
+  if (s.interrupted) parts.push(`${s.interrupted} interrupted`);
   if (s.tolerated > 0) parts.push(`${s.tolerated} still failing, tolerated by --fail-on regression`);
   if (allowed > 0) parts.push(`${allowed} inconclusive against the old version, allowed by --allow-inconclusive`);
   if (s.not_run > 0) parts.push(`${s.not_run} not run`);

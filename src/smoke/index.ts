@@ -14,7 +14,7 @@ import { recordingTranscript, replayRecordings, writeRecording } from "./record.
 export { findRecording, MAX_RECORDING_BYTES } from "./record.ts";
 
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
-import { type NotRunReason, notRunResult, type Output, type RunOptions, runCalls } from "./run.ts";
+import { cutShort, type NotRunReason, notRunResult, type Output, type RunOptions, runCalls } from "./run.ts";
 
 export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 // PlannedCall, planCalls, runCalls, callResult, scenarioSummaries: for the comparison and the
@@ -26,7 +26,7 @@ export { type CallOutcome, unknownVersionCalls } from "./outcome.ts";
 export { planCalls, type Selection, selectedScenarios } from "./plan.ts";
 export type { ScenarioGate, ScenarioResult } from "./reports.ts";
 export { callResult, gatesOf, scenarioSummaries } from "./reports.ts";
-export { notRunResult, runCalls } from "./run.ts";
+export { cutShort, notRunResult, runCalls } from "./run.ts";
 export { recordingTranscript };
 
 /** A recording could not be written (the run's calls are done; the reports are written first). */
@@ -188,7 +188,9 @@ export async function runSmoke(
       },
     });
     await Promise.all(recordings);
-    const report = buildReport(results, { ...meta, interrupted: options.signal?.aborted ?? false });
+    // Decided now, once: a signal after the last call ended interrupted nothing.
+    const interrupted = (options.signal?.aborted ?? false) && cutShort(results);
+    const report = buildReport(results, { ...meta, interrupted });
     await write(report).catch(() => {});
     if (recordingFailure) throw new RecordingError(recordingFailure);
     return { results, report, exitCode: reportExitCode(report) };
