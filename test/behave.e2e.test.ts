@@ -1,12 +1,13 @@
 // `agent-iac plan --behave` end to end: one real `pulumi up` of the example agents against the
 // simulator, then previews of changed agent files. The changed agents' scenarios are played against
 // the deployed versions with the proposed config as override_config; nothing is created.
-import { cp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import type { Plan } from "../src/plan/index.ts";
 import { reportSchema } from "../src/report/index.ts";
+import { projectRoot } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject, deployAndRead, stackOutputs } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -210,6 +211,35 @@ describe("agent-iac plan --behave (real Pulumi CLI against the simulator)", { ti
       reason: "`config.voice` removed: override_config can add and change fields, not remove them",
     });
     expect(result.markdown).toContain("2 passed, 0 failed.");
+  });
+
+  it("a change the stack's policy pack blocks (mandatory): exit 1 as documented, its calls not run, none placed", async () => {
+    // agent-iac's pack, linked into the project (a pack must be a folder of it), with one rule mandatory.
+    await symlink(path.join(projectRoot, "policy"), path.join(project.dir, "policy")).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      },
+    );
+    const rules = {
+      all: "disabled",
+      "agent-allowed-models": { enforcementLevel: "mandatory", allowed: ["anthropic/*"] },
+    };
+    await writeFile(path.join(project.dir, "policy-mandatory.json"), JSON.stringify(rules));
+    await project.stack.setConfig("agents:policyPack", { value: "policy" });
+    await project.stack.setConfig("agents:policyPackConfig", { value: "policy-mandatory.json" });
+    try {
+      await edit("booking", (doc) => doc.setIn(["config", "runtime", "model"], "openai/gpt-4o"));
+      const result = await plan("--behave");
+      expect(result.plan?.policy?.mandatory).toBeGreaterThan(0);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(/mandatory policy violation/);
+      expect(result.conversations).toBe(0);
+      expect(result.report?.results.length).toBeGreaterThan(0);
+      expect(result.report?.results.every((r) => r.outcome.kind === "not_run")).toBe(true);
+    } finally {
+      await project.stack.removeConfig("agents:policyPack");
+      await project.stack.removeConfig("agents:policyPackConfig");
+    }
   });
 
   it("refuses --behave-report without --behave (exit 2)", async () => {

@@ -117,7 +117,15 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
     expect(run.stdout).toContain("sequential comparison: undecided at the cap of 40 pairs: inconclusive");
     expect(run.stdout).toMatch(/= no worse booking\/seq-unchanged/);
     expect(run.stdout).toMatch(/\? inconclusive booking\/seq-tenth/);
-    expect(run.report?.summary.failed).toBe(2);
+    // Labelled by the comparison on every surface (no threshold of their own): never "flaky".
+    const verdict = (name: string) => run.report?.scenarios.find((s) => s.scenario === name)?.verdict;
+    expect([verdict("seq-half"), verdict("seq-tenth")]).toEqual(["failed", "inconclusive"]);
+    expect(run.report?.summary).toMatchObject({ failed: 1, inconclusive: 1, flaky: 0 });
+    const saved = 2 * (40 - (half?.sequential?.pairs ?? 0)) + 2 * (40 - (unchanged?.sequential?.pairs ?? 0));
+    expect(run.report?.summary.calls_saved).toBe(saved);
+    expect(run.stdout).toMatch(/booking\/seq-half: .*→ failed/);
+    expect(run.stdout).toMatch(/booking\/seq-tenth: .*→ inconclusive/);
+    expect(run.stdout).not.toContain("→ flaky");
     // JUnit and HTML say the same.
     const [junit, html] = await Promise.all(files.map((f) => readFile(f, "utf8")));
     expect(junit).toContain(
@@ -128,6 +136,9 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
     );
     expect(html).toContain(`decided after ${half?.sequential?.pairs} pairs of 40`);
     expect(html).toContain("undecided at the cap of 40 pairs: inconclusive");
+    expect(junit).not.toContain('<property name="verdict" value="flaky"/>');
+    expect(html).toMatch(/data-scenario="seq-half" data-verdict="failed"/);
+    expect(html).toMatch(/data-scenario="seq-tenth" data-verdict="inconclusive"/);
   });
 
   it("--fail-on regression exits 1 on an inconclusive comparison, 0 with --allow-inconclusive (which the summary names)", async () => {
@@ -206,6 +217,7 @@ describe("old versus new decided with evidence (real Pulumi CLI against the simu
     expect(fixed?.evidence?.old_rate).toMatchObject({ passes: 4, calls: 4 });
     const half = comparison(report, "seq-half");
     expect(half?.outcome).toBe("regression");
+    expect(report.scenarios.find((s) => s.scenario === "seq-half")?.verdict).toBe("failed");
     const seqCalls = report.results.filter((r) => r.scenario === "seq-half");
     expect(half?.sequential?.pairs).toBe(seqCalls.length / 2);
     expect(total).toBe(8 + seqCalls.length);

@@ -57,3 +57,39 @@ describe("an invalid agent file exits 1 from every command", { timeout: SLOW }, 
     expect(stored.conversational.length + stored.procedural.length).toBe(0);
   });
 });
+
+describe("a malformed agents:serviceVersion is a configuration error naming the setting (exit 2)", {
+  timeout: SLOW,
+}, () => {
+  let sandbox: PulumiSandbox;
+  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
+  let project: AgentsProject;
+
+  beforeAll(async () => {
+    sandbox = await pulumiSandbox();
+    sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
+    project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY });
+    await project.stack.setConfig("agents:serviceVersion", { value: "June 2025" });
+  }, SLOW);
+  afterAll(async () => {
+    await project?.cleanup();
+    await sim?.close();
+    await sandbox?.cleanup();
+  });
+
+  it.each([
+    ["smoke", ["smoke", "--stack", "test"]],
+    ["plan", ["plan", "--stack", "test"]],
+  ])("%s", async (_name, args) => {
+    const before = await serviceRequests(sim);
+    const run = await runCli(args, {
+      cwd: project.dir,
+      env: { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY },
+    });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain('agents:serviceVersion "June 2025" must be a date (YYYY-MM-DD)');
+    expect(run.stderr).not.toContain("this is a bug");
+    expect(run.stderr).not.toContain("ZodError");
+    expect(await serviceRequests(sim)).toBe(before);
+  });
+});

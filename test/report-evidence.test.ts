@@ -2,7 +2,7 @@
 // scenario, a report of a future version, calls whose verdicts do not follow from their recorded
 // expectations (exit 2 naming the file), and a missing shard, whose calls are failed iterations on
 // every surface — never ✅, never "not run".
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -77,6 +77,56 @@ describe("report merge refuses what is not evidence", () => {
     expect((await runInProcess(["report", "merge", mixed])).stderr).toContain(
       'says status "passed" but outcome "failed"',
     );
+  });
+
+  it("a shard whose stated verdict or summary its own calls do not give: exit 2 naming the file, never merged green", async () => {
+    // Two shards of a scenario needing 4 of 4: shard 2's two calls failed; its report is edited to a pass.
+    const one = await shard("edit-1.json", 1, 2, [call(1, true), call(2, true)], gates(4, 4));
+    const real = JSON.parse(
+      await readFile(await shard("edit-2.json", 2, 2, [call(3, false), call(4, false)], gates(4, 4)), "utf8"),
+    );
+    const edited = structuredClone(real);
+    edited.scenarios[0].verdict = "passed";
+    edited.summary = { ...edited.summary, passed: 1, failed: 0 };
+    const verdict = await write("edit-2-verdict.json", edited);
+    const run = await runInProcess(["report", "merge", one, verdict]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${verdict}: support/greets is stated "passed" but its own calls give "failed"`);
+    expect(run.stdout).not.toContain("1 passed, 0 failed");
+    // The summary alone edited (the verdict left as the calls give it).
+    const summary = structuredClone(real);
+    summary.summary = { ...summary.summary, calls_passed: 2, calls_failed: 0 };
+    const counted = await write("edit-2-summary.json", summary);
+    const bySummary = await runInProcess(["report", "merge", one, counted]);
+    expect(bySummary.code).toBe(2);
+    expect(bySummary.stderr).toContain(
+      `${counted}: its summary states calls_passed 2, its own scenarios and calls give 0`,
+    );
+    // Unedited, the two shards merge to the whole run's failure.
+    const whole = await runInProcess(["report", "merge", one, path.join(dir, "edit-2.json")]);
+    expect(whole.code, whole.stderr).toBe(1);
+  });
+
+  it("calls beyond the iterations a shard plans: exit 2 before anything is counted", async () => {
+    const real = JSON.parse(await readFile(await shard("many.json", 1, 1, [call(1, true)], gates(1, 1)), "utf8"));
+    // 2,000 passing calls of a scenario planned once (each with its own iteration number).
+    real.results = Array.from({ length: 2000 }, (_, i) => ({ ...real.results[0], iteration: i + 1 }));
+    real.summary = { ...real.summary, calls: 2000, calls_passed: 2000 };
+    const many = await write("many-forged.json", real);
+    const run = await runInProcess(["report", "merge", many]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${many}: support/greets#2 is beyond the 1 iteration(s) the report plans for it`);
+  });
+
+  it("a shard report larger than 32 MB: exit 2 naming the file, refused before it is read", async () => {
+    const big = path.join(dir, "big.json");
+    await writeFile(big, "");
+    // A sparse file: its size is what counts, its content is never parsed.
+    await truncate(big, 32 * 1024 * 1024 + 1);
+    const run = await runInProcess(["report", "merge", big]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${big}: it is larger than ${32 * 1024 * 1024} bytes`);
+    expect(run.stderr).not.toContain("not JSON");
   });
 
   it("a missing shard's calls are failed iterations on every surface, and the merge exits 2 naming the shard", async () => {

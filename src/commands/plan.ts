@@ -2,7 +2,7 @@
 // Flags → one typed request → the preview (and behaviour preview) use cases → emitReport.
 import { rm } from "node:fs/promises";
 import { CliError, InterruptedError, StackNotFoundError } from "../errors/index.ts";
-import { emitReport, reportPath, terminalSummary } from "../report/index.ts";
+import { behaviourCounts, emitReport, reportPath, terminalSummary } from "../report/index.ts";
 import {
   baselineChange,
   GUARDED_KEYS,
@@ -188,7 +188,7 @@ async function finish(
   if (request.files.markdown) {
     const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
     const previewedText = plan.behave
-      ? `; behaviour preview: ${plan.behave.passed} passed, ${plan.behave.failed} failed${plan.behave.errors > 0 ? `, ${plan.behave.errors} could not complete` : ""}, ${plan.behave.not_previewed.length} agent(s) not previewed`
+      ? `; behaviour preview: ${behaviourCounts(plan.behave)}, ${plan.behave.not_previewed.length} agent(s) not previewed`
       : "";
     io.stdout.write(
       plan.limits

@@ -20,10 +20,11 @@ pairs as placed, the fixed rule corrected across all scenarios, each sequential 
 A bare output file name is written under reports/.`,
   flags: RUN_REPORT_FLAGS,
   footer: `exit codes: 0 every scenario passed (flaky ones too), 1 a scenario failed, 2 usage error or not
-evidence (an unreadable or foreign report, one with no scenario or of a newer version, a call whose
-verdict does not follow from its expectations, two reports of one shard, a call in two reports, a
-missing shard: the reports are still written, its calls as failed iterations), 3 a call could not
-complete.`,
+evidence (an unreadable or foreign report, one larger than 32 MB, one with no scenario or of a
+newer version, a call whose verdict does not follow from its expectations, a scenario's verdict or
+the summary its own calls do not give, a call beyond the iterations its report plans, two reports
+of one shard, a call in two reports, a missing shard: the reports are still written, its calls as
+failed iterations), 3 a call could not complete.`,
   positionals: { min: 1, max: MAX_INPUTS + 1, what: "a subcommand (merge)" },
 } as const;
 

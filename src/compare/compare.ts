@@ -12,6 +12,7 @@ import {
   type ScenarioComparison,
   type Verdict,
 } from "../report/index.ts";
+import { cutShort } from "../smoke/index.ts";
 import type { SequentialEvidence } from "./sequential.ts";
 import type { Evidence } from "./significance.ts";
 
@@ -70,7 +71,10 @@ function evidencedOutcome(
   now: Verdict,
   evidence: Evidence | undefined,
   sequential: SequentialEvidence | undefined,
+  stopped = false,
 ): ComparisonOutcome {
+  // A side the run's stop cut short is no side: neither a failure nor a regression, but interrupted.
+  if (stopped && [old, now].some((v) => v === "error" || v === "not_run")) return "interrupted";
   if (sequential) return sequential.outcome;
   const flip = scenarioOutcome(old, now);
   if (evidence?.method !== "exact") return flip;
@@ -98,7 +102,7 @@ export function compareScenario(
     new_version_id: firstNew?.version_id ?? "",
     old_verdict: oldVerdict,
     new_verdict: newVerdict,
-    outcome: evidencedOutcome(oldVerdict, newVerdict, evidence, sequential),
+    outcome: evidencedOutcome(oldVerdict, newVerdict, evidence, sequential, cutShort(oldCalls) || cutShort(newCalls)),
     expectations: [...expectationsOf(oldCalls, newCalls)].map(([id, { kind, key, description }]) => {
       const old = held(oldCalls, id);
       const now = held(newCalls, id);

@@ -1,7 +1,14 @@
 // The comparison's report value (kind "compare": both sides' calls, each scenario's comparison, the
 // old versions, the policy in `fail_on`); src/report renders it (JUnit names a regression's flipped
 // expectations; the comparison is in system-out and on the terminal).
-import { type CallResult, type Report, runReport, type ScenarioComparison, type Verdict } from "../report/index.ts";
+import {
+  type CallResult,
+  comparedVerdict,
+  type Report,
+  runReport,
+  type ScenarioComparison,
+  type Verdict,
+} from "../report/index.ts";
 import { type ScenarioGate, summarizeScenarios } from "../smoke/index.ts";
 
 export type FailOn = "regression" | "failure";
@@ -41,7 +48,8 @@ export function compareReport(
   const comparisons = new Map(scenarios.map((s) => [`${s.agent}\u0000${s.scenario}`, s.comparison]));
   const summaries = summarizeScenarios(newCalls, meta.gates, false).map((summary) => {
     const comparison = comparisons.get(`${summary.agent}\u0000${summary.scenario}`);
-    return comparison ? { ...summary, comparison } : summary;
+    if (!comparison) return summary;
+    return { ...summary, verdict: comparedVerdict(summary.verdict, summary.min_pass, comparison), comparison };
   });
   const compared = new Set(scenarios.filter((s) => s.comparison).map((s) => s.agent));
   return runReport({

@@ -3,7 +3,7 @@
 // old version (a first deploy, a new agent) runs as plain smoke and the run says so; an agent whose
 // version did not change is called once and serves both sides.
 
-import { type CallResult, type Report, unknownVersion } from "../report/index.ts";
+import { type CallResult, comparedVerdict, type Report, unknownVersion, type Verdict } from "../report/index.ts";
 import {
   callResult,
   gatesOf,
@@ -143,10 +143,13 @@ function compared(
   }: { alpha: number; partial: boolean; sequential: ReadonlyMap<string, PairedRule>; notes: string[] },
 ): ComparedScenario[] {
   // Each side's verdicts under the scenarios' thresholds, as plain smoke judges them.
-  const verdicts = (calls: CallResult[], gates: ReadonlyMap<string, ScenarioGate>) =>
-    new Map(summarizeScenarios(calls, gates, partial).map((s) => [key(s.agent, s.scenario), s.verdict]));
-  const newVerdicts = verdicts(sides.newCalls, sides.newGates);
-  const oldVerdicts = verdicts(sides.oldCalls, sides.oldGates);
+  const summaries = (calls: CallResult[], gates: ReadonlyMap<string, ScenarioGate>) =>
+    new Map(summarizeScenarios(calls, gates, partial).map((s) => [key(s.agent, s.scenario), s]));
+  const verdictsOf = (summaries: Map<string, { verdict: Verdict }>) =>
+    new Map([...summaries].map(([k, s]) => [k, s.verdict]));
+  const newSummaries = summaries(sides.newCalls, sides.newGates);
+  const newVerdicts = verdictsOf(newSummaries);
+  const oldVerdicts = verdictsOf(summaries(sides.oldCalls, sides.oldGates));
   const groups = new Map<string, ComparedScenario>();
   for (const c of sides.newCalls) {
     const k = key(c.agent, c.scenario);
@@ -203,12 +206,21 @@ function compared(
     const oldVerdict = group.sameVersion ? group.newVerdict : oldVerdicts.get(k);
     const [oldCalls, newCalls] = [group.oldCalls ?? [], group.newCalls];
     const rule = group.sameVersion ? undefined : sequential.get(k);
+    const evidence = rule ? sequentialEvidence(oldCalls, newCalls, rule) : undefined;
+    // Without a threshold of its own, the sequential comparison is the new side's verdict.
+    const minPass = newSummaries.get(k)?.min_pass ?? -1;
+    const newVerdict = comparedVerdict(
+      group.newVerdict,
+      minPass,
+      evidence && { outcome: evidence.outcome, sequential: evidence.test },
+    );
+    group.newVerdict = newVerdict;
     group.comparison = compareScenario(
       oldCalls,
       newCalls,
-      { new: group.newVerdict, ...(oldVerdict ? { old: oldVerdict } : {}) },
+      { new: newVerdict, ...(oldVerdict ? { old: oldVerdict } : {}) },
       evidenceOf.get(k),
-      rule ? sequentialEvidence(oldCalls, newCalls, rule) : undefined,
+      evidence,
     );
   }
   return [...groups.values()];

@@ -96,7 +96,7 @@ export async function placePairs(
   plan: PairedPlan,
   place: PlaceCalls,
   options: { pairsPerRound: number; signal?: AbortSignal; random?: () => number },
-): Promise<{ newResults: ScenarioResult[]; oldResults: ScenarioResult[] }> {
+): Promise<{ newResults: ScenarioResult[]; oldResults: ScenarioResult[]; stopped: boolean }> {
   const random = options.random ?? Math.random;
   const order = new Map<PlannedCall, PairOrder>();
   const pair = (old: PlannedCall, now: PlannedCall): PlannedCall[] => {
@@ -147,6 +147,8 @@ export async function placePairs(
       const r = results.get(c);
       return r ? [r] : [];
     });
+  // The stop left pairs a sequential scenario still needed unplaced: the run was cut short.
+  const stopped = round.length > 0;
   const newResults = inOrder(plan.newCalls);
   const oldResults = inOrder(plan.oldCalls);
   // A sequential scenario's own threshold (min_pass or pass_rate, where it states one) is judged on
@@ -163,7 +165,7 @@ export async function placePairs(
       r.gate = own ? gate : { ...gate, minPass: 0 };
     }
   }
-  return { newResults, oldResults };
+  return { newResults, oldResults, stopped };
 }
 
 type Ended = Pick<ScenarioResult, "outcome"> | Pick<CallResult, "outcome"> | undefined;

@@ -131,6 +131,8 @@ export function attachBehaviour(
     const notRun = scenarios.filter((s) => s.status === "not_run").length;
     // A scenario that could not complete is an error, not a failure (as on every surface).
     const errors = scenarios.filter((s) => s.status === "error").length;
+    // An inconclusive scenario (its calls decided nothing) is neither a pass nor a failure.
+    const inconclusive = scenarios.filter((s) => s.status === "inconclusive").length;
     if (entry) {
       entry.behaviour = {
         previewed: true,
@@ -138,8 +140,9 @@ export function attachBehaviour(
         override_sections: target.sections,
         passed,
         // A scenario none of whose calls was placed neither passed nor failed.
-        failed: scenarios.length - passed - notRun - errors,
+        failed: scenarios.length - passed - notRun - errors - inconclusive,
         ...(errors > 0 ? { errors } : {}),
+        ...(inconclusive > 0 ? { inconclusive } : {}),
         ...(notRun > 0 ? { not_run: notRun } : {}),
         scenarios,
       };
@@ -149,6 +152,7 @@ export function attachBehaviour(
     summary.failed += scenarios.filter((s) => s.status === "failed").length;
     summary.errors += errors;
     if (notRun > 0) summary.not_run = (summary.not_run ?? 0) + notRun;
+    if (inconclusive > 0) summary.inconclusive = (summary.inconclusive ?? 0) + inconclusive;
   }
   plan.behave = summary;
   return plan;
@@ -193,10 +197,10 @@ function scenarioResults(
   });
 }
 
-/** A previewed scenario's status from its verdict: a flaky one passed; one whose calls were never placed did not run. */
+/** A previewed scenario's status from its verdict: a flaky one passed; one whose calls were never placed did not run; an inconclusive one neither passed nor failed. */
 function behaviourStatus(verdict: string): BehaviourScenario["status"] {
   if (verdict === "passed" || verdict === "flaky") return "passed";
-  if (verdict === "error" || verdict === "not_run") return verdict;
+  if (verdict === "error" || verdict === "not_run" || verdict === "inconclusive") return verdict;
   return "failed";
 }
 

@@ -11,6 +11,7 @@ export { htmlReport } from "./html/index.ts";
 export { junitXml } from "./junit.ts";
 export { jobSummary } from "./markdown.ts";
 export {
+  comparedVerdict,
   countScenarios,
   endedOnItsOwn,
   evaluated,
@@ -20,7 +21,7 @@ export {
   unknownVersion,
 } from "./outcome.ts";
 export * from "./plan.ts";
-export { planJson, planMarkdown } from "./plan-markdown.ts";
+export { behaviourCounts, planJson, planMarkdown } from "./plan-markdown.ts";
 export { evidenceText } from "./repeats.ts";
 export * from "./schema.ts";
 export { answeredBy, callLines, terminalSummary } from "./terminal.ts";

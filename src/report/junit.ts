@@ -10,6 +10,7 @@ import {
   comparisonReason,
   countScenarios,
   evaluated,
+  failingInconclusive,
   failsRun,
   faultsText,
   latencyReasons,
@@ -55,11 +56,11 @@ function latencyProblems(scenario: ScenarioSummary): string[] {
 /** The failure of a scenario that fails the run: a regression names the flipped expectations. */
 function failureOf(scenario: ScenarioSummary, failing: CallResult[]): { message: string; type: string } {
   const c = scenario.comparison;
-  if (scenario.verdict === "inconclusive") {
+  const compared = comparisonReason(scenario);
+  if (scenario.verdict === "inconclusive" && !compared) {
     const why = sequentialText(scenario) || passKText(scenario) || verdictReason(scenario).join("; ");
     return { message: `inconclusive: ${why}`, type: "inconclusive" };
   }
-  const compared = comparisonReason(scenario);
   if (compared && c?.outcome === "inconclusive") return { message: compared, type: "inconclusive" };
   if (compared) return { message: compared, type: "regression" };
   if (c?.outcome === "regression") {
@@ -144,7 +145,7 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
     const reasons = [...new Set(failing.flatMap(failedDescriptions))];
     const text = failing.map((c) => `#${c.iteration}\n${failureText(c)}`).join("\n\n");
     out.push(`      <error message="${xml(reasons.join("; "))}" type="infrastructure">${xml(text)}</error>`);
-  } else if (failsRun(report, scenario) || scenario.verdict === "inconclusive") {
+  } else if (failsRun(report, scenario) || failingInconclusive(report, scenario)) {
     const { message, type } = failureOf(scenario, failing);
     const text = [
       ...failing.map((c) => `#${c.iteration}\n${failureText(c)}`),
@@ -180,7 +181,8 @@ function testcase(report: Report, scenario: ScenarioSummary): string[] {
 /** JUnit's counts are the report's: tests = scenarios, failures = those that fail the run. */
 function counts(report: Report, scenarios: readonly ScenarioSummary[]) {
   const s = countScenarios({ ...report, scenarios: [...scenarios] });
-  return { tests: s.scenarios, failures: s.failed + (s.inconclusive ?? 0), errors: s.errors, skipped: s.not_run };
+  const errors = s.errors + (s.interrupted ?? 0);
+  return { tests: s.scenarios, failures: s.failed + (s.inconclusive ?? 0), errors, skipped: s.not_run };
 }
 
 const SUITE_NAMES: Record<string, string> = {

@@ -8,11 +8,13 @@ import { markdownText } from "./escape.ts";
 import {
   countScenarios,
   evaluated,
+  failingInconclusive,
   failsRun,
   faultsText,
   headline,
   needsText,
   scenarioCounts,
+  stoppedScenario,
   tolerated,
   unevaluatedText,
   verdictReason,
@@ -57,6 +59,24 @@ function unmet(calls: readonly CallResult[], mark = "✗"): string[] {
   return list.length > MAX_ITEMS ? [...list.slice(0, MAX_ITEMS), `… and ${list.length - MAX_ITEMS} more`] : list;
 }
 
+const CALL_WORDS: Partial<Record<CallOutcomeKind, string>> = {
+  failed: "failed",
+  error: "could not complete",
+  interrupted: "interrupted",
+  inconclusive: "inconclusive",
+};
+
+/** `calls: #1 failed (fault: agent), #3 could not complete (fault: service)`: each call that did not pass, whose fault it was. */
+function faultsOfCalls(calls: readonly CallResult[]): string[] {
+  const each = calls.flatMap((c) => {
+    const words = CALL_WORDS[c.outcome.kind];
+    return words ? [`#${c.iteration} ${words} (fault: ${c.fault ?? "not named"})`] : [];
+  });
+  if (each.length === 0) return [];
+  const shown = each.length > MAX_ITEMS ? [...each.slice(0, MAX_ITEMS), `… and ${each.length - MAX_ITEMS} more`] : each;
+  return [`calls: ${shown.join(", ")}`];
+}
+
 const UNEVALUATED: Partial<Record<CallOutcomeKind, string>> = {
   error: "⚠ call error",
   interrupted: "⚠ interrupted",
@@ -85,8 +105,10 @@ const RUN_TITLES: Record<string, string> = {
 };
 
 /** Why a listed scenario has its verdict: `3 of 3 iterations passed, latency response p95 1,240 ms over 1,000 ms`. */
-const why = (x: ScenarioSummary) =>
-  [`${x.passes} of ${x.iterations} iterations passed`, ...verdictReason(x)].map((t) => markdownText(t)).join(", ");
+const why = (x: ScenarioSummary, stopped = false) =>
+  [`${x.passes} of ${x.iterations} iterations passed`, ...verdictReason(x, stopped)]
+    .map((t) => markdownText(t))
+    .join(", ");
 
 export type ReportInput = z.input<typeof reportSchema>;
 
@@ -111,14 +133,14 @@ export function jobSummary(input: ReportInput): string {
   const faults = faultsText(report);
   if (faults) out.push("", `Whose fault: ${markdownText(faults)}`);
   const failed = report.scenarios.filter(
-    (x) => failsRun(report, x) || x.verdict === "error" || x.verdict === "inconclusive",
+    (x) => failsRun(report, x) || x.verdict === "error" || failingInconclusive(report, x),
   );
   if (failed.length > 0) {
     out.push("", "**Failed scenarios**", "");
     out.push(
       ...bounded(failed, (x) => [
-        `- ${x.verdict === "error" ? "⚠ error" : x.verdict === "inconclusive" ? "? inconclusive" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${why(x)}${repeatsText(x)}`,
-        ...unmet(callsOf(report, x)).map((line) => `  - ${line}`),
+        `- ${stoppedScenario(report, x) ? "■ interrupted" : x.verdict === "error" ? "⚠ error" : x.verdict === "inconclusive" ? "? inconclusive" : "✗ failed"}: ${name(x)} at ${version(x.version_id)}, ${why(x, stoppedScenario(report, x))}${repeatsText(x)}`,
+        ...[...faultsOfCalls(callsOf(report, x)), ...unmet(callsOf(report, x))].map((line) => `  - ${line}`),
       ]),
     );
   }
@@ -139,7 +161,7 @@ export function jobSummary(input: ReportInput): string {
     out.push(
       ...bounded(flaky, (x) => [
         `- ≈ ${name(x)}: ${x.passes} of ${x.iterations} passed (${needsText(x)})${repeatsText(x)}`,
-        ...unmet(callsOf(report, x), "≈").map((line) => `  - ${line}`),
+        ...[...faultsOfCalls(callsOf(report, x)), ...unmet(callsOf(report, x), "≈")].map((line) => `  - ${line}`),
       ]),
     );
   }

@@ -9,11 +9,21 @@ import {
   REPORT_VERSION,
   type Report,
   type ReportSummary,
+  type ScenarioComparison,
   type ScenarioSummary,
+  type Verdict,
 } from "./schema.ts";
 import { tryExitCode } from "./variants.ts";
 
 type Policy = Pick<Report, "fail_on"> & Partial<Pick<Report, "allow_inconclusive">>;
+
+/** A sequential comparison that ended undecided and that `--allow-inconclusive` lets through. */
+const allowedUndecided = (report: Policy, s: ScenarioSummary) =>
+  s.comparison?.outcome === "inconclusive" && (report.allow_inconclusive ?? false);
+
+/** An inconclusive scenario that fails the run (every one but an undecided comparison `--allow-inconclusive` lets through). */
+export const failingInconclusive = (report: Policy, s: ScenarioSummary) =>
+  s.verdict === "inconclusive" && !allowedUndecided(report, s);
 
 /** A sequential comparison that ended undecided, not let through by `--allow-inconclusive`. */
 const inconclusiveComparison = (report: Policy, s: ScenarioSummary) =>
@@ -39,6 +49,30 @@ export function failsRun(report: Policy, s: ScenarioSummary): boolean {
   if (s.verdict === "failed") return !tolerated(report, s);
   const passed = s.verdict === "passed" || s.verdict === "flaky";
   return passed && (s.comparison?.outcome === "regression" || inconclusiveComparison(report, s));
+}
+
+/**
+ * A scenario compared sequentially with no threshold of its own (`min_pass` 0: its comparison
+ * decides it): a regression is its failure, an undecided comparison its inconclusive verdict. Its
+ * passes alone would call it flaky whenever a call failed, whatever the comparison said.
+ */
+export function comparedVerdict(
+  verdict: Verdict,
+  minPass: number,
+  comparison: Pick<ScenarioComparison, "outcome" | "sequential"> | undefined,
+): Verdict {
+  if (!comparison?.sequential || minPass !== 0 || verdict === "error" || verdict === "not_run") return verdict;
+  if (comparison.outcome === "regression") return "failed";
+  return comparison.outcome === "inconclusive" ? "inconclusive" : verdict;
+}
+
+/** The calls a sequential comparison did not place: both sides' pairs after it decided (none when it did not). */
+export function comparisonCallsSaved(
+  comparison: Pick<ScenarioComparison, "outcome" | "sequential"> | undefined,
+): number {
+  const q = comparison?.sequential;
+  if (!q || comparison.outcome === "inconclusive") return 0;
+  return 2 * Math.max(0, q.max_pairs - q.pairs);
 }
 
 /** Whether a call ended on its own (its expectations evaluated, or an error of its own): not cut short, not unplaced. */
@@ -106,10 +140,26 @@ export function judgedCalls(report: Pick<Report, "results">): CallResult[] {
   return report.results.filter((c) => c.side !== "old");
 }
 
+type Stoppable = Pick<Report, "scenarios" | "results"> & Partial<Pick<Report, "interrupted">>;
+
+/**
+ * A scenario the run's stop cut short: no call of its own could not complete, but the stop left
+ * calls of it unended (interrupted, or never placed). Named "interrupted", never "could not complete".
+ */
+export function stoppedScenario(report: Stoppable, s: ScenarioSummary): boolean {
+  if (s.verdict !== "error") return false;
+  const calls = judgedCalls(report).filter(
+    (c) => c.agent === s.agent && c.scenario === s.scenario && c.version_id === s.version_id,
+  );
+  if (calls.some((c) => c.outcome.kind === "error")) return false;
+  return calls.some((c) => c.outcome.kind === "interrupted") || (report.interrupted ?? false);
+}
+
 /** The headline counts (scenarios; calls as the second figure), from the scenarios and calls alone. */
-export function countScenarios(report: Pick<Report, "scenarios" | "results"> & Policy): ReportSummary {
+export function countScenarios(report: Stoppable & Policy): ReportSummary {
   const verdicts = report.scenarios.map((s) => s.verdict);
   const n = (v: string) => verdicts.filter((x) => x === v).length;
+  const stopped = report.scenarios.filter((s) => stoppedScenario(report, s)).length;
   const letThrough = report.scenarios.filter((s) => tolerated(report, s)).length;
   const failing = report.scenarios.filter((s) => failsRun(report, s)).length;
   const regressedPasses = failing - (n("failed") - letThrough);
@@ -123,13 +173,18 @@ export function countScenarios(report: Pick<Report, "scenarios" | "results"> & P
     passed: n("passed") + n("flaky") - regressedPasses,
     failed: failing,
     flaky,
-    errors: n("error"),
+    errors: n("error") - stopped,
+    ...(stopped > 0 ? { interrupted: stopped } : {}),
     not_run: n("not_run"),
     tolerated: letThrough,
     regressions: report.scenarios.filter((s) => s.comparison?.outcome === "regression").length,
-    inconclusive: n("inconclusive"),
+    // An undecided comparison that --allow-inconclusive lets through is counted apart (allowedInconclusive).
+    inconclusive: report.scenarios.filter((s) => failingInconclusive(report, s)).length,
     ...(noBaseline > 0 ? { no_baseline: noBaseline } : {}),
-    calls_saved: report.scenarios.reduce((sum, s) => sum + (s.calls_saved ?? 0), 0),
+    calls_saved: report.scenarios.reduce(
+      (sum, s) => sum + (s.calls_saved ?? 0) + comparisonCallsSaved(s.comparison),
+      0,
+    ),
     // `calls` are those the verdicts stand on, as `calls_passed`… are; the old side is counted apart.
     calls: judged.filter((c) => c.outcome.kind !== "not_run").length,
     // An old call the service made no conversation of (a version it does not know) was never placed.
@@ -283,7 +338,7 @@ export function needsText(s: Pick<ScenarioSummary, "min_pass" | "sequential">): 
  * Why a scenario's verdict is what it is when its passes alone do not say so: a latency bound
  * missed, too few passes for its threshold, a call that could not complete. Empty when they do.
  */
-export function verdictReason(s: ScenarioSummary): string[] {
+export function verdictReason(s: ScenarioSummary, stopped = false): string[] {
   // A threshold below all iterations (min_pass) is worth naming when it was missed.
   // A sequential test's verdict is its own decision: no pass count is "needed".
   const needed =
@@ -298,7 +353,7 @@ export function verdictReason(s: ScenarioSummary): string[] {
       return [...lost, ...(s.passes >= s.min_pass ? [] : needed), ...latencyReasons(s)];
     }
     case "error":
-      return ["a call could not complete"];
+      return [stopped ? "interrupted: the run's stop cut its calls short" : "a call could not complete"];
     case "flaky":
       return [`${s.iterations - s.passes} failed, ${thresholdText(s)}`];
     case "inconclusive":
@@ -323,7 +378,11 @@ export function comparisonReason(s: Pick<ScenarioSummary, "comparison">): string
   const q = s.comparison?.sequential;
   if (!q) return "";
   if (s.comparison?.outcome === "regression") {
-    return `regressed against the old version: decided after ${q.pairs} pairs of ${q.max_pairs}`;
+    const when =
+      q.pairs < q.max_pairs
+        ? `decided after ${q.pairs} pairs of ${q.max_pairs}`
+        : `decided at the cap of ${q.max_pairs} pairs`;
+    return `regressed against the old version: ${when}`;
   }
   return s.comparison?.outcome === "inconclusive"
     ? `the comparison with the old version was inconclusive: neither regressed nor no worse (margin ${q.margin}) after ${q.pairs} pairs of ${q.max_pairs}`
@@ -366,6 +425,7 @@ export function scenarioCounts(report: Pick<Report, "scenarios" | "results"> & P
   const parts = [`${s.passed} passed${s.flaky > 0 ? ` (${s.flaky} flaky)` : ""}`, `${s.failed} failed`];
   if (s.inconclusive) parts.push(`${s.inconclusive} inconclusive`);
   if (s.errors > 0) parts.push(`${s.errors} could not complete`);
+  if (s.interrupted) parts.push(`${s.interrupted} interrupted`);
   if (s.tolerated > 0) parts.push(`${s.tolerated} still failing, tolerated by --fail-on regression`);
   if (allowed > 0) parts.push(`${allowed} inconclusive against the old version, allowed by --allow-inconclusive`);
   if (s.not_run > 0) parts.push(`${s.not_run} not run`);

@@ -144,10 +144,9 @@ function settingLines(stack: string, settings: PlanSettings): string[] {
 function behaveSummaryLines(summary: BehaveSummary): string[] {
   const lines: string[] = [];
   if (summary.scenarios > 0) {
-    const errors = summary.errors > 0 ? `, ${summary.errors} could not complete` : "";
     lines.push(
       `**Behaviour preview** (scenarios played against the deployed versions with the proposed config; test calls): ` +
-        `${summary.passed} passed, ${summary.failed} failed${errors}${summary.not_run ? `, ${summary.not_run} not run` : ""}.`,
+        `${behaviourCounts(summary)}.`,
     );
   } else lines.push("**Behaviour preview:** no changed agent could be previewed.");
   if (summary.not_previewed.length > 0) {
@@ -156,13 +155,29 @@ function behaveSummaryLines(summary: BehaveSummary): string[] {
   return lines;
 }
 
+/** `2 passed, 1 failed, 1 inconclusive`: a behaviour preview's counts in scenarios, as the behaviour report's. */
+export function behaviourCounts(c: {
+  passed: number;
+  failed: number;
+  errors?: number;
+  inconclusive?: number;
+  not_run?: number;
+}): string {
+  const more = [
+    ...(c.inconclusive ? [`${c.inconclusive} inconclusive`] : []),
+    ...(c.errors ? [`${c.errors} could not complete`] : []),
+    ...(c.not_run ? [`${c.not_run} not run`] : []),
+  ];
+  return [`${c.passed} passed`, `${c.failed} failed`, ...more].join(", ");
+}
+
 /** Under an agent's diff: each scenario's result with its unmet expectations and nearest transcript lines. */
 function behaviourLines(behaviour: AgentBehaviour): string[] {
   if (!behaviour.previewed) return [`**Behaviour:** not previewed: ${behaviour.reason}.`];
   const sections = behaviour.override_sections.map((s) => `\`${s}\``).join(", ");
   const lines = [
     `**Behaviour with the proposed config** (against \`${behaviour.version_id}\`, override_config ${sections}): ` +
-      `${behaviour.passed} passed, ${behaviour.failed} failed${behaviour.errors ? `, ${behaviour.errors} could not complete` : ""}${behaviour.not_run ? `, ${behaviour.not_run} not run` : ""}`,
+      behaviourCounts(behaviour),
     "",
   ];
   for (const scenario of behaviour.scenarios) {
@@ -173,6 +188,10 @@ function behaviourLines(behaviour: AgentBehaviour): string[] {
     }
     if (scenario.status === "not_run") {
       lines.push(`- ○ \`${scenario.scenario}\`: ${scenario.error ?? "not run"}`);
+      continue;
+    }
+    if (scenario.status === "inconclusive") {
+      lines.push(`- ? \`${scenario.scenario}\`${runs}: inconclusive (its calls decided nothing)`);
       continue;
     }
     lines.push(`- ✗ \`${scenario.scenario}\`${runs}${scenario.error ? `: ${scenario.error}` : ""}`);

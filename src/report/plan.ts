@@ -29,7 +29,7 @@ export type PlannedRequest = {
 export type UnmetExpectation = { description: string; detail: string | null; context: string[] };
 export type BehaviourScenario = {
   scenario: string;
-  status: "passed" | "failed" | "error" | "not_run";
+  status: "passed" | "failed" | "error" | "not_run" | "inconclusive";
   iterations: number;
   passes: number;
   conversation_ids: string[];
@@ -45,6 +45,8 @@ export type AgentBehaviour =
       failed: number;
       /** Scenarios that could not complete (counted apart from `failed`). */
       errors?: number;
+      /** Scenarios whose calls decided nothing (counted apart from `failed`). */
+      inconclusive?: number;
       not_run?: number;
       scenarios: BehaviourScenario[];
     }
@@ -56,6 +58,7 @@ export type BehaveSummary = {
   passed: number;
   failed: number;
   errors: number;
+  inconclusive?: number;
   not_run?: number;
 };
 export type AgentPlan = {

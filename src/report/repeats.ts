@@ -2,7 +2,7 @@
 // pass^k shown (`pass^3 0.61`), the early decision (`decided after 6 of 10, 4 calls not needed`)
 // the sequential test, and a comparison's evidence (rates, difference, adjusted p-value, latency
 // shift). One place, so each renderer adds a line, not a rule.
-import { figure } from "./outcome.ts";
+import { comparisonCallsSaved, figure } from "./outcome.ts";
 import type { ScenarioComparison, ScenarioSummary } from "./schema.ts";
 
 type Evidence = NonNullable<ScenarioComparison["evidence"]>;
@@ -32,8 +32,9 @@ export function passKText(s: ScenarioSummary): string {
 export function decidedText(s: ScenarioSummary): string {
   const planned = s.planned_iterations ?? s.iterations;
   const saved = s.calls_saved ?? 0;
-  if (s.decided_after == null && saved === 0) return "";
   const after = s.decided_after ?? s.iterations;
+  // Decided at the last planned call is no early decision: nothing to say.
+  if ((s.decided_after == null && saved === 0) || after >= planned) return "";
   return `decided after ${after} of ${planned}${saved > 0 ? `, ${saved} call${saved === 1 ? "" : "s"} not needed` : ""}`;
 }
 
@@ -87,11 +88,13 @@ function sequentialComparisonText(c: Pick<ScenarioComparison, "sequential" | "ou
   const q = c.sequential;
   if (!q) return [];
   const threshold = figure(1 / q.alpha);
-  const saved = 2 * (q.max_pairs - q.pairs);
+  const saved = comparisonCallsSaved(c);
   const when =
     c.outcome === "inconclusive"
       ? `undecided at the cap of ${q.max_pairs} pairs: inconclusive`
-      : `decided after ${q.pairs} pair${q.pairs === 1 ? "" : "s"} of ${q.max_pairs}${saved > 0 ? ` (${saved} calls saved)` : ""}`;
+      : q.pairs < q.max_pairs
+        ? `decided after ${q.pairs} pair${q.pairs === 1 ? "" : "s"} of ${q.max_pairs} (${saved} calls saved)`
+        : `decided at the cap of ${q.max_pairs} pairs`;
   const lines = [
     `sequential comparison: ${when}; α ${q.alpha}, margin ${q.margin} (tests by betting, decided at ${threshold}: regressed ${wealthText(q.regressed_wealth)}, no worse ${wealthText(q.no_worse_wealth)})`,
   ];

@@ -253,11 +253,21 @@ const verdict = z.enum(["passed", "failed", "flaky", "error", "not_run", "inconc
  * `not_enough_evidence`: the new version fails where the old passed, but the fixed test found its
  * pass rate not significantly lower (read from reports that wrote `not_significant`). The sequential
  * comparison's: `regression` (new worse, with evidence), `no_worse` (new not worse than old by more
- * than the margin, with evidence), `inconclusive` (neither by the cap on pairs).
+ * than the margin, with evidence), `inconclusive` (neither by the cap on pairs). `interrupted`: the
+ * run's stop cut a side's calls short before the scenario's verdict was known (nothing compared).
  */
 const comparisonOutcome = z.preprocess(
   (value) => (value === "not_significant" ? "not_enough_evidence" : value),
-  z.enum(["regression", "fixed", "still_failing", "unchanged", "not_enough_evidence", "no_worse", "inconclusive"]),
+  z.enum([
+    "regression",
+    "fixed",
+    "still_failing",
+    "unchanged",
+    "not_enough_evidence",
+    "no_worse",
+    "inconclusive",
+    "interrupted",
+  ]),
 );
 
 /** Old versus new for one scenario (smoke --compare). */
@@ -399,6 +409,8 @@ const summarySchema = z.looseObject({
   flaky: z.int().min(0).default(0),
   errors: z.int().min(0).default(0),
   not_run: z.int().min(0).default(0),
+  /** Scenarios the run's stop cut short (their calls interrupted or left unplaced): not `errors`. */
+  interrupted: z.int().min(0).optional(),
   tolerated: z.int().min(0).default(0),
   regressions: z.int().min(0).default(0),
   calls: z.int().min(0).default(0),

@@ -12,6 +12,7 @@ import {
   figure,
   judgedCalls,
   nothingChecked,
+  stoppedScenario,
   tolerated,
   unevaluatedText,
   unknownVersion,
@@ -102,7 +103,7 @@ function measured(s: ScenarioSummary): string {
 }
 
 /** `support/greets: 3/3 passed, latency response p95 1,240 ms over 1,000 ms → failed; latency …`. */
-function scenarioLine(s: ScenarioSummary): string {
+function scenarioLine(s: ScenarioSummary, stopped = false): string {
   const rule = s.sequential
     ? `pass_rate ${s.sequential.pass_rate} ± ${s.sequential.margin} at ${percent(s.sequential.confidence)}`
     : `min_pass ${s.min_pass}`;
@@ -110,13 +111,14 @@ function scenarioLine(s: ScenarioSummary): string {
     s.pass_rate && s.iterations > 1 && (s.passes < s.iterations || s.sequential)
       ? ` (${percent(s.pass_rate.value)}, 95 % CI ${Math.round(s.pass_rate.low * 100)}–${percent(s.pass_rate.high)}, ${rule})`
       : "";
-  const why = s.verdict === "flaky" ? [] : verdictReason(s);
+  const why = s.verdict === "flaky" ? [] : verdictReason(s, stopped);
   const reason = why.length > 0 ? `, ${why.join(", ")}` : "";
   const repeats = [decidedText(s), passKText(s)]
     .filter(Boolean)
     .map((t) => `; ${t}`)
     .join("");
-  return `${s.agent}/${s.scenario}: ${s.passes}/${s.iterations} passed${rate}${reason} → ${s.verdict}${repeats}${measured(s)}`;
+  const verdict = stopped ? "interrupted" : s.verdict;
+  return `${s.agent}/${s.scenario}: ${s.passes}/${s.iterations} passed${rate}${reason} → ${verdict}${repeats}${measured(s)}`;
 }
 
 const side = (value: boolean | null) => (value === null ? "not evaluated" : value ? "passed" : "failed");
@@ -157,6 +159,7 @@ const MARK = {
   not_enough_evidence: "≟",
   no_worse: "=",
   inconclusive: "?",
+  interrupted: "■",
 } as const;
 
 /** The comparison with the old versions, scenario by scenario, and its count of outcomes. */
@@ -170,6 +173,7 @@ function comparisonSummary(report: Report): string[] {
     not_enough_evidence: 0,
     no_worse: 0,
     inconclusive: 0,
+    interrupted: 0,
   };
   for (const s of report.scenarios) {
     const c = s.comparison;
@@ -228,9 +232,16 @@ function comparisonSummary(report: Report): string[] {
 }
 
 /** The outcomes only some comparisons have, when any did: `, 2 no worse, 1 inconclusive`. */
-function optionalCounts(count: Record<"not_enough_evidence" | "no_worse" | "inconclusive", number>): string {
-  const words = { not_enough_evidence: "not enough evidence", no_worse: "no worse", inconclusive: "inconclusive" };
-  return (["not_enough_evidence", "no_worse", "inconclusive"] as const)
+function optionalCounts(
+  count: Record<"not_enough_evidence" | "no_worse" | "inconclusive" | "interrupted", number>,
+): string {
+  const words = {
+    not_enough_evidence: "not enough evidence",
+    no_worse: "no worse",
+    inconclusive: "inconclusive",
+    interrupted: "interrupted",
+  };
+  return (["not_enough_evidence", "no_worse", "inconclusive", "interrupted"] as const)
     .filter((k) => count[k] > 0)
     .map((k) => `, ${count[k]} ${words[k]}`)
     .join("");
@@ -265,7 +276,7 @@ export function terminalSummary(report: Report): string {
   // were never placed is, and so is every scenario of a merge (one with no call in any report).
   const told = (x: ScenarioSummary) => x.verdict !== "not_run" || x.iterations > 0 || report.kind === "merged";
   const notPlaced = report.scenarios.filter((x) => x.verdict === "not_run" && told(x)).length;
-  lines.push(...report.scenarios.filter(told).map((x) => terminalText(scenarioLine(x))));
+  lines.push(...report.scenarios.filter(told).map((x) => terminalText(scenarioLine(x, stoppedScenario(report, x)))));
   if (report.results.length > 0) lines.push(callsLine(report));
   if (s.calls_saved)
     lines.push(`${s.calls_saved} planned call(s) not needed: their scenarios were decided without them`);
@@ -273,6 +284,7 @@ export function terminalSummary(report: Report): string {
   // (the JSON summary's and the job summary's `errors`, JUnit's <error>, the HTML tile).
   const extra = [
     ...(s.errors > 0 ? [`${s.errors} could not complete`] : []),
+    ...(s.interrupted ? [`${s.interrupted} interrupted`] : []),
     ...(s.flaky > 0 ? [`${s.flaky} flaky`] : []),
     ...(s.inconclusive ? [`${s.inconclusive} inconclusive`] : []),
     ...(s.tolerated > 0 ? [`${s.tolerated} still failing (--fail-on regression)`] : []),

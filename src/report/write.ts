@@ -166,10 +166,17 @@ const isPlan = (value: AnyReport): value is Plan => value.kind === undefined || 
  */
 export function reportExitCode(value: AnyReport): number {
   if (!isPlan(value)) return exitCode(value);
-  const preview = value.behave_report ? exitCode(value.behave_report) : 0;
-  const held = (value.settings?.changes ?? []).some((c) => c.guarded) || (value.policy?.mandatory ?? 0) > 0;
+  const mandatory = (value.policy?.mandatory ?? 0) > 0;
+  const behaviour = value.behave_report;
+  // A preview a mandatory violation blocked placed no call: its calls are "not run" by the plan's
+  // own failure (1), not calls that could not complete (3).
+  const blocked = mandatory && behaviour && !behaviour.interrupted && behaviour.results.every(notPlaced);
+  const preview = behaviour && !blocked ? exitCode(behaviour) : 0;
+  const held = (value.settings?.changes ?? []).some((c) => c.guarded) || mandatory;
   return held ? Math.max(preview, 1) : preview;
 }
+
+const notPlaced = (call: Report["results"][number]) => call.outcome.kind === "not_run";
 
 /**
  * Appends Markdown to the file GitHub Actions names in GITHUB_STEP_SUMMARY; does nothing when it
@@ -202,8 +209,9 @@ export async function unreadableFile(file: string, max = Number.MAX_SAFE_INTEGER
 }
 
 /** A report file read back tolerantly; throws with the file's name and the first problem. */
-export async function readReport(file: string): Promise<Report> {
-  const problem = await unreadableFile(file);
+export async function readReport(file: string, maxBytes?: number): Promise<Report> {
+  // A size cap (report merge's) is checked before the file is read or parsed.
+  const problem = await unreadableFile(file, maxBytes);
   if (problem) throw new InvalidInputError(`${file}: ${problem}`);
   const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new InvalidInputError(`cannot read ${file}: ${error.code ?? error.message}`);

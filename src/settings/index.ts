@@ -5,7 +5,7 @@
 // simulator's public dev key. An empty value counts as unset everywhere.
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { isLoopbackHost } from "../contract/index.ts";
+import { isLoopbackHost, serviceVersionShape } from "../contract/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { plainSettings, stackFiles, workingTree } from "./stack-files.ts";
 
@@ -100,7 +100,16 @@ export function resolveConnection(
       : loopback
         ? [LOCAL_DEV_KEY, "the local dev key"]
         : [undefined, undefined];
-  return { baseUrl, apiKey, serviceVersion: set(config(CONFIG_KEYS.serviceVersion)), keySource, loopback };
+  return { baseUrl, apiKey, serviceVersion: serviceVersionOf(config), keySource, loopback };
+}
+
+/** `agents:serviceVersion`, checked where it is read: a malformed one is the stack's configuration error. */
+function serviceVersionOf(config: ConfigReader): string | undefined {
+  const value = set(config(CONFIG_KEYS.serviceVersion));
+  if (value === undefined || serviceVersionShape.safeParse(value).success) return value;
+  throw new ConfigError(
+    `${CONFIG_KEYS.serviceVersion} ${JSON.stringify(value.slice(0, 40))} must be a date (YYYY-MM-DD), the Service-Version the service documents: fix it with \`pulumi config set ${CONFIG_KEYS.serviceVersion} YYYY-MM-DD\` or remove it`,
+  );
 }
 
 /**

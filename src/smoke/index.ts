@@ -14,7 +14,7 @@ import { recordingTranscript, replayRecordings, writeRecording } from "./record.
 export { findRecording, MAX_RECORDING_BYTES } from "./record.ts";
 
 import { buildReport, type ScenarioGate, type ScenarioResult } from "./reports.ts";
-import { type NotRunReason, notRunResult, type Output, type RunOptions, runCalls } from "./run.ts";
+import { cutShort, type NotRunReason, notRunResult, type Output, type RunOptions, runCalls } from "./run.ts";
 
 export { dryRunText, type Estimate, estimate, estimateLine } from "./budget.ts";
 // PlannedCall, planCalls, runCalls, callResult, scenarioSummaries: for the comparison and the
@@ -26,7 +26,7 @@ export { type CallOutcome, unknownVersionCalls } from "./outcome.ts";
 export { planCalls, type Selection, selectedScenarios } from "./plan.ts";
 export type { ScenarioGate, ScenarioResult } from "./reports.ts";
 export { callResult, gatesOf, scenarioSummaries } from "./reports.ts";
-export { notRunResult, runCalls } from "./run.ts";
+export { cutShort, notRunResult, runCalls } from "./run.ts";
 export { recordingTranscript };
 
 /** A recording could not be written (the run's calls are done; the reports are written first). */
@@ -188,7 +188,9 @@ export async function runSmoke(
       },
     });
     await Promise.all(recordings);
-    const report = buildReport(results, { ...meta, interrupted: options.signal?.aborted ?? false });
+    // Decided now, once: a signal after the last call ended interrupted nothing.
+    const interrupted = (options.signal?.aborted ?? false) && cutShort(results);
+    const report = buildReport(results, { ...meta, interrupted });
     await write(report).catch(() => {});
     if (recordingFailure) throw new RecordingError(recordingFailure);
     return { results, report, exitCode: reportExitCode(report) };
@@ -205,8 +207,11 @@ export type ReplayOptions = {
   scenarios?: string[] | undefined;
   stack?: string;
   out: Output;
-  /** Judges `expect.judge` rubrics: from its cache where the recording was judged before. */
-  judge?: Judge | undefined;
+  /**
+   * The judge of `expect.judge` rubrics (from its cache where the recording was judged before), set
+   * up for the scenarios recorded (`agent\u0000scenario`): one with no recording needs none.
+   */
+  judgeFor?: (recorded: ReadonlySet<string>) => Promise<Judge | undefined>;
   /** Said in the report (e.g. a judge model whose name moves). */
   notes?: string[];
 };
@@ -216,10 +221,17 @@ export type ReplayOptions = {
  * result lines as live smoke does (each unmet expectation with the nearest transcript lines).
  */
 export async function replaySmoke(options: ReplayOptions): Promise<{ report: Report }> {
-  const replayed = await replayRecordings(options.dir, options.definitions, options);
+  let judge: Judge | undefined;
+  const replayed = await replayRecordings(options.dir, options.definitions, {
+    agents: options.agents,
+    scenarios: options.scenarios,
+    judgeFor: async (recorded) => {
+      judge = await options.judgeFor?.(recorded);
+      return judge;
+    },
+  });
   const { results } = replayed;
   const notes = [...(options.notes ?? []), ...replayed.notes];
-  const { judge } = options;
   if (judge && judge.stats.requests > 0) {
     notes.push(
       `judge: ${judge.stats.requests} vote(s) were not in the judge cache (a new or changed rubric, another model, or --no-judge-cache) and were asked of ${judge.model}; ${judge.stats.cached} came from the cache`,

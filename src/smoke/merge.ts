@@ -2,8 +2,8 @@
 // Verdicts are rebuilt from the calls (never copied from a shard, which saw only its part); the
 // gates come from the shards' scenario entries, which every shard writes for every planned scenario.
 import { InvalidInputError } from "../errors/index.ts";
-import { type CallResult, callResultSchema, endedOnItsOwn, type Report } from "../report/index.ts";
-import { gateDecision, scenarioKey } from "./gates.ts";
+import { type CallResult, callResultSchema, countScenarios, endedOnItsOwn, type Report } from "../report/index.ts";
+import { gateDecision, scenarioKey, summarizeScenarios } from "./gates.ts";
 import { OUTCOME_CODES } from "./outcome.ts";
 import { reportFromCalls, type ScenarioGate } from "./reports.ts";
 
@@ -35,6 +35,7 @@ export function mergedSmokeReport(merged: MergedCalls): Report {
 export function mergeShardCalls(inputs: readonly ShardReport[]): MergedCalls {
   if (inputs.length === 0) throw new InvalidInputError("report merge needs at least one report");
   const { kind, count, missing } = checkShards(inputs);
+  for (const input of inputs) checkStated(input);
   const notes: string[] = [];
   const lostWhy =
     count > 1 && missing.length > 0
@@ -136,6 +137,62 @@ function mergedGates(inputs: readonly ShardReport[]): {
     if (missing.length > 0) unlisted.set(key, missing);
   }
   return { gates, unlisted };
+}
+
+/** The counts a shard states that its own scenarios and calls must give (those every report version counts alike). */
+const STATED_COUNTS = [
+  "passed",
+  "failed",
+  "errors",
+  "not_run",
+  "calls_passed",
+  "calls_failed",
+  "calls_errors",
+] as const;
+
+/**
+ * A shard is evidence only as its own calls say: no call beyond the iterations its plan states, each
+ * scenario's verdict the one its calls give under its stated threshold (a smoke shard; a comparison's
+ * are compared again), and its summary the count of its scenarios and calls. A shard edited in one
+ * place (a verdict, the summary, 20,000 calls of a scenario planned once) is refused, not merged.
+ */
+function checkStated({ file, report }: ShardReport): void {
+  const { gates } = mergedGates([{ file, report }]);
+  // A comparison's old side is planned as its new side is (same scenario, another version).
+  const plannedOf = new Map([...gates.values()].map((g) => [`${g.agent}\u0000${g.scenario}`, g.plannedIterations]));
+  for (const call of report.results) {
+    const planned = plannedOf.get(`${call.agent}\u0000${call.scenario}`) ?? 0;
+    if (call.iteration > planned) {
+      throw new InvalidInputError(
+        `${file}: ${call.agent}/${call.scenario}#${call.iteration} is beyond the ${planned} iteration(s) the report plans for it: not what a run writes`,
+      );
+    }
+  }
+  if (report.kind === "smoke") {
+    const partial = report.shard !== null;
+    const derived = summarizeScenarios(
+      report.results.filter((c) => c.side !== "old"),
+      gates,
+      partial,
+    );
+    const stated = new Map(report.scenarios.map((s) => [scenarioKey(s.agent, s.scenario, s.version_id), s.verdict]));
+    for (const s of derived) {
+      const said = stated.get(scenarioKey(s.agent, s.scenario, s.version_id));
+      if (said !== s.verdict) {
+        throw new InvalidInputError(
+          `${file}: ${s.agent}/${s.scenario} is stated "${said}" but its own calls give "${s.verdict}": the report was edited, not written by a run`,
+        );
+      }
+    }
+  }
+  const counted = countScenarios(report);
+  for (const name of STATED_COUNTS) {
+    if (report.summary[name] !== counted[name]) {
+      throw new InvalidInputError(
+        `${file}: its summary states ${name} ${report.summary[name]}, its own scenarios and calls give ${counted[name]}: the report was edited, not written by a run`,
+      );
+    }
+  }
 }
 
 const callKey = (c: Pick<CallResult, "agent" | "scenario" | "version_id" | "iteration" | "side">) =>

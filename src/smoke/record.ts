@@ -237,13 +237,22 @@ export type Replay = { results: ScenarioResult[]; drift: Drift; notes: string[] 
 export async function replayRecordings(
   dir: string,
   definitions: readonly AgentDefinition[],
-  only: { agents?: string[] | undefined; scenarios?: string[] | undefined; judge?: Judge | undefined } = {},
+  only: {
+    agents?: string[] | undefined;
+    scenarios?: string[] | undefined;
+    /** The judge of the scenarios recorded (each `agent\u0000scenario`), set up once they are known. */
+    judgeFor?: ((recorded: ReadonlySet<string>) => Promise<Judge | undefined>) | undefined;
+  } = {},
 ): Promise<Replay> {
   const selected = (r: Recording) =>
     (!only.agents?.length || only.agents.includes(r.header.agent)) &&
     (!only.scenarios?.length || only.scenarios.includes(r.header.scenario.name));
   const recordings = (await Promise.all((await recordingFiles(dir)).map(readRecording))).filter(selected);
   if (recordings.length === 0) throw invalidReplay(dir, "no recordings (*.jsonl) of the selected scenarios in it");
+  // Only a recorded scenario is replayed, so only its rubrics need a judge.
+  const judge = await only.judgeFor?.(
+    new Set(recordings.map((r) => `${r.header.agent}\u0000${r.header.scenario.name}`)),
+  );
   const drift: Drift = { eventTypes: {}, fields: {} };
   const notes: string[] = [];
   const byScenario = new Map<string, Recording[]>();
@@ -272,7 +281,7 @@ export async function replayRecordings(
     }
     for (const recording of list.sort((a, b) => a.header.iteration - b.header.iteration)) {
       addDrift(drift, recording.envelopes);
-      results.push(await replayOne(recording, scenario, gate, only.judge));
+      results.push(await replayOne(recording, scenario, gate, judge));
     }
   }
   notes.push(...driftLines(drift));

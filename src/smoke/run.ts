@@ -119,6 +119,15 @@ function placedAgain(calls: PlannedCall[]): (call: PlannedCall) => PlannedCall |
   };
 }
 
+/**
+ * Whether a stop cut the run short: a call it ended before its end, or one still needed that it left
+ * unplaced. A signal that came once every call had ended on its own stopped nothing: that run is
+ * complete, and ends by its results (never 130 beside reports of a complete run).
+ */
+export function cutShort(results: readonly { outcome: { kind: string; code?: string | null | undefined } }[]): boolean {
+  return results.some((r) => r.outcome.kind === "interrupted" || r.outcome.code === OUTCOME_CODES.runStopped);
+}
+
 /** Why planned calls were not placed: in words (the call's `error`), and a code for its outcome. */
 export type NotRunReason = { reason: string; code?: string };
 

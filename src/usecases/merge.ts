@@ -13,8 +13,13 @@ export type MergedShards = {
   missing: string[];
 };
 
+/** The largest shard report a merge reads (a shard of a run's calls is well under it; parsing a larger one costs gigabytes). */
+const MAX_SHARD_REPORT_BYTES = 32 * 1024 * 1024;
+
 export async function mergeShardReports(files: readonly string[]): Promise<MergedShards> {
-  const inputs = await Promise.all(files.map(async (file) => ({ file, report: await readReport(file) })));
+  const inputs = await Promise.all(
+    files.map(async (file) => ({ file, report: await readReport(file, MAX_SHARD_REPORT_BYTES) })),
+  );
   for (const { file, report } of inputs) {
     const problem = notEvidence(report);
     if (problem) throw new InvalidInputError(`${file}: not evidence a merge can count: ${problem}`);

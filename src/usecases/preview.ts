@@ -25,7 +25,7 @@ import {
   type StackFileVersions,
   settingChanges,
 } from "../settings/index.ts";
-import { notRunResult, type ScenarioResult, smokePlanOf } from "../smoke/index.ts";
+import { cutShort, notRunResult, type ScenarioResult, smokePlanOf } from "../smoke/index.ts";
 import { type Interrupts, interruptible, lockedStackError, type Stack } from "../workspace/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
 import { backendError, openSession, type StackSession } from "./session.ts";
@@ -90,7 +90,7 @@ export async function previewBehaviour(
   const report = (results: ScenarioResult[]) => {
     attachBehaviour(plan, targets, skipped, results);
     // A stopped preview says so in its report, as a stopped smoke run does.
-    return { ...behaveReport(plan, targets, results), interrupted: io.signal.aborted };
+    return { ...behaveReport(plan, targets, results), interrupted: io.signal.aborted && cutShort(results) };
   };
   if (previewed.blocked > 0) {
     const reason = "a mandatory policy violation blocked the preview";

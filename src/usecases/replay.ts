@@ -1,6 +1,6 @@
 // `smoke --replay`: the current expectations evaluated against recorded calls, offline (the stack
 // file's settings, no state, no network but the judge's for votes not in its cache).
-import { movingModels } from "../judge/index.ts";
+import { type Judge, movingModels } from "../judge/index.ts";
 import type { Report } from "../report/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
 import { replaySmoke, type Selection, selectedScenarios } from "../smoke/index.ts";
@@ -22,12 +22,20 @@ export async function replayRun(request: ReplayRequest, io: Pick<JobIO, "out" | 
   const session = await openSession(request.stack, { project: request.project, source: "file", optional: true });
   const definitions = await session.scenarioAgents();
   const scenarios = selectedScenarios(definitions, request.selection);
-  const judge = await setupJudge(scenarios, session.judge, {
-    project: request.project,
-    ...(request.judgeCache ? { cache: request.judgeCache } : {}),
-    stack: request.stack,
-    ...(io.onRetry ? { onRetry: io.onRetry } : {}),
-  });
+  let judge: Judge | undefined;
+  // A selected scenario with no recording is not recorded (not run): it needs no judge.
+  const judgeFor = async (recorded: ReadonlySet<string>) => {
+    const replayed = scenarios.filter((s) => recorded.has(`${s.agent}\u0000${s.scenario.name}`));
+    notRecorded = scenarios.filter((s) => !recorded.has(`${s.agent}\u0000${s.scenario.name}`));
+    judge = await setupJudge(replayed, session.judge, {
+      project: request.project,
+      ...(request.judgeCache ? { cache: request.judgeCache } : {}),
+      stack: request.stack,
+      ...(io.onRetry ? { onRetry: io.onRetry } : {}),
+    });
+    return judge;
+  };
+  let notRecorded: typeof scenarios = [];
   try {
     const { report } = await replaySmoke({
       definitions,
@@ -36,13 +44,19 @@ export async function replayRun(request: ReplayRequest, io: Pick<JobIO, "out" | 
       scenarios: request.selection.scenarios,
       stack: request.stack,
       out: io.out,
-      judge,
+      judgeFor,
       notes: movingModels(
         scenarios.map((s) => s.scenario),
         session.judge,
         undefined,
       ).map((warning) => `warning: ${warning}`),
     });
+    if (notRecorded.length > 0) {
+      const names = notRecorded.map((s) => `${s.agent}/${s.scenario.name}`).join(", ");
+      const note = `not recorded (not run): ${names}: no recording of ${notRecorded.length === 1 ? "it" : "them"} in ${request.dir}`;
+      report.notes.push(note);
+      io.out.write(`${note}\n`);
+    }
     return report;
   } finally {
     await judge?.client.close();

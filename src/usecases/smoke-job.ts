@@ -26,6 +26,7 @@ import {
   type ResolvedConnection,
 } from "../settings/index.ts";
 import {
+  cutShort,
   dryRunText,
   type Estimate,
   estimate,
@@ -288,7 +289,11 @@ async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller, 
   // Old and new in pairs placed together; the tests need every planned call of fixed repeats on
   // both sides; only the new side's calls are recorded.
   const olds = new Set(paired.oldCalls);
-  const { newResults: results, oldResults } = await placePairs(
+  const {
+    newResults: results,
+    oldResults,
+    stopped,
+  } = await placePairs(
     paired,
     async (calls) => (await run(calls, { earlyDecisions: false, record: (call) => !olds.has(call) })).results,
     { pairsPerRound: Math.max(1, Math.floor(job.concurrency / 2)), signal: io.signal },
@@ -303,7 +308,8 @@ async function place(job: SmokeJob, paired: Sides, { client, judge, io, caller, 
       allowInconclusive: placement.allowInconclusive,
       sequential: paired.sequential,
       stack: job.stack,
-      interrupted: io.signal.aborted,
+      // A signal once every pair had ended interrupted nothing: the comparison is complete.
+      interrupted: io.signal.aborted && (stopped || cutShort([...results, ...oldResults])),
       partial: job.plan.shard !== undefined,
       shard: job.plan.shard,
     },

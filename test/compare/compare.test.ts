@@ -72,6 +72,25 @@ describe("compareScenario", () => {
     expect(compareScenario([passedNew], [call("new", "ca_b@v2", outcome("not_run"))]).new_verdict).toBe("not_run");
   });
 
+  it("a side the run's stop cut short is interrupted, never 'still failing' or a regression", () => {
+    const cut = (side: "new" | "old", version: string) =>
+      call(side, version, {
+        status: "error",
+        outcome: { kind: "interrupted", stage: null, request: null, http_status: null, code: null },
+      });
+    const failedOld = call("old", "ca_b@v1", {
+      status: "failed",
+      outcome: { kind: "failed", stage: null, request: null, http_status: null, code: null },
+      assertions: [{ description: "ends", passed: false, detail: null, context: [] }],
+    });
+    const passedOld = call("old", "ca_b@v1", {
+      assertions: [{ description: "ends", passed: true, detail: null, context: [] }],
+    });
+    expect(compareScenario([failedOld], [cut("new", "ca_b@v2")]).outcome).toBe("interrupted");
+    expect(compareScenario([passedOld], [cut("new", "ca_b@v2")]).outcome).toBe("interrupted");
+    expect(compareScenario([cut("old", "ca_b@v1")], [call("new", "ca_b@v2", {})]).outcome).toBe("interrupted");
+  });
+
   it("names the flipped expectation, diffs the transcripts, and gives the duration and per-turn latency deltas", () => {
     const old = call("old", "ca_b@v1", {
       assertions: [

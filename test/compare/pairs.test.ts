@@ -3,9 +3,10 @@
 // holds it holds them all), a cap that could never say "no worse" is refused before any call, and
 // placement goes round by round in pairs, each pair's order recorded on both results, until decided.
 import { describe, expect, it } from "vitest";
-import { comparisonPlan, placePairs } from "../../src/compare/index.ts";
+import { compareSides, comparisonPlan, placePairs } from "../../src/compare/index.ts";
 import { smokeScenario } from "../../src/definitions/schema.ts";
 import { ConfigError } from "../../src/errors/index.ts";
+import { exitCode, htmlReport, junitXml, terminalSummary } from "../../src/report/index.ts";
 import { notRunResult, type PlannedCall } from "../../src/smoke/index.ts";
 
 const planned = (name: string, iteration: number, extra: Record<string, unknown> = {}): PlannedCall => {
@@ -78,5 +79,60 @@ describe("the pairs of a comparison", () => {
     expect(newResults[1]?.pairOrder).toBe("new_first");
     // Without a threshold of its own, the comparison decides the scenario: its gate asks no passes.
     expect(newResults[0]?.gate).toMatchObject({ plannedIterations: 10, minPass: 0 });
+  });
+});
+
+describe("a sequential comparison's scenario labelled by its decision (no threshold of its own)", () => {
+  /** Places each pair with the old version passing and the new one failing where `fails(iteration)`. */
+  const run = async (fails: (iteration: number) => boolean, allowInconclusive = false) => {
+    const plan = comparisonPlan([planned("seq", 1, { compare: "sequential" })], old);
+    const place = async (calls: PlannedCall[]) =>
+      calls.map((c) => {
+        const pass = c.versionId === "ca_old@v1" || !fails(c.iteration);
+        return {
+          ...notRunResult(c, { reason: "fake" }),
+          status: pass ? "passed" : "failed",
+          outcome: { kind: pass ? "passed" : "failed" },
+        } as ReturnType<typeof notRunResult>;
+      });
+    const sides = await placePairs(plan, place, { pairsPerRound: 2 });
+    const { report } = compareSides(
+      { ...sides, notes: [] },
+      { old, failOn: "regression", sequential: plan.sequential, interrupted: false, allowInconclusive },
+    );
+    return report;
+  };
+
+  it("a regression is failed on every surface, never flaky, and its saved calls are counted", async () => {
+    const report = await run((i) => i % 2 === 1);
+    const [scenario] = report.scenarios;
+    expect(scenario?.comparison?.outcome).toBe("regression");
+    expect(scenario?.verdict).toBe("failed");
+    expect(scenario?.comparison?.new_verdict).toBe("failed");
+    expect(report.summary).toMatchObject({ failed: 1, flaky: 0, passed: 0, regressions: 1, calls_saved: 60 });
+    expect(exitCode(report)).toBe(1);
+    expect(terminalSummary(report)).toContain("→ failed");
+    expect(terminalSummary(report)).not.toContain("flaky");
+    expect(junitXml(report)).toContain('<property name="verdict" value="failed"/>');
+    expect(htmlReport(report)).toContain('data-verdict="failed"');
+    expect(htmlReport(report)).not.toContain('data-verdict="flaky"');
+  });
+
+  it("an undecided comparison is inconclusive, counted so; --allow-inconclusive lets it through, still named", async () => {
+    // One failure in twenty: neither regressed nor shown no worse within margin 0.1 by the cap.
+    const report = await run((i) => i % 20 === 0);
+    const [scenario] = report.scenarios;
+    expect(scenario?.comparison?.outcome).toBe("inconclusive");
+    expect(scenario?.verdict).toBe("inconclusive");
+    expect(report.summary).toMatchObject({ inconclusive: 1, failed: 0, flaky: 0, passed: 0, calls_saved: 0 });
+    expect(exitCode(report)).toBe(1);
+    expect(terminalSummary(report)).toContain("→ inconclusive");
+    expect(junitXml(report)).toContain('<property name="verdict" value="inconclusive"/>');
+    expect(junitXml(report)).toContain('type="inconclusive"');
+    const allowed = await run((i) => i % 20 === 0, true);
+    expect(allowed.scenarios[0]?.verdict).toBe("inconclusive");
+    expect(allowed.summary.inconclusive).toBe(0);
+    expect(exitCode(allowed)).toBe(0);
+    expect(junitXml(allowed)).not.toContain("<failure");
   });
 });

@@ -10,6 +10,7 @@ import {
   jobSummary,
   junitXml,
   planMarkdown,
+  reportExitCode,
   reportJson,
   terminalSummary,
 } from "../../src/report/index.ts";
@@ -97,5 +98,57 @@ describe("a call that could not complete", () => {
     const md = planMarkdown(plan);
     expect(md).toContain("0 passed, 1 failed, 1 could not complete.");
     expect(md).toContain("(against `ca_b@v1`, override_config `tool`): 0 passed, 1 failed, 1 could not complete");
+  });
+
+  it("an inconclusive scenario in the behaviour preview is inconclusive, not failed, as its report says", () => {
+    const booking: AgentPlan = {
+      agent: "booking",
+      kind: "conversational",
+      action: "replace",
+      why: "",
+      fields: [{ path: "config.tool.tools", before: 1, after: 2 }],
+      promptDiffs: {},
+    };
+    const plan: Plan = { stack: "dev", overlays: [], agents: [booking] } as unknown as Plan;
+    const target = { agent: "booking", versionId: "ca_b@v1", sections: ["tool"], calls: [] };
+    // The caller strayed from its script: the call tested nothing.
+    const strayed = {
+      agent: "booking",
+      scenario: "books",
+      iteration: 1,
+      versionId: "ca_b@v1",
+      conversationId: "conv_1",
+      transport: "sse",
+      status: "inconclusive",
+      outcome: { kind: "inconclusive" },
+      assertions: [],
+      fault: "caller",
+      timings: { durationMs: 1200 },
+    } as unknown as ScenarioResult;
+    attachBehaviour(plan, [target], new Map(), [strayed]);
+    expect(plan.behave).toMatchObject({ scenarios: 1, passed: 0, failed: 0, inconclusive: 1 });
+    const behaviour = plan.agents[0]?.behaviour;
+    expect(behaviour).toMatchObject({ passed: 0, failed: 0, inconclusive: 1 });
+    expect(behaviour?.previewed && behaviour.scenarios[0]?.status).toBe("inconclusive");
+    const md = planMarkdown(plan);
+    expect(md).toContain("0 passed, 0 failed, 1 inconclusive.");
+    expect(md).toContain("- ? `books`: inconclusive");
+    expect(md).not.toContain("- ✗ `books`");
+  });
+
+  it("a plan whose mandatory policy violation blocked the behaviour preview exits 1, as documented, not 3", () => {
+    const notRun = callResultSchema.parse({
+      ...call("books", "passed"),
+      status: "not_run",
+      outcome: { kind: "not_run" },
+      conversation_id: null,
+      assertions: [],
+      error: "a mandatory policy violation blocked the preview",
+    });
+    const behave = reportFromCalls([notRun], new Map([gate("books")]), { kind: "behave" });
+    const plan = { stack: "prod", overlays: [], agents: [], behave_report: behave } as unknown as Plan;
+    // Without the violation, a call never placed is a call that could not complete (3).
+    expect(reportExitCode(plan)).toBe(3);
+    expect(reportExitCode({ ...plan, policy: { mandatory: 1, advisory: 0, other: [] } })).toBe(1);
   });
 });

@@ -82,6 +82,42 @@ describe("jobSummary", () => {
   });
 });
 
+describe("jobSummary names whose fault each failed call was", () => {
+  it("under each failed or flaky scenario, every call that did not pass with its fault", () => {
+    const scenario = (name: string, verdict: "failed" | "flaky", passes: number) => ({
+      agent: "support",
+      scenario: name,
+      version_id: "ca_1@v2",
+      verdict,
+      iterations: 3,
+      passes,
+      min_pass: verdict === "flaky" ? 2 : 3,
+    });
+    const call = (name: string, iteration: number, kind: string, fault: string | null) => ({
+      ...failedCall(name, "books"),
+      iteration,
+      status: kind,
+      outcome: { kind },
+      fault,
+      ...(kind === "passed" ? { assertions: [{ description: "books", passed: true }] } : {}),
+      ...(kind === "error" ? { assertions: [], error: "POST /conversations → 503" } : {}),
+    });
+    const summary = jobSummary({
+      scenarios: [scenario("books", "failed", 1), scenario("greets", "flaky", 2)],
+      results: [
+        call("books", 1, "failed", "agent"),
+        call("books", 2, "error", "service"),
+        call("books", 3, "passed", null),
+        call("greets", 1, "passed", null),
+        call("greets", 2, "failed", "caller"),
+        call("greets", 3, "passed", null),
+      ],
+    } as never);
+    expect(summary).toContain("  - calls: #1 failed (fault: agent), #2 could not complete (fault: service)");
+    expect(summary).toContain("  - calls: #2 failed (fault: caller)");
+  });
+});
+
 describe("the plan's Markdown (the pull request comment)", () => {
   it("renders a policy violation's text inert: no @org/team mention, no link", () => {
     const message =

@@ -3,7 +3,14 @@
 // then names), the job summary and the terminal say how many pairs it took, and a report written
 // before the rename ("not_significant") still reads, as "not enough evidence".
 import { describe, expect, it } from "vitest";
-import { exitCode, reportSchema, terminalSummary } from "../../src/report/index.ts";
+import {
+  countScenarios,
+  exitCode,
+  htmlReport,
+  junitXml,
+  reportSchema,
+  terminalSummary,
+} from "../../src/report/index.ts";
 import { jobSummary, type ReportInput } from "../../src/report/markdown.ts";
 
 const comparison = (outcome: string, pairs: number) => ({
@@ -60,6 +67,24 @@ describe("the sequential comparison on the report's surfaces", () => {
       "sequential comparison: decided after 12 pairs of 40 (56 calls saved)",
     );
     expect(jobSummary(report("regression", 12))).toContain("decided after 12 pairs of 40");
+  });
+
+  it("says 'decided after N of M' only when N < M: a decision at the cap saved no call", () => {
+    const atCap = reportSchema.parse(report("regression", 40));
+    const texts = [terminalSummary(atCap), jobSummary(report("regression", 40)), junitXml(atCap), htmlReport(atCap)];
+    for (const text of texts) {
+      expect(text).not.toContain("decided after 40 pairs of 40");
+      expect(text).toContain("decided at the cap of 40 pairs");
+    }
+    expect(countScenarios(atCap).calls_saved).toBe(0);
+    // A scenario's own early decision, stated at its last planned call, is no early decision either.
+    const [scenario] = report("no_worse", 3).scenarios ?? [];
+    const whole = reportSchema.parse({
+      ...report("no_worse", 3),
+      scenarios: [{ ...scenario, comparison: undefined, planned_iterations: 3, decided_after: 3, calls_saved: 0 }],
+    });
+    expect(terminalSummary(whole)).not.toContain("decided after");
+    expect(junitXml(whole)).not.toContain("decided after");
   });
 
   it("reads a report written before the rename: not_significant is not enough evidence", () => {

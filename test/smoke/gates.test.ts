@@ -273,7 +273,14 @@ describe("early decisions, sequential tests and pass^k in a scenario's summary",
     // All 3 needed: a cut-short call and an unplaced one are missing iterations, not failures.
     const cut = reportFromCalls([call(1, "passed"), call(2, "interrupted"), call(3, "not_run")], gates(gate(3, 3)));
     expect(cut.scenarios[0]).toMatchObject({ verdict: "error", decided_after: null, calls_saved: 0 });
-    expect(cut.summary).toMatchObject({ errors: 1, calls_interrupted: 1, calls_not_run: 1, calls_errors: 0 });
+    // Its missing iterations are the stop's: the scenario is interrupted, not one that could not complete.
+    expect(cut.summary).toMatchObject({
+      errors: 0,
+      interrupted: 1,
+      calls_interrupted: 1,
+      calls_not_run: 1,
+      calls_errors: 0,
+    });
     // An interrupted failure-free call does not make 1 pass of 2 "flaky".
     expect(scenarioVerdict([call(1, "passed"), call(2, "interrupted")], gate(2, 1), none, false)).toBe("passed");
     // None placed: not run, listed as such, and not a pass.

@@ -86,4 +86,47 @@ describe("an interrupted repeated scenario", () => {
     expect(report.scenarios[0]).toMatchObject({ decided_after: null, calls_saved: 0 });
     expect(terminalSummary(report)).not.toMatch(/not needed|decided after/);
   });
+
+  it("a scenario the stop cut short is counted interrupted, not 'could not complete', on every surface", async () => {
+    // All 8 needed (min_pass 8): one passed, one cut short, six never placed.
+    const report = await stoppedRun({});
+    expect(report.interrupted).toBe(true);
+    expect(report.scenarios[0]?.verdict).toBe("error");
+    expect(report.summary).toMatchObject({ errors: 0, interrupted: 1 });
+    const last = terminalSummary(report).trim().split("\n").at(-1);
+    expect(last).toMatch(/^0 passed, 0 failed, 1 interrupted/);
+    expect(terminalSummary(report)).toMatch(
+      /support\/[^:]+: 1\/8 passed.*, interrupted: the run's stop cut its calls short → interrupted/,
+    );
+    expect(jobSummary(report)).toContain("1 scenario: 0 passed, 0 failed, 1 interrupted");
+    expect(jobSummary(report)).toContain("- ■ interrupted: **support**");
+    expect(htmlReport(report)).toMatch(/data-summary="interrupted"><span class="n">1</);
+    expect(junitXml(report)).toMatch(/<testsuites [^>]*errors="1"/);
+  });
+
+  it("a stop once every call had ended interrupted nothing: the run is complete and ends by its results", async () => {
+    const support = service.agents.find((a) => a.key === "support") as AgentDefinition;
+    const definitions = service.agents;
+    const planned = support.smoke.reduce((n, s) => n + s.iterations, 0);
+    const stop = new AbortController();
+    const { report, exitCode } = await runSmoke({
+      definitions,
+      held: service.held,
+      selection: { agents: ["support"] },
+      connection: { baseUrl: service.sim.url, apiKey: service.sim.apiKey },
+      concurrency: 2,
+      out: { write: () => true, isTTY: false },
+      signal: stop.signal,
+      // The Ctrl+C comes in the last moment: after the last call ended, before the run's end.
+      onReport: (partial) => {
+        if (partial.results.length === planned) stop.abort();
+      },
+    });
+    expect(stop.signal.aborted).toBe(true);
+    expect(report.results.every((r) => r.outcome.kind === "passed")).toBe(true);
+    // One truth: the reports say complete, and the exit code is the results' (not 130).
+    expect(report.interrupted).toBe(false);
+    expect(exitCode).toBe(0);
+    expect(terminalSummary(report)).not.toContain("interrupted");
+  });
 });

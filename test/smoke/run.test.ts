@@ -63,9 +63,10 @@ describe("runSmoke", () => {
       ["error", "interrupted"],
       ...Array(planned - 1).fill(["not_run", "not_run"]),
     ]);
-    // The interrupted call's scenario could not complete; the others' did not run (none counted as passed).
+    // The interrupted call's scenario was cut short (interrupted, not "could not complete"); the others' did not run.
     expect(report.summary).toMatchObject({
-      errors: 1,
+      errors: 0,
+      interrupted: 1,
       not_run: planned - 1,
       passed: 0,
       calls: 1,
@@ -79,7 +80,7 @@ describe("runSmoke", () => {
     expect(printed).toContain(`! ${results[0]?.agent}/${results[0]?.scenario}#1`);
     expect(printed).toContain(`○ ${results[1]?.agent}/${results[1]?.scenario}#1`);
     expect(run.interrupted).toBe(true);
-    expect(terminalSummary(run)).toContain(`0 passed, 0 failed, 1 could not complete, ${planned - 1} not run`);
+    expect(terminalSummary(run)).toContain(`0 passed, 0 failed, 1 interrupted, ${planned - 1} not run`);
     expect(terminalSummary(run)).toContain(
       `calls: 0 of ${planned} passed, 0 failed, 0 could not complete, 1 interrupted, ${planned - 1} not run`,
     );

@@ -22,6 +22,7 @@ const outcomes: Record<ComparisonOutcome, Badge> = {
   not_enough_evidence: { icon: "≟", label: "not enough evidence", tone: "warn" },
   no_worse: { icon: "=", label: "no worse", tone: "good" },
   inconclusive: { icon: "?", label: "inconclusive", tone: "bad" },
+  interrupted: { icon: "■", label: "interrupted", tone: "bad" },
 };
 
 const callOutcomes: Record<CallOutcomeKind, Badge> = {

@@ -47,6 +47,8 @@ ${tile("passed", s.passed, "✓", "good")}
 ${tile("failed", s.failed, "✗", "bad")}
 ${tile("flaky", s.flaky, "≈", "warn")}
 ${tile("errors", s.errors, "⚠", "bad")}
+${s.inconclusive ? tile("inconclusive", s.inconclusive, "?", "bad") : null}
+${s.interrupted ? tile("interrupted", s.interrupted, "■", "bad") : null}
 ${tile("regressions", s.regressions, "↓", "bad")}
 </ul>
 <dl class="facts">
