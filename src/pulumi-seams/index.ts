@@ -77,8 +77,11 @@ let captureStacks = true;
 /**
  * Whether the SDK's `debuggablePromise` (internal, runtime/debuggable.js) captures a stack trace
  * for every promise it makes: it keeps `new Error().stack` only to name leaked promises, and each is
- * formatted through source-map-support (at 1,000 agents, 1.5 s of the program's 5.3 s of CPU). Off,
- * its `new Error()` runs with `Error.stackTraceLimit` 0 and nothing else in the process loses a stack.
+ * formatted through source-map-support. Off, its `new Error()` runs with `Error.stackTraceLimit` 0
+ * and nothing else in the process loses a stack. Measured, declaring agents under the SDK's mocks
+ * with source-map-support registered as its program runner does: 1,000 agents 3.9–4.1 s of CPU with
+ * the stacks, 1.15 s without (as with the process-wide `Error.stackTraceLimit = 0` this replaced);
+ * 100 agents 0.96 s, 0.42 s.
  */
 export function capturePromiseStacks(capture: boolean): void {
   captureStacks = capture;
