@@ -7,6 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
+import { capturePromiseStacks } from "../pulumi-seams/index.ts";
 import { agentsDirSetting } from "../settings/index.ts";
 import { declareAgents, type ProgramContext, readAgentDirectory } from "./index.ts";
 import { previousVersions, stackOutputsBefore, versionsBeforeIn } from "./previous.ts";
@@ -49,25 +50,13 @@ export function inlineAgentsProgram(
     return undefined;
   }
   if (typeof main !== "string" || !sameFile(path.resolve(projectDir, main), PROGRAM)) return undefined;
-  // As src/program.ts does for its own process, only while the program declares its agents (this
-  // process goes on after it): no stack trace captured for every promise the SDK makes.
-  // Programs may run side by side (two stacks at once): the limit comes back when the last one ends.
+  // As src/program.ts does for its own process: no stack trace captured for every promise the SDK
+  // makes, unless the run asks (AGENT_IAC_DEBUG=1); nothing else in this process loses a stack.
   return async () => {
-    const quiet = env.AGENT_IAC_DEBUG !== "1";
-    if (quiet && running++ === 0) {
-      savedLimit = Error.stackTraceLimit;
-      Error.stackTraceLimit = 0;
-    }
-    try {
-      return await agentsProgram({ projectDir, env });
-    } finally {
-      if (quiet && --running === 0) Error.stackTraceLimit = savedLimit;
-    }
+    capturePromiseStacks(env.AGENT_IAC_DEBUG === "1");
+    return agentsProgram({ projectDir, env });
   };
 }
-
-let running = 0;
-let savedLimit = Error.stackTraceLimit;
 
 function sameFile(a: string, b: string): boolean {
   try {

@@ -6,6 +6,7 @@
 // provider host runs in; the stack config given to `configure` is kept there. `delete` (and a
 // refresh) run with the provider stored in the OLD state: the runtime's `handle` is a stable entry.
 import * as pulumi from "@pulumi/pulumi";
+import { readFileUrlFrames } from "../pulumi-seams/index.ts";
 import type { ConversationalAgentArgs, ProceduralAgentArgs } from "./args.ts";
 
 export type * from "./args.ts";
@@ -13,15 +14,11 @@ export { agentKeyOf, type HeldAgent, type StateResource, stateAgent, stateAgents
 
 export type AgentKind = "conversational" | "procedural";
 
-// Each resource's creating code goes into the state by source position. @pulumi/pulumi reads a
-// stack frame's file and makes it a file: URL, but an ES module's frame (this package's) names a
-// file: URL already: it became `file:///<cwd>/file:/<absolute path>`, which the engine cannot make
-// relative to the project, so the state held this machine's paths. Read such frames as paths.
-// (The SDK's own regexp, private in its types, with an optional `file://`.) Here, because every
-// program that declares agents loads this module: a TypeScript program, `start`'s inline agents
-// program, the component provider.
-(pulumi.Resource as unknown as { framePositionRegExp: RegExp }).framePositionRegExp =
-  /^\s*at .* \((?:file:\/\/)?(?<file>.*):(?<line>[0-9]+):(?<column>[0-9]+)\)$/;
+// Each resource's creating code goes into the state by source position, which the SDK reads from
+// stack frames that name a file: URL in an ES module (this package's): read them as paths (the seam
+// says why). Here, because every program that declares agents loads this module: a TypeScript
+// program, `start`'s inline agents program, the component provider.
+readFileUrlFrames();
 
 /** The Pulumi type tokens of agent resources start with this (`…ConversationalAgent`, `…ProceduralAgent`). */
 export const AGENT_TYPE_PREFIX = "pulumi-nodejs:dynamic/agents:";

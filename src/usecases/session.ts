@@ -106,7 +106,7 @@ export type StackSession = ProjectSession & {
  * `stack-or-file`, the stack's config, or its file's where the stack is not created on this
  * backend yet (a fresh clone running `npm run service`).
  */
-export type SessionSource = "stack" | "file" | "stack-or-file";
+type SessionSource = "stack" | "file" | "stack-or-file";
 
 type SessionOptions = {
   project: ProjectContext;
@@ -119,98 +119,180 @@ type SessionOptions = {
 };
 
 /** The one way to open a stack: `source` says where its settings come from (default `stack`). Never creates a stack unless `create`. */
-export async function openSession(
-  name: string,
-  options: SessionOptions & { source?: "stack"; create?: boolean; readState?: boolean },
-): Promise<StackSession>;
+export async function openSession(name: string, options: OpenOptions & { source?: "stack" }): Promise<StackSession>;
 export async function openSession(
   name: string,
   options: SessionOptions & { source: "file" | "stack-or-file" },
 ): Promise<ProjectSession>;
-export async function openSession(
-  name: string,
-  options: SessionOptions & {
-    source?: SessionSource;
-    create?: boolean;
-    /** The caller reads what the state holds first thing: it is exported beside the config, at once. */
-    readState?: boolean;
-  },
-): Promise<ProjectSession> {
-  const { project } = options;
-  if (options.source === "file") {
-    const config = await stackFileConfig(name, project.dir).catch((error: unknown) => {
-      if (options.optional && error instanceof StackNotFoundError) return {} as StackConfig;
+export async function openSession(name: string, options: OpenOptions): Promise<ProjectSession> {
+  const reads = stackReads(name, options);
+  const config = await firstConfig(name, configSources(name, options, reads));
+  return reads.answered ? stackSession(name, config, options, reads.answered) : projectSession(name, config, options);
+}
+
+type OpenOptions = SessionOptions & {
+  source?: SessionSource;
+  create?: boolean;
+  /** The caller reads what the state holds first thing: it is exported beside the config, at once. */
+  readState?: boolean;
+};
+
+/** One source of the stack's config: the config, or undefined for "ask the next". */
+type ConfigSource = () => Promise<StackConfig | undefined>;
+
+/**
+ * Where the config comes from, in the order asked: the files first (no CLI run), then the CLI.
+ * `file`: the stack file's plain values. `stack-or-file`: Pulumi.yaml and the stack file where they
+ * hold only plain values (what the CLI would say, created or not), then the stack, then, where the
+ * backend holds no such stack yet, the stack file's plain values. `stack`: the files where they hold
+ * only plain values and the caller reads the state first thing (the export alone then says the
+ * stack exists: one CLI run), then the stack's config.
+ */
+function configSources(name: string, options: OpenOptions, reads: StackReads): ConfigSource[] {
+  const fileValues = (optional: boolean) => () =>
+    stackFileConfig(name, options.project.dir).catch((error: unknown) => {
+      if (optional && error instanceof StackNotFoundError) return {} as StackConfig;
       throw error;
     });
-    return projectSession(name, config, options);
+  switch (options.source) {
+    case "file":
+      return [fileValues(options.optional === true)];
+    case "stack-or-file":
+      return [() => plainStackConfig(options.project.dir, name), reads.configUnlessMissing, fileValues(false)];
+    default:
+      return options.readState ? [reads.plainFilesBesideState, reads.config] : [reads.config];
   }
-  if (options.source === "stack-or-file") {
-    // Settings only: plain stack files say what the stack's config is, created or not, with no CLI run.
-    const plain = await plainStackConfig(project.dir, name);
-    if (plain) return projectSession(name, plain, options);
+}
+
+/** The config of the first source that has it: the last source of every chain answers or throws. */
+async function firstConfig(name: string, sources: ConfigSource[]): Promise<StackConfig> {
+  for (const source of sources) {
+    const config = await source();
+    if (config) return config;
   }
-  const env = pulumiEnvironment({ base: project.env, projectDir: project.dir });
-  let stack: Stack;
-  let config: StackConfig;
-  // The export read at open (readState): the first `held()` takes it, later ones read the state again.
-  let prefetched: Promise<HeldAgents | Error> | undefined;
-  try {
-    const program = inlineAgentsProgram(project.dir, { ...project.env, ...env });
-    const { secretsProvider } = await stackFiles(workingTree(project.dir), name).catch(() => ({
-      secretsProvider: undefined,
-    }));
-    stack = await openStack({
-      stackName: name,
-      workDir: project.dir,
-      create: false,
-      env,
-      secretsProvider,
-      ...(program ? { program } : {}),
-    });
-    // A stack to create is created when the first read says it is missing: an existing one (the
-    // usual case) costs no `pulumi stack select` run, and the user's selected stack stays as it was.
-    const created = async (error: unknown) => {
-      if (!options.create || !(stackError(error, name) instanceof StackNotFoundError)) throw error;
-      await stack.workspace.createStack(name);
-      prefetched = undefined; // read before the stack existed
-    };
-    // Where the caller reads the state first thing and the config files hold only plain values,
-    // the export alone says the stack exists, and the config comes from the files: one CLI run.
-    const plain = options.readState ? await plainStackConfig(project.dir, name) : undefined;
-    if (plain) {
-      const held = await stackAgents(stack).catch((error: unknown) => error as Error);
-      prefetched = Promise.resolve(held);
-      if (held instanceof Error && stackError(held, name) instanceof StackNotFoundError) await created(held);
-      config = plain;
-    } else {
-      // Otherwise the state is read beside the config (two CLI runs at once).
-      if (options.readState) prefetched = stackAgents(stack).catch((error: unknown) => error as Error);
-      config = await stack.getAllConfig().catch(async (error: unknown) => {
-        await created(error);
-        return stack.getAllConfig();
+  throw new BackendError(`no source gave the config of stack ${name}`);
+}
+
+/** A stack the Automation API opened, and its export when it was read at open. */
+type OpenedStack = {
+  stack: Stack;
+  /** The Pulumi environment the stack was opened with (backend, passphrase). */
+  env: Record<string, string>;
+  /** The export read at open (readState): the first `held()` takes it, later ones read the state again. */
+  prefetched: Promise<HeldAgents | Error> | undefined;
+};
+
+type StackReads = {
+  /** The stack, once a source answered from it (it exists): the session is then a StackSession. */
+  answered: OpenedStack | undefined;
+  /** Pulumi's config of the stack (secrets decrypted), the state exported beside it (readState: two CLI runs at once). */
+  config: () => Promise<StackConfig>;
+  /** The same, or undefined where the backend holds no such stack. */
+  configUnlessMissing: ConfigSource;
+  /** The plain files' config, where they hold only plain values, and the state exported. */
+  plainFilesBesideState: ConfigSource;
+};
+
+/**
+ * The sources that run the Pulumi CLI, over one stack opened by the first of them that runs, with
+ * no `pulumi stack select`. A stack to create (`create`) is created when the first read says it is
+ * missing: an existing one (the usual case) costs no select run, and the user's selected stack
+ * stays as it was. Their failures are the CLI's own lines (backendError), a missing stack ours.
+ */
+function stackReads(name: string, options: OpenOptions): StackReads {
+  const { project } = options;
+  let env: Record<string, string> | undefined;
+  let opening: Promise<OpenedStack> | undefined;
+  const environment = () => {
+    env ??= pulumiEnvironment({ base: project.env, projectDir: project.dir });
+    return env;
+  };
+  const failing = async <T>(read: () => Promise<T>): Promise<T> => {
+    try {
+      return await read();
+    } catch (error) {
+      throw backendError(options.what ?? `reading stack ${name} failed`, stackError(error, name));
+    }
+  };
+  const open = (env: Record<string, string>) => {
+    opening ??= openStackIn(name, project, env);
+    return opening;
+  };
+  const created = async (opened: OpenedStack, error: unknown) => {
+    if (!options.create || !(stackError(error, name) instanceof StackNotFoundError)) throw error;
+    await opened.stack.workspace.createStack(name);
+    opened.prefetched = undefined; // read before the stack existed
+  };
+  const reads: StackReads = {
+    answered: undefined,
+    config: () => {
+      const env = environment();
+      return failing(async () => {
+        const opened = await open(env);
+        if (options.readState) opened.prefetched = stackAgents(opened.stack).catch((error: unknown) => error as Error);
+        const config = await opened.stack.getAllConfig().catch(async (error: unknown) => {
+          await created(opened, error);
+          return opened.stack.getAllConfig();
+        });
+        reads.answered = opened;
+        return config;
       });
-    }
-  } catch (error) {
-    const failure = backendError(options.what ?? `reading stack ${name} failed`, stackError(error, name));
-    if (options.source === "stack-or-file" && failure instanceof StackNotFoundError) {
-      return projectSession(name, await stackFileConfig(name, project.dir), options);
-    }
-    throw failure;
-  }
-  const session: StackSession = {
+    },
+    configUnlessMissing: () =>
+      reads.config().catch((error: unknown) => {
+        if (error instanceof StackNotFoundError) return undefined;
+        throw error;
+      }),
+    plainFilesBesideState: () => {
+      const env = environment();
+      return failing(async () => {
+        const opened = await open(env);
+        const plain = await plainStackConfig(project.dir, name);
+        if (!plain) return undefined;
+        const held = await stackAgents(opened.stack).catch((error: unknown) => error as Error);
+        opened.prefetched = Promise.resolve(held);
+        if (held instanceof Error && stackError(held, name) instanceof StackNotFoundError) await created(opened, held);
+        reads.answered = opened;
+        return plain;
+      });
+    },
+  };
+  return reads;
+}
+
+/** The stack of the project through the Automation API, its program inline where it is the agents program. */
+async function openStackIn(name: string, project: ProjectContext, env: Record<string, string>): Promise<OpenedStack> {
+  const program = inlineAgentsProgram(project.dir, { ...project.env, ...env });
+  const { secretsProvider } = await stackFiles(workingTree(project.dir), name).catch(() => ({
+    secretsProvider: undefined,
+  }));
+  const stack = await openStack({
+    stackName: name,
+    workDir: project.dir,
+    create: false,
+    env,
+    secretsProvider,
+    ...(program ? { program } : {}),
+  });
+  return { stack, env, prefetched: undefined };
+}
+
+/** A session over a stack a source read its config from. */
+function stackSession(name: string, config: StackConfig, options: OpenOptions, opened: OpenedStack): StackSession {
+  const { stack, env } = opened;
+  return {
     ...projectSession(name, config, options),
     stack,
     env,
     secretsWarning: publicSecretsWarning(name, config, env),
     held: async () => {
-      const first = prefetched;
-      prefetched = undefined;
+      const first = opened.prefetched;
+      opened.prefetched = undefined;
       const held = await (first ?? stackAgents(stack)).catch((error: unknown) => error as Error);
       if (held instanceof Error) throw backendError("reading the stack's state failed", stackError(held, name));
       return held;
     },
   };
-  return session;
 }
 
 /** A session over settings already read: the agent files, connection, judge and policy of the project. */

@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
 import { BackendError, ConfigError, StackNotFoundError } from "../errors/index.ts";
+import { stackWithoutSelect, upWithoutReads } from "../pulumi-seams/index.ts";
 
 const { LocalWorkspace, PulumiCommand } = pulumi.automation;
 export type Stack = pulumi.automation.Stack;
@@ -203,10 +204,7 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
   const program = options.program ? { program: options.program } : {};
   const workspace = await LocalWorkspace.create({ envVars, pulumiCommand: await pulumiCommand, workDir, ...program });
   if (options.create !== false) return pulumi.automation.Stack.createOrSelect(options.stackName, workspace);
-  // The Stack object without its `stack select`: the workspace's select is the only thing its
-  // construction runs.
-  workspace.selectStack = async () => {};
-  return pulumi.automation.Stack.select(options.stackName, workspace);
+  return stackWithoutSelect(options.stackName, workspace);
 }
 
 /** What an update changed, per operation ("create", "replace", "same"…), from its summary event. */
@@ -227,12 +225,7 @@ export async function upStack(
     if (event.summaryEvent) changes = { ...event.summaryEvent.resourceChanges };
     options.onEvent?.(event);
   };
-  // A view of the stack whose two follow-up reads answer at once; the update itself is the Automation API's.
-  const view: Stack = Object.create(stack, {
-    outputs: { value: async () => ({}) },
-    info: { value: async () => undefined },
-  });
-  const { stdout, stderr } = await pulumi.automation.Stack.prototype.up.call(view, { ...options, onEvent });
+  const { stdout, stderr } = await upWithoutReads(stack, { ...options, onEvent });
   return { changes, stdout, stderr };
 }
 

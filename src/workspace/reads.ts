@@ -3,6 +3,7 @@
 // the 0.3 s every run of the 115 MB binary costs), and the state is read by every command that
 // opens a stack.
 import type * as pulumi from "@pulumi/pulumi";
+import { runPulumi } from "../pulumi-seams/index.ts";
 
 type Stack = pulumi.automation.Stack;
 
@@ -12,14 +13,8 @@ type Stack = pulumi.automation.Stack;
  */
 export async function exportState(stack: Stack): Promise<pulumi.automation.Deployment> {
   const workspace = stack.workspace as pulumi.automation.LocalWorkspace;
-  // The run every Automation API read goes through (LocalWorkspace's own, internal in the SDK's
-  // types): the same CLI, environment and directory, and its failures as the same error classes.
-  const command = workspace.pulumiCommand as unknown as InternalPulumiCommand;
-  const env = { ...(workspace.pulumiHome ? { PULUMI_HOME: workspace.pulumiHome } : {}), ...workspace.envVars };
-  const result = await command.run(["stack", "export", "--stack", stack.name], workspace.workDir, env);
+  // The run every Automation API read goes through: the same CLI, environment and directory, and
+  // its failures as the same error classes.
+  const result = await runPulumi(workspace, ["stack", "export", "--stack", stack.name]);
   return JSON.parse(result.stdout);
 }
-
-type InternalPulumiCommand = {
-  run(args: string[], cwd: string, env: Record<string, string>): Promise<{ stdout: string }>;
-};

@@ -72,6 +72,28 @@ describe("use cases take the project's context", () => {
     expect(session.connection).toMatchObject({ baseUrl: "http://127.0.0.1:9", keySource: "the local dev key" });
   });
 
+  it("stack-or-file asks the files first, then the CLI: plain files answer with no Pulumi run", async () => {
+    // A backend no Pulumi CLI can open: reaching the CLI fails the session.
+    const env = { PULUMI_BACKEND_URL: "nowhere://agent-iac-test", PULUMI_CONFIG_PASSPHRASE: "test-only" };
+    const plain = await tempProject({
+      "Pulumi.yaml": "name: chain\nruntime: nodejs\n",
+      "Pulumi.dev.yaml": "config:\n  agents:baseUrl: http://127.0.0.1:9\n",
+    });
+    const session = await openSession("dev", { project: projectContext({ cwd: plain, env }), source: "stack-or-file" });
+    expect(session.config).toEqual({ "agents:baseUrl": { value: "http://127.0.0.1:9", secret: false } });
+    expect("stack" in session).toBe(false);
+    // A secret: the files cannot say what the config is, so the CLI is asked (and fails here).
+    const secret = await tempProject({
+      "Pulumi.yaml": "name: chain\nruntime: nodejs\n",
+      "Pulumi.dev.yaml": "config:\n  agents:apiKey:\n    secure: AAABAx\n",
+    });
+    const failure = await openSession("dev", { project: projectContext({ cwd: secret, env }), source: "stack-or-file" })
+      .then(() => undefined)
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).not.toBeInstanceOf(StackNotFoundError);
+  });
+
   it("a pull request's guarded settings come from its base, each project's own", async () => {
     const dir = await tempProject({
       "Pulumi.dev.yaml": "config:\n  agents:judgeBaseUrl: https://attacker.example/v1\n  agents:judgeModel: m\n",
