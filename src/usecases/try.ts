@@ -16,6 +16,7 @@ import {
   playRounds,
   promoteDiff,
   promoteText,
+  promotionRefusal,
   roundsOf,
   strictestAlpha,
   type TryPlan,
@@ -205,12 +206,8 @@ async function promote(
   const name = request.promote as string;
   const tried = report.variants?.variants.find((v) => v.name === name);
   const variant = variants.find((v) => v.name === name);
-  if (!tried || !variant) return { refused: `--promote ${name}: no such variant was tried` };
-  if (tried.verdict !== "no_worse" && tried.verdict !== "better") {
-    return {
-      refused: `--promote ${name}: not written, its verdict is ${tried.verdict.replace("_", " ")} (only a variant decided no worse or better is promoted)`,
-    };
-  }
+  const refused = promotionRefusal(name, variant ? tried?.verdict : undefined);
+  if (refused || !variant) return { refused: refused ?? `--promote ${name}: no such variant was tried` };
   const file = path.join(agentsDir, `${definition.key}.yaml`);
   const before = await readFile(file, "utf8");
   const partial = variant.source.startsWith("variants.")

@@ -5,7 +5,7 @@ import { parseDocument } from "yaml";
 import type { AgentDefinition } from "../../src/definitions/index.ts";
 import type { PlannedCall, ScenarioResult } from "../../src/smoke/index.ts";
 import { holmLevels, look, standing, variantWealth } from "../../src/variants/decide.ts";
-import { promoteDiff, promoteText } from "../../src/variants/promote.ts";
+import { promoteDiff, promoteText, promotionRefusal } from "../../src/variants/promote.ts";
 import { rank } from "../../src/variants/ranking.ts";
 import { playRounds, type TryPlan, worstCase } from "../../src/variants/rounds.ts";
 import { agentUntryable, untryable, variantOverride } from "../../src/variants/tryable.ts";
@@ -202,5 +202,16 @@ variants:
     const diff = promoteDiff("agents/booking.yaml", file, after);
     expect(diff).toContain("-    default_language: English # spoken first");
     expect(diff).toContain("+    default_language: Spanish # spoken first");
+  });
+
+  it("promotes only a variant decided no worse or better: worse, inconclusive, undecided or untried is refused", () => {
+    expect(promotionRefusal("spanish", "no_worse")).toBeUndefined();
+    expect(promotionRefusal("spanish", "better")).toBeUndefined();
+    expect(promotionRefusal("spanish", "worse")).toBe(
+      "--promote spanish: not written, its verdict is worse (only a variant decided no worse or better is promoted)",
+    );
+    expect(promotionRefusal("spanish", "inconclusive")).toContain("its verdict is inconclusive");
+    expect(promotionRefusal("spanish", "undecided")).toContain("its verdict is undecided");
+    expect(promotionRefusal("french", undefined)).toBe("--promote french: no such variant was tried");
   });
 });
