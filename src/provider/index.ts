@@ -9,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ConversationalAgentArgs, ProceduralAgentArgs } from "./args.ts";
 
 export type * from "./args.ts";
-export { agentKeyOf, type HeldAgent, type StateResource, stateAgent, stateAgents } from "./state.ts";
+export { agentKeyOf, type HeldAgent, type StateResource, stateAgent, stateAgents, stateBodies } from "./state.ts";
 
 export type AgentKind = "conversational" | "procedural";
 

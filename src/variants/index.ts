@@ -6,4 +6,4 @@ export { strictestAlpha } from "./decide.ts";
 export { promoteDiff, promoteText, promotionRefusal } from "./promote.ts";
 export { tryReport } from "./report.ts";
 export { playRounds, roundsOf, type TryPlan, type Variant, worstCase } from "./rounds.ts";
-export { agentUntryable, untryable, variantOverride } from "./tryable.ts";
+export { agentUntryable, deployedDifferences, untryable, variantOverride } from "./tryable.ts";
