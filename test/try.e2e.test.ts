@@ -198,6 +198,26 @@ describe("agent-iac try (real Pulumi CLI against the simulator)", { timeout: SLO
     expect(renamed.conversations + renamed.creates).toBe(0);
   });
 
+  it("refuses an agent file that differs from what the stack holds, naming the sections, before any call (exit 2)", async () => {
+    const file = path.join(project.dir, "agents", "booking.yaml");
+    const before = await readFile(file, "utf8");
+    const doc = parseDocument(before);
+    doc.setIn(["config", "language", "default_language"], "Spanish");
+    doc.set("description", "Books visits, in Spanish first.");
+    await writeFile(file, doc.toString());
+    try {
+      const changed = await tryRun("--variant", "warm=warm.yaml", "--scenario", SCENARIO);
+      expect(changed.code, changed.stderr).toBe(2);
+      expect(changed.stderr).toMatch(
+        /differs from what stack test holds for booking \(\S+\) in description, config\.language:/,
+      );
+      expect(changed.stderr).toContain("deploy first (`pulumi up --stack test`)");
+      expect(changed.conversations + changed.creates).toBe(0);
+    } finally {
+      await writeFile(file, before);
+    }
+  });
+
   it("counts every variant's worst case in --dry-run and --max-call-minutes", async () => {
     const dry = await tryRun(
       "--variant",

@@ -57,7 +57,8 @@ const commands: Record<string, Command> = {
     reports: (argv) => askedReportFiles(TRY_REPORT_FLAGS, argv),
   },
   judge: {
-    summary: "measure the configured judge against labels (judge check FILE), make them (judge label REPORT)",
+    summary:
+      "measure the configured judge against labels (judge check FILE), make them (judge label REPORT|RECORDINGS)",
     load: () => import("./judge.ts"),
   },
   report: {

@@ -4,7 +4,7 @@ import { CliError } from "../errors/index.ts";
 import { judgeCheck, judgeLabel, pullRequestBase } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG, wholeNumber } from "./args.ts";
 import { EXIT_CODES } from "./errors.ts";
-import { JUDGE_FLAGS, JUDGE_HELP } from "./flags.ts";
+import { JUDGE_FLAGS, JUDGE_HELP, judgeCache } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
 
 const CHECK_SPEC = {
@@ -45,9 +45,10 @@ could not be judged (the judge's answer unreadable, a timeout, retries exhausted
 
 const LABEL_SPEC = {
   name: "judge label",
-  synopsis: "REPORT... [options]",
+  synopsis: "REPORT|RECORDINGS... [options]",
   about: `Serves a page on 127.0.0.1 for a person to label judged expectations: a seeded sample of the
-reports' judged rubrics, stratified by the judge's verdict and by rubric (both verdicts whenever the
+reports' judged rubrics (a directory of recordings, smoke --record DIR, is first replayed through the
+configured judge as smoke --replay DIR replays it, with the judge cache), stratified by the judge's verdict and by rubric (both verdicts whenever the
 reports hold both; each conversation once), one at a time — the rubric, the transcript with who said
 each line, the tool calls and procedure output — with the judge's verdict hidden until you answer
 (p pass, f fail, s skip, b back). Each answer is written at once to the labels file \`judge check\`
@@ -76,10 +77,14 @@ reads, with the labeller and the time; a second run resumes where the first stop
       default: false,
       help: "only the items where the judge and a labeller, or two labellers, disagree",
     },
+    stack: STACK_FLAG,
+    ...JUDGE_FLAGS,
   },
-  positionals: { min: 1, max: 100, what: "smoke reports (--json)" },
-  footer:
-    "exit codes: 130 stopped with Ctrl+C (every answer given is on disk), 0 nothing to label, 2 usage or a file that cannot be read.",
+  positionals: { min: 1, max: 100, what: "smoke reports (--json) or directories of recordings (--record)" },
+  footer: `${JUDGE_HELP}
+
+exit codes: 130 stopped with Ctrl+C (every answer given is on disk), 0 nothing to label, 2 usage, a file that
+cannot be read, or recordings given and no judge configured.`,
 } as const;
 
 async function label(argv: string[], io: CommandIO): Promise<number> {
@@ -94,13 +99,17 @@ async function label(argv: string[], io: CommandIO): Promise<number> {
       sample: typed.sample,
       seed: values.seed,
       disagreements: values.disagreements,
+      stack: values.stack,
+      project: io.project,
+      judgeCache: judgeCache(values),
     },
-    { out: io.stdout, untilInterrupted: () => io.untilInterrupted() },
+    { out: io.stdout, onRetry: io.printRetry, untilInterrupted: () => io.untilInterrupted() },
   );
   return result.signal ? EXIT_CODES.AGENT_IAC_INTERRUPTED : 0;
 }
 
-const USAGE = "usage: agent-iac judge check FILE [options]\n       agent-iac judge label REPORT... [options]\n";
+const USAGE =
+  "usage: agent-iac judge check FILE [options]\n       agent-iac judge label REPORT|RECORDINGS... [options]\n";
 
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const [sub, ...rest] = argv;
@@ -111,7 +120,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       return sub === undefined ? 2 : 0;
     }
     throw new CliError(
-      `unknown judge command "${sub}": \`agent-iac judge check FILE\` or \`agent-iac judge label REPORT...\``,
+      `unknown judge command "${sub}": \`agent-iac judge check FILE\` or \`agent-iac judge label REPORT|RECORDINGS...\``,
     );
   }
   const parsed = parseCommand(CHECK_SPEC, rest, io.stdout);

@@ -75,7 +75,8 @@ the evidence says so. Nothing is created.`,
     ...JUDGE_FLAGS,
   },
   footer: `What cannot be tried is refused before any call (exit 2): removing a field or section (null in a
-variant), name, description, postprocess_agents, a new agent (the stack holds no version of it).
+variant), name, description, postprocess_agents, a new agent (the stack holds no version of it), and
+an agent file that differs from what the stack holds (deploy first, or give the change as a variant).
 
 ${JUDGE_HELP}
 

@@ -10,7 +10,7 @@ import { readFileUrlFrames } from "../pulumi-seams/index.ts";
 import type { ConversationalAgentArgs, ProceduralAgentArgs } from "./args.ts";
 
 export type * from "./args.ts";
-export { agentKeyOf, type HeldAgent, type StateResource, stateAgent, stateAgents } from "./state.ts";
+export { agentKeyOf, type HeldAgent, type StateResource, stateAgent, stateAgents, stateBodies } from "./state.ts";
 
 export type AgentKind = "conversational" | "procedural";
 

@@ -2,6 +2,7 @@
 // history). Since the fleet layout the outputs keep only the ids and a digest per field, and the
 // request body (name, postprocess_agents, …) lives in the resource's inputs; a stack deployed
 // before it kept the body in the outputs. Both are read, the outputs first.
+import { type Props, requestBody } from "./body.ts";
 import { AGENT_TYPE_PREFIX, type AgentKind } from "./index.ts";
 
 /** An agent resource's key: its name, the last part of its URN (`urn:pulumi:stack::project::type::key`). */
@@ -59,4 +60,20 @@ export function stateAgents(deployment: unknown): Record<string, HeldAgent> {
     if (agent) agents[agent.key] = agent;
   }
   return agents;
+}
+
+/**
+ * The request body (name, description, config, postprocess_agents) each agent of a deployment was
+ * created with, by key, as its state holds it (the inputs; a stack deployed before the fleet layout:
+ * the outputs): what `try` compares the agent file with. Kept apart from HeldAgent, which is copied
+ * into reports and version history.
+ */
+export function stateBodies(deployment: unknown): Record<string, Props> {
+  const resources = (deployment as { resources?: unknown } | undefined)?.resources;
+  const bodies: Record<string, Props> = {};
+  for (const resource of Array.isArray(resources) ? (resources as StateResource[]) : []) {
+    const agent = stateAgent(resource);
+    if (agent) bodies[agent.key] = requestBody(agent.kind, { ...resource.inputs, ...resource.outputs });
+  }
+  return bodies;
 }

@@ -1,13 +1,24 @@
-// `judge label`: a seeded, stratified sample of the judged expectations in smoke reports, served on
-// a blind page on loopback until Ctrl+C; each answer is on disk, in the labels file `judge check`
+// `judge label`: a seeded, stratified sample of the judged expectations in smoke reports, or in
+// recordings replayed through the configured judge (as `smoke --replay` does, with its cache), served
+// on a blind page on loopback until Ctrl+C; each answer is on disk, in the labels file `judge check`
 // reads, before the page hears it is saved.
+import { stat } from "node:fs/promises";
 import { InvalidInputError } from "../errors/index.ts";
 import { disagreements, judgedItems, LabelStore, startLabelServer, stratifiedSample } from "../labels/index.ts";
-import { readReport } from "../report/index.ts";
+import { type Report, readReport } from "../report/index.ts";
+import { type ProjectContext, requireJudge } from "../settings/index.ts";
+import type { JudgeCacheOptions } from "./judge.ts";
+import { replayRun } from "./replay.ts";
+import { openSession } from "./session.ts";
+import type { JobIO } from "./smoke-job.ts";
 
 export type JudgeLabelRequest = {
-  /** smoke --json reports (a replayed recording's report too). */
+  /** smoke --json reports, or directories of recordings (smoke --record DIR) to replay through the judge. */
   reports: string[];
+  /** The stack whose settings name the judge (and its agent files' expectations) for a recordings directory. */
+  stack: string;
+  project: ProjectContext;
+  judgeCache?: JudgeCacheOptions;
   /** The labels file, created on the first answer. */
   labels: string;
   labeller: string;
@@ -20,23 +31,65 @@ export type JudgeLabelRequest = {
 
 export type JudgeLabelIO = {
   out: { write(text: string): unknown };
+  /** Told of each retry of the judge while recordings are replayed. */
+  onRetry?: JobIO["onRetry"];
   /** Resolves at Ctrl+C (or SIGTERM). */
   untilInterrupted(): Promise<NodeJS.Signals>;
 };
 
 const DEFAULT_SAMPLE = 40;
 
-async function readReports(files: readonly string[]) {
-  return Promise.all(
-    files.map((file) =>
-      readReport(file).catch((error: Error) => {
+const isDirectory = (file: string) =>
+  stat(file).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
+
+/** Each input's report: a file is read as a smoke report, a directory replayed through the judge. */
+async function readReports(request: JudgeLabelRequest, io: JudgeLabelIO): Promise<Report[]> {
+  const reports: Report[] = [];
+  for (const file of request.reports) {
+    if (await isDirectory(file)) {
+      reports.push(await replayed(file, request, io));
+      continue;
+    }
+    reports.push(
+      await readReport(file).catch((error: Error) => {
         throw new InvalidInputError(
-          `${error.message}: judge label reads smoke reports (--json); a recording (--record) holds no verdict: label the report of \`agent-iac smoke --replay FILE --json report.json\``,
+          `${error.message}: judge label reads smoke reports (--json) and directories of recordings (--record DIR); a single recording holds no verdict: give its directory`,
           { value: file },
         );
       }),
-    ),
+    );
+  }
+  return reports;
+}
+
+/**
+ * The recordings replayed as `smoke --replay DIR` replays them (the stack's agent files, the judge
+ * and its cache). Its lines are not shown: they hold the judge's verdicts, which the labeller must
+ * not see before answering.
+ */
+async function replayed(dir: string, request: JudgeLabelRequest, io: JudgeLabelIO): Promise<Report> {
+  const session = await openSession(request.stack, { project: request.project, source: "file", optional: true });
+  requireJudge(session.judge, `judge label ${dir} replays the recordings through the judge`, request.stack);
+  const report = await replayRun(
+    {
+      stack: request.stack,
+      project: request.project,
+      dir,
+      selection: {},
+      ...(request.judgeCache ? { judgeCache: request.judgeCache } : {}),
+    },
+    { out: { write: () => true, isTTY: false }, ...(io.onRetry ? { onRetry: io.onRetry } : {}) },
   );
+  const unjudged = report.results
+    .flatMap((call) => call.assertions)
+    .filter((a) => a.judgement && a.judgement.verdict !== "pass" && a.judgement.verdict !== "fail").length;
+  io.out.write(
+    `judge label: replayed ${report.results.length} recorded call(s) of ${dir} through the judge${unjudged > 0 ? `; ${unjudged} judged expectation(s) got no verdict (an error or unsettled votes: see \`agent-iac smoke --replay ${dir}\`) and are not offered` : ""}\n`,
+  );
+  return report;
 }
 
 /** Serves the sample until interrupted; returns how many were drawn, how many answered this run, and the signal. */
@@ -44,7 +97,7 @@ export async function judgeLabel(
   request: JudgeLabelRequest,
   io: JudgeLabelIO,
 ): Promise<{ items: number; answered: number; signal: NodeJS.Signals | null }> {
-  const judged = judgedItems(await readReports(request.reports));
+  const judged = judgedItems(await readReports(request, io));
   if (judged.length === 0) {
     throw new InvalidInputError(`${request.reports.join(", ")}: no judged expectation with a verdict to label`);
   }

@@ -18,7 +18,7 @@ import {
   SCENARIO_DIR,
 } from "../definitions/index.ts";
 import { AgentIacError, BackendError, ConfigError, StackNotFoundError } from "../errors/index.ts";
-import { type HeldAgent, type StateResource, stateAgents } from "../provider/index.ts";
+import { type HeldAgent, type StateResource, stateAgents, stateBodies } from "../provider/index.ts";
 import type { PlanSettings } from "../report/index.ts";
 import {
   agentsDirSetting,
@@ -66,6 +66,8 @@ export type HeldAgents = {
   previous: Record<string, string>;
   /** Whether the stack's outputs carry `previous_versions` at all (stacks deployed before it existed do not). */
   previousRecorded: boolean;
+  /** Each agent's request body as the state holds it (what it was created with), by key. */
+  bodies?: Record<string, Record<string, unknown>>;
 };
 
 /** What a session reads of the project and its stack file, with or without Pulumi. */
@@ -464,7 +466,8 @@ async function stackAgents(stack: Stack): Promise<HeldAgents> {
   const stale = Object.keys(agents).filter(
     (key) => outputs[key] !== undefined && outputs[key]?.version_id !== agents[key]?.version_id,
   );
-  return { agents, stale, directories, ...previousVersionsOf(resources, agents) };
+  const bodies = stateBodies(state.deployment);
+  return { agents, stale, directories, ...previousVersionsOf(resources, agents), bodies };
 }
 
 /**

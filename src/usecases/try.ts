@@ -13,9 +13,11 @@ import { type PlannedCall, planCalls, smokePlanOf } from "../smoke/index.ts";
 import { fewestPairs, type PairedRule } from "../stats/index.ts";
 import {
   agentUntryable,
+  deployedDifferences,
   playRounds,
   promoteDiff,
   promoteText,
+  promotionRefusal,
   roundsOf,
   strictestAlpha,
   type TryPlan,
@@ -26,6 +28,7 @@ import {
   worstCase,
 } from "../variants/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
+import type { HeldAgents } from "./session.ts";
 import { type JobIO, runSmokeJob } from "./smoke-job.ts";
 import { openValidStack, type Warn } from "./smoke-prologue.ts";
 
@@ -69,6 +72,7 @@ export async function tryVariants(request: TryRequest, io: JobIO & { warn: Warn 
   const why = agentUntryable(definition, request.agent, versionId);
   if (why || !definition || !versionId)
     throw new ConfigError(`${request.agent} cannot be tried: ${why}; nothing was called`);
+  refuseUndeployedFile(definition, held, session.name);
   const variants = await resolveVariants(request, definition, session.dir);
   checkRule(request.rule, variants.length);
   const scenarios = planCalls(definitions, held.agents, {
@@ -120,6 +124,31 @@ export async function tryVariants(request: TryRequest, io: JobIO & { warn: Warn 
   if (request.promote === undefined || result.report.interrupted) return { kind: "ran", report: result.report };
   const promoted = await promote(request, definition, variants, result.report, session.dir);
   return { kind: "ran", report: result.report, promoted };
+}
+
+/**
+ * Refuses (before any call) an agent file whose request body is not the one the stack's version was
+ * created with: the base is the deployed version, each override is computed against the file.
+ */
+function refuseUndeployedFile(definition: AgentDefinition, held: HeldAgents, stack: string): void {
+  const deployed = held.bodies?.[definition.key];
+  const agent = held.agents[definition.key];
+  if (!deployed || !agent) return;
+  const links = definition.postprocessAgents.map((key) => held.agents[key]?.id ?? `(${key}, not deployed)`);
+  const file = {
+    name: definition.name,
+    description: definition.description,
+    config: definition.config,
+    postprocess_agents: links,
+  };
+  const differing = deployedDifferences(file, deployed);
+  if (differing.length === 0) return;
+  throw new ConfigError(
+    `${definition.file} differs from what stack ${stack} holds for ${definition.key} (${agent.version_id}) in ${differing.join(", ")}: try plays each variant on the deployed version, beside it as the base, so the file's change would be in neither side; nothing was called`,
+    {
+      hint: `deploy first (\`pulumi up --stack ${stack}\`), or try against what is deployed: put ${definition.file} back as deployed and give the change as a variant (--variant NAME=FILE)`,
+    },
+  );
 }
 
 /** After each round, where each variant stands (the calls' own lines do not say whose side they were). */
@@ -205,12 +234,8 @@ async function promote(
   const name = request.promote as string;
   const tried = report.variants?.variants.find((v) => v.name === name);
   const variant = variants.find((v) => v.name === name);
-  if (!tried || !variant) return { refused: `--promote ${name}: no such variant was tried` };
-  if (tried.verdict !== "no_worse" && tried.verdict !== "better") {
-    return {
-      refused: `--promote ${name}: not written, its verdict is ${tried.verdict.replace("_", " ")} (only a variant decided no worse or better is promoted)`,
-    };
-  }
+  const refused = promotionRefusal(name, variant ? tried?.verdict : undefined);
+  if (refused || !variant) return { refused: refused ?? `--promote ${name}: no such variant was tried` };
   const file = path.join(agentsDir, `${definition.key}.yaml`);
   const before = await readFile(file, "utf8");
   const partial = variant.source.startsWith("variants.")

@@ -59,6 +59,17 @@ function keepLayout(source: string, rendered: string): string {
   return out.join("\n");
 }
 
+/**
+ * Why `--promote NAME` writes nothing, or undefined when it may: only a variant that was tried and
+ * decided no worse or better is promoted (worse, inconclusive, still undecided at an interruption,
+ * or one never tried is not).
+ */
+export function promotionRefusal(name: string, verdict: string | undefined): string | undefined {
+  if (verdict === undefined) return `--promote ${name}: no such variant was tried`;
+  if (verdict === "no_worse" || verdict === "better") return undefined;
+  return `--promote ${name}: not written, its verdict is ${verdict.replace("_", " ")} (only a variant decided no worse or better is promoted)`;
+}
+
 /** The unified diff of the agent file before and after. */
 export function promoteDiff(file: string, before: string, after: string): string {
   return createTwoFilesPatch(file, file, before, after, "", "", { context: 3 });

@@ -3,6 +3,7 @@
 // section is sent whole (the service does not document its merge rules); what a conversation
 // cannot carry is refused with the reason: removing a field or section, the agent's name,
 // description or postprocess_agents, a new agent (nothing deployed to call).
+import { isDeepStrictEqual } from "node:util";
 import { deepMerge } from "../contract/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
 
@@ -73,4 +74,29 @@ export function variantOverride(
     if (!same(base[section], value)) override[section] = value;
   }
   return Object.keys(override).length === 0 ? undefined : { config, override };
+}
+
+/** A value as the state stores it (JSON: no undefined), an empty list the same as none (as the provider diffs). */
+const stored = (value: unknown): unknown => {
+  const json = value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+  return Array.isArray(json) && json.length === 0 ? undefined : json;
+};
+
+/**
+ * Where the agent file's request body differs from the body its deployed version was created with:
+ * `name`, `description`, `postprocess_agents`, or each differing top-level config section
+ * (`config.tool`, …); [] when they agree. `try` plays variants on the deployed version, so a file
+ * that differs would make the base something other than the file, and each variant's override a
+ * change computed against a config the service does not run.
+ */
+export function deployedDifferences(file: Json, deployed: Json): string[] {
+  const differing: string[] = [];
+  for (const field of ["name", "description", "postprocess_agents"]) {
+    if (!isDeepStrictEqual(stored(file[field]), stored(deployed[field]))) differing.push(field);
+  }
+  const [ours, theirs] = [file.config, deployed.config].map((c) => (isRecord(c) ? c : {})) as [Json, Json];
+  for (const section of [...new Set([...Object.keys(ours), ...Object.keys(theirs)])].sort()) {
+    if (!isDeepStrictEqual(stored(ours[section]), stored(theirs[section]))) differing.push(`config.${section}`);
+  }
+  return differing;
 }

@@ -29,11 +29,11 @@ describe("judge label, before it serves", () => {
     expect(run.stderr).toContain("--sample must be a whole number from 2");
   });
 
-  it("says a recording holds no verdict and how to label it, exit 2", async () => {
+  it("says a single recording holds no verdict and to give its directory, exit 2", async () => {
     const run = await label("call.jsonl");
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("a recording (--record) holds no verdict");
-    expect(run.stderr).toContain("smoke --replay FILE --json report.json");
+    expect(run.stderr).toContain("a single recording holds no verdict: give its directory");
+    expect(run.stderr).toContain("directories of recordings (--record DIR)");
   });
 
   it("refuses a report without a judged expectation, exit 2", async () => {

@@ -1,7 +1,7 @@
 // Agents read back from a stack's state: the fleet layout keeps the body in the inputs and only ids
 // and digests in the outputs; a stack deployed before it kept the body in the outputs.
 import { describe, expect, it } from "vitest";
-import { AGENT_TYPE_PREFIX, stateAgent, stateAgents } from "../../src/provider/index.ts";
+import { AGENT_TYPE_PREFIX, stateAgent, stateAgents, stateBodies } from "../../src/provider/index.ts";
 
 const urn = (name: string, type: string) => `urn:pulumi:dev::agents::${type}::${name}`;
 const conversational = `${AGENT_TYPE_PREFIX}ConversationalAgent`;
@@ -51,5 +51,40 @@ describe("stateAgent", () => {
     };
     expect(Object.keys(stateAgents(deployment))).toEqual(["kept"]);
     expect(stateAgents(undefined)).toEqual({});
+  });
+});
+
+describe("stateBodies", () => {
+  it("reads each agent's request body from the inputs (the fleet layout) or the outputs (before it)", () => {
+    const deployment = {
+      resources: [
+        {
+          urn: urn("support", conversational),
+          type: conversational,
+          inputs: {
+            name: "Support",
+            description: "Helps.",
+            config: { tool: { tools: [] } },
+            postprocess_agents: ["pa_1"],
+          },
+          outputs: { agentId: "ca_1", versionId: "ca_1@v1", digests: { name: "x" } },
+        },
+        {
+          urn: urn("summary", procedural),
+          type: procedural,
+          outputs: { agentId: "pa_1", versionId: "pa_1@v2", name: "Summary", description: "Sums.", config: { a: 1 } },
+        },
+        { urn: urn("pending", conversational), type: conversational, inputs: { name: "Pending" } },
+      ],
+    };
+    expect(stateBodies(deployment)).toEqual({
+      support: {
+        name: "Support",
+        description: "Helps.",
+        config: { tool: { tools: [] } },
+        postprocess_agents: ["pa_1"],
+      },
+      summary: { name: "Summary", description: "Sums.", config: { a: 1 } },
+    });
   });
 });

@@ -5,10 +5,10 @@ import { parseDocument } from "yaml";
 import type { AgentDefinition } from "../../src/definitions/index.ts";
 import type { PlannedCall, ScenarioResult } from "../../src/smoke/index.ts";
 import { holmLevels, look, standing, variantWealth } from "../../src/variants/decide.ts";
-import { promoteDiff, promoteText } from "../../src/variants/promote.ts";
+import { promoteDiff, promoteText, promotionRefusal } from "../../src/variants/promote.ts";
 import { rank } from "../../src/variants/ranking.ts";
 import { playRounds, type TryPlan, worstCase } from "../../src/variants/rounds.ts";
-import { agentUntryable, untryable, variantOverride } from "../../src/variants/tryable.ts";
+import { agentUntryable, deployedDifferences, untryable, variantOverride } from "../../src/variants/tryable.ts";
 
 const rule = { alpha: 0.05, margin: 0.2, maxPairs: 30 };
 const pairs = (n: number, old: boolean, now: boolean) => Array.from({ length: n }, () => ({ old, new: now }));
@@ -90,6 +90,53 @@ describe("what can be tried", () => {
     const tried = variantOverride(base, { tool: { tools: [{ ns: "s", name: "a" }] } });
     expect(tried?.override).toEqual({ tool: { tools: [{ ns: "s", name: "a" }], transfers: [{ id: "+1" }] } });
     expect(variantOverride(base, { language: { default_language: "English" } })).toBeUndefined();
+  });
+});
+
+describe("the agent file against what is deployed", () => {
+  const deployed = {
+    name: "Booking",
+    description: "Books.",
+    config: { tool: { tools: [{ ns: "syscall", name: "a" }] }, language: { default_language: "English" } },
+    postprocess_agents: ["pa_1"],
+  };
+
+  it("agrees when only key order, an undefined field or an empty link list differs", () => {
+    const file = {
+      description: "Books.",
+      name: "Booking",
+      config: {
+        language: { default_language: "English", extra: undefined },
+        tool: { tools: [{ name: "a", ns: "syscall" }] },
+      },
+      postprocess_agents: ["pa_1"],
+    };
+    expect(deployedDifferences(file, deployed)).toEqual([]);
+    expect(
+      deployedDifferences({ ...deployed, postprocess_agents: [] }, { ...deployed, postprocess_agents: undefined }),
+    ).toEqual([]);
+  });
+
+  it("names each differing config section and agent field, a section added or dropped too", () => {
+    const file = {
+      ...deployed,
+      description: "Books visits.",
+      config: {
+        tool: deployed.config.tool,
+        language: { default_language: "Spanish" },
+        runtime: { prompt: { text: "Hi" } },
+      },
+      postprocess_agents: ["pa_2"],
+    };
+    expect(deployedDifferences(file, deployed)).toEqual([
+      "description",
+      "postprocess_agents",
+      "config.language",
+      "config.runtime",
+    ]);
+    expect(deployedDifferences({ ...deployed, config: { language: deployed.config.language } }, deployed)).toEqual([
+      "config.tool",
+    ]);
   });
 });
 
@@ -202,5 +249,16 @@ variants:
     const diff = promoteDiff("agents/booking.yaml", file, after);
     expect(diff).toContain("-    default_language: English # spoken first");
     expect(diff).toContain("+    default_language: Spanish # spoken first");
+  });
+
+  it("promotes only a variant decided no worse or better: worse, inconclusive, undecided or untried is refused", () => {
+    expect(promotionRefusal("spanish", "no_worse")).toBeUndefined();
+    expect(promotionRefusal("spanish", "better")).toBeUndefined();
+    expect(promotionRefusal("spanish", "worse")).toBe(
+      "--promote spanish: not written, its verdict is worse (only a variant decided no worse or better is promoted)",
+    );
+    expect(promotionRefusal("spanish", "inconclusive")).toContain("its verdict is inconclusive");
+    expect(promotionRefusal("spanish", "undecided")).toContain("its verdict is undecided");
+    expect(promotionRefusal("french", undefined)).toBe("--promote french: no such variant was tried");
   });
 });
