@@ -50,11 +50,11 @@ function upperTail(n: number, k: number, p: number): number {
   return Math.min(1, sum);
 }
 
-/** Binomial(x; n, p) for x = 0 … n. */
-function binomialWeights(n: number, p: number): number[] {
-  return Array.from({ length: n + 1 }, (_, x) =>
-    Math.exp(logChoose(n, x) + x * Math.log(p) + (n - x) * Math.log(1 - p)),
-  );
+/** ln C(n, x) for x = 0 … n, each from the one before. */
+function logChooses(n: number): number[] {
+  const logs = [0];
+  for (let x = 0; x < n; x++) logs.push((logs[x] ?? 0) + Math.log(n - x) - Math.log(x + 1));
+  return logs;
 }
 
 /** The exact one-sided lower confidence bound of a rate (Clopper–Pearson): P(X ≥ passes | bound) = level. */
@@ -114,12 +114,13 @@ const levels = new Map<string, number>();
 /** The worst false-drifted rate over true rates p when the reference is the bound at `level`. */
 export function worstFalseDrifted(calls: number, level: number, rule: DriftRule): number {
   const rules = Array.from({ length: calls + 1 }, (_, x) => sprtAt(clopperPearsonLower(x, calls, level), rule));
+  const chooses = logChooses(calls);
   let worst = 0;
   for (const p of RATES) {
-    const weights = binomialWeights(calls, p);
     let sum = 0;
     for (let x = 0; x <= calls; x++) {
-      const [sequential, weight] = [rules[x], weights[x] ?? 0];
+      const sequential = rules[x];
+      const weight = Math.exp((chooses[x] ?? 0) + x * Math.log(p) + (calls - x) * Math.log(1 - p));
       if (sequential && weight > 1e-12) sum += weight * driftedBound(sequential, p);
     }
     worst = Math.max(worst, sum);
