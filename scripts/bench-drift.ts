@@ -4,8 +4,10 @@
 // within α, looked at after every round and after every single call; at a drop it reports the power
 // (drifted) and the mean calls used against the fixed-size design of the same power: the fewest
 // calls n whose exact one-sided test (drifted when the passes are at most c, P(≤ c | reference) ≤
-// α/2, as the sequential test's own share of α) finds the drop as often, per baseline drawn.
+// α/2) against the baseline's Clopper–Pearson lower bound at α/2 (a union bound: α in all) finds
+// the drop as often, per baseline drawn. The comparator is told the drop; the drift test is not.
 import {
+  clopperPearsonLower,
   type DriftRule,
   driftDecision,
   driftSequentialRule,
@@ -117,7 +119,8 @@ function row(baselineCalls: number, p: number, q: number, seed: number): DriftRo
       runs.push({ decision: "inconclusive", calls: 0, anyCall: false });
       continue;
     }
-    references.push(rule.reference);
+    // The fixed design's reference: the baseline's bound at α/2, whatever level the drift test uses.
+    references.push(clopperPearsonLower(passes, baselineCalls, RULE.alpha / 2));
     runs.push(run(rule, q, next));
   }
   const share = (d: Run["decision"]) => runs.filter((r) => r.decision === d).length / runs.length;

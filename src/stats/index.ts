@@ -26,10 +26,13 @@ export {
   clopperPearsonLower,
   type DriftRule,
   driftDecision,
+  driftedBound,
   driftSequentialRule,
   exceedanceRate,
   latencyDrift,
   latencySlack,
+  referenceLevel,
+  worstFalseDrifted,
 } from "./drift.ts";
 export {
   bettingWealth,

@@ -6,10 +6,13 @@ import { random } from "../../scripts/bench-drift.ts";
 import {
   clopperPearsonLower,
   driftDecision,
+  driftedBound,
   driftSequentialRule,
   exceedanceRate,
   latencyDrift,
   latencySlack,
+  referenceLevel,
+  worstFalseDrifted,
 } from "../../src/stats/index.ts";
 
 const RULE = { alpha: 0.05, margin: 0.1, maxCalls: 40 };
@@ -27,10 +30,31 @@ describe("the baseline's lower bound (Clopper–Pearson, one-sided)", () => {
   });
 });
 
+describe("the level of the baseline's bound, calibrated with the test", () => {
+  it("Ville's bound at the reference itself is the test's own α/2 (λ = 1: the likelihood ratio)", () => {
+    const rule = driftSequentialRule({ calls: 40, passes: 40 }, RULE);
+    if (!rule) throw new Error("no rule");
+    expect(driftedBound(rule, rule.passRate + rule.margin)).toBeCloseTo(RULE.alpha / 2, 8);
+    // Above the reference the bound falls; at or below the rate where failures outweigh, it is 1.
+    expect(driftedBound(rule, 0.99)).toBeLessThan(RULE.alpha / 2);
+    expect(driftedBound(rule, rule.passRate - rule.margin)).toBe(1);
+  });
+  it.each([10, 20, 40])("for %s baseline calls is the largest level whose worst false drifted is within α", (calls) => {
+    const level = referenceLevel(calls, RULE);
+    // More than the union bound's α/2 (which left false drifted at 0.0 %), less than the median.
+    expect(level).toBeGreaterThan(RULE.alpha / 2);
+    expect(level).toBeLessThan(0.5);
+    expect(worstFalseDrifted(calls, level, RULE)).toBeLessThanOrEqual(RULE.alpha);
+    // The bisection's resolution is (0.5 − α/2)/2^10 < 0.0005: a step of 0.001 more exceeds α.
+    expect(worstFalseDrifted(calls, level + 0.001, RULE)).toBeGreaterThan(RULE.alpha);
+  });
+});
+
 describe("the SPRT a baseline sets", () => {
   it("weighs p = reference against reference − margin at α/2", () => {
     const rule = driftSequentialRule({ calls: 40, passes: 40 }, RULE);
-    const reference = Math.floor(0.025 ** (1 / 40) * 10_000) / 10_000;
+    // 40 passes of 40: the lower bound at level γ is γ^(1/40).
+    const reference = Math.floor(referenceLevel(40, RULE) ** (1 / 40) * 10_000) / 10_000;
     expect(rule?.reference).toBe(reference);
     expect((rule?.passRate ?? 0) + (rule?.margin ?? 0)).toBeCloseTo(reference, 6);
     expect(rule?.margin).toBe(0.05);
@@ -74,9 +98,12 @@ describe("its error rates, simulated (seeded)", () => {
   it.each([0.99, 0.95, 0.9, 0.8])("nothing changed at p = %s: false drifted ≤ α, looking after every call", (p) => {
     const next = random(61 + Math.round(p * 100));
     const trials = 4000;
-    let drifted = 0;
-    for (let i = 0; i < trials; i++) if (trial(next, p, p, 40).everDrifted) drifted++;
-    expect(drifted / trials).toBeLessThanOrEqual(RULE.alpha);
+    // Baselines of 20 and 40 calls: the bound's level is calibrated for each.
+    for (const calls of [20, 40]) {
+      let drifted = 0;
+      for (let i = 0; i < trials; i++) if (trial(next, p, p, calls).everDrifted) drifted++;
+      expect(drifted / trials).toBeLessThanOrEqual(RULE.alpha);
+    }
   });
 
   it("a drop of 0.5 from 0.98 is drifted in nearly every run, in under half the cap on average", () => {
