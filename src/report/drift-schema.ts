@@ -27,7 +27,7 @@ const driftScenarioSchema = z.looseObject({
   fault: z.enum(["agent", "caller", "judge", "service"]).nullable().default(null),
   baseline: counts,
   now: counts,
-  /** The baseline rate the test stands on (its lower bound at α/2); null: too low to tell a drop. */
+  /** The baseline rate the test stands on (its lower bound at the calibrated level γ, src/stats/drift.ts); null: too low to tell a drop. */
   reference_rate: z.number().nullable(),
   /** Calls placed now and the cap. */
   calls_used: z.int().min(0),
