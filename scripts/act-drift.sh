@@ -6,7 +6,8 @@
 # (scripts/act-drift-stand-ins.ts, port 0). Three runs: degraded (every tool call dropped) →
 # drifted, ONE issue opened and ONE webhook message; degraded again → a comment on that issue, no
 # second issue, no second message; recovered → holding, the issue closed (and the recovery's
-# message). No key or transcript may reach the webhook. Not part of `npm test`: it needs act
+# message); the service failing every call → no verdict, the job fails, nothing touched. No key or
+# transcript may reach the webhook. Not part of `npm test`: it needs act
 # (`go install github.com/nektos/act@v0.2.89`) and the workflow's actions at their pinned commits,
 # as bare git mirrors under $ACT_DRIFT_MIRRORS/<owner>+<repo>/repo (nothing is cloned at run time).
 #
@@ -165,15 +166,19 @@ EOF
 chmod 600 "$work/secrets" "$work/env"
 artifact_port="$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
 run=0
+# act_run EXPECTED: one act run of the workflow; EXPECTED is the job's result (succeeded | failed).
 act_run() {
   run=$((run + 1))
+  local result=succeeded
   act workflow_dispatch -W .github/workflows/drift.yml -P ubuntu-latest=-self-hosted --matrix "stack:$stack" \
     --action-cache-path "$work/act-cache" "${local_repos[@]}" \
     --secret-file "$work/secrets" --env-file "$work/env" \
     --artifact-server-path "$work/artifacts" --artifact-server-addr 127.0.0.1 --artifact-server-port "$artifact_port" \
     --cache-server-addr 127.0.0.1 --cache-server-port 0 --cache-server-path "$work/act-cache/server" \
-    >"$work/act-$run.log" 2>&1 && echo "act run $run: job succeeded" || echo "act run $run: job failed (exit $?)"
-  grep -E "Drift against|drift:|issue|Job (succeeded|failed)|::error|stack $stack" "$work/act-$run.log" | grep -vE "^\s*$" | tail -15 || true
+    >"$work/act-$run.log" 2>&1 || result=failed
+  grep -E "Drift against|drift:|issue|Job (succeeded|failed)|::error|stack $stack|A call could not" "$work/act-$run.log" | grep -vE "^\s*$" | tail -15 || true
+  echo "act run $run: job $result"
+  [ "$result" = "$1" ] || fail "act run $run: the job $result, expected $1 (log: $work/act-$run.log)"
 }
 degrade() { curl -fsS -X "$1" -H "authorization: Bearer $key" -H 'service-version: 2025-06-19' \
   ${2:+-H 'content-type: application/json' --data "$2"} "$sim/_simulator/degrade" >/dev/null; }
@@ -181,20 +186,29 @@ check() { node -e "$1" "$work/outside.json" "$key" || { echo "outside world: $(c
 
 say "run 1: every tool call of $version dropped → drifted"
 degrade POST "{\"version_id\":\"$version\",\"tool_call_drop_percent\":100}"
-act_run
+act_run failed
 check "const o=require(process.argv[1]); const i=o.issues; if(i.length!==1||i[0].state!=='open'||i[0].labels[0].name!=='agent-drift'||!/drifted/.test(i[0].body)) process.exit(1); if(o.webhook.length!==1) process.exit(1)" \
   "run 1: not exactly one open agent-drift issue and one webhook message"
 
 say "run 2: still degraded → a comment on the same issue, no second issue, no second message"
-act_run
+act_run failed
 check "const o=require(process.argv[1]); const i=o.issues; if(i.length!==1||i[0].state!=='open'||i[0].comments.length!==1||!/drifted/.test(i[0].comments[0])) process.exit(1); if(o.webhook.length!==1) process.exit(1)" \
   "run 2: a second issue, no comment, or a second message"
 
 say "run 3: recovered → holding, the issue closed"
 degrade DELETE
-act_run
+act_run succeeded
 check "const o=require(process.argv[1]); const i=o.issues; if(i.length!==1||i[0].state!=='closed'||!/Holding again/.test(i[0].comments.at(-1))) process.exit(1); if(o.webhook.length!==2||!/is holding/.test(JSON.parse(o.webhook[1].body).text)) process.exit(1)" \
   "run 3: the issue is not closed, or the recovery's message is missing"
+
+say "run 4: the service answers 503 to every new conversation → no verdict: the job fails, no issue is touched"
+curl -fsS -X POST -H "authorization: Bearer $key" -H 'service-version: 2025-06-19' -H 'content-type: application/json' \
+  --data '{"route":"POST /conversations","status":503}' "$sim/_simulator/faults" >/dev/null
+requests_before="$(node -p "require('$work/outside.json').requests.length")"
+act_run failed
+grep -q "A call could not complete" "$work/act-$run.log" || fail "run 4: the summary does not say a call could not complete"
+check "const o=require(process.argv[1]); if(o.requests.length!==$requests_before||o.webhook.length!==2||o.issues[0].state!=='closed') process.exit(1)" \
+  "run 4: an issue was touched or a message sent without a verdict"
 
 say "the webhook's messages: Slack-compatible {text}, no key, no transcript"
 check "const o=require(process.argv[1]); const key=process.argv[2];
@@ -203,4 +217,4 @@ check "const o=require(process.argv[1]); const key=process.argv[2];
     console.log(j.text.split('\n').map(l => '  | ' + l).join('\n')); }" \
   "a webhook message holds more than {text}, a key or a transcript"
 echo "GitHub stand-in requests:"; node -p "require('$work/outside.json').requests.map(r => '  ' + r).join('\n')"
-echo "PASS: drifted opened one issue, drifted again commented on it, holding closed it; the webhook got one message per change of state, without a key or a transcript"
+echo "PASS: drifted opened one issue, drifted again commented on it, holding closed it, a run without a verdict failed and touched nothing; the webhook got one message per change of state, without a key or a transcript"
