@@ -90,7 +90,7 @@ while read -r action sha <&3; do
     # The mirror lacks the action's bundle (its largest files): a composite stand-in doing what
     # the action does here, said as such in the output.
     stand_in "$action" "$dir"
-    echo "$action@$sha ($tag): STAND-IN, the mirror lacks $(echo $missing)"
+    echo "$action@$sha ($tag): STAND-IN, the mirror lacks ${missing//$'\n'/ }"
   fi
   local_repos+=(--local-repository "$action@$sha=$dir")
 done 3< <(sed -nE 's/^[ -]*uses: *([^@ ]+)@([0-9a-f]{40}).*/\1 \2/p' "$root/.github/workflows/drift.yml" | sort -u)
