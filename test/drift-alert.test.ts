@@ -250,6 +250,17 @@ describe("drift-alert.cjs", () => {
     expect(prodIssues()).toHaveLength(1);
   });
 
+  it("a call that could not complete (drift's exit 3) fails the step with a note, never a green inconclusive", async () => {
+    const before = gh.requests.length;
+    const result = await run("error");
+    expect(result.state).toBe("error");
+    expect(result.core.failures).toEqual(["stack prod: error"]);
+    expect(result.summary).toContain("A call could not complete");
+    expect(result.summary).not.toContain("Inconclusive");
+    expect(gh.requests.slice(before)).toEqual([]);
+    expect(hook.received).toHaveLength(2);
+  });
+
   it("no report (drift refused or failed) fails the step with a note and touches no issue", async () => {
     const before = gh.requests.length;
     const result = await run(undefined);

@@ -9,12 +9,16 @@ const fs = require("node:fs");
 
 const LABEL = "agent-drift";
 
-/** The stack's state from its report: drifted, holding, inconclusive, or error (no readable report). */
+/**
+ * The stack's state from its report: drifted, holding, inconclusive, or error (no readable report,
+ * or a scenario whose calls could not complete: drift's exit 3 is no verdict, never a green job).
+ */
 function driftState(report) {
   const scenarios = report?.drift?.scenarios;
   if (!Array.isArray(scenarios) || report.kind !== "drift") return "error";
   if (report.interrupted) return "error";
   if (scenarios.some((s) => s.verdict === "drifted")) return "drifted";
+  if (scenarios.some((s) => s.verdict === "error")) return "error";
   if (scenarios.length > 0 && scenarios.every((s) => s.verdict === "holding")) return "holding";
   return "inconclusive";
 }
@@ -93,9 +97,11 @@ async function driftAlert({ github, context, core, env, post = fetch }) {
   const note =
     state === "inconclusive"
       ? "\n\nInconclusive: no issue was opened. Look at the report (a judge or caller that moved, a cap reached)."
-      : state === "error"
-        ? "\n\nNo drift report: drift did not run to its end (a refusal after a deploy asks for a re-bless; see the log)."
-        : "";
+      : state === "error" && report?.kind === "drift" && !report.interrupted
+        ? "\n\nA call could not complete (the service's fault, not a verdict): no issue was opened or closed. See the report."
+        : state === "error"
+          ? "\n\nNo drift report: drift did not run to its end (a refusal after a deploy asks for a re-bless; see the log)."
+          : "";
   await core.summary.addRaw(`${body}${note}\n`).write();
   if (state === "drifted" || state === "error") core.setFailed(`stack ${stack}: ${state}`);
   return state;
