@@ -4,7 +4,9 @@
 // transcript, and the answer cites those lines. It checks the wiring (settings, votes, cited lines,
 // reports, cache); point agents:judgeBaseUrl at a real model to judge meaning. Asked for a persona
 // caller's next line, it plays one by rule too, from the persona and goal alone: it states the goal
-// (a goal of steps, "A, then B", one step a line), asks once for help, then answers DONE. Asked by
+// (a goal of steps, "A, then B", one step a line), asks once for help, then answers DONE. Asked to
+// rephrase a scripted caller's turns (`caller.variations`), it says each line N ways by rule (the
+// line, then with a spoken opening: "Hi, …", "Hello, …"), so the facts stay. Asked by
 // `scenario derive` or `scenario generate` for scenarios, it writes them by rule from what the
 // request lists (the tools called or the agent's tools, its languages, its persona's name).
 //
@@ -69,6 +71,25 @@ function listed(user: string, label: string): string[] {
 }
 
 const spoken = (tool: string) => tool.replaceAll("_", " ");
+
+/**
+ * `caller.variations`: each line N ways by rule (the line itself, then with a spoken opening), so
+ * its facts and the words an agent listens for stay; one block per line, as the request asks.
+ */
+function rephrased(system: string, user: string): string {
+  const n = Number(/Write each line (\d+) different ways/.exec(system)?.[1] ?? 1);
+  const openings = ["", "Hi, ", "Hello, ", "Sorry, ", "Well, ", "So, "];
+  const lines = [...user.matchAll(/^\d+\. (".*")$/gm)].map((m) => JSON.parse(m[1] as string) as string);
+  return lines
+    .map((line) =>
+      Array.from({ length: n }, (_, i) => {
+        const opening = openings[i % openings.length] as string;
+        const body = opening ? `${line.charAt(0).toLowerCase()}${line.slice(1)}` : line;
+        return `${opening}${body}${i >= openings.length ? ` (${Math.floor(i / openings.length) + 1})` : ""}`;
+      }).join("\n"),
+    )
+    .join("\n\n");
+}
 
 /** `scenario derive`: the caller asked for what the call's tools did, in order; the rubrics quote the agent's confirmations. */
 function derived(user: string) {
@@ -156,11 +177,13 @@ const server = createServer((request, response) => {
     const system = messages.find((m) => m.role === "system")?.content ?? "";
     const content = system.startsWith("You play the caller")
       ? callerLine(system, user)
-      : system.startsWith("You write one test scenario from a recorded call")
-        ? JSON.stringify(derived(user))
-        : system.startsWith("You propose test scenarios")
-          ? JSON.stringify(generated(user))
-          : JSON.stringify(answer(user));
+      : system.startsWith("You rephrase the lines a caller says")
+        ? rephrased(system, user)
+        : system.startsWith("You write one test scenario from a recorded call")
+          ? JSON.stringify(derived(user))
+          : system.startsWith("You propose test scenarios")
+            ? JSON.stringify(generated(user))
+            : JSON.stringify(answer(user));
     response.writeHead(200, { "content-type": "application/json" });
     response.end(
       JSON.stringify({

@@ -65,4 +65,27 @@ describe("the example judge playing a persona caller", () => {
     expect(await source.next({ transcript: both, said: 2 }, signal)).toBeUndefined();
     await model.close();
   });
+
+  it("rephrases a scripted caller's turns by rule: N plain lines a turn, the facts kept (caller.variations)", async () => {
+    const model = new PersonaModel({ baseUrl: url, model: "example-judge", timeoutSec: 5 });
+    const turns = [
+      "Can you check availability for a cleaning on Tuesday morning?",
+      "Great, please book appointment for Tuesday at 10am.",
+    ];
+    // Parsed by the caller's own reader (parseRephrasings), which refuses data, wrong counts and empty lines.
+    const { lines } = await model.rephrase(turns, 3, new AbortController().signal);
+    expect(lines).toEqual([
+      [
+        "Can you check availability for a cleaning on Tuesday morning?",
+        "Hi, can you check availability for a cleaning on Tuesday morning?",
+        "Hello, can you check availability for a cleaning on Tuesday morning?",
+      ],
+      [
+        "Great, please book appointment for Tuesday at 10am.",
+        "Hi, great, please book appointment for Tuesday at 10am.",
+        "Hello, great, please book appointment for Tuesday at 10am.",
+      ],
+    ]);
+    await model.close();
+  });
 });
