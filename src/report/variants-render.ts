@@ -2,11 +2,11 @@
 // summary, and the HTML page (one column per side, the transcripts of each round side by side).
 // Every surface says the same: each variant's verdict against the base with its pairs, each side's
 // pass rate with its interval, judged rubrics and latency, and a ranking that says how sure it is.
-import { createHash } from "node:crypto";
 import { codeSpan, markdownText, tableCell, terminalText } from "./escape.ts";
 import { STYLE } from "./html/assets.ts";
 import { callArticle } from "./html/call.ts";
-import { type Html, html, trusted } from "./html/escape.ts";
+import { type Html, html } from "./html/escape.ts";
+import { documentStart } from "./html/page.ts";
 import type { CallResult, Report } from "./schema.ts";
 import { tryExitCode, type VariantFigures, type VariantsReport } from "./variants.ts";
 
@@ -99,8 +99,6 @@ export function tryMarkdown(report: Report): string {
 }
 
 const EXTRA_STYLE = `.grid{display:grid;grid-auto-flow:column;grid-auto-columns:minmax(18rem,1fr);gap:.5rem;overflow-x:auto}.grid>div{min-width:18rem}.sides th,.sides td{padding:.25rem .5rem;border-bottom:1px solid #ddd;text-align:left}`;
-const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
-const POLICY = `default-src 'none'; style-src ${hash(STYLE)} ${hash(EXTRA_STYLE)}; base-uri 'none'; form-action 'none'`;
 
 /** The page: the sides as columns (verdict, pass rate, rubrics, latency), then each round's calls side by side. */
 export function tryHtml(report: Report): string {
@@ -118,18 +116,7 @@ export function tryHtml(report: Report): string {
     row.set(c.variant ?? "base", c);
     rows.set(key, row);
   }
-  const doc = html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${POLICY}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>agent-iac · try ${part.agent}</title>
-<style>${trusted(STYLE)}</style>
-<style>${trusted(EXTRA_STYLE)}</style>
-</head>
-<body data-kind="try">
+  const doc = html`${documentStart(`agent-iac · try ${part.agent}`, "try", [STYLE, EXTRA_STYLE])}
 <header class="top"><h1>agent-iac · Variants of ${part.agent}</h1>
 <p class="meta">${report.stack ? `stack ${report.stack} · ` : ""}against ${part.version_id} · ${report.format} v${report.version}</p></header>
 <main>

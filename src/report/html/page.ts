@@ -19,7 +19,28 @@ const titles: Record<string, string> = {
 };
 
 const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
-const POLICY = `default-src 'none'; style-src ${hash(STYLE)}; script-src ${hash(SCRIPT)}; base-uri 'none'; form-action 'none'`;
+
+/**
+ * A page's document up to its <body> tag: a policy that lets exactly its own styles (and script)
+ * run and nothing load, no referrer, the title and the styles (every report page shares it).
+ */
+export function documentStart(title: string, kind: string, styles: readonly string[], script?: string): Html {
+  const scripts = script ? `script-src ${hash(script)}; ` : "";
+  const policy = `default-src 'none'; style-src ${styles.map(hash).join(" ")}; ${scripts}base-uri 'none'; form-action 'none'`;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${policy}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+${styles.map(
+  (style) => html`<style>${trusted(style)}</style>
+`,
+)}</head>
+<body data-kind="${kind}">`;
+}
 
 /** A count of scenarios; its icon only where there is something to mark (a 0 failed shows no ✗). */
 function tile(name: string, count: number, icon: string, tone: string): Html {
@@ -96,17 +117,7 @@ export function page(report: Report): string {
     report.shard ? `shard ${report.shard.index} of ${report.shard.count}` : null,
     `${report.format} v${report.version}`,
   ].filter((part): part is string => part !== null);
-  const doc = html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${POLICY}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>agent-iac · ${title}${report.stack ? ` · ${report.stack}` : ""}</title>
-<style>${trusted(STYLE)}</style>
-</head>
-<body data-kind="${report.kind}">
+  const doc = html`${documentStart(`agent-iac · ${title}${report.stack ? ` · ${report.stack}` : ""}`, report.kind, [STYLE], SCRIPT)}
 <a class="skip" href="#scenarios">Skip to scenarios</a>
 <header class="top">
 <h1>agent-iac · ${title}</h1>
