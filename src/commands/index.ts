@@ -124,7 +124,7 @@ type Outcome = {
 
 /** The one place that turns an error into an exit code and a message. */
 function classify(error: unknown, io: CommandIO): Outcome {
-  if (isKnownError(error)) return cliOutcome(error, io.connection);
+  if (isKnownError(error)) return cliOutcome(error, io.env, io.connection);
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return { exitCode: 3, message: `this is a bug: ${message}`, bug: true };
 }

@@ -112,7 +112,7 @@ export class CommandIO {
   async claimReports(files: readonly string[]): Promise<void> {
     if (!this.#held) return;
     // A file that cannot be removed cannot be written either: the run's write says so.
-    await Promise.all(files.map((file) => rm(file, { force: true }).catch(() => undefined)));
+    await Promise.all(files.map((file) => rm(path.resolve(this.cwd, file), { force: true }).catch(() => undefined)));
     this.#claimed = files;
     const held = this.#held;
     this.#held = undefined;
@@ -121,7 +121,7 @@ export class CommandIO {
 
   /** `; no report written (reports/a.json removed: not this run's)` for the claimed files not written. */
   #unwrittenNote(): string {
-    const missing = this.#claimed.filter((file) => !existsSync(file)).map(shownPath);
+    const missing = this.#claimed.filter((file) => !existsSync(path.resolve(this.cwd, file))).map(shownPath);
     return missing.length > 0 ? `; no report written (${missing.join(", ")} removed: not this run's)` : "";
   }
 

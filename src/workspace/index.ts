@@ -20,7 +20,7 @@ export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.u
  * commands run in (the checkout, or a project that installed agent-iac: never inside
  * node_modules, where an `npm install` would delete it).
  */
-export function localBackendDir(projectDir: string = process.cwd()): string {
+export function localBackendDir(projectDir: string): string {
   return path.join(projectDir, ".pulumi-state");
 }
 
@@ -94,16 +94,16 @@ export type PulumiEnvironmentOptions = {
   backendUrl?: string;
   /** A private PULUMI_HOME (tests use one per run). */
   pulumiHome?: string;
-  /** Environment to start from (default process.env). */
-  base?: NodeJS.ProcessEnv;
-  /** The Pulumi project, home of the default local backend (default: the working directory). */
-  projectDir?: string;
+  /** Environment to start from: the run's (the command edge's CommandIO). */
+  base: NodeJS.ProcessEnv;
+  /** The Pulumi project, home of the default local backend. */
+  projectDir: string;
 };
 
 /** The environment for every Pulumi CLI run: offline, non-interactive, on the chosen backend. */
-export function pulumiEnvironment(options: PulumiEnvironmentOptions = {}): Record<string, string> {
-  const base = options.base ?? process.env;
-  const localDir = localBackendDir(options.projectDir ?? process.cwd());
+export function pulumiEnvironment(options: PulumiEnvironmentOptions): Record<string, string> {
+  const base = options.base;
+  const localDir = localBackendDir(options.projectDir);
   const local = `file://${localDir}`;
   const env: Record<string, string> = {
     PULUMI_SKIP_UPDATE_CHECK: "true",
@@ -160,7 +160,8 @@ export type OpenStackOptions = {
   workDir?: string;
   /** Create the stack when it does not exist (default true). */
   create?: boolean;
-  env?: Record<string, string>;
+  /** The Pulumi CLI's environment (pulumiEnvironment). */
+  env: Record<string, string>;
   /**
    * The project's program as an inline program: it then runs in this process (which has
    * `@pulumi/pulumi` loaded already) instead of a Node process the CLI starts from Pulumi.yaml's
@@ -198,7 +199,7 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
     pulumiCommand = undefined;
     throw error;
   });
-  const envVars = options.env ?? pulumiEnvironment();
+  const envVars = options.env;
   assertSecretsProvider(options.secretsProvider, workDir, options.stackName, envVars);
   const program = options.program ? { program: options.program } : {};
   const workspace = await LocalWorkspace.create({ envVars, pulumiCommand: await pulumiCommand, workDir, ...program });

@@ -26,7 +26,7 @@ export async function pulumiSandbox(options: { backend?: Backend } = {}): Promis
   if (backendDir) await mkdir(backendDir);
   const backendUrl = postgres ? postgres.url : `file://${backendDir}`;
   const env = {
-    ...pulumiEnvironment({ backendUrl, pulumiHome: path.join(dir, "home"), base: {} }),
+    ...pulumiEnvironment({ backendUrl, pulumiHome: path.join(dir, "home"), base: {}, projectDir: dir }),
     PULUMI_CONFIG_PASSPHRASE: "test-passphrase",
   };
   const cleanup = async () => {
