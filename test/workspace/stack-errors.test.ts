@@ -11,6 +11,7 @@ import {
   lockedStackError,
   openStack,
   projectRoot,
+  pulumiCli,
   StackLockedError,
   StackNotFoundError,
   stackError,
@@ -49,7 +50,11 @@ describe("Pulumi's stack errors, typed", () => {
       message: 'there is no stack "nowhere" on this backend',
       hint: expect.stringContaining("pulumi stack init nowhere"),
     });
-    const stacks = await pulumi.automation.LocalWorkspace.create({ workDir: project.dir, envVars: sandbox.env });
+    const stacks = await pulumi.automation.LocalWorkspace.create({
+      workDir: project.dir,
+      envVars: sandbox.env,
+      pulumiCommand: await pulumiCli(),
+    });
     expect((await stacks.listStacks()).map((s) => s.name)).not.toContain("nowhere");
   });
 
