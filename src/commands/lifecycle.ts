@@ -48,11 +48,11 @@ export type IdleSignalHandler = (signal: NodeJS.Signals, note: string) => void;
 export class CommandIO {
   readonly stdout: Output;
   readonly stderr: Output;
-  /** The run's environment and directory (the process's by default): the use cases read these, never the process's. */
-  readonly env: NodeJS.ProcessEnv;
+  /** The run's directory (the process's by default): the use cases read it, never the process's. */
   readonly cwd: string;
-  /** The project the run works in, built once from `cwd` and `env`. */
-  readonly project: ProjectContext;
+  #env: NodeJS.ProcessEnv;
+  #project: ProjectContext;
+  #debug: boolean;
   readonly #onIdleSignal: IdleSignalHandler;
   readonly #listeners = new Set<InterruptListener>();
   readonly #clients = new Set<Client>();
@@ -83,10 +83,39 @@ export class CommandIO {
       },
     };
     this.stderr = streams.stderr;
-    this.env = streams.env ?? process.env;
+    // The process entry's own environment and directory when the run is given none.
+    this.#env = streams.env ?? process.env;
     this.cwd = streams.cwd ?? process.cwd();
-    this.project = projectContext(this);
+    this.#project = projectContext({ cwd: this.cwd, env: this.#env });
+    this.#debug = this.#env.AGENT_IAC_DEBUG === "1";
     this.#onIdleSignal = onIdleSignal;
+  }
+
+  /** The run's environment (the process's by default): the use cases read it, never the process's. */
+  get env(): NodeJS.ProcessEnv {
+    return this.#env;
+  }
+
+  /** The project the run works in, built from `cwd` and `env`. */
+  get project(): ProjectContext {
+    return this.#project;
+  }
+
+  /** --debug or AGENT_IAC_DEBUG=1: errors keep their stack traces. */
+  get debug(): boolean {
+    return this.#debug;
+  }
+
+  /**
+   * --debug: the run's environment says AGENT_IAC_DEBUG=1 from now on, so the Pulumi program (its
+   * own process, or inline) keeps its stack traces too; the process's environment is left alone.
+   */
+  enableDebug(): void {
+    if (this.#env.AGENT_IAC_DEBUG !== "1") {
+      this.#env = { ...this.#env, AGENT_IAC_DEBUG: "1" };
+      this.#project = projectContext({ cwd: this.cwd, env: this.#env });
+    }
+    this.#debug = true;
   }
 
   /** Delivers SIGINT/SIGTERM to the run (held until it has claimed its reports). */
