@@ -150,7 +150,9 @@ export class CommandIO {
 
   /** `; no report written (reports/a.json removed: not this run's)` for the claimed files not written. */
   #unwrittenNote(): string {
-    const missing = this.#claimed.filter((file) => !existsSync(path.resolve(this.cwd, file))).map(shownPath);
+    const missing = this.#claimed
+      .filter((file) => !existsSync(path.resolve(this.cwd, file)))
+      .map((file) => path.relative(this.cwd, path.resolve(this.cwd, file)) || file);
     return missing.length > 0 ? `; no report written (${missing.join(", ")} removed: not this run's)` : "";
   }
 
@@ -258,16 +260,11 @@ export type InterruptedRun = {
 /** `interrupted: N of M calls finished; reports in reports/smoke.json, …` (said without a label, exit 130). */
 export function interrupted(run: InterruptedRun): InterruptedError {
   // Where src/report wrote them: a bare name under reports/.
-  const files = run.reports.map((file) => shownPath(reportPath(file)));
+  const files = run.reports.map(reportPath);
   const where = files.length > 0 ? `; reports in ${files.join(", ")}` : "; no report was asked for";
   const phase = run.phase ? ` (${run.phase})` : "";
   const finished = finishedCalls(run.calls);
   return new InterruptedError(undefined, `${finished} of ${run.calls.length} calls finished${phase}${where}`);
-}
-
-/** A written file's path as said: relative to the working directory. */
-function shownPath(file: string): string {
-  return path.relative(process.cwd(), path.resolve(file)) || file;
 }
 
 /** An interrupted run that places no calls (a stream, a read of the traffic): `interrupted: <what>`. */
