@@ -260,11 +260,16 @@ export type InterruptedRun = {
 /** `interrupted: N of M calls finished; reports in reports/smoke.json, …` (said without a label, exit 130). */
 export function interrupted(run: InterruptedRun): InterruptedError {
   // Where src/report wrote them: a bare name under reports/.
-  const files = run.reports.map(reportPath);
+  const files = run.reports.map((file) => shownPath(reportPath(file)));
   const where = files.length > 0 ? `; reports in ${files.join(", ")}` : "; no report was asked for";
   const phase = run.phase ? ` (${run.phase})` : "";
   const finished = finishedCalls(run.calls);
   return new InterruptedError(undefined, `${finished} of ${run.calls.length} calls finished${phase}${where}`);
+}
+
+/** A written file's path as said: relative to the working directory (the command edge's: the process's). */
+function shownPath(file: string): string {
+  return path.relative(process.cwd(), path.resolve(file)) || file;
 }
 
 /** An interrupted run that places no calls (a stream, a read of the traffic): `interrupted: <what>`. */
