@@ -10,4 +10,5 @@ if (process.env.AGENT_IAC_DEBUG !== "1") capturePromiseStacks(false);
 
 /** `versions` `{key: version_id}`: what smoke calls pin; `agents` `{key: {id, version_id, kind, name}}`;
  * `previous_versions` `{key: version_id}`: the version each agent held before its current one. */
-export const { versions, agents, previous_versions } = await agentsProgram();
+// The program's own process (the CLI starts it in the project with the run's environment): a process entry.
+export const { versions, agents, previous_versions } = await agentsProgram({ env: process.env });

@@ -113,19 +113,23 @@ describe("the mapping from the error model to the CLI", () => {
       keySource: "AGENT_IAC_API_KEY",
       loopback: true,
     } as const;
-    expect(cliOutcome(new AuthenticationError(api), connection)).toMatchObject({
+    expect(cliOutcome(new AuthenticationError(api), {}, connection)).toMatchObject({
       exitCode: 2,
       message: "the service refused the API key from AGENT_IAC_API_KEY: GET /conversations → 401",
       hint: "check the stack's secret agents:apiKey or AGENT_IAC_API_KEY",
     });
     const refused = new ConnectionError({ ...api, requestSent: false, networkCode: "ECONNREFUSED" });
-    expect(cliOutcome(refused, connection)).toMatchObject({
+    expect(cliOutcome(refused, {}, connection)).toMatchObject({
       exitCode: 3,
       message: "nothing answers at http://127.0.0.1:1 (ECONNREFUSED)",
       hint: expect.stringContaining("npm run service"),
     });
     // Without a connection: the service's words.
-    expect(cliOutcome(new AuthenticationError(api))).toEqual({ exitCode: 2, message: api.message, hint: undefined });
+    expect(cliOutcome(new AuthenticationError(api), {})).toEqual({
+      exitCode: 2,
+      message: api.message,
+      hint: undefined,
+    });
   });
 
   it("reads a report merge's input as input: a file that is not a report is an InvalidInputError (exit 2)", async () => {
@@ -163,14 +167,14 @@ describe("the mapping from the error model to the CLI", () => {
     expect(error.message).toBe("versionId pins one agent: select it with agent KEY");
     expect(error.hint).toBe("or drop versionId");
     expect(error.describe(plainNaming)).toEqual({ message: error.message, hint: error.hint });
-    expect(cliOutcome(error)).toEqual({
+    expect(cliOutcome(error, {})).toEqual({
       exitCode: 2,
       message: "--version-id pins one agent: select it with --agent KEY",
       hint: "or drop --version-id",
     });
     expect(error).toMatchObject({ field: "versionId", value: "ca_x@v2" });
     // A plain message is said as it is.
-    expect(cliOutcome(new ConfigError("no API key", { hint: "set it" }))).toEqual({
+    expect(cliOutcome(new ConfigError("no API key", { hint: "set it" }), {})).toEqual({
       exitCode: 2,
       message: "no API key",
       hint: "set it",
@@ -188,7 +192,7 @@ describe("the mapping from the error model to the CLI", () => {
     }
     expect(thrown).toBeInstanceOf(InvalidInputError);
     expect(thrown).toMatchObject({ code: "AGENT_IAC_INVALID_INPUT", field: "versionId", value: "ca_x@v1" });
-    expect(cliOutcome(thrown as InvalidInputError).message).toBe(
+    expect(cliOutcome(thrown as InvalidInputError, {}).message).toBe(
       "--version-id pins one agent: select it with --agent KEY",
     );
   });

@@ -40,7 +40,7 @@ describe("the packed package in a project of its own", () => {
   };
 
   beforeAll(async () => {
-    sandbox = await pulumiSandbox(); // also puts the Pulumi CLI and this Node on PATH
+    sandbox = await pulumiSandbox(); // its env's PATH has the Pulumi CLI and this Node first
     env = { ...process.env, ...sandbox.env, AGENT_IAC_API_KEY: API_KEY };
     packed = await packedProject("typescript", "package.md", env);
     ({ work, project, packedFiles, sim } = packed);

@@ -8,7 +8,7 @@ import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Plan } from "../src/plan/index.ts";
-import { ensurePulumi, projectRoot } from "../src/workspace/index.ts";
+import { ensurePulumi, projectRoot, pulumiCli } from "../src/workspace/index.ts";
 import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
 import { runInProcess } from "./helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
@@ -142,7 +142,7 @@ describe("the policy pack", () => {
     });
     const dev = await pulumi.automation.LocalWorkspace.selectStack(
       { stackName: "prod", workDir: project.dir },
-      { envVars: { ...sandbox.env, AGENT_IAC_API_KEY: API_KEY } },
+      { envVars: { ...sandbox.env, AGENT_IAC_API_KEY: API_KEY }, pulumiCommand: await pulumiCli() },
     );
     await dev.workspace.createStack("dev");
     await dev.workspace.setConfig("dev", "agents:baseUrl", { value: sim.url });
@@ -270,7 +270,7 @@ describe("the policy pack", () => {
     const plan = async (stack: string, config: string) => {
       const selected = await pulumi.automation.LocalWorkspace.selectStack(
         { stackName: stack, workDir: project.dir },
-        { envVars: env as Record<string, string> },
+        { envVars: env as Record<string, string>, pulumiCommand: await pulumiCli() },
       );
       // A pack must be a folder of the project: agent-iac's pack is linked in, as node_modules would hold it.
       await symlink(PACK, path.join(project.dir, "policy")).catch((error: NodeJS.ErrnoException) => {

@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensurePulumi, projectRoot } from "../src/workspace/index.ts";
+import { ensurePulumi, projectRoot, pulumiCli, toolchainPath } from "../src/workspace/index.ts";
 import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
 
 describe("toolchain", () => {
@@ -21,7 +21,7 @@ describe("toolchain", () => {
   });
 
   it("runs up, a no-change preview and destroy of a dynamic-resource program with the real CLI", async () => {
-    const command = await pulumi.automation.PulumiCommand.get();
+    const command = await pulumiCli();
     const version = command.version?.toString();
     // Which Node.js language host ran: a change of host (official module or the project's own
     // minimal one) must never be silent.
@@ -52,24 +52,18 @@ describe("toolchain", () => {
     expect(destroy.summary.resourceChanges?.delete).toBe(3);
   });
 
-  it("puts the CLI on the PATH in force at each call, not only the first: an in-process run swaps process.env", async () => {
+  it("gives the toolchain in the CLI's PATH and leaves the process's PATH alone", async () => {
+    const before = process.env.PATH;
     const dir = await ensurePulumi();
-    const saved = process.env;
-    // A run's own environment, made after the first call, without the toolchain on its PATH.
-    process.env = { ...saved, PATH: "/usr/bin:/bin" };
-    try {
-      expect(await ensurePulumi()).toBe(dir);
-      const entries = (process.env.PATH ?? "").split(path.delimiter);
-      expect(entries).toContain(path.dirname(process.execPath));
-      if (dir) expect(entries[0]).toBe(dir);
-      expect(entries.slice(-2)).toEqual(["/usr/bin", "/bin"]);
-      // Idempotent: a second call adds nothing.
-      const once = process.env.PATH;
-      await ensurePulumi();
-      expect(process.env.PATH).toBe(once);
-    } finally {
-      process.env = saved;
-    }
+    expect(process.env.PATH).toBe(before);
+    // A run's own PATH, without the toolchain.
+    const entries = (await toolchainPath("/usr/bin:/bin")).split(path.delimiter);
+    expect(entries).toContain(path.dirname(process.execPath));
+    if (dir) expect(entries[0]).toBe(dir);
+    expect(entries.slice(-2)).toEqual(["/usr/bin", "/bin"]);
+    // Idempotent: a PATH that has it already gets nothing more.
+    const once = await toolchainPath("/usr/bin:/bin");
+    expect(await toolchainPath(once)).toBe(once);
   });
 
   it("runs on Node 22 or later", () => {

@@ -2,7 +2,9 @@
 // against the org rules too, the same code as the policy pack) and the agent file's JSON Schema,
 // with no Pulumi, no simulator and no network. Apart from src/usecases so that these commands load
 // neither the Pulumi SDK nor the simulator (about a second of CPU each time).
+
 import { readFile } from "node:fs/promises";
+import path from "node:path";
 import {
   type Diagnostic,
   formatDiagnostic,
@@ -49,8 +51,11 @@ export type FileCheck = {
 
 export async function checkAgentFiles(request: FileCheckRequest): Promise<FileCheck> {
   const { stack } = request;
-  const setups = request.policy === undefined ? undefined : await policySetups(request.policy);
-  const loaded = await loadAgents(request.dir, stack === undefined ? {} : { stack });
+  const setups = request.policy === undefined ? undefined : await policySetups(request.policy, request.project.dir);
+  const from = request.project.dir;
+  // A relative folder is the project's, never the process's cwd.
+  const dir = path.resolve(from, request.dir);
+  const loaded = await loadAgents(dir, stack === undefined ? { from } : { stack, from });
   const { agents, errors } = loaded;
   const overlays = agents.flatMap((a) => (a.overlay ? [a.overlay] : []));
   const check: FileCheck = { agents: agents.length, errors: errors.map(formatDiagnostic), warnings: [], overlays };
@@ -81,10 +86,10 @@ export async function checkAgentFiles(request: FileCheckRequest): Promise<FileCh
 }
 
 /** FILE, or the literal `{}` (the defaults, as the docs say, without a file to hold them). */
-async function policySetups(file: string) {
+async function policySetups(file: string, within: string) {
   let text = "{}";
   try {
-    if (file.trim() !== "{}") text = await readFile(file, "utf8");
+    if (file.trim() !== "{}") text = await readFile(path.resolve(within, file), "utf8");
   } catch (error) {
     throw new ConfigError(`cannot read the policy config ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
   }

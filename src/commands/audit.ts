@@ -46,7 +46,12 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   return withTraffic(io, values, async (traffic, reading) => {
     const failOnUnknown = values["fail-on-unknown"];
     const { result, report } = await auditTraffic(traffic, { failOnUnknown }, reading);
-    const code = await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: io.stdout });
+    const code = await emitReport(report, {
+      env: io.env,
+      within: io.project.dir,
+      files: reportFiles(TRAFFIC_REPORT_FLAGS, values),
+      out: io.stdout,
+    });
     if (code === 1) {
       const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");
       // The ids are the service's: shown escaped, never obeyed.

@@ -91,7 +91,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       signal: stop.signal,
       onRetry: io.printRetry,
       warn: (text) => io.stderr.write(text),
-      onReport: (partial) => writeProgress(partial, files),
+      onReport: (partial) => writeProgress(partial, files, io.project.dir),
     },
     (opened) => {
       io.useConnection(opened.connection);
@@ -103,13 +103,13 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     },
   ).finally(stop.release);
   if (result.kind === "dry-run" || !report) return 0;
-  const code = await emitReport(report, { files, out: io.stdout });
+  const code = await emitReport(report, { env: io.env, within: io.project.dir, files, out: io.stdout });
   if (report.interrupted) throw interrupted({ calls: report.results, reports: Object.values(files) });
   return code;
 }
 
 /** The run's report so far, after every finished call: a run killed part-way leaves what it had. */
-function writeProgress(report: Report, files: ReportFiles): Promise<unknown> {
+function writeProgress(report: Report, files: ReportFiles, within: string): Promise<unknown> {
   // A partial report is the smoke run's (its drift verdicts come at the end): only its JSON is kept.
-  return files.json ? writeReportFiles(report, { json: files.json }).catch(() => undefined) : Promise.resolve();
+  return files.json ? writeReportFiles(report, { json: files.json }, within).catch(() => undefined) : Promise.resolve();
 }

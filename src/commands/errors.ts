@@ -93,18 +93,22 @@ export type CliOutcome = {
  * said before it (each invalid file's file:line), and a service error explained for `connection`
  * (the one the run talked to, if any).
  */
-export function cliOutcome(error: KnownError, connection?: Connection): CliOutcome {
+export function cliOutcome(error: KnownError, env: NodeJS.ProcessEnv, connection?: Connection): CliOutcome {
   if (error instanceof ApiError && error.origin)
-    return { exitCode: exitCodeOf(error), ...modelError(error, error.origin) };
-  if (error instanceof ApiError) return { exitCode: exitCodeOf(error), ...serviceError(error, connection) };
+    return { exitCode: exitCodeOf(error), ...modelError(error, error.origin, env) };
+  if (error instanceof ApiError) return { exitCode: exitCodeOf(error), ...serviceError(error, env, connection) };
   const details = error instanceof InvalidFilesError ? { details: error.details } : {};
   return { exitCode: exitCodeOf(error), ...error.describe(flagNaming), ...details };
 }
 
 /** A connection failure or a refused key with what to do about it; else the service's words, one line. */
-function serviceError(error: ApiError, connection: Connection | undefined): Pick<CliOutcome, "message" | "hint"> {
+function serviceError(
+  error: ApiError,
+  env: NodeJS.ProcessEnv,
+  connection: Connection | undefined,
+): Pick<CliOutcome, "message" | "hint"> {
   // One line: the service's reason may hold line breaks of its own.
-  const said = terminalText(redact(error.message, secretsInEnvironment()));
+  const said = terminalText(redact(error.message, secretsInEnvironment(env)));
   if (connection && error instanceof ConnectionError && !error.requestSent && connection.loopback) {
     return {
       message: `nothing answers at ${connection.baseUrl} (${error.networkCode ?? "connection failed"})`,
@@ -121,8 +125,12 @@ function serviceError(error: ApiError, connection: Connection | undefined): Pick
 }
 
 /** A model endpoint's failure in its own terms: which model, its address, and for a refused key the setting that holds it. */
-function modelError(error: ApiError, origin: ModelOrigin): Pick<CliOutcome, "message" | "hint"> {
-  const said = terminalText(redact(error.message, secretsInEnvironment()));
+function modelError(
+  error: ApiError,
+  origin: ModelOrigin,
+  env: NodeJS.ProcessEnv,
+): Pick<CliOutcome, "message" | "hint"> {
+  const said = terminalText(redact(error.message, secretsInEnvironment(env)));
   const which = `${MODEL_USE_NAMES[origin.use]} (${terminalText(origin.model)} at ${terminalText(origin.baseUrl)})`;
   if (error instanceof AuthenticationError) {
     return {

@@ -125,7 +125,7 @@ type Outcome = {
 
 /** The one place that turns an error into an exit code and a message. */
 function classify(error: unknown, io: CommandIO): Outcome {
-  if (isKnownError(error)) return cliOutcome(error, io.connection);
+  if (isKnownError(error)) return cliOutcome(error, io.env, io.connection);
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return { exitCode: 3, message: `this is a bug: ${message}`, bug: true };
 }
@@ -154,9 +154,9 @@ async function report(label: string, error: unknown, debug: boolean, io: Command
 }
 
 export async function runCli(argv: string[], io: CommandIO = processIO()): Promise<number> {
-  const debug = argv.includes("--debug") || process.env.AGENT_IAC_DEBUG === "1";
-  // The Pulumi program run by start and plan reads it too: with it, it keeps stack traces.
-  if (debug) process.env.AGENT_IAC_DEBUG = "1";
+  // The Pulumi program run by start and plan reads it too (in the run's environment): with it, it keeps stack traces.
+  if (argv.includes("--debug")) io.enableDebug();
+  const debug = io.debug;
   const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
   const command = name && Object.hasOwn(commands, name) ? commands[name] : undefined;
   // The run's first moment: no earlier run's report outlives it, whatever ends it (a signal too).

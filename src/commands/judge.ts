@@ -95,7 +95,7 @@ async function label(argv: string[], io: CommandIO): Promise<number> {
     {
       reports: positionals,
       labels: values.labels,
-      labeller: values.labeller || process.env.USER || "labeller",
+      labeller: values.labeller || io.env.USER || "labeller",
       sample: typed.sample,
       seed: values.seed,
       disagreements: values.disagreements,

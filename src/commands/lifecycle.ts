@@ -48,11 +48,11 @@ export type IdleSignalHandler = (signal: NodeJS.Signals, note: string) => void;
 export class CommandIO {
   readonly stdout: Output;
   readonly stderr: Output;
-  /** The run's environment and directory (the process's by default): the use cases read these, never the process's. */
-  readonly env: NodeJS.ProcessEnv;
+  /** The run's directory (the process's by default): the use cases read it, never the process's. */
   readonly cwd: string;
-  /** The project the run works in, built once from `cwd` and `env`. */
-  readonly project: ProjectContext;
+  #env: NodeJS.ProcessEnv;
+  #project: ProjectContext;
+  #debug: boolean;
   readonly #onIdleSignal: IdleSignalHandler;
   readonly #listeners = new Set<InterruptListener>();
   readonly #clients = new Set<Client>();
@@ -83,10 +83,39 @@ export class CommandIO {
       },
     };
     this.stderr = streams.stderr;
-    this.env = streams.env ?? process.env;
+    // The process entry's own environment and directory when the run is given none.
+    this.#env = streams.env ?? process.env;
     this.cwd = streams.cwd ?? process.cwd();
-    this.project = projectContext(this);
+    this.#project = projectContext({ cwd: this.cwd, env: this.#env });
+    this.#debug = this.#env.AGENT_IAC_DEBUG === "1";
     this.#onIdleSignal = onIdleSignal;
+  }
+
+  /** The run's environment (the process's by default): the use cases read it, never the process's. */
+  get env(): NodeJS.ProcessEnv {
+    return this.#env;
+  }
+
+  /** The project the run works in, built from `cwd` and `env`. */
+  get project(): ProjectContext {
+    return this.#project;
+  }
+
+  /** --debug or AGENT_IAC_DEBUG=1: errors keep their stack traces. */
+  get debug(): boolean {
+    return this.#debug;
+  }
+
+  /**
+   * --debug: the run's environment says AGENT_IAC_DEBUG=1 from now on, so the Pulumi program (its
+   * own process, or inline) keeps its stack traces too; the process's environment is left alone.
+   */
+  enableDebug(): void {
+    if (this.#env.AGENT_IAC_DEBUG !== "1") {
+      this.#env = { ...this.#env, AGENT_IAC_DEBUG: "1" };
+      this.#project = projectContext({ cwd: this.cwd, env: this.#env });
+    }
+    this.#debug = true;
   }
 
   /** Delivers SIGINT/SIGTERM to the run (held until it has claimed its reports). */
@@ -112,7 +141,7 @@ export class CommandIO {
   async claimReports(files: readonly string[]): Promise<void> {
     if (!this.#held) return;
     // A file that cannot be removed cannot be written either: the run's write says so.
-    await Promise.all(files.map((file) => rm(file, { force: true }).catch(() => undefined)));
+    await Promise.all(files.map((file) => rm(path.resolve(this.cwd, file), { force: true }).catch(() => undefined)));
     this.#claimed = files;
     const held = this.#held;
     this.#held = undefined;
@@ -121,7 +150,9 @@ export class CommandIO {
 
   /** `; no report written (reports/a.json removed: not this run's)` for the claimed files not written. */
   #unwrittenNote(): string {
-    const missing = this.#claimed.filter((file) => !existsSync(file)).map(shownPath);
+    const missing = this.#claimed
+      .filter((file) => !existsSync(path.resolve(this.cwd, file)))
+      .map((file) => path.relative(this.cwd, path.resolve(this.cwd, file)) || file);
     return missing.length > 0 ? `; no report written (${missing.join(", ")} removed: not this run's)` : "";
   }
 
@@ -236,7 +267,7 @@ export function interrupted(run: InterruptedRun): InterruptedError {
   return new InterruptedError(undefined, `${finished} of ${run.calls.length} calls finished${phase}${where}`);
 }
 
-/** A written file's path as said: relative to the working directory. */
+/** A written file's path as said: relative to the working directory (the command edge's: the process's). */
 function shownPath(file: string): string {
   return path.relative(process.cwd(), path.resolve(file)) || file;
 }

@@ -180,6 +180,8 @@ async function finish(
   const held = (plan.settings?.changes ?? []).filter((c) => c.guarded);
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
   const exitCode = await emitReport(plan, {
+    env: io.env,
+    within: io.project.dir,
     files: request.files,
     ...(request.files.markdown ? {} : { out: io.stdout }),
   });

@@ -37,6 +37,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const { report: merged, missing } = await mergeShardReports(files);
   for (const note of merged.notes) io.stderr.write(`${note}\n`);
   const code = await emitReport(merged, {
+    env: io.env,
+    within: io.project.dir,
     files: reportFiles(RUN_REPORT_FLAGS, parsed.values),
     out: io.stdout,
   });

@@ -175,7 +175,7 @@ async function readCall(
   io: CommandIO,
 ): Promise<CapturedCall> {
   const request = { conversationId, calleeNo: values["callee-no"] };
-  const dir = values["from-recording"];
+  const dir = io.project.path(values["from-recording"]);
   if (dir) return recordedCall(dir, request);
   return fromService(request, {
     stack: values.stack,

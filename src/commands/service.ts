@@ -58,17 +58,18 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }
   const port = numeric("port", values.port, 0) as number;
   if (port > 65535) throw new CliError(`--port must be at most 65535, got "${values.port}"`);
-  const apiKey = values["api-key"] || process.env.AGENT_IAC_API_KEY || DEV_API_KEY;
+  const apiKey = values["api-key"] || io.env.AGENT_IAC_API_KEY || DEV_API_KEY;
   const keySource = values["api-key"]
     ? "from --api-key"
-    : process.env.AGENT_IAC_API_KEY
+    : io.env.AGENT_IAC_API_KEY
       ? "from AGENT_IAC_API_KEY"
       : "the documented local dev key (see src/simulator/README.md)";
   const options = {
     host: values.host,
     port,
     apiKey,
-    ...(values.data ? { dataFile: values.data } : {}),
+    ...(values.data ? { dataFile: io.project.path(values.data) } : {}),
+    cwd: io.project.dir,
     profile: values.profile as ProfileName,
     latencyMs: numeric("latency-ms", values["latency-ms"], 0),
     eventDelayMs: numeric("event-delay-ms", values["event-delay-ms"], 0),

@@ -197,7 +197,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
 
 async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
   const { session, held, plan, old } = await prepareSmoke(
-    { ...request, project: io.project, compareWith: request.compare?.file },
+    { ...request, project: io.project, compareWith: io.project.path(request.compare?.file) },
     (text) => io.stderr.write(text),
   );
   const placement =
@@ -215,7 +215,7 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
     maxCallMinutes: request.maxCallMinutes,
     dryRun: request.dryRun,
     announceCost: request.selection.live,
-    recordDir: request.record,
+    recordDir: io.project.path(request.record),
     judge: { settings: session.judge, cache: request.judgeCache },
     caller: session.caller,
     // Asked for only when calls are placed: a dry run contacts nobody and needs no key.
@@ -225,10 +225,15 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
     out: io.stdout,
     signal: stop.signal,
     onRetry: io.printRetry,
-    onReport: (report) => writeProgress(report, request.files),
+    onReport: (report) => writeProgress(report, request.files, io.project.dir),
   }).finally(stop.release);
   if (result.kind === "dry-run") return 0;
-  const exitCode = await emitReport(result.report, { files: request.files, out: io.stdout });
+  const exitCode = await emitReport(result.report, {
+    env: io.env,
+    within: io.project.dir,
+    files: request.files,
+    out: io.stdout,
+  });
   io.stdout.write(judgeUsageLine(result.judge, request.judgeCache));
   if (result.report.interrupted) {
     const calls = result.report.results;
@@ -241,15 +246,15 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
 /** `--replay DIR`: the stack's agent files, no stack state and no network. */
 async function replay(request: SmokeRequest & { replay: string }, io: CommandIO): Promise<number> {
   const report = await replayRun(
-    { ...request, project: io.project, dir: request.replay },
+    { ...request, project: io.project, dir: io.project.path(request.replay) },
     { out: io.stdout, onRetry: io.printRetry },
   );
-  return emitReport(report, { files: request.files, out: io.stdout });
+  return emitReport(report, { env: io.env, within: io.project.dir, files: request.files, out: io.stdout });
 }
 
 /** The reports so far, rewritten after every finished call: a run killed part-way leaves what it had. */
-function writeProgress(report: Report, files: ReportFiles): Promise<unknown> {
-  return writeReportFiles(report, files).catch(() => undefined);
+function writeProgress(report: Report, files: ReportFiles, within: string): Promise<unknown> {
+  return writeReportFiles(report, files, within).catch(() => undefined);
 }
 
 /** `judge test-model: 3 request(s), 6 vote(s) from the cache` — what judging a run cost. */

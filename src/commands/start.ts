@@ -78,7 +78,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     const log = { log: (text: string) => io.stdout.write(text), color: Boolean(io.stdout.isTTY) };
     const deployed = await deploy(session, service, { ...log, signal: stop.signal, interrupts: io.onInterrupt }).catch(
       async (error: unknown) => {
-        if (error instanceof InterruptedError && smoke) throw await interruptedDuringUp(error, session);
+        if (error instanceof InterruptedError && smoke) throw await interruptedDuringUp(error, session, io);
         throw error;
       },
     );
@@ -136,7 +136,12 @@ async function smokeAfterUp(
   };
   const result = await runSmokeJob(job, { out: io.stdout, signal, onRetry: io.printRetry });
   if (result.kind !== "ran") return 0;
-  const exitCode = await emitReport(result.report, { files: START_REPORTS, out: io.stdout });
+  const exitCode = await emitReport(result.report, {
+    env: io.env,
+    within: io.project.dir,
+    files: START_REPORTS,
+    out: io.stdout,
+  });
   // The report says whether the run was stopped: a signal after it was made changes nothing.
   if (result.report.interrupted) {
     const calls = result.report.results;
@@ -176,10 +181,10 @@ async function reportFailedDeliveries(
  * as not run, from the plan (pinned to what the stack holds, where it holds the agent), replacing
  * an earlier run's; then the one line.
  */
-async function interruptedDuringUp(error: InterruptedError, session: StackSession): Promise<unknown> {
+async function interruptedDuringUp(error: InterruptedError, session: StackSession, io: CommandIO): Promise<unknown> {
   const report = await notRunAfterUp(session);
   if (!report) return error; // nothing to plan: the Pulumi run's own line
-  await emitReport(report, { files: START_REPORTS });
+  await emitReport(report, { env: io.env, within: io.project.dir, files: START_REPORTS });
   return interrupted({ calls: report.results, reports: startReports(), phase: error.what });
 }
 

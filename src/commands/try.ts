@@ -130,7 +130,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     { out: io.stdout, signal: stop.signal, onRetry: io.printRetry, warn: (text) => io.stderr.write(text) },
   ).finally(stop.release);
   if (result.kind === "dry-run") return 0;
-  const code = await emitReport(result.report, { files, out: io.stdout });
+  const code = await emitReport(result.report, { env: io.env, within: io.project.dir, files, out: io.stdout });
   if (result.report.interrupted) throw interrupted({ calls: result.report.results, reports: Object.values(files) });
   if (result.promoted && "refused" in result.promoted) io.stderr.write(`${result.promoted.refused}\n`);
   else if (result.promoted)

@@ -103,7 +103,12 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   };
   return withTraffic(io, values, async (traffic, reading) => {
     const { result, report } = await watchTraffic(traffic, request, reading);
-    const code = await emitReport(report, { files: reportFiles(TRAFFIC_REPORT_FLAGS, values), out: io.stdout });
+    const code = await emitReport(report, {
+      env: io.env,
+      within: io.project.dir,
+      files: reportFiles(TRAFFIC_REPORT_FLAGS, values),
+      out: io.stdout,
+    });
     for (const agent of result.agents) {
       if (agent.status.startsWith("not_enough")) io.stderr.write(`warning: ${agent.message}\n`);
     }

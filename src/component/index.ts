@@ -89,7 +89,9 @@ export class AgentDirectory extends pulumi.ComponentResource<LoadedDirectory> {
  */
 export async function agentDirectoryFiles(dir: string): Promise<AgentDefinition[]> {
   const relative = withinProgram(dir);
-  const definitions = await readAgentDirectory(relative);
+  // Runs in the component provider's own process (the engine starts it in the program's directory
+  // with the stack's environment): its environment is the run's.
+  const definitions = await readAgentDirectory(relative, { env: process.env });
   if (definitions.length === 0) {
     throw new pulumi.RunError(
       `AgentDirectory: ${JSON.stringify(relative)} holds no agent files (<key>.yaml): \`dir\` names the directory of the agent files, relative to the program's directory`,
@@ -102,14 +104,15 @@ export async function agentDirectoryFiles(dir: string): Promise<AgentDefinition[
  * Where a program runs when the Pulumi CLI did not start it (an inline program of the Automation
  * API runs in the process that asked for the update): its project directory and environment.
  */
-export type ProgramContext = { projectDir?: string; env?: NodeJS.ProcessEnv };
+/** Where the program runs: its project (default: the program's directory) and its environment (the run's). */
+export type ProgramContext = { projectDir?: string; env: NodeJS.ProcessEnv };
 
 /**
  * The agents of a directory (relative to the project) for this stack, with the stack's overlays,
  * or a RunError listing every problem at its file:line. Also fails, before anything is created,
  * when the provider would have no service address or key.
  */
-export async function readAgentDirectory(dir: string, where: ProgramContext = {}): Promise<AgentDefinition[]> {
+export async function readAgentDirectory(dir: string, where: ProgramContext): Promise<AgentDefinition[]> {
   if (typeof dir !== "string" || dir.trim() === "") {
     throw new pulumi.RunError("AgentDirectory: `dir` must name a directory of agent files, relative to the project");
   }
@@ -168,6 +171,7 @@ function withinProgram(dir: unknown): string {
  */
 function programDirectory(): string {
   const root = pulumi.runtime.getRootDirectory();
+  // A process entry: the component provider's own working directory is the program's.
   return path.isAbsolute(root) ? root : process.cwd();
 }
 

@@ -12,7 +12,7 @@ import { agentsDirSetting } from "../settings/index.ts";
 import { declareAgents, type ProgramContext, readAgentDirectory } from "./index.ts";
 import { previousVersions, stackOutputsBefore, versionsBeforeIn } from "./previous.ts";
 
-export async function agentsProgram(where: ProgramContext = {}) {
+export async function agentsProgram(where: ProgramContext) {
   const dir = agentsDirSetting((key) => pulumi.runtime.getConfig(key)) ?? "agents";
   // Read before any agent is declared: the outputs of the stack's last update (./previous.ts).
   const before = versionsBeforeIn(await stackOutputsBefore());

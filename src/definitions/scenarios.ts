@@ -47,7 +47,7 @@ export async function declaredAgents(
     const absolute = path.resolve(options.projectDir, dir);
     if (read.has(absolute)) continue;
     read.add(absolute);
-    const loaded = await loadAgents(absolute, { stack: options.stack });
+    const loaded = await loadAgents(absolute, { stack: options.stack, from: options.projectDir });
     errors.push(...loaded.errors);
     for (const agent of loaded.agents.filter((a) => !known.has(a.key))) {
       known.add(agent.key);

@@ -16,7 +16,6 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../errors/index.ts";
-import { JUDGE_CACHE_DIR } from "../settings/index.ts";
 import { PROMPT_FINGERPRINT } from "./prompt.ts";
 import { capVote, type Vote } from "./verdict.ts";
 
@@ -50,13 +49,13 @@ const voteSchema = z.object({
 const entrySchema = z.object({ vote: voteSchema, mac: z.string() });
 
 /** Where the machine's signing key lives when AGENT_IAC_JUDGE_CACHE_KEY is not set. */
-function cacheKeyFile(env: NodeJS.ProcessEnv = process.env): string {
-  const config = env.XDG_CONFIG_HOME || path.join(os.homedir(), ".config");
+function cacheKeyFile(env: NodeJS.ProcessEnv): string {
+  const config = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
   return path.join(config, "agent-iac", "judge-cache.key");
 }
 
 /** The signing key: the environment's, else the machine's (created 0600 on first use). */
-async function signingKey(env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+async function signingKey(env: NodeJS.ProcessEnv): Promise<Buffer> {
   const fromEnv = env[CACHE_KEY_ENV];
   if (fromEnv) return Buffer.from(fromEnv, "utf8");
   const file = cacheKeyFile(env);
@@ -131,15 +130,12 @@ export class VoteCache {
   /** The directory as it was named (messages say it so). */
   readonly #named: string;
 
-  /** `within`: the directory a relative `dir` is in (the run's project). */
-  constructor(
-    dir: string = JUDGE_CACHE_DIR,
-    options: { read?: boolean; env?: NodeJS.ProcessEnv; within?: string } = {},
-  ) {
-    this.dir = options.within ? path.resolve(options.within, dir) : dir;
+  /** `within`: the directory a relative `dir` is in (the run's project); `env`: the run's (the signing key). */
+  constructor(dir: string, options: { read?: boolean; env: NodeJS.ProcessEnv; within: string }) {
+    this.dir = path.resolve(options.within, dir);
     this.#named = dir;
     this.read = options.read ?? true;
-    this.#env = options.env ?? process.env;
+    this.#env = options.env;
   }
 
   #signingKey(): Promise<Buffer> {

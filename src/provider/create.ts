@@ -11,7 +11,8 @@ const clients = new Map<string, ReturnType<typeof createClient>>();
 
 /** Connection settings through the one resolver (stack config, environment, local dev key). */
 export function resolveSettings(provider: ConfiguredProvider) {
-  return requireConnection(resolveConnection((key) => provider.config?.get(key)));
+  // The dynamic provider's own process, started by the CLI with the run's environment: a process entry.
+  return requireConnection(resolveConnection((key) => provider.config?.get(key), process.env));
 }
 
 /** A retried request leaves one line in `pulumi up`'s output. */

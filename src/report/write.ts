@@ -117,8 +117,11 @@ async function writeAtomically(file: string, text: string): Promise<void> {
   await rename(temporary, file);
 }
 
-/** Writes each asked-for format of the report (e.g. after every finished call); returns the files written. */
-export async function writeReportFiles(value: AnyReport, files: ReportFiles): Promise<string[]> {
+/**
+ * Writes each asked-for format of the report (e.g. after every finished call); returns the files
+ * written, as named. A relative name is the run's project's (`within`), never the process's cwd.
+ */
+export async function writeReportFiles(value: AnyReport, files: ReportFiles, within: string): Promise<string[]> {
   const renderers = renderersOf(value);
   const written: string[] = [];
   for (const [format, file] of Object.entries(files) as [Format, string | undefined][]) {
@@ -126,16 +129,16 @@ export async function writeReportFiles(value: AnyReport, files: ReportFiles): Pr
     const render = renderers.file(format);
     if (!render) throw new Error(`a ${value.kind ?? "plan"} report has no ${format} format`);
     const target = reportPath(file);
-    await writeAtomically(target, render());
+    await writeAtomically(path.resolve(within, target), render());
     written.push(target);
   }
   return written;
 }
 
 /** A JSON data file that goes with the reports (e.g. reports/old-versions.json for a later `--compare`). */
-export async function writeJsonFile(file: string, value: unknown): Promise<string> {
+export async function writeJsonFile(file: string, value: unknown, within: string): Promise<string> {
   const target = reportPath(file);
-  await writeAtomically(target, `${JSON.stringify(value, null, 2)}\n`);
+  await writeAtomically(path.resolve(within, target), `${JSON.stringify(value, null, 2)}\n`);
   return target;
 }
 
@@ -143,16 +146,18 @@ export type EmitOptions = {
   files?: ReportFiles;
   /** Where the terminal rendering goes (none when absent). */
   out?: { write(text: string): unknown };
-  /** The environment naming the job summary file (GITHUB_STEP_SUMMARY); default process.env. */
-  env?: NodeJS.ProcessEnv;
+  /** The run's environment, naming the job summary file (GITHUB_STEP_SUMMARY). */
+  env: NodeJS.ProcessEnv;
+  /** The run's project directory: relative report files are its. */
+  within: string;
 };
 
 /** Ends a run: every file asked for, the job summary, the terminal text; returns the exit code. */
-export async function emitReport(value: AnyReport, options: EmitOptions = {}): Promise<number> {
+export async function emitReport(value: AnyReport, options: EmitOptions): Promise<number> {
   const renderers = renderersOf(value);
-  await writeReportFiles(value, options.files ?? {});
+  await writeReportFiles(value, options.files ?? {}, options.within);
   const summary = renderers.summary?.();
-  if (summary !== undefined) await appendJobSummary(summary, options.env ?? process.env);
+  if (summary !== undefined) await appendJobSummary(summary, options.env);
   // Text the service sent is data: control characters are shown escaped, our own line breaks stay.
   if (options.out && renderers.terminal) options.out.write(terminalLines(renderers.terminal()));
   return reportExitCode(value);

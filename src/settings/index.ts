@@ -46,11 +46,19 @@ export const JUDGE_CACHE_DIR = path.join(STATE_DIR, "judge-cache");
  * reads. Built once per run from the run's CommandIO and passed to every use case, so nothing
  * below the commands reads the process's directory or environment (two runs can share a process).
  */
-export type ProjectContext = { readonly dir: string; readonly stateDir: string; readonly env: NodeJS.ProcessEnv };
+export type ProjectContext = {
+  readonly dir: string;
+  readonly stateDir: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** A path a flag named, resolved against the project's directory (never the process's cwd). */
+  path<P extends string | undefined>(file: P): P;
+};
 
 export function projectContext(run: { cwd: string; env: NodeJS.ProcessEnv }): ProjectContext {
   const dir = path.resolve(run.cwd);
-  return { dir, stateDir: path.join(dir, STATE_DIR), env: run.env };
+  const resolve = <P extends string | undefined>(file: P): P =>
+    (file === undefined ? file : path.resolve(dir, file)) as P;
+  return { dir, stateDir: path.join(dir, STATE_DIR), env: run.env, path: resolve };
 }
 
 /** Reads one stack config value (Pulumi's `config.get`, or a lookup in `getAllConfig()`'s map). */
@@ -86,7 +94,7 @@ export function isLoopbackUrl(url: string | undefined): boolean {
  */
 export function resolveConnection(
   config: ConfigReader,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
   overrides: { baseUrl?: string | undefined } = {},
 ): Connection {
   const baseUrl = set(overrides.baseUrl) ?? set(config(CONFIG_KEYS.baseUrl)) ?? set(env.AGENT_IAC_BASE_URL);
@@ -169,7 +177,7 @@ export function requireConnection(connection: Connection, stack?: string): Resol
 }
 
 /** The secrets an error message must never show: the API keys and a stream token from the environment. */
-export function secretsInEnvironment(env: NodeJS.ProcessEnv = process.env): string[] {
+export function secretsInEnvironment(env: NodeJS.ProcessEnv): string[] {
   return [
     env.AGENT_IAC_API_KEY,
     env.AGENT_IAC_STREAM_TOKEN,
@@ -207,7 +215,7 @@ export type JudgeSettings = {
 const DEFAULT_JUDGE_TIMEOUT_SEC = 60;
 
 /** The judge settings: stack config first, then the environment; an empty value counts as unset. */
-export function resolveJudge(config: ConfigReader, env: NodeJS.ProcessEnv = process.env): JudgeSettings {
+export function resolveJudge(config: ConfigReader, env: NodeJS.ProcessEnv): JudgeSettings {
   const read = settingReader(config, env);
   const timeout = Number(read(JUDGE_KEYS.timeoutSec));
   return {
@@ -267,7 +275,7 @@ export function movingModelWarnings(models: { setting: string; model: string | u
 }
 
 /** The stream token for `events --events-url` (AGENT_IAC_STREAM_TOKEN; never a flag). */
-export function streamToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function streamToken(env: NodeJS.ProcessEnv): string | undefined {
   return set(env.AGENT_IAC_STREAM_TOKEN);
 }
 

@@ -51,8 +51,8 @@ type SimulatorIdentity = {
   pid: number;
   /** The data file, absolute; null for an in-memory simulator. */
   data_file: string | null;
-  /** The working directory of its process (the checkout it was started in). */
-  cwd: string;
+  /** The directory it was started for (the command's project); absent when not said. */
+  cwd?: string;
   started_at: string;
 };
 

@@ -23,6 +23,8 @@ export type SimulatorOptions = {
   port?: number;
   /** Default DEV_API_KEY (loopback hosts only). */
   apiKey?: string;
+  /** The directory it serves (the command's project), said by `service status`; none when unset. */
+  cwd?: string;
   /** Persist the state to this JSON file (atomic writes, locked against a second simulator). */
   dataFile?: string;
   /** Added before handling every service request. Default 0. */
@@ -94,7 +96,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       identity: {
         pid: process.pid,
         data_file: options.dataFile ? path.resolve(options.dataFile) : null,
-        cwd: process.cwd(),
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
         started_at: new Date().toISOString(),
       },
     };

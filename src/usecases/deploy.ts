@@ -110,7 +110,7 @@ function versionsBefore({ name: stackName, project }: StackSession, log: (text: 
           `comparison base: the versions from before the deploy of ${carried}, whose comparison never completed (interrupted, failed or not run)\n`,
         );
       }
-      await writeJsonFile("old-versions.json", base);
+      await writeJsonFile("old-versions.json", base, project.dir);
       return base;
     })();
     return saved;

@@ -83,7 +83,7 @@ export async function judgeCheck(
   if (request.withinHumans) io.out.write(`gate (--within-humans): ${gate ? `refused: ${gate}` : "holds"}\n`);
   await judge.cache?.storeAgreements(judge.identity, calibrations(result, file));
   const outcome = { ...result, gate };
-  if (request.json) await writeJsonFile(request.json, outcome);
+  if (request.json) await writeJsonFile(request.json, outcome, project.dir);
   return outcome;
 }
 

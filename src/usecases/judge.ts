@@ -14,7 +14,13 @@ import {
   oneVerdictOnly,
   VoteCache,
 } from "../judge/index.ts";
-import { type JudgeSettings, type ProjectContext, type ResolvedJudge, requireJudge } from "../settings/index.ts";
+import {
+  JUDGE_CACHE_DIR,
+  type JudgeSettings,
+  type ProjectContext,
+  type ResolvedJudge,
+  requireJudge,
+} from "../settings/index.ts";
 
 /** How the run uses the judge's vote cache. */
 export type JudgeCacheOptions = { dir?: string | undefined; read?: boolean | undefined };
@@ -60,7 +66,7 @@ export async function buildJudge(
   options: { project: ProjectContext; cache?: JudgeCacheOptions; onRetry?: (notice: RetryNotice) => void },
 ): Promise<Judge> {
   const { project } = options;
-  const cache = new VoteCache(options.cache?.dir, {
+  const cache = new VoteCache(options.cache?.dir ?? JUDGE_CACHE_DIR, {
     read: options.cache?.read ?? true,
     env: project.env,
     within: project.dir,

@@ -74,6 +74,7 @@ export async function localService(
   const simulator = await startSimulator({
     port: 0,
     dataFile,
+    cwd: workDir,
     ...(connection.apiKey ? { apiKey: connection.apiKey } : {}),
     quiet: true,
   });

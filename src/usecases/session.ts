@@ -306,7 +306,7 @@ function projectSession(name: string, config: StackConfig, options: SessionOptio
   const dir = path.resolve(project.dir, setting ?? "agents");
   let files: ReturnType<typeof agentFilesOf> | undefined;
   const agentFiles = () => {
-    files ??= agentFilesOf(name, dir, setting !== undefined);
+    files ??= agentFilesOf(name, dir, setting !== undefined, project.dir);
     return files;
   };
   const validFiles = async (consequence = "") => {
@@ -415,9 +415,11 @@ async function agentFilesOf(
   stackName: string,
   dir: string,
   configured: boolean,
+  projectDir: string,
 ): Promise<{ agents: AgentDefinition[]; errors: Diagnostic[] }> {
   if (!configured && !existsSync(dir)) return { agents: [], errors: [] };
-  return loadAgents(dir, { stack: stackName });
+  // Paths in its messages are said from the run's project, not the process's cwd.
+  return loadAgents(dir, { stack: stackName, from: projectDir });
 }
 
 /** The plain values of the stack's files, as Pulumi resolves them (a secret there cannot be read without Pulumi). */

@@ -2,7 +2,7 @@
 // settings, the backend the user chose (or the project-local file backend on a fresh machine),
 // and stacks opened through the Automation API on a project directory.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,7 +21,7 @@ export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.u
  * commands run in (the checkout, or a project that installed agent-iac: never inside
  * node_modules, where an `npm install` would delete it).
  */
-export function localBackendDir(projectDir: string = process.cwd()): string {
+export function localBackendDir(projectDir: string): string {
   return path.join(projectDir, ".pulumi-state");
 }
 
@@ -36,10 +36,25 @@ let pulumiCommand: Promise<pulumi.automation.PulumiCommand> | undefined;
 
 /**
  * Runs scripts/ensure-pulumi once per process (it builds the CLI on a first run, printing progress
- * to stderr) and puts the CLI, its plugins and this project's Node on PATH. Returns the CLI's
- * directory ("" when the `pulumi` already on PATH is used).
+ * to stderr). Returns the CLI's directory ("" when the `pulumi` already on PATH is used). It changes
+ * nothing of the process: the toolchain reaches the CLI through the PATH of its environment
+ * (`toolchainPath`, which `openStack` puts in the Automation API's envVars).
  */
 export async function ensurePulumi(): Promise<string> {
+  return (await toolchain()).dir;
+}
+
+/**
+ * `current` (the run's PATH) with the toolchain first: the CLI, its plugins and this project's Node.
+ * The PATH of every Pulumi CLI run, given in its environment, never written into the process's.
+ */
+export async function toolchainPath(current: string | undefined): Promise<string> {
+  const prefix = (await toolchain()).entries.join(path.delimiter);
+  if (current === prefix || current?.startsWith(`${prefix}${path.delimiter}`)) return current;
+  return [prefix, current].filter(Boolean).join(path.delimiter);
+}
+
+function toolchain(): Promise<{ dir: string; entries: string[] }> {
   toolchainReady ??= (async () => {
     const script = path.join(projectRoot, "scripts", "ensure-pulumi");
     // Its progress (stderr) goes straight to the user: a first build takes minutes and says so.
@@ -69,13 +84,36 @@ export async function ensurePulumi(): Promise<string> {
     ].filter(Boolean);
     return { dir, entries };
   })();
-  const { dir, entries } = await toolchainReady;
-  // On every call, not once: the environment in force now may be another object than the one of
-  // the first call (an in-process run swaps process.env for its own and restores it after).
-  const prefix = entries.join(path.delimiter);
-  const current = process.env.PATH ?? "";
-  if (current !== prefix && !current.startsWith(`${prefix}${path.delimiter}`)) {
-    process.env.PATH = [prefix, current].filter(Boolean).join(path.delimiter);
+  return toolchainReady;
+}
+
+/**
+ * The Automation API's root for the built CLI in `dir`: it runs `<root>/bin/pulumi` (and puts that
+ * folder first on the CLI's PATH, for the plugins beside it). The build puts them in `dir` itself,
+ * so `dir/bin` is a link to `dir` (made once; a concurrent run may have made it first).
+ */
+/**
+ * The Automation API's handle on the CLI: the built one by its absolute path, else (no build) the
+ * `pulumi` on the user's PATH. Its version is asked (a process) once per process.
+ */
+export function pulumiCli(): Promise<pulumi.automation.PulumiCommand> {
+  pulumiCommand ??= ensurePulumi()
+    .then((dir) => PulumiCommand.get(dir ? { root: automationRoot(dir) } : undefined))
+    .catch((error: unknown) => {
+      pulumiCommand = undefined;
+      throw error;
+    });
+  return pulumiCommand;
+}
+
+function automationRoot(dir: string): string {
+  const bin = path.join(dir, "bin");
+  if (!existsSync(path.join(bin, "pulumi"))) {
+    try {
+      symlinkSync(".", bin);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
   }
   return dir;
 }
@@ -95,16 +133,16 @@ export type PulumiEnvironmentOptions = {
   backendUrl?: string;
   /** A private PULUMI_HOME (tests use one per run). */
   pulumiHome?: string;
-  /** Environment to start from (default process.env). */
-  base?: NodeJS.ProcessEnv;
-  /** The Pulumi project, home of the default local backend (default: the working directory). */
-  projectDir?: string;
+  /** Environment to start from: the run's (the command edge's CommandIO). */
+  base: NodeJS.ProcessEnv;
+  /** The Pulumi project, home of the default local backend. */
+  projectDir: string;
 };
 
 /** The environment for every Pulumi CLI run: offline, non-interactive, on the chosen backend. */
-export function pulumiEnvironment(options: PulumiEnvironmentOptions = {}): Record<string, string> {
-  const base = options.base ?? process.env;
-  const localDir = localBackendDir(options.projectDir ?? process.cwd());
+export function pulumiEnvironment(options: PulumiEnvironmentOptions): Record<string, string> {
+  const base = options.base;
+  const localDir = localBackendDir(options.projectDir);
   const local = `file://${localDir}`;
   const env: Record<string, string> = {
     PULUMI_SKIP_UPDATE_CHECK: "true",
@@ -112,6 +150,8 @@ export function pulumiEnvironment(options: PulumiEnvironmentOptions = {}): Recor
     // One agent's failed create must not stop the independent ones: every failure is reported at once.
     PULUMI_CONTINUE_ON_ERROR: base.PULUMI_CONTINUE_ON_ERROR ?? "true",
   };
+  // The run's PATH, which openStack puts the toolchain before (toolchainPath).
+  if (base.PATH) env.PATH = base.PATH;
   const pulumiHome = options.pulumiHome ?? base.PULUMI_HOME;
   if (pulumiHome) env.PULUMI_HOME = pulumiHome;
   const backend =
@@ -161,7 +201,8 @@ export type OpenStackOptions = {
   workDir?: string;
   /** Create the stack when it does not exist (default true). */
   create?: boolean;
-  env?: Record<string, string>;
+  /** The Pulumi CLI's environment (pulumiEnvironment). */
+  env: Record<string, string>;
   /**
    * The project's program as an inline program: it then runs in this process (which has
    * `@pulumi/pulumi` loaded already) instead of a Node process the CLI starts from Pulumi.yaml's
@@ -189,20 +230,15 @@ export function createStackHint(stack: string): string {
  * through `stackError`. The Pulumi CLI's other failures are its own errors.
  */
 export async function openStack(options: OpenStackOptions): Promise<Stack> {
-  await ensurePulumi();
+  const command = await pulumiCli();
   const workDir = options.workDir ?? projectRoot;
   if (!existsSync(path.join(workDir, "Pulumi.yaml"))) {
     throw new ConfigError(`no Pulumi.yaml in ${workDir}`);
   }
-  // The CLI on PATH is fixed once ensurePulumi has run: ask its version (a process) once per process.
-  pulumiCommand ??= PulumiCommand.get().catch((error: unknown) => {
-    pulumiCommand = undefined;
-    throw error;
-  });
-  const envVars = options.env ?? pulumiEnvironment();
+  const envVars = { ...options.env, PATH: await toolchainPath(options.env.PATH) };
   assertSecretsProvider(options.secretsProvider, workDir, options.stackName, envVars);
   const program = options.program ? { program: options.program } : {};
-  const workspace = await LocalWorkspace.create({ envVars, pulumiCommand: await pulumiCommand, workDir, ...program });
+  const workspace = await LocalWorkspace.create({ envVars, pulumiCommand: command, workDir, ...program });
   if (options.create !== false) return pulumi.automation.Stack.createOrSelect(options.stackName, workspace);
   return stackWithoutSelect(options.stackName, workspace);
 }

@@ -37,10 +37,13 @@ export type RunHooks = {
  * captured: what a spawned CLI says, in milliseconds. For flags, messages and exit codes; the
  * process boundary (signals, EPIPE, the exit status itself) stays with `runCli`. `env` is the whole
  * environment of the run and `cwd` its directory: the run's CommandIO carries both, which is all the
- * use cases read (test/usecases runs them side by side). The command layer's own edges still read
- * the process's (report paths, the judge cache's default folder, the Pulumi CLI's inherited
- * environment), so both are also swapped here and restored afterwards (this file's tests run one at
- * a time in their own worker process).
+ * use cases read (test/usecases runs them side by side). Both are still swapped here and restored
+ * afterwards (this file's tests run one at a time in their own worker process) for what still reads
+ * the process: the Pulumi CLI's child processes (the dynamic provider reads AGENT_IAC_API_KEY and
+ * the rest of the run's environment from its own, which the Automation API builds from process.env
+ * plus the PULUMI_* and PATH entries of pulumiEnvironment), and the file paths commands take as
+ * positionals or flags other than --record/--replay/--compare/--from-recording/--data and the report
+ * files (e.g. `report merge` inputs, `judge label` reports and --labels), read from the process's cwd.
  */
 export async function runInProcess(
   args: string[],

@@ -3,7 +3,7 @@
 import { cp, mkdir, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { ensurePulumi, projectRoot, pulumiEnvironment } from "../../src/workspace/index.ts";
+import { projectRoot, pulumiEnvironment, toolchainPath } from "../../src/workspace/index.ts";
 import { type Postgres, startPostgres } from "./postgres.ts";
 
 export type PulumiSandbox = {
@@ -19,15 +19,17 @@ export type Backend = "file" | "postgres";
 
 /** A private PULUMI_HOME and a fresh backend: a temp directory, or a database on a real Postgres. */
 export async function pulumiSandbox(options: { backend?: Backend } = {}): Promise<PulumiSandbox> {
-  await ensurePulumi();
+  // The toolchain on the sandbox's PATH: the CLI runs the tests spawn themselves find it there.
+  const PATH = await toolchainPath(process.env.PATH);
   const dir = await mkdtemp(path.join(os.tmpdir(), "agent-iac-test-"));
   const postgres = options.backend === "postgres" ? await startPostgres() : undefined;
   const backendDir = postgres ? "" : path.join(dir, "state");
   if (backendDir) await mkdir(backendDir);
   const backendUrl = postgres ? postgres.url : `file://${backendDir}`;
   const env = {
-    ...pulumiEnvironment({ backendUrl, pulumiHome: path.join(dir, "home"), base: {} }),
+    ...pulumiEnvironment({ backendUrl, pulumiHome: path.join(dir, "home"), base: {}, projectDir: dir }),
     PULUMI_CONFIG_PASSPHRASE: "test-passphrase",
+    PATH,
   };
   const cleanup = async () => {
     await postgres?.stop();

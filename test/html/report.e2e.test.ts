@@ -454,9 +454,9 @@ describe("the HTML report of a real smoke run, in headless Chromium", () => {
     expect(smokeSummary).not.toContain(API_KEY);
     const file = path.join(tmp, "step-summary.md");
     await writeFile(file, "earlier step\n");
-    expect(await emitReport(smokeReport, { env: { GITHUB_STEP_SUMMARY: file } })).toBe(1);
+    expect(await emitReport(smokeReport, { within: os.tmpdir(), env: { GITHUB_STEP_SUMMARY: file } })).toBe(1);
     expect(await readFile(file, "utf8")).toBe(`earlier step\n${smokeSummary}\n`);
-    await emitReport(smokeReport, { env: {} });
+    await emitReport(smokeReport, { within: os.tmpdir(), env: {} });
     expect(await readFile(file, "utf8")).toBe(`earlier step\n${smokeSummary}\n`);
   });
 

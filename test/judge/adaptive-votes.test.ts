@@ -16,7 +16,7 @@ describe("adaptive votes (votes: auto)", () => {
   const judgeWith = () =>
     new Judge(
       new JudgeClient({ baseUrl: server.url, model: "test-model", timeoutSec: 5, retryBaseDelayMs: 1 }),
-      new VoteCache(dir),
+      new VoteCache(dir, { env: process.env, within: dir }),
     );
   const asked = (rubric: string) => server.requests.filter((r) => r.rubric.includes(rubric)).length;
 

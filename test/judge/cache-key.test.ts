@@ -28,11 +28,11 @@ describe("the judge cache's machine key", () => {
     const cacheDir = await temp("cache");
     const config = await temp("config");
     const env = { XDG_CONFIG_HOME: config };
-    await new VoteCache(cacheDir, { env }).put(KEY, VOTE);
+    await new VoteCache(cacheDir, { env, within: cacheDir }).put(KEY, VOTE);
     const file = path.join(config, "agent-iac", "judge-cache.key");
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    expect(await new VoteCache(cacheDir, { env }).get(KEY)).toEqual(VOTE);
+    expect(await new VoteCache(cacheDir, { env, within: cacheDir }).get(KEY)).toEqual(VOTE);
     const elsewhere = { XDG_CONFIG_HOME: await temp("other-config") };
-    expect(await new VoteCache(cacheDir, { env: elsewhere }).get(KEY)).toBeUndefined();
+    expect(await new VoteCache(cacheDir, { env: elsewhere, within: cacheDir }).get(KEY)).toBeUndefined();
   });
 });

@@ -34,7 +34,9 @@ describe("the judge client", () => {
         timeoutSec: options.timeoutSec ?? 5,
         retryBaseDelayMs: 1,
       }),
-      options.cache === false ? undefined : new VoteCache(dir, { read: options.read ?? true }),
+      options.cache === false
+        ? undefined
+        : new VoteCache(dir, { read: options.read ?? true, env: process.env, within: dir }),
     );
 
   beforeAll(async () => {

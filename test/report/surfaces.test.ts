@@ -118,7 +118,7 @@ describe("one report on five surfaces", () => {
     expect(s.texts.junit).toContain("✗ latency response p95 1,240 ms over 1,000 ms");
     expect(s.texts.html).toContain("<dd data-why>latency response p95 1,240 ms over 1,000 ms</dd>");
     // It fails the run: the mark is a failure mark everywhere.
-    expect(await emitReport(report, { env: {} })).toBe(1);
+    expect(await emitReport(report, { within: os.tmpdir(), env: {} })).toBe(1);
     expect(s.texts.summary.startsWith("### ❌ agent-iac smoke on dev: 3 scenarios: 2 passed (1 flaky), 1 failed")).toBe(
       true,
     );
@@ -127,7 +127,7 @@ describe("one report on five surfaces", () => {
 
   it("a run that exits 0 with a flaky scenario shows no failure mark on any surface", async () => {
     const report = runOf(false);
-    expect(await emitReport(report, { env: {} })).toBe(0);
+    expect(await emitReport(report, { within: os.tmpdir(), env: {} })).toBe(0);
     const s = surfaces(report);
     expect(s.terminal).toEqual({ passed: 2, failed: 0, flaky: 1 });
     expect(s.json).toMatchObject({ scenarios: 2, passed: 2, failed: 0, flaky: 1 });
@@ -193,7 +193,7 @@ describe("one report on five surfaces", () => {
       expect(read.summary).toMatchObject({ calls: 6, calls_passed: 4, calls_failed: 1, calls_errors: 1 });
       expect(read.summary).toMatchObject({ calls_not_run: 0, calls_interrupted: 0 });
       // Its interrupted flag still says the run was stopped; every surface renders it.
-      expect(await emitReport(read, { env: {} })).toBe(130);
+      expect(await emitReport(read, { within: os.tmpdir(), env: {} })).toBe(130);
       expect(htmlReport(read)).toContain('data-outcome="error"');
       expect(terminalSummary(read)).toContain("calls: 4 of 6 passed, 1 failed, 1 could not complete");
       // A version 3 call the schema allowed as not_run reads as not run.

@@ -170,7 +170,7 @@ describe("the plan's job summary", () => {
       },
     };
     try {
-      await emitReport(plan, { env: { GITHUB_STEP_SUMMARY: file } });
+      await emitReport(plan, { within: os.tmpdir(), env: { GITHUB_STEP_SUMMARY: file } });
       const summary = await readFile(file, "utf8");
       expect(summary).toContain(
         "### Agent plan for stack `staging`: 2 agent(s) change; no scenario played (2 changed agent(s) could not be previewed",
@@ -195,7 +195,7 @@ describe("the plan's job summary", () => {
       },
     };
     try {
-      await emitReport(plan, { env: { GITHUB_STEP_SUMMARY: file } });
+      await emitReport(plan, { within: os.tmpdir(), env: { GITHUB_STEP_SUMMARY: file } });
       const summary = await readFile(file, "utf8");
       expect(summary).toMatch(/^### ❌ Agent plan for stack `prod`: the pull request changes `agents:judgeBaseUrl`/);
       expect(summary).not.toContain("✅");

@@ -2,6 +2,7 @@
 // plan: every planned call not run, with why, on every surface; never counted as passed, never as
 // "not needed", and its exit code says the run did not complete. Nothing is placed: the plan's
 // agents point at a service that does not exist.
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type AgentDefinition, loadAgents } from "../../src/definitions/index.ts";
@@ -111,6 +112,6 @@ describe("notRunReport", () => {
 
     const json = reportSchema.parse(JSON.parse(reportJson(report)));
     expect(json.results.map((c) => c.outcome.kind)).toEqual(plan.calls.map(() => "not_run"));
-    expect(await emitReport(report, { env: {} })).toBe(3);
+    expect(await emitReport(report, { within: tmpdir(), env: {} })).toBe(3);
   });
 });

@@ -39,7 +39,7 @@ describe("runSmoke", () => {
       selection: {},
       connection: { baseUrl: sim.url, apiKey: sim.apiKey },
       concurrency: 1,
-      onReport: (report) => writeReportFiles(report, { junit: junitFile, json: jsonFile }),
+      onReport: (report) => writeReportFiles(report, { junit: junitFile, json: jsonFile }, process.cwd()),
       out: { write: (text: string) => (printed += text), isTTY: false },
       signal: AbortSignal.timeout(500),
     });

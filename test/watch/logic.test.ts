@@ -59,7 +59,7 @@ describe("windows", () => {
       const error = invalidInput(() => parseDuration(bad));
       expect(error).toMatchObject({ code: "AGENT_IAC_INVALID_INPUT", field: "since", value: bad });
       expect(error.message).toMatch(/^since must be /);
-      expect(cliOutcome(error)).toMatchObject({ exitCode: 2, message: expect.stringMatching(/^--since must be /) });
+      expect(cliOutcome(error, {})).toMatchObject({ exitCode: 2, message: expect.stringMatching(/^--since must be /) });
     }
   });
 
@@ -70,14 +70,14 @@ describe("windows", () => {
     expect(previousWindow(w)).toEqual({ from: new Date("2026-11-23T06:00:00Z"), to: w.from });
     const fixed = resolveWindow({ from: "2026-11-20T00:00:00Z", to: "2026-11-21T00:00:00Z" }, "24h", now);
     expect(fixed.to.toISOString()).toBe("2026-11-21T00:00:00.000Z");
-    const said = (fn: () => unknown) => cliOutcome(invalidInput(fn)).message;
+    const said = (fn: () => unknown) => cliOutcome(invalidInput(fn), {}).message;
     expect(said(() => resolveWindow({ since: "1h", from: "2026-11-20T00:00:00Z" }, "24h", now))).toBe(
       "give either --since or --from/--to, not both",
     );
     expect(said(() => resolveWindow({ to: "2026-11-20T00:00:00Z" }, "24h", now))).toBe("--to needs --from");
     const yesterday = invalidInput(() => resolveWindow({ from: "yesterday" }, "24h", now));
     expect(yesterday).toMatchObject({ field: "from", value: "yesterday" });
-    expect(cliOutcome(yesterday).message).toBe(
+    expect(cliOutcome(yesterday, {}).message).toBe(
       '--from must be an ISO 8601 date-time such as 2026-11-23T08:00:00Z, not "yesterday"',
     );
     expect(said(() => resolveWindow({ from: "2026-11-21T00:00:00Z", to: "2026-11-20T00:00:00Z" }, "24h", now))).toBe(

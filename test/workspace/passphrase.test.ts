@@ -20,11 +20,19 @@ describe("passphrase policy", () => {
 
   it("uses the local-only passphrase on the checkout's backend only", () => {
     const home = path.join(dir, "home");
-    expect(pulumiEnvironment({ base: {}, pulumiHome: home }).PULUMI_CONFIG_PASSPHRASE).toBe(LOCAL_PASSPHRASE);
-    expect(pulumiEnvironment({ base: {}, pulumiHome: home }).PULUMI_BACKEND_URL).toBe(`file://${localBackendDir()}`);
-    const elsewhere = pulumiEnvironment({ base: {}, pulumiHome: home, backendUrl: `file://${dir}` });
+    expect(pulumiEnvironment({ base: {}, pulumiHome: home, projectDir: dir }).PULUMI_CONFIG_PASSPHRASE).toBe(
+      LOCAL_PASSPHRASE,
+    );
+    expect(pulumiEnvironment({ base: {}, pulumiHome: home, projectDir: dir }).PULUMI_BACKEND_URL).toBe(
+      `file://${localBackendDir(dir)}`,
+    );
+    const elsewhere = pulumiEnvironment({ base: {}, pulumiHome: home, backendUrl: `file://${dir}`, projectDir: dir });
     expect(elsewhere.PULUMI_CONFIG_PASSPHRASE).toBeUndefined();
-    const own = pulumiEnvironment({ base: { PULUMI_CONFIG_PASSPHRASE_FILE: "/run/pass" }, pulumiHome: home });
+    const own = pulumiEnvironment({
+      base: { PULUMI_CONFIG_PASSPHRASE_FILE: "/run/pass" },
+      pulumiHome: home,
+      projectDir: dir,
+    });
     expect(own).toMatchObject({ PULUMI_CONFIG_PASSPHRASE_FILE: "/run/pass" });
     expect(own.PULUMI_CONFIG_PASSPHRASE).toBeUndefined();
   });

@@ -11,6 +11,7 @@ import {
   lockedStackError,
   openStack,
   projectRoot,
+  pulumiCli,
   StackLockedError,
   StackNotFoundError,
   stackError,
@@ -44,12 +45,16 @@ describe("Pulumi's stack errors, typed", () => {
     const error = thrown as StackNotFoundError;
     expect(error).toMatchObject({ code: "AGENT_IAC_STACK_NOT_FOUND", stackName: "nowhere" });
     expect(error.cause).toBeInstanceOf(pulumi.automation.StackNotFoundError);
-    expect(cliOutcome(error)).toEqual({
+    expect(cliOutcome(error, {})).toEqual({
       exitCode: 2,
       message: 'there is no stack "nowhere" on this backend',
       hint: expect.stringContaining("pulumi stack init nowhere"),
     });
-    const stacks = await pulumi.automation.LocalWorkspace.create({ workDir: project.dir, envVars: sandbox.env });
+    const stacks = await pulumi.automation.LocalWorkspace.create({
+      workDir: project.dir,
+      envVars: sandbox.env,
+      pulumiCommand: await pulumiCli(),
+    });
     expect((await stacks.listStacks()).map((s) => s.name)).not.toContain("nowhere");
   });
 
@@ -95,7 +100,7 @@ describe("Pulumi's stack errors, typed", () => {
     const locked = lockedStackError(thrown, "held", sandbox.env, "npm start");
     expect(locked).toBeInstanceOf(StackLockedError);
     expect(locked).toMatchObject({ code: "AGENT_IAC_STACK_LOCKED", stackName: "held", cause: thrown });
-    expect(cliOutcome(locked as StackLockedError)).toMatchObject({
+    expect(cliOutcome(locked as StackLockedError, {})).toMatchObject({
       exitCode: 3,
       message: expect.stringMatching(/^stack held is locked: /),
       hint: expect.stringContaining("pulumi cancel --stack held --yes\n  npm start"),
