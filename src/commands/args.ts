@@ -74,6 +74,16 @@ export const STACK_FLAG = {
   help: "the stack whose settings and outputs are used (default: dev)",
 } as const satisfies Flag;
 
+/** `--concurrency N` of the commands that place calls: calls at a time (`what` adds what else it sets). */
+export const concurrencyFlag = (what = "") =>
+  ({
+    type: "string",
+    default: "4",
+    arg: "N",
+    value: wholeNumber(1),
+    help: `calls at a time${what} (default: 4)`,
+  }) as const satisfies Flag;
+
 export function usageText(spec: CommandSpec<Record<string, Flag>>): string {
   const flags = Object.entries<Flag>({ ...spec.flags, ...HELP_FLAG }).map(([name, flag]) => {
     const short = flag.short ? `-${flag.short}, ` : "";

@@ -2,7 +2,7 @@
 // typed request → the drift use case (the smoke job on the baseline's pinned versions) → emitReport.
 import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import { requireConnection, runDrift } from "../usecases/index.ts";
-import { parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
+import { concurrencyFlag, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
 
@@ -37,13 +37,7 @@ version. Refuses (exit 2) a stack whose versions are not the baseline's.`,
       value: wholeNumber(1),
       help: "the cap on calls per scenario; undecided there is inconclusive (default 40)",
     },
-    concurrency: {
-      type: "string",
-      default: "4",
-      arg: "N",
-      value: wholeNumber(1),
-      help: "calls at a time, and a scenario's round between looks (default: 4)",
-    },
+    concurrency: concurrencyFlag(", and a scenario's round between looks"),
     ...RUN_REPORT_FLAGS,
     "dry-run": {
       type: "boolean",

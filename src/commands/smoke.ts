@@ -11,7 +11,7 @@ import {
   runSmokeJob,
   unknownVersionsNote,
 } from "../usecases/index.ts";
-import { type Conversion, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
+import { type Conversion, concurrencyFlag, oneOf, parseCommand, positiveNumber, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
 
@@ -35,13 +35,7 @@ events and --replay re-evaluates the current expectations against them offline.`
     agent: { type: "string", multiple: true, arg: "KEY", help: "only this agent" },
     scenario: { type: "string", multiple: true, arg: "NAME", help: "only this scenario" },
     "version-id": { type: "string", arg: "ID", help: "call this version instead of the stack's (with one --agent)" },
-    concurrency: {
-      type: "string",
-      default: "4",
-      arg: "N",
-      value: wholeNumber(1),
-      help: "calls at a time (default: 4)",
-    },
+    concurrency: concurrencyFlag(),
     ...RUN_REPORT_FLAGS,
     live: {
       type: "boolean",

@@ -5,7 +5,7 @@ import { CliError } from "../errors/index.ts";
 import { terminalLines } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
 import { COMPARE_DEFAULTS_FOR_TRY, requireConnection, tryVariants, type VariantSpec } from "../usecases/index.ts";
-import { oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
+import { concurrencyFlag, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, reportFiles, TRY_REPORT_FLAGS } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
 
@@ -29,13 +29,7 @@ the evidence says so. Nothing is created.`,
       help: "a variant: NAME=FILE (a partial config in YAML) or NAME (the agent file's variants.NAME); repeat for more",
     },
     scenario: { type: "string", multiple: true, arg: "NAME", help: "only this scenario (default: all of the agent's)" },
-    concurrency: {
-      type: "string",
-      default: "4",
-      arg: "N",
-      value: wholeNumber(1),
-      help: "calls at a time (default: 4)",
-    },
+    concurrency: concurrencyFlag(),
     alpha: {
       type: "string",
       arg: "A",
