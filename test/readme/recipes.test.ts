@@ -23,6 +23,7 @@ const KNOWN_RECIPES = [
   "scenarios-from-calls",
   "after-release",
   "try-variants",
+  "drift-degrade-recover",
 ];
 
 /** Every recipe of the project's pages, in the order they run. */
