@@ -13,6 +13,7 @@ import {
   driftSequentialRule,
   logChoose,
   type SequentialRule,
+  seededRandom,
 } from "../src/stats/index.ts";
 
 const RUNS = 10_000;
@@ -21,17 +22,8 @@ const RULE: DriftRule = { alpha: 0.05, margin: 0.1, maxCalls: 40 };
 /** The power a drop needs for its calls to be compared with the fixed design's. */
 const POWER = 0.8;
 
-/** A seeded generator (mulberry32): the same numbers every run. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded generator of every bench (src/stats): the same numbers every run. */
+export const random = seededRandom;
 
 export type DriftRow = {
   baseline_calls: number;

@@ -4,6 +4,7 @@
 // conversation once, and is shown in a seeded shuffled order that says nothing of the verdicts.
 import { createHash } from "node:crypto";
 import type { Report } from "../report/index.ts";
+import { seededRandom, shuffled } from "../stats/index.ts";
 
 export type Verdict = "pass" | "fail";
 
@@ -46,26 +47,8 @@ export function judgedItems(reports: readonly Report[]): LabelItem[] {
   return items;
 }
 
-/** A PRNG seeded by a string (mulberry32 over the seed's SHA-256): the same seed, the same sample. */
-function random(seed: string): () => number {
-  let state = createHash("sha256").update(seed).digest().readUInt32LE(0);
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function shuffle<T>(list: readonly T[], next: () => number): T[] {
-  const out = [...list];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(next() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
+/** A generator seeded by a string (its SHA-256's first 32 bits): the same seed, the same sample. */
+const random = (seed: string) => seededRandom(createHash("sha256").update(seed).digest().readUInt32LE(0));
 
 /**
  * `size` items (or all there are) drawn in turns from each stratum (verdict × rubric): the strata of
@@ -75,7 +58,7 @@ function shuffle<T>(list: readonly T[], next: () => number): T[] {
 export function stratifiedSample(items: readonly LabelItem[], size: number, seed: string): LabelItem[] {
   const next = random(seed);
   const strata = new Map<string, LabelItem[]>();
-  for (const item of shuffle(items, next)) {
+  for (const item of shuffled(items, next)) {
     const key = JSON.stringify([item.judge.verdict, item.rubric]);
     strata.set(key, [...(strata.get(key) ?? []), item]);
   }
@@ -106,5 +89,5 @@ export function stratifiedSample(items: readonly LabelItem[], size: number, seed
       progressed = true;
     }
   }
-  return shuffle(taken, next);
+  return shuffled(taken, next);
 }

@@ -45,6 +45,7 @@ export {
   signWealth,
   slowerWealth,
 } from "./paired.ts";
+export { seededRandom, shuffled } from "./random.ts";
 export {
   boundaries,
   defaultMargin,

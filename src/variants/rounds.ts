@@ -6,7 +6,7 @@
 // looked at (decide.ts); a decided variant is placed no more.
 import { endedOnItsOwn } from "../report/index.ts";
 import type { PlannedCall, ScenarioResult } from "../smoke/index.ts";
-import type { PairedRule } from "../stats/index.ts";
+import { type PairedRule, shuffled } from "../stats/index.ts";
 import { look, type Standing, standing } from "./decide.ts";
 
 export const BASE = "base";
@@ -106,14 +106,4 @@ export async function playRounds(
     for (const s of standings) if (s.verdict === "undecided") s.verdict = "inconclusive";
   }
   return { calls, standings, rounds: round };
-}
-
-/** Fisher–Yates: the round's calls in an order drawn at random. */
-function shuffled<T>(items: readonly T[], random: () => number): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
 }
