@@ -25,6 +25,14 @@ export const RUN_REPORT_FLAGS = {
   },
 } as const satisfies Record<string, FileFlag>;
 
+/** A Markdown report, the job summary's text. */
+const MARKDOWN_REPORT_FLAG = {
+  type: "string",
+  arg: "FILE",
+  format: "markdown",
+  help: "write a Markdown report (e.g. for a job summary)",
+} as const satisfies FileFlag;
+
 /** watch and audit. */
 export const TRAFFIC_REPORT_FLAGS = {
   json: {
@@ -33,12 +41,7 @@ export const TRAFFIC_REPORT_FLAGS = {
     format: "json",
     help: "write the JSON report (agent-iac-report, kind watch/audit)",
   },
-  markdown: {
-    type: "string",
-    arg: "FILE",
-    format: "markdown",
-    help: "write a Markdown report (e.g. for a job summary)",
-  },
+  markdown: MARKDOWN_REPORT_FLAG,
 } as const satisfies Record<string, FileFlag>;
 
 /** try: its report (kind try). */
@@ -50,12 +53,7 @@ export const TRY_REPORT_FLAGS = {
     format: "html",
     help: "write a self-contained HTML report (one column per side, the calls side by side)",
   },
-  markdown: {
-    type: "string",
-    arg: "FILE",
-    format: "markdown",
-    help: "write a Markdown report (e.g. for a job summary)",
-  },
+  markdown: MARKDOWN_REPORT_FLAG,
 } as const satisfies Record<string, FileFlag>;
 
 /** plan (the behaviour preview's files need --behave). */
