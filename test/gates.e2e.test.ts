@@ -16,7 +16,10 @@ const API_KEY = "sk-gates-e2e-7c2a91d0e4";
 const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;
 const CALLEE = { callee_no: "+15550100100" };
 
-/** Scenarios of the support agent for these tests; each failure series has its own simulation object. */
+/**
+ * Scenarios of the support agent for these tests; each failure series has its own simulation object.
+ * The simulator fails a call with a server.error that ends it: the service's fault, not the agent's.
+ */
 const SCENARIOS = [
   {
     name: "flaky-min8",
@@ -172,7 +175,9 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     expect(failedCase).toMatch(/<failure message="[^"]*\d+ of \d+ iterations passed \(min_pass 10\)"/);
     expect(run.junit).toMatch(/<testsuites [^>]*tests="2" failures="1" errors="0"/);
     expect(run.stdout).toMatch(/support\/flaky-min8: 8\/10 passed \(80 %, 95 % CI 49–94 %, min_pass 8\) → flaky/);
-    expect(run.stdout.trim().split("\n").at(-1)).toMatch(/^1 passed, 1 failed, 1 flaky — calls \d+ failed: \d+ agent$/);
+    expect(run.stdout.trim().split("\n").at(-1)).toMatch(
+      /^1 passed, 1 failed, 1 flaky — calls \d+ failed: \d+ service$/,
+    );
     // The calls ran: min8's ten, two of them failed by the simulator, and min10's until it failed.
     expect(run.report?.results.filter((r) => r.status === "failed")).toHaveLength(2 + min10Failed);
   });
@@ -195,7 +200,9 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     const callsPassed = run.report?.results.filter((r) => r.status === "passed").length ?? 0;
     expect(callsPassed).toBeLessThan(calls);
     // The terminal: scenarios first, calls second.
-    expect(run.stdout.trim().split("\n").at(-1)).toMatch(/^1 passed, 0 failed, 1 flaky — calls \d+ failed: \d+ agent$/);
+    expect(run.stdout.trim().split("\n").at(-1)).toMatch(
+      /^1 passed, 0 failed, 1 flaky — calls \d+ failed: \d+ service$/,
+    );
     expect(run.stdout).toContain(`calls: ${callsPassed} of ${calls} passed, ${calls - callsPassed} failed`);
     // JSON: the same scenario counts.
     expect(run.report?.summary).toMatchObject({ scenarios: 1, passed: 1, failed: 0, flaky: 1, errors: 0 });
@@ -474,7 +481,7 @@ describe("smoke gates", { timeout: 400_000 }, () => {
     expect(at.code).toBe(1);
     expect(at.report?.summary.inconclusive).toBe(1);
     expect(at.stdout.trim().split("\n").at(-1)).toMatch(
-      /^0 passed, 0 failed, 1 inconclusive — calls \d+ failed: \d+ agent$/,
+      /^0 passed, 0 failed, 1 inconclusive — calls \d+ failed: \d+ service$/,
     );
     expect(at.junit).toMatch(
       /<failure message="inconclusive: sequential test: pass_rate 0\.7 ± 0\.1 at confidence 0\.95, cap 20; Λ -0\.13/,
