@@ -1,5 +1,6 @@
 // `smoke --replay`: the current expectations evaluated against recorded calls, offline (the stack
 // file's settings, no state, no network but the judge's for votes not in its cache).
+import path from "node:path";
 import { type Judge, movingModels } from "../judge/index.ts";
 import type { Report } from "../report/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
@@ -16,6 +17,12 @@ export type ReplayRequest = {
   selection: Selection;
   judgeCache?: JudgeCacheOptions;
 };
+
+/** The recordings' directory as the user names it: relative to the project where it is inside it. */
+function projectPath({ project, dir }: ReplayRequest): string {
+  const relative = path.relative(project.dir, dir);
+  return relative === "" ? "." : relative.startsWith("..") || path.isAbsolute(relative) ? dir : relative;
+}
 
 export async function replayRun(request: ReplayRequest, io: Pick<JobIO, "out" | "onRetry">): Promise<Report> {
   // Offline: no state, so smoke/<key>.yaml stands for the agents declared in code.
@@ -53,7 +60,7 @@ export async function replayRun(request: ReplayRequest, io: Pick<JobIO, "out" | 
     });
     if (notRecorded.length > 0) {
       const names = notRecorded.map((s) => `${s.agent}/${s.scenario.name}`).join(", ");
-      const note = `not recorded (not run): ${names}: no recording of ${notRecorded.length === 1 ? "it" : "them"} in ${request.dir}`;
+      const note = `not recorded (not run): ${names}: no recording of ${notRecorded.length === 1 ? "it" : "them"} in ${projectPath(request)}`;
       report.notes.push(note);
       io.out.write(`${note}\n`);
     }
