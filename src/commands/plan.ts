@@ -101,6 +101,43 @@ function planRequest({ values }: Parsed, env: NodeJS.ProcessEnv) {
   };
 }
 
+/** The stack to preview; in a pull request a missing one means missing credentials (a fork's), not a stack to create. */
+async function openPlannedStack(
+  stack: string,
+  against: Awaited<ReturnType<typeof stackSettingsAgainst>> | undefined,
+  io: CommandIO,
+) {
+  const opening = { project: io.project, what: "the preview failed", consequence: "; nothing was previewed" };
+  return openValidStack(stack, { ...opening, ...(against ? { base: against } : {}) }, (text) =>
+    io.stderr.write(text),
+  ).catch((error: unknown) => {
+    if (!(error instanceof StackNotFoundError) || !against) throw error;
+    throw new StackNotFoundError(stack, {
+      hint: `in a pull request this means the run has no state credential (a fork's pull request gets no secrets): run \`agent-iac plan --offline\` for the plan it can have; the stack is not to be created here`,
+      cause: error,
+    });
+  });
+}
+
+/** --behave: the changed agents' scenarios on the proposed config; Ctrl+C stops the calls, every call marked. */
+async function playChangedAgents(
+  session: Parameters<typeof previewBehaviour>[0],
+  previewed: Previewed,
+  { cache, resolved }: { cache: ReturnType<typeof judgeCache>; resolved: ReturnType<typeof requireConnection> },
+  io: CommandIO,
+) {
+  const stop = io.interruption();
+  // Progress goes to stderr: stdout may carry the Markdown plan.
+  const behaviour = { concurrency: 4, judgeCache: cache, connection: () => resolved };
+  const report = await previewBehaviour(session, previewed, behaviour, {
+    out: io.stderr,
+    signal: stop.signal,
+    onRetry: io.printRetry,
+  }).finally(stop.release);
+  io.stderr.write(terminalSummary(report));
+  return report;
+}
+
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
@@ -114,20 +151,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     if (baseline) offline.plan.baseline = baseline;
     return finish(offline, request, io);
   }
-  const warn = (text: string) => io.stderr.write(text);
-  const opening = { project: io.project, what: "the preview failed", consequence: "; nothing was previewed" };
-  const session = await openValidStack(
-    request.stack,
-    { ...opening, ...(against ? { base: against } : {}) },
-    warn,
-  ).catch((error: unknown) => {
-    // In a pull request a missing stack means missing credentials (a fork's), not a stack to create.
-    if (!(error instanceof StackNotFoundError) || !against) throw error;
-    throw new StackNotFoundError(request.stack, {
-      hint: `in a pull request this means the run has no state credential (a fork's pull request gets no secrets): run \`agent-iac plan --offline\` for the plan it can have; the stack is not to be created here`,
-      cause: error,
-    });
-  });
+  const session = await openPlannedStack(request.stack, against, io);
   // The program refuses to run without a key; say so as a configuration error, before a preview.
   const resolved = requireConnection(session.connection, request.stack);
   const written = Object.values(request.files).map(reportPath);
@@ -148,22 +172,12 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const settings = against?.settings ?? (await sinceDeploy);
   if (settings && settings.changes.length > 0) plan.settings = settings;
   if (baseline) plan.baseline = baseline;
-  let stopped = false;
   if (request.behave) {
     io.useConnection(session.connection);
-    // Ctrl+C (or SIGTERM) stops the calls: the plan and its reports are still written, every call marked.
-    const stop = io.interruption();
-    // Progress goes to stderr: stdout may carry the Markdown plan.
-    const behaviour = { concurrency: 4, judgeCache: request.judgeCache, connection: () => resolved };
-    plan.behave_report = await previewBehaviour(session, previewed, behaviour, {
-      out: io.stderr,
-      signal: stop.signal,
-      onRetry: io.printRetry,
-    }).finally(stop.release);
-    io.stderr.write(terminalSummary(plan.behave_report));
-    // The report says whether the calls were stopped: a signal after it was made changes nothing.
-    stopped = plan.behave_report.interrupted;
+    plan.behave_report = await playChangedAgents(session, previewed, { cache: request.judgeCache, resolved }, io);
   }
+  // The report says whether the calls were stopped: a signal after it was made changes nothing.
+  const stopped = plan.behave_report?.interrupted === true;
   return finish(previewed, request, io, () => {
     if (stopped && plan.behave_report) throw interrupted({ calls: plan.behave_report.results, reports: written });
   });
