@@ -3,8 +3,8 @@
 // the project file's extension, stackConfigDir), the project's declared values and defaults, merge
 // keys, an ESC environment, secrets dropped in one place, and which values a file read cannot be
 // sure of. Then the pull request's changes: each of the four routes of issue 59 is a guarded
-// change, and no guarded setting is read from the head. (test/workspace/reads.e2e.test.ts and
-// test/plan-guard-routes.e2e.test.ts check the same against the real Pulumi CLI.)
+// change, and no guarded setting is read from the head. (test/e2e/product/stack-reads.test.ts and
+// test/e2e/plan/guard-routes.test.ts check the same against the real Pulumi CLI.)
 import { describe, expect, it } from "vitest";
 import {
   plainSettings,

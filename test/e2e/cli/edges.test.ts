@@ -4,10 +4,10 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient } from "../src/api/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
-import { CLI, runCli, runInProcess } from "./helpers/cli.ts";
-import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import { createClient } from "../../../src/api/index.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { CLI, runCli, runInProcess } from "../../helpers/cli.ts";
+import { simulatorCall, startTestSimulator } from "../../helpers/simulator.ts";
 
 type Sim = Awaited<ReturnType<typeof startTestSimulator>>;
 

@@ -6,8 +6,15 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliOutcome, EXIT_CODES, exitCodeOf, FLAGS, flagNaming, type KnownError } from "../src/commands/errors.ts";
-import { loadAgents } from "../src/definitions/index.ts";
+import {
+  cliOutcome,
+  EXIT_CODES,
+  exitCodeOf,
+  FLAGS,
+  flagNaming,
+  type KnownError,
+} from "../../../src/commands/errors.ts";
+import { loadAgents } from "../../../src/definitions/index.ts";
 import {
   AgentIacError,
   API_ERROR_CODES,
@@ -34,13 +41,13 @@ import {
   StackLockedError,
   StackNotFoundError,
   TimeoutError,
-} from "../src/errors/index.ts";
-import { LabelledFileError } from "../src/judge/index.ts";
-import { PolicyConfigError } from "../src/policy/index.ts";
-import { readReport } from "../src/report/index.ts";
-import { planCalls, RecordingError } from "../src/smoke/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
-import { runCli, runInProcess } from "./helpers/cli.ts";
+} from "../../../src/errors/index.ts";
+import { LabelledFileError } from "../../../src/judge/index.ts";
+import { PolicyConfigError } from "../../../src/policy/index.ts";
+import { readReport } from "../../../src/report/index.ts";
+import { planCalls, RecordingError } from "../../../src/smoke/index.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { runCli, runInProcess } from "../../helpers/cli.ts";
 
 const api = { message: "GET /conversations → 401", method: "GET", path: "/conversations" };
 

@@ -4,10 +4,10 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator, storedAgents } from "./helpers/simulator.ts";
+import { type AgentsProject, agentsProject } from "../../helpers/agents-project.ts";
+import { runCli } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator, storedAgents } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-exit-codes-5b1e0c";
 

@@ -10,12 +10,12 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep, setImmediate as tick } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CommandIO } from "../src/commands/index.ts";
-import { reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { CLI, runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import type { CommandIO } from "../../../src/commands/index.ts";
+import { reportSchema } from "../../../src/report/index.ts";
+import { type AgentsProject, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { CLI, runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, simulatorCall, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-lifecycle-end-6b1e0f3c27";
 const JSON_REPORT = "end.json";

@@ -9,10 +9,10 @@ import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { CLI, runCli, runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { startTestSimulator } from "./helpers/simulator.ts";
+import { type AgentsProject, agentsProject } from "../../helpers/agents-project.ts";
+import { CLI, runCli, runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-first-moment-e2e-7b21c4";
 const EARLIER = "earlier-green-run-81d3";

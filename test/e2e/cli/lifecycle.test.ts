@@ -10,12 +10,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
-import { CLI } from "./helpers/cli.ts";
-import { describeLeaks, leftBehind } from "./helpers/leaks.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import { reportSchema } from "../../../src/report/index.ts";
+import { type AgentsProject, agentsProject, stackOutputs } from "../../helpers/agents-project.ts";
+import { CLI } from "../../helpers/cli.ts";
+import { describeLeaks, leftBehind } from "../../helpers/leaks.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, simulatorCall, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-lifecycle-e2e-5d0a7c3e91";
 const SLOW = 300_000;

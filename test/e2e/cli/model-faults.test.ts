@@ -6,13 +6,13 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallResult } from "../src/report/index.ts";
-import { type AgentsProject, addScenarios, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { startTestJudge } from "./helpers/judge-server.ts";
-import { type ModelBody, type ModelDouble, type ModelReply, startModelDouble } from "./helpers/model-double.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import type { CallResult } from "../../../src/report/index.ts";
+import { type AgentsProject, addScenarios, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { startTestJudge } from "../../helpers/judge-server.ts";
+import { type ModelBody, type ModelDouble, type ModelReply, startModelDouble } from "../../helpers/model-double.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-model-faults-service-5521";
 const CALLER_KEY = "sk-model-faults-caller-77a1";

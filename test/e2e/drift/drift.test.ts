@@ -10,18 +10,18 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type Report, reportSchema } from "../src/report/index.ts";
+import { type Report, reportSchema } from "../../../src/report/index.ts";
 import {
   type AgentsProject,
   addScenarios,
   agentsProject,
   deployStack,
   stackOutputs,
-} from "./helpers/agents-project.ts";
-import { CLI, runInProcess } from "./helpers/cli.ts";
-import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+} from "../../helpers/agents-project.ts";
+import { CLI, runInProcess } from "../../helpers/cli.ts";
+import { startTestJudge, type TestJudge } from "../../helpers/judge-server.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, simulatorCall, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-drift-e2e-4f09b1";
 const SLOW = 600_000;

@@ -5,9 +5,9 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type Client, createClient } from "../../src/api/index.ts";
-import { type CliResult, runCli, runInProcess } from "../helpers/cli.ts";
-import { simulatorCall, startTestSimulator } from "../helpers/simulator.ts";
+import { type Client, createClient } from "../../../src/api/index.ts";
+import { type CliResult, runCli, runInProcess } from "../../helpers/cli.ts";
+import { simulatorCall, startTestSimulator } from "../../helpers/simulator.ts";
 
 type Sim = Awaited<ReturnType<typeof startTestSimulator>>;
 let sim: Sim;

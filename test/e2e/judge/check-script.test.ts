@@ -11,9 +11,9 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectRoot } from "../src/workspace/index.ts";
-import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { startTestJudge, type TestJudge } from "../../helpers/judge-server.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
 
 const SCRIPT = path.join(projectRoot, ".github", "scripts", "judge-check.sh");
 const JUDGE_KEY = "sk-judge-check-script-key-7a1c";

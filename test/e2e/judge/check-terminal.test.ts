@@ -5,8 +5,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.ts";
-import { startTestJudge, type TestJudge } from "../helpers/judge-server.ts";
+import { runCli } from "../../helpers/cli.ts";
+import { startTestJudge, type TestJudge } from "../../helpers/judge-server.ts";
 
 // A title change, a screen clear, a C1 CSI (0x9b) and a right-to-left override.
 const HOSTILE = "fine\u001b]0;owned\u0007\u001b[2J\u009b31m\u202edetsurt";

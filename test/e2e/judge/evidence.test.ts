@@ -9,9 +9,9 @@ import { cp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { runInProcess } from "./helpers/cli.ts";
-import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
-import { type RecordedCall, recordedCall } from "./helpers/recorded-call.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { startTestJudge, type TestJudge } from "../../helpers/judge-server.ts";
+import { type RecordedCall, recordedCall } from "../../helpers/recorded-call.ts";
 
 const SCENARIO = "greets-and-summarizes";
 const CACHE_KEY = "judge-evidence-signing-key-5d1c";

@@ -7,9 +7,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { runInProcess } from "./helpers/cli.ts";
-import { judgeEnv, startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
-import { type RecordedCall, recordedCall } from "./helpers/recorded-call.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { judgeEnv, startTestJudge, type TestJudge } from "../../helpers/judge-server.ts";
+import { type RecordedCall, recordedCall } from "../../helpers/recorded-call.ts";
 
 const SCENARIO = "greets-and-summarizes";
 const ALWAYS_PASS = "says something polite";

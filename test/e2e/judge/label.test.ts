@@ -11,11 +11,11 @@ import path from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { projectRoot } from "../../src/workspace/index.ts";
-import { launchBrowser } from "../helpers/browser.ts";
-import { CLI, runCli } from "../helpers/cli.ts";
-import { type DraftModel, startDraftModel } from "../helpers/draft-model.ts";
-import { JUDGE_MODEL, judgedReport, REASON_MARK } from "./fixture.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { launchBrowser } from "../../helpers/browser.ts";
+import { CLI, runCli } from "../../helpers/cli.ts";
+import { type DraftModel, startDraftModel } from "../../helpers/draft-model.ts";
+import { JUDGE_MODEL, judgedReport, REASON_MARK } from "../../labels/fixture.ts";
 
 const HOSTILE = "<img src=x onerror=alert(1)>";
 const MAYA = 'the agent introduces herself: "this is Maya"';

@@ -12,12 +12,12 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import type { Plan } from "../src/plan/index.ts";
-import { type AgentsProject, addScenarios, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
-import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import type { Plan } from "../../../src/plan/index.ts";
+import { type AgentsProject, addScenarios, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { runCli } from "../../helpers/cli.ts";
+import { startTestJudge, type TestJudge } from "../../helpers/judge-server.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-plan-base-ci-key-7f3a91c0";
 const JUDGE_KEY = "sk-plan-base-judge-key-2b8e";

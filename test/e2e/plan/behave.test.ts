@@ -5,13 +5,13 @@ import { cp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import type { Plan } from "../src/plan/index.ts";
-import { reportSchema } from "../src/report/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
-import { type AgentsProject, agentsProject, deployAndRead, stackOutputs } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import type { Plan } from "../../../src/plan/index.ts";
+import { reportSchema } from "../../../src/report/index.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { type AgentsProject, agentsProject, deployAndRead, stackOutputs } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, simulatorCall, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-behave-e2e-8c21f0d9a4";
 /** The simulator's stream tokens look like this; none may ever be printed or reported. */

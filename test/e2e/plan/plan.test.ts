@@ -1,15 +1,15 @@
 // `agent-iac plan` end to end: the real Pulumi CLI previews the agents program against the
-// simulator, run through the command layer in this process (the process boundary has its own tests: exit-codes.e2e, lifecycle.e2e). The tests run in order on one work dir
+// simulator, run through the command layer in this process (the process boundary has its own tests: test/e2e/cli/exit-codes, test/e2e/cli/lifecycle). The tests run in order on one work dir
 // with two stacks (dev and prod) deployed from the base files; each starts from the previous state.
 import { appendFile, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentPlan, Plan } from "../src/plan/index.ts";
-import { openStack, type Stack } from "../src/workspace/index.ts";
-import { type AgentsProject, agentsProject, deployAndRead } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import type { AgentPlan, Plan } from "../../../src/plan/index.ts";
+import { openStack, type Stack } from "../../../src/workspace/index.ts";
+import { type AgentsProject, agentsProject, deployAndRead } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-test-plan-5c0e9b7d21a84f36";
 const OVERLAYS = ["booking.prod.yaml", "call-summary.prod.yaml"];

@@ -6,11 +6,11 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Plan } from "../src/plan/index.ts";
-import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { type RequestCounts, requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import type { Plan } from "../../../src/plan/index.ts";
+import { type AgentsProject, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { type RequestCounts, requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-plan-settings-key-41c7d2";
 const JUDGE_KEY = "sk-plan-settings-judge-9e02ab";

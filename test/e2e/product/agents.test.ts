@@ -5,17 +5,23 @@ import { appendFile, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { loadAgents } from "../src/definitions/index.ts";
-import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
-import { type AgentsProject, agentsProject, deployAndRead, stateFile, stepRecorder } from "./helpers/agents-project.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { loadAgents } from "../../../src/definitions/index.ts";
+import { AGENT_TYPE_PREFIX } from "../../../src/provider/index.ts";
+import {
+  type AgentsProject,
+  agentsProject,
+  deployAndRead,
+  stateFile,
+  stepRecorder,
+} from "../../helpers/agents-project.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
 import {
   defaultProfileOnly,
   requestCounts,
   simulatorCall,
   startTestSimulator,
   storedAgents,
-} from "./helpers/simulator.ts";
+} from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-test-e2e-8f3a61c2d9b54e07";
 

@@ -9,9 +9,9 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectRoot } from "../src/workspace/index.ts";
-import { moveDevAddress } from "./helpers/dev-address.ts";
-import { RUN_MARK } from "./helpers/leaks.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { moveDevAddress } from "../../helpers/dev-address.ts";
+import { RUN_MARK } from "../../helpers/leaks.ts";
 
 const SCRIPT = path.join(projectRoot, "scripts", "ensure-pulumi");
 const PULUMI_VERSION = `v${JSON.parse(readFileSync(path.join(projectRoot, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version}`;

@@ -4,12 +4,12 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Plan } from "../src/plan/index.ts";
-import { openStack, projectRoot, type Stack } from "../src/workspace/index.ts";
-import { runCli } from "./helpers/cli.ts";
-import { conversationalKey, proceduralKey, writeGeneratedAgents } from "./helpers/generate.ts";
-import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
-import { startTestSimulator, storedAgents } from "./helpers/simulator.ts";
+import type { Plan } from "../../../src/plan/index.ts";
+import { openStack, projectRoot, type Stack } from "../../../src/workspace/index.ts";
+import { runCli } from "../../helpers/cli.ts";
+import { conversationalKey, proceduralKey, writeGeneratedAgents } from "../../helpers/generate.ts";
+import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { startTestSimulator, storedAgents } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-test-fleet-stacks-71c2e9a4";
 const FOLDERS = { north: "fleet/north", south: "fleet/south" } as const;

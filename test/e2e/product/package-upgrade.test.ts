@@ -4,11 +4,11 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentsProgram } from "../src/component/program.ts";
-import { openStack, projectRoot } from "../src/workspace/index.ts";
-import { type AgentsProject, agentsProject, deployAndRead, stepRecorder } from "./helpers/agents-project.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { startTestSimulator } from "./helpers/simulator.ts";
+import { agentsProgram } from "../../../src/component/program.ts";
+import { openStack, projectRoot } from "../../../src/workspace/index.ts";
+import { type AgentsProject, agentsProject, deployAndRead, stepRecorder } from "../../helpers/agents-project.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { startTestSimulator } from "../../helpers/simulator.ts";
 
 describe("upgrading a stack to the program built on AgentDirectory", () => {
   let sandbox: PulumiSandbox;

@@ -5,10 +5,10 @@
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectRoot } from "../src/workspace/index.ts";
-import { type PackedProject, packedProject, run } from "./helpers/packed.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { type StoredAgents, simulatorCall } from "./helpers/simulator.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { type PackedProject, packedProject, run } from "../../helpers/packed.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { type StoredAgents, simulatorCall } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-package-e2e-7f3b91c2d4";
 

@@ -6,11 +6,11 @@ import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
-import { type AgentsProject, agentsProject, deployAndRead } from "./helpers/agents-project.ts";
-import { writeGeneratedAgents } from "./helpers/generate.ts";
-import { markedProcesses } from "./helpers/leaks.ts";
-import { type Backend, type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { AGENT_TYPE_PREFIX } from "../../../src/provider/index.ts";
+import { type AgentsProject, agentsProject, deployAndRead } from "../../helpers/agents-project.ts";
+import { writeGeneratedAgents } from "../../helpers/generate.ts";
+import { markedProcesses } from "../../helpers/leaks.ts";
+import { type Backend, type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
 import {
   defaultProfileOnly,
   requestCounts,
@@ -18,13 +18,13 @@ import {
   startTestSimulator,
   storedAgents,
   testProfile,
-} from "./helpers/simulator.ts";
+} from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-reliability-2b7c9e41f0d3";
 const PAIRS = 10; // 10 procedural + 10 conversational = 20 agents
 
 // Every backend a team may keep its stacks in behaves the same under these faults: the file backend
-// on both simulator profiles, Postgres (a real server, see teams.test.ts) on the default one.
+// on both simulator profiles, Postgres (a real server, see test/e2e/product/teams.test.ts) on the default one.
 const BACKENDS: Backend[] = testProfile() === "variant" ? ["file"] : ["file", "postgres"];
 // Marks the environment of the `pulumi up` the interrupted-deploy test kills (and of its plugins).
 const KILLED_RUN = "AGENT_IAC_KILLED_UP";

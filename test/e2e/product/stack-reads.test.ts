@@ -6,7 +6,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { plainSettings, plainStackConfig, stackFiles, workingTree } from "../../src/settings/index.ts";
+import { plainSettings, plainStackConfig, stackFiles, workingTree } from "../../../src/settings/index.ts";
 import {
   exportState,
   openStack,
@@ -14,8 +14,8 @@ import {
   type Stack,
   StackNotFoundError,
   stackError,
-} from "../../src/workspace/index.ts";
-import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../helpers/pulumi.ts";
+} from "../../../src/workspace/index.ts";
+import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../../helpers/pulumi.ts";
 
 const PROJECT = [
   "name: readsproject",

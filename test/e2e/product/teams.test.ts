@@ -5,12 +5,12 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { startSimulator } from "../src/simulator/index.ts";
-import { type AgentsProject, agentsProject, deployAndRead } from "./helpers/agents-project.ts";
-import { runCli, runInProcess } from "./helpers/cli.ts";
-import type { Postgres } from "./helpers/postgres.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
+import { startSimulator } from "../../../src/simulator/index.ts";
+import { type AgentsProject, agentsProject, deployAndRead } from "../../helpers/agents-project.ts";
+import { runCli, runInProcess } from "../../helpers/cli.ts";
+import type { Postgres } from "../../helpers/postgres.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { simulatorCall, storedAgents } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-teams-postgres-5d1e8a2c7b94";
 const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;

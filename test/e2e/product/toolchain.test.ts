@@ -4,8 +4,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensurePulumi, projectRoot, pulumiCli, toolchainPath } from "../src/workspace/index.ts";
-import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
+import { ensurePulumi, projectRoot, pulumiCli, toolchainPath } from "../../../src/workspace/index.ts";
+import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../../helpers/pulumi.ts";
 
 describe("toolchain", () => {
   let sandbox: PulumiSandbox;

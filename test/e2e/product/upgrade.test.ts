@@ -10,11 +10,11 @@ import { execFileSync } from "node:child_process";
 import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_TYPE_PREFIX } from "../src/provider/index.ts";
-import { openStack, projectRoot, type Stack } from "../src/workspace/index.ts";
-import { deployAndRead, deployStack, stateFile, stepRecorder } from "./helpers/agents-project.ts";
-import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
-import { startTestSimulator, storedAgents } from "./helpers/simulator.ts";
+import { AGENT_TYPE_PREFIX } from "../../../src/provider/index.ts";
+import { openStack, projectRoot, type Stack } from "../../../src/workspace/index.ts";
+import { deployAndRead, deployStack, stateFile, stepRecorder } from "../../helpers/agents-project.ts";
+import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { startTestSimulator, storedAgents } from "../../helpers/simulator.ts";
 
 /** main before issue 25 (commit 9466644), the last one whose provider stores the old layout. */
 const OLD_LAYOUT_TREE = path.join(projectRoot, "test", "fixtures", "old-layout-9466644.tar.gz");

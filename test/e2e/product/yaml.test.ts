@@ -11,10 +11,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { projectRoot } from "../src/workspace/index.ts";
-import { type PackedProject, packedProject, packedTarball, run } from "./helpers/packed.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { type StoredAgents, storedAgents } from "./helpers/simulator.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { type PackedProject, packedProject, packedTarball, run } from "../../helpers/packed.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { type StoredAgents, storedAgents } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-yaml-e2e-51c0a9e7b2";
 

@@ -6,10 +6,10 @@ import { mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CallResult, callResultSchema, reportJson, reportSchema } from "../src/report/index.ts";
-import { scenarioKey } from "../src/smoke/gates.ts";
-import { reportFromCalls, type ScenarioGate } from "../src/smoke/reports.ts";
-import { runInProcess } from "./helpers/cli.ts";
+import { type CallResult, callResultSchema, reportJson, reportSchema } from "../../../src/report/index.ts";
+import { scenarioKey } from "../../../src/smoke/gates.ts";
+import { reportFromCalls, type ScenarioGate } from "../../../src/smoke/reports.ts";
+import { runInProcess } from "../../helpers/cli.ts";
 
 const call = (iteration: number, passed: boolean): CallResult =>
   callResultSchema.parse({

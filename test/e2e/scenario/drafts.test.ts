@@ -9,11 +9,11 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments, parseDocument } from "yaml";
-import { type AgentsProject, addScenarios, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { CLI, runInProcess } from "./helpers/cli.ts";
-import { type DraftModel, startDraftModel } from "./helpers/draft-model.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { startTestSimulator } from "./helpers/simulator.ts";
+import { type AgentsProject, addScenarios, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { CLI, runInProcess } from "../../helpers/cli.ts";
+import { type DraftModel, startDraftModel } from "../../helpers/draft-model.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-test-drafts-5c2e8a71d4";
 const PHONE = "+1 415 555 0199";

@@ -10,12 +10,12 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentsProject, addScenarios, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { CLI, runInProcess } from "./helpers/cli.ts";
-import { type JudgeAnswer, startTestJudge } from "./helpers/judge-server.ts";
-import { isKeyCheck } from "./helpers/model-double.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { startTestSimulator } from "./helpers/simulator.ts";
+import { type AgentsProject, addScenarios, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { CLI, runInProcess } from "../../helpers/cli.ts";
+import { type JudgeAnswer, startTestJudge } from "../../helpers/judge-server.ts";
+import { isKeyCheck } from "../../helpers/model-double.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-caller-evidence-51";
 

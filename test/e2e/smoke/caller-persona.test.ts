@@ -8,11 +8,11 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { isKeyCheck } from "./helpers/model-double.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import { type AgentsProject, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { isKeyCheck } from "../../helpers/model-double.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-persona-e2e-service-4411";
 const MODEL_KEY = "sk-persona-model-key-93be1f";

@@ -6,12 +6,12 @@
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Plan } from "../src/plan/index.ts";
-import { type CallResult, type Report, reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import type { Plan } from "../../../src/plan/index.ts";
+import { type CallResult, type Report, reportSchema } from "../../../src/report/index.ts";
+import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-caller-regression-e2e-51d0c2";
 const TOKEN_LIKE = /tok_[A-Za-z0-9_-]{8,}/;

@@ -11,19 +11,19 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseDocument } from "yaml";
-import { type Report, reportSchema } from "../src/report/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
+import { type Report, reportSchema } from "../../../src/report/index.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
 import {
   type AgentsProject,
   addScenarios,
   agentsProject,
   deployStack,
   stackOutputs,
-} from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { completion, isKeyCheck } from "./helpers/model-double.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { startTestSimulator } from "./helpers/simulator.ts";
+} from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { completion, isKeyCheck } from "../../helpers/model-double.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-variations-e2e-5c21d0";
 const SLOW = 300_000;

@@ -7,12 +7,12 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import type { ProfileName } from "../src/simulator/index.ts";
-import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { SIMULATOR_SHAPES } from "./helpers/caller.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import type { ProfileName } from "../../../src/simulator/index.ts";
+import { type AgentsProject, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { SIMULATOR_SHAPES } from "../../helpers/caller.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-caller-e2e-7c1f02";
 

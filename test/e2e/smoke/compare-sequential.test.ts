@@ -9,11 +9,11 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type Report, reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, addScenarios, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import { type Report, reportSchema } from "../../../src/report/index.ts";
+import { type AgentsProject, addScenarios, agentsProject, stackOutputs } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-sequential-e2e-71c2a9";
 const SLOW = 300_000;

@@ -5,11 +5,11 @@ import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type Report, reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import { type Report, reportSchema } from "../../../src/report/index.ts";
+import { type AgentsProject, agentsProject, stackOutputs } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, simulatorCall, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-compare-e2e-3fa9d1c07e";
 const TOKEN_LIKE = /tok_[A-Za-z0-9_-]{8,}/;

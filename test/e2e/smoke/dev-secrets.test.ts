@@ -3,10 +3,10 @@
 // setting and where the key belongs instead; a stack with a passphrase of its own gets no warning.
 // Real Pulumi CLI on a temp file backend; nothing is deployed (smoke stops at "holds no agents").
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCAL_PASSPHRASE } from "../src/workspace/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
+import { LOCAL_PASSPHRASE } from "../../../src/workspace/index.ts";
+import { type AgentsProject, agentsProject } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
 
 const CALLER_KEY = "sk-dev-secrets-caller-51d0e2";
 

@@ -6,11 +6,11 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import { reportSchema } from "../../../src/report/index.ts";
+import { type AgentsProject, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-gates-e2e-7c2a91d0e4";
 const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;

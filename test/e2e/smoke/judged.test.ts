@@ -4,11 +4,11 @@ import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { startTestJudge, type TestJudge } from "./helpers/judge-server.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import { type AgentsProject, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { startTestJudge, type TestJudge } from "../../helpers/judge-server.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-judge-e2e-service-4b1d";
 const JUDGE_KEY = "sk-judge-e2e-judge-9e77c2";

@@ -5,8 +5,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runInProcess } from "./helpers/cli.ts";
-import { type RecordedCall, recordedCall } from "./helpers/recorded-call.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type RecordedCall, recordedCall } from "../../helpers/recorded-call.ts";
 
 const SCENARIO = "greets-and-summarizes";
 

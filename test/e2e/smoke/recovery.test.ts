@@ -6,11 +6,11 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensurePulumi } from "../src/workspace/index.ts";
-import { type AgentsProject, agentsProject, deployStack } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall, startTestSimulator, storedAgents } from "./helpers/simulator.ts";
+import { ensurePulumi } from "../../../src/workspace/index.ts";
+import { type AgentsProject, agentsProject, deployStack } from "../../helpers/agents-project.ts";
+import { runCli } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { simulatorCall, startTestSimulator, storedAgents } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-recovery-e2e-71c0e94ab3";
 

@@ -4,10 +4,10 @@ import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "./helpers/agents-project.ts";
-import { CLI, runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "../../helpers/agents-project.ts";
+import { CLI, runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, simulatorCall, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-smoke-e2e-5d81c0a7b2";
 /** The simulator's stream tokens look like this; none may ever be printed or reported. */

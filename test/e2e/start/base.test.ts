@@ -7,12 +7,12 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { startSimulator } from "../src/simulator/index.ts";
-import { projectRoot } from "../src/workspace/index.ts";
-import { CLI, runCli } from "./helpers/cli.ts";
-import { copyDevStack } from "./helpers/dev-address.ts";
-import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall } from "./helpers/simulator.ts";
+import { startSimulator } from "../../../src/simulator/index.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { CLI, runCli } from "../../helpers/cli.ts";
+import { copyDevStack } from "../../helpers/dev-address.ts";
+import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { simulatorCall } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-start-base-4b7e21d9c3a0";
 

@@ -9,10 +9,10 @@
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentsProject, agentsProject, stackOutputs } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type Backend, type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import { type AgentsProject, agentsProject, stackOutputs } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type Backend, type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-base-held-e2e-3c8e17";
 

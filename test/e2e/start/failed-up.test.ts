@@ -5,10 +5,10 @@ import { spawn } from "node:child_process";
 import { open, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { CLI } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall, startTestSimulator } from "./helpers/simulator.ts";
+import { type AgentsProject, agentsProject } from "../../helpers/agents-project.ts";
+import { CLI } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { simulatorCall, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-failed-up-e2e-71c4b2a09d";
 

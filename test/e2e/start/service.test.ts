@@ -8,12 +8,12 @@ import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Simulator, startSimulator } from "../src/simulator/index.ts";
-import { LOCAL_PASSPHRASE, projectRoot } from "../src/workspace/index.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { copyDevStack, freePort } from "./helpers/dev-address.ts";
-import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
+import { type Simulator, startSimulator } from "../../../src/simulator/index.ts";
+import { LOCAL_PASSPHRASE, projectRoot } from "../../../src/workspace/index.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { copyDevStack, freePort } from "../../helpers/dev-address.ts";
+import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { simulatorCall, storedAgents } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-start-service-9b2e41d07c";
 

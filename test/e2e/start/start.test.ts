@@ -7,12 +7,12 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator } from "../src/simulator/index.ts";
-import { LOCAL_PASSPHRASE, projectRoot } from "../src/workspace/index.ts";
-import { CLI, runCli } from "./helpers/cli.ts";
-import { copyDevStack } from "./helpers/dev-address.ts";
-import { type PulumiSandbox, projectCopy, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall, storedAgents } from "./helpers/simulator.ts";
+import { startSimulator } from "../../../src/simulator/index.ts";
+import { LOCAL_PASSPHRASE, projectRoot } from "../../../src/workspace/index.ts";
+import { CLI, runCli } from "../../helpers/cli.ts";
+import { copyDevStack } from "../../helpers/dev-address.ts";
+import { type PulumiSandbox, projectCopy, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { simulatorCall, storedAgents } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-start-e2e-0c6f2a9d4e71";
 const TOKEN_PATTERN = /tok_[A-Za-z0-9_-]{24}/;

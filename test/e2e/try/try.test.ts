@@ -6,12 +6,12 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { createClient } from "../src/api/index.ts";
-import { reportSchema } from "../src/report/index.ts";
-import { type AgentsProject, agentsProject, deployAndRead, stackOutputs } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, startTestSimulator } from "./helpers/simulator.ts";
+import { createClient } from "../../../src/api/index.ts";
+import { reportSchema } from "../../../src/report/index.ts";
+import { type AgentsProject, agentsProject, deployAndRead, stackOutputs } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, startTestSimulator } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-try-e2e-5e0b7c31d2";
 const SLOW = 300_000;

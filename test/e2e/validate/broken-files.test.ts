@@ -4,11 +4,11 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator } from "../src/simulator/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runCli } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { requestCounts, simulatorCall } from "./helpers/simulator.ts";
+import { startSimulator } from "../../../src/simulator/index.ts";
+import { type AgentsProject, agentsProject } from "../../helpers/agents-project.ts";
+import { runCli } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { requestCounts, simulatorCall } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-test-broken-3e71a09c5b2d4f88";
 

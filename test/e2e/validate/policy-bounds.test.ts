@@ -10,8 +10,8 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectRoot } from "../src/workspace/index.ts";
-import { CLI } from "./helpers/cli.ts";
+import { projectRoot } from "../../../src/workspace/index.ts";
+import { CLI } from "../../helpers/cli.ts";
 
 type Run = { code: number | null; stdout: string; stderr: string; killed: boolean };
 

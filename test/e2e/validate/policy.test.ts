@@ -7,12 +7,12 @@ import os from "node:os";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Plan } from "../src/plan/index.ts";
-import { ensurePulumi, projectRoot, pulumiCli } from "../src/workspace/index.ts";
-import { type AgentsProject, agentsProject } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { startTestSimulator, storedAgents } from "./helpers/simulator.ts";
+import type { Plan } from "../../../src/plan/index.ts";
+import { ensurePulumi, projectRoot, pulumiCli } from "../../../src/workspace/index.ts";
+import { type AgentsProject, agentsProject } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { startTestSimulator, storedAgents } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-policy-test-key";
 const PACK = path.join(projectRoot, "policy");

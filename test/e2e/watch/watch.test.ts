@@ -5,10 +5,10 @@
 import { readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "./helpers/agents-project.ts";
-import { runInProcess } from "./helpers/cli.ts";
-import { type PulumiSandbox, pulumiSandbox } from "./helpers/pulumi.ts";
-import { simulatorCall, startTestSimulator, testProfile } from "./helpers/simulator.ts";
+import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "../../helpers/agents-project.ts";
+import { runInProcess } from "../../helpers/cli.ts";
+import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
+import { simulatorCall, startTestSimulator, testProfile } from "../../helpers/simulator.ts";
 
 const API_KEY = "sk-watch-e2e-3f9a61c4d2";
 const HOUR = 3600;
