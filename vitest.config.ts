@@ -1,24 +1,34 @@
+// The test layout: a file is where what it tests is.
+// - test/e2e/<command>/<topic>.test.ts: end-to-end files, which drive the CLI (a spawned `agent-iac`
+//   or runInProcess) or the real Pulumi CLI through a project, filed under the command they are about
+//   (`smoke --compare` is smoke's). Two folders are not commands: e2e/cli/ for what every command
+//   shares (exit codes, errors, signals, stack names, model faults) and e2e/product/ for the product
+//   as a whole (the package, the toolchain, first run, upgrade, teams, fleets, the Pulumi program).
+// - test/usecases/<usecase>.test.ts: a use case (src/usecases) run against a temporary project.
+// - test/<folder>/: unit tests of src/<folder>; test/*.test.ts: checks of the repository as a whole
+//   (the workflow, the vocabulary, the threat model); test/helpers/ and test/fixtures/ serve them all.
 import { defineConfig } from "vitest/config";
 
 /**
  * The end-to-end files that run a second time against the simulator's variant profile (the other
  * legal value of every choice the interface leaves open; src/simulator/README.md), so the client is
  * proven against a service other than the one it was written next to. Not here, and why:
- * start and first-run (npm start runs its own embedded simulator, default profile), teams and
- * toolchain (about the backend and the CLI, not the service), broken-files (fails before any request),
- * plan (a preview sends the service no request; its --behave calls are behave.e2e's, which is here).
+ * e2e/start and e2e/product/first-run (npm start runs its own embedded simulator, default profile),
+ * e2e/product/teams and toolchain (about the backend and the CLI, not the service),
+ * e2e/validate/broken-files (fails before any request), e2e/plan/plan (a preview sends the service no
+ * request; its --behave calls are e2e/plan/behave's, which is here).
  */
 const BOTH_PROFILES = [
-  "test/smoke.e2e.test.ts",
-  "test/agents.test.ts",
-  "test/reliability.test.ts",
+  "test/e2e/smoke/smoke.test.ts",
+  "test/e2e/product/agents.test.ts",
+  "test/e2e/product/reliability.test.ts",
   "test/api/simulator.test.ts",
-  "test/api/operate.test.ts",
+  "test/e2e/events/events-and-lists.test.ts",
   "test/definitions/examples-smoke.test.ts",
-  "test/watch.e2e.test.ts",
-  "test/gates.e2e.test.ts",
-  "test/behave.e2e.test.ts",
-  "test/compare.e2e.test.ts",
+  "test/e2e/watch/watch.test.ts",
+  "test/e2e/smoke/gates.test.ts",
+  "test/e2e/plan/behave.test.ts",
+  "test/e2e/smoke/compare.test.ts",
 ];
 
 export default defineConfig({

@@ -1,6 +1,6 @@
 // The Pulumi program (Pulumi.yaml `main`): the agents program of src/component/program.ts, its
 // results as the stack's outputs. Its agents stay at the stack's root where this program has always
-// declared them (so upgrading replaces nothing: test/package.upgrade.test.ts).
+// declared them (so upgrading replaces nothing: test/e2e/product/package-upgrade.test.ts).
 import { agentsProgram } from "./component/program.ts";
 import { capturePromiseStacks } from "./pulumi-seams/index.ts";
 
