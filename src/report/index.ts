@@ -5,7 +5,6 @@
 // compare, plan, watch): they import this.
 
 export type { Drift, DriftScenario, Moved } from "./drift-schema.ts";
-export { fenced, hasControl, jsonLine, terminalLines, terminalText, yamlText } from "./escape.ts";
 export { notEvidence } from "./evidence.ts";
 export { htmlReport } from "./html/index.ts";
 export { junitXml } from "./junit.ts";

@@ -5,7 +5,7 @@
 // with its interval and the measured latency, bound or not; system-out holds the transcripts. In a
 // comparison a regression is a failure naming the flipped expectations, and system-out starts with
 // the comparison; a scenario the report's `fail_on` lets through has no failure (outcome.ts).
-import { xml } from "./escape.ts";
+import { xml } from "../escape/index.ts";
 import {
   comparisonReason,
   countScenarios,

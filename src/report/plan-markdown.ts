@@ -4,9 +4,9 @@
 // scenario's result under its agent. The plan's own text (paths, reasons) is written by this tool;
 // values from agent files go into code spans and fenced blocks (escape.ts).
 import { stringify } from "yaml";
+import { codeSpan, fenced, markdownText, tableCell } from "../escape/index.ts";
 import { guardedConsequence } from "../settings/guarded.ts";
 import type { StackSettingChange } from "../settings/index.ts";
-import { codeSpan, fenced, markdownText, tableCell } from "./escape.ts";
 import {
   type Action,
   type AgentBehaviour,

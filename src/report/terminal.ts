@@ -2,7 +2,7 @@
 // nearest transcript lines), one line per scenario saying why its verdict differs from its passes,
 // the comparison of old and new versions, and the closing count in scenarios with calls second.
 // Live smoke prints the call lines as calls finish; replay and every run's closing text use these.
-import { terminalText } from "./escape.ts";
+import { terminalText } from "../escape/index.ts";
 import {
   allowedInconclusive,
   countScenarios,

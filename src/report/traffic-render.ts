@@ -1,7 +1,7 @@
 // Reports of kind "watch" and "audit" (live traffic per version, traffic.ts) for people: a
 // plain-text table for the terminal and Markdown for a file or the job summary. Every figure shows
 // its counts. Text from the service (ids, notes) goes through the Markdown escapers.
-import { codeSpan, markdownText, tableCell } from "./escape.ts";
+import { codeSpan, markdownText, tableCell } from "../escape/index.ts";
 import { headline } from "./outcome.ts";
 import type { Report } from "./schema.ts";
 import type { TrafficReport } from "./traffic.ts";

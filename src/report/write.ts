@@ -7,8 +7,8 @@
 import { appendFile, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { InvalidInputError, IoError } from "../errors/index.ts";
+import { terminalLines } from "../escape/index.ts";
 import { driftHtml, driftJunit, driftMarkdown, driftText } from "./drift-render.ts";
-import { terminalLines } from "./escape.ts";
 import { htmlReport } from "./html/index.ts";
 import { junitXml } from "./junit.ts";
 import { jobSummary } from "./markdown.ts";
