@@ -15,11 +15,11 @@ import {
   type PlannedRequest,
   type PolicyViolation,
   UNKNOWN_TEXT,
-} from "../report/index.ts";
+} from "../results/index.ts";
 import type { PlanInputs } from "./behave.ts";
 import { policyRecorder } from "./policy.ts";
 
-export type { AgentPlan, FieldChange, Plan } from "../report/index.ts";
+export type { AgentPlan, FieldChange, Plan } from "../results/index.ts";
 export {
   attachBehaviour,
   type BehaviourTarget,

@@ -12,6 +12,7 @@ import { jsonLine, terminalText } from "../escape/index.ts";
 
 // The one escaping helper for terminal text, and JSON Lines, live with the other formats' (src/escape).
 export { jsonLine, terminalLines, terminalText } from "../escape/index.ts";
+export { callLines, failureText } from "./call.ts";
 
 const json = (value: unknown) => (value === undefined ? "" : jsonLine(value));
 

@@ -4,11 +4,9 @@
 // the scenario verdicts the drift verdicts were written into.
 
 import { html, markdownText, tableCell, xml } from "../escape/index.ts";
-import type { DriftScenario } from "./drift-schema.ts";
+import { type DriftScenario, exitCode, type Report } from "../results/index.ts";
 import { htmlReport } from "./html/index.ts";
 import { jobSummary } from "./markdown.ts";
-import { exitCode } from "./outcome.ts";
-import type { Report } from "./schema.ts";
 
 const MARK: Record<DriftScenario["verdict"], string> = {
   drifted: "❌",

@@ -6,6 +6,8 @@
 import type { z } from "zod";
 import { markdownText } from "../escape/index.ts";
 import {
+  type CallOutcomeKind,
+  type CallResult,
   countScenarios,
   evaluated,
   failingInconclusive,
@@ -13,14 +15,16 @@ import {
   faultsText,
   headline,
   needsText,
+  type Report,
+  reportSchema,
+  type ScenarioSummary,
   scenarioCounts,
   stoppedScenario,
   tolerated,
   unevaluatedText,
   verdictReason,
-} from "./outcome.ts";
+} from "../results/index.ts";
 import { comparisonEvidence, decidedText, passKText, sequentialText } from "./repeats.ts";
-import { type CallOutcomeKind, type CallResult, type Report, reportSchema, type ScenarioSummary } from "./schema.ts";
 
 const MAX_SCENARIOS = 25;
 const MAX_ITEMS = 5;

@@ -5,8 +5,6 @@
 // values from agent files go into code spans and fenced blocks (escape.ts).
 import { stringify } from "yaml";
 import { codeSpan, fenced, markdownText, tableCell } from "../escape/index.ts";
-import { guardedConsequence } from "../settings/guarded.ts";
-import type { StackSettingChange } from "../settings/index.ts";
 import {
   type Action,
   type AgentBehaviour,
@@ -18,7 +16,9 @@ import {
   type PlanSettings,
   type PolicyViolation,
   UNKNOWN_TEXT,
-} from "./plan.ts";
+} from "../results/index.ts";
+import { guardedConsequence } from "../settings/guarded.ts";
+import type { StackSettingChange } from "../settings/index.ts";
 
 const FOLD_LINES = 30;
 /** Longer values are shown as a block, never cut. */

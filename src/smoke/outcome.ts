@@ -10,7 +10,7 @@ import {
   type Fault,
   type CallOutcome as ReportOutcome,
   unknownVersion,
-} from "../report/index.ts";
+} from "../results/index.ts";
 
 /** A call's outcome (the report's `outcome`, camelCase). */
 export type CallOutcome = {

@@ -4,8 +4,8 @@
 // always be written. The closing count is the report's (src/report's terminal summary).
 import type { Client } from "../api/index.ts";
 import type { Judge } from "../judge/index.ts";
-import { terminalText, transcriptPrinter } from "../render/index.ts";
-import { callLines, userLabel } from "../report/index.ts";
+import { callLines, terminalText, transcriptPrinter } from "../render/index.ts";
+import { userLabel } from "../results/index.ts";
 import { type CallHooks, type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
 import { scenarioKey } from "./gates.ts";
 import { OUTCOME_CODES } from "./outcome.ts";

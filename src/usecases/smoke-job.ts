@@ -18,7 +18,7 @@ import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { terminalLines, terminalText } from "../escape/index.ts";
 import { type Judge, movingModels } from "../judge/index.ts";
-import type { Report } from "../report/index.ts";
+import type { Report } from "../results/index.ts";
 import {
   type CallerShapeSettings,
   isLoopbackUrl,

@@ -6,7 +6,7 @@
 import type { Client } from "../api/index.ts";
 import { agentIdOf, pinnedVersion } from "../contract/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
-import { pct } from "../report/index.ts";
+import { pct } from "../results/index.ts";
 import { type Attribution, attributor } from "./attribute.ts";
 import { type Figures, figures, type Share, Tally } from "./figures.ts";
 import { gatherFeedbacks, gatherProcedures, gatherWindow, type WindowTraffic } from "./gather.ts";

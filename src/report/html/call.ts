@@ -3,8 +3,16 @@
 // timeline, and the procedures that ran after it.
 
 import { type Html, html } from "../../escape/index.ts";
-import { evaluated, outcomeFacts, unevaluatedText } from "../outcome.ts";
-import { type CallOutcomeKind, type CallResult, type ReportAssertion, type ReportEntry, userLabel } from "../schema.ts";
+import {
+  type CallOutcomeKind,
+  type CallResult,
+  evaluated,
+  outcomeFacts,
+  type ReportAssertion,
+  type ReportEntry,
+  unevaluatedText,
+  userLabel,
+} from "../../results/index.ts";
 import { callBadge, clip, duration, passMark, pretty } from "./format.ts";
 import { timeline } from "./timeline.ts";
 

@@ -2,7 +2,7 @@
 // a word, never by colour alone.
 
 import { type Html, html } from "../../escape/index.ts";
-import type { CallOutcomeKind, ComparisonOutcome, Verdict } from "../schema.ts";
+import type { CallOutcomeKind, ComparisonOutcome, Verdict } from "../../results/index.ts";
 
 type Badge = { icon: string; label: string; tone: "good" | "bad" | "warn" | "neutral" };
 

@@ -3,8 +3,7 @@
 // stylesheet (by hash), so even a slip in escaping could neither run code nor load anything.
 import { createHash } from "node:crypto";
 import { type Html, html, trusted } from "../../escape/index.ts";
-import { countScenarios, faultsText, headline, scenarioCounts } from "../outcome.ts";
-import type { Report } from "../schema.ts";
+import { countScenarios, faultsText, headline, type Report, scenarioCounts } from "../../results/index.ts";
 import { SCRIPT, STYLE } from "./assets.ts";
 import { duration, headlineMark, verdictBadge } from "./format.ts";
 import { groupScenarios, scenarioSection } from "./scenario.ts";

@@ -4,7 +4,7 @@
 // latencies are drawn as bars from zero instead. A caption repeats every number as text.
 
 import { type Html, html } from "../../escape/index.ts";
-import { type CallResult, type ReportEntry, userLabel } from "../schema.ts";
+import { type CallResult, type ReportEntry, userLabel } from "../../results/index.ts";
 import { clip, duration } from "./format.ts";
 
 const WIDTH = 640;

@@ -2,6 +2,7 @@
 // summary, HTML, JUnit, JSON) counts through `countScenarios` and marks through `headline`, so the
 // same run tells the same story everywhere: a run that exits 0 never shows a failure mark.
 
+import type { Plan } from "./plan.ts";
 import {
   type CallOutcomeKind,
   type CallResult,
@@ -264,6 +265,29 @@ export function exitCode(report: Report): number {
   return counts.failed + (counts.inconclusive ?? 0) > 0 ? 1 : 0;
 }
 
+/** Any kind's report value: a run's or live traffic's Report, or the plan. */
+export type AnyReport = Report | Plan;
+
+export const isPlan = (value: AnyReport): value is Plan => value.kind === undefined || value.kind === "plan";
+
+/**
+ * The exit code of any kind's report (outcome.ts). A plan's is its behaviour preview's, and at
+ * least 1 when the plan fails on its own account (a guarded setting changed, a mandatory violation).
+ */
+export function reportExitCode(value: AnyReport): number {
+  if (!isPlan(value)) return exitCode(value);
+  const mandatory = (value.policy?.mandatory ?? 0) > 0;
+  const behaviour = value.behave_report;
+  // A preview a mandatory violation blocked placed no call: its calls are "not run" by the plan's
+  // own failure (1), not calls that could not complete (3).
+  const blocked = mandatory && behaviour && !behaviour.interrupted && behaviour.results.every(notPlaced);
+  const preview = behaviour && !blocked ? exitCode(behaviour) : 0;
+  const held = (value.settings?.changes ?? []).some((c) => c.guarded) || mandatory;
+  return held ? Math.max(preview, 1) : preview;
+}
+
+const notPlaced = (call: Report["results"][number]) => call.outcome.kind === "not_run";
+
 /**
  * A smoke, replay, merge or comparison in which no scenario was evaluated (none listed, or every
  * one not run): nothing checked is never passed (exit 3, said on the terminal). A shard's own
@@ -431,4 +455,11 @@ export function scenarioCounts(report: Pick<Report, "scenarios" | "results"> & P
   if (s.not_run > 0) parts.push(`${s.not_run} not run`);
   if (s.no_baseline) parts.push(`${s.no_baseline} without a baseline`);
   return `${s.scenarios} scenario${s.scenarios === 1 ? "" : "s"}: ${parts.join(", ")}`;
+}
+
+/** ` (answered by gpt-4o-2024-08-06, not gpt-4o)` where the judge's endpoint named another model than the one asked. */
+export function answeredBy(j: { model: string; answered_model: string | null }): string {
+  return j.answered_model !== null && j.answered_model !== j.model
+    ? ` (answered by ${j.answered_model}, not ${j.model})`
+    : "";
 }
