@@ -4,7 +4,7 @@
 // <flakyError>) per failing iteration, as Maven Surefire writes reruns. Properties hold the pass rate
 // with its interval and the measured latency, bound or not; system-out holds the transcripts. In a
 // comparison a regression is a failure naming the flipped expectations, and system-out starts with
-// the comparison; a scenario the report's `fail_on` lets through has no failure (outcome.ts).
+// the comparison; a scenario the report's `fail_on` lets through has no failure (src/results).
 import { xml } from "../escape/index.ts";
 import { failureText } from "../render/index.ts";
 import {

@@ -2,7 +2,7 @@
 // to each and why, each changed agent's fields (short values inline, long ones whole in a folded
 // block), prompt changes as unified diffs, a created agent's whole request, and with --behave each
 // scenario's result under its agent. The plan's own text (paths, reasons) is written by this tool;
-// values from agent files go into code spans and fenced blocks (escape.ts).
+// values from agent files go into code spans and fenced blocks (src/escape).
 import { stringify } from "yaml";
 import { codeSpan, fenced, markdownText, tableCell } from "../escape/index.ts";
 import {

@@ -271,7 +271,7 @@ export type AnyReport = Report | Plan;
 export const isPlan = (value: AnyReport): value is Plan => value.kind === undefined || value.kind === "plan";
 
 /**
- * The exit code of any kind's report (outcome.ts). A plan's is its behaviour preview's, and at
+ * The exit code of any kind's report, by `exitCode`: what emitReport returns. A plan's is its behaviour preview's, and at
  * least 1 when the plan fails on its own account (a guarded setting changed, a mandatory violation).
  */
 export function reportExitCode(value: AnyReport): number {

@@ -1,5 +1,5 @@
-// watch and audit results as the report value of kind "watch" / "audit" (src/report, which renders
-// it for people and scripts). Every figure keeps its counts.
+// watch and audit results as the report value of kind "watch" / "audit" (src/results; src/report
+// renders it for people and scripts). Every figure keeps its counts.
 import { REPORT_FORMAT, REPORT_VERSION, type Report, reportSchema } from "../results/index.ts";
 import { type Attribution, attributionRule, attributionText } from "./attribute.ts";
 import type { AuditResult } from "./audit.ts";
