@@ -95,8 +95,3 @@ export const trafficSchema = z.looseObject({
 });
 
 export type TrafficReport = z.output<typeof trafficSchema>;
-
-/** `12.5 % (3 of 24)`, or – when nothing was counted: a share as every surface and watch's messages say it. */
-export function pct(s: TrafficReport["agents"][number]["current"]["failure_rate"]): string {
-  return s.value === null ? "–" : `${(s.value * 100).toFixed(1)} % (${s.count} of ${s.of})`;
-}
