@@ -1,6 +1,6 @@
-// A finished call on a terminal: the line smoke prints live as each call ends (and replay and
-// the closing text of every run reuse), with each unmet expectation and its nearest transcript lines
-// under it. Text from the service and from files is data: escaped.
+// A finished call on a terminal: the line smoke prints live as each call ends (and a replay for each
+// recorded call), with each unmet expectation and its nearest transcript lines under it (JUnit's
+// failure text too). Text from the service and from files is data: escaped.
 import { terminalText } from "../escape/index.ts";
 import { answeredBy, type CallResult, evaluated, unevaluatedText } from "../results/index.ts";
 
