@@ -21,7 +21,7 @@ import { request } from "undici";
 import { createClient } from "../src/api/index.ts";
 import { callerShape } from "../src/caller/index.ts";
 import { loadAgents } from "../src/definitions/index.ts";
-import type { CallResult } from "../src/report/index.ts";
+import type { CallResult } from "../src/results/index.ts";
 import { startSimulator } from "../src/simulator/index.ts";
 import { runSmoke } from "../src/smoke/index.ts";
 import { createAgents } from "../test/helpers/simulator.ts";

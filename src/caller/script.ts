@@ -6,7 +6,7 @@
 // back as `user.message.received`: a `server.error` while it is awaited, a session closed or
 // ended first, or the call's deadline is "the caller's turn N was not delivered".
 import type { EventEnvelope } from "../contract/index.ts";
-import { NOT_THE_CALLER } from "../report/index.ts";
+import { NOT_THE_CALLER } from "../results/index.ts";
 import type { CallerShape } from "./shape.ts";
 
 /** No event for this long after the agent's last one, with nothing open: its turn is over. */

@@ -5,8 +5,9 @@
 // same words. The model's answer is data: N plain lines per turn, else every call of the scenario
 // fails as the caller's own error (caller_not_a_line) with nothing said. The lines said reach the
 // call's events and recording like any scripted line, so `--replay` needs no model.
+
+import { hasControl } from "../escape/index.ts";
 import type { ChatMessage } from "../model/index.ts";
-import { hasControl } from "../report/index.ts";
 import { NotACallerLine, type TurnSource } from "./script.ts";
 
 /** A scripted turn as the scenario writes it. */

@@ -5,7 +5,7 @@
 // caller's line, the context) is data: written by the YAML escaper, never pasted into the text.
 import { type EventEnvelope, TranscriptBuilder } from "../api/index.ts";
 import { isCallerLine } from "../caller/index.ts";
-import { yamlText } from "../report/index.ts";
+import { yamlText } from "../escape/index.ts";
 
 /** What is known of the call: its events, and from a recording its agent, version, channel and context. */
 export type CapturedCall = {

@@ -1,6 +1,7 @@
 // `agent-iac drift --stack S`: is each blessed scenario still as good as its baseline? Flags → one
 // typed request → the drift use case (the smoke job on the baseline's pinned versions) → emitReport.
-import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
+import { emitReport, type ReportFiles, writeReportFiles } from "../report/index.ts";
+import type { Report } from "../results/index.ts";
 import { requireConnection, runDrift } from "../usecases/index.ts";
 import { concurrencyFlag, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";

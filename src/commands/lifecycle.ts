@@ -21,7 +21,8 @@ import path from "node:path";
 import type { Client, RetryNotice } from "../api/index.ts";
 import { createClient } from "../api/index.ts";
 import { InterruptedError, retryLine } from "../errors/index.ts";
-import { type CallOutcomeKind, finishedCalls, reportPath } from "../report/index.ts";
+import { reportPath } from "../report/index.ts";
+import { type CallOutcomeKind, finishedCalls } from "../results/index.ts";
 import {
   type Connection,
   type ProjectContext,

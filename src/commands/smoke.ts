@@ -2,7 +2,8 @@
 // request → the smoke job (src/usecases) → emitReport.
 import { CliError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
-import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
+import { emitReport, type ReportFiles, writeReportFiles } from "../report/index.ts";
+import type { Report } from "../results/index.ts";
 import {
   parseShard,
   prepareSmoke,

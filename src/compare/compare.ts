@@ -11,7 +11,7 @@ import {
   type ReportAssertion,
   type ScenarioComparison,
   type Verdict,
-} from "../report/index.ts";
+} from "../results/index.ts";
 import { cutShort } from "../smoke/index.ts";
 import type { SequentialEvidence } from "./sequential.ts";
 import type { Evidence } from "./significance.ts";

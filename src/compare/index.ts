@@ -20,4 +20,4 @@ export {
 export { type ComparedScenario, compareReport, type FailOn } from "./reports.ts";
 export { compareSides, comparisonPlan } from "./run.ts";
 export { type CompareRule, placePairs } from "./sequential.ts";
-export { evidenceLines, regressionEvidence } from "./significance.ts";
+export { regressionEvidence } from "./significance.ts";

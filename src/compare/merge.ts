@@ -4,7 +4,7 @@
 // (whole in one shard) under the rule its shard recorded — so the merged verdicts are an unsharded
 // run's. Shards that disagree on how the comparison is judged are refused.
 import { InvalidInputError } from "../errors/index.ts";
-import type { Report } from "../report/index.ts";
+import type { Report } from "../results/index.ts";
 import { type MergedCalls, type ScenarioGate, type ShardReport, scenarioKey } from "../smoke/index.ts";
 import type { PairedRule } from "../stats/index.ts";
 import type { FailOn } from "./reports.ts";

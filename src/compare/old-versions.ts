@@ -4,7 +4,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError, InvalidInputError, type Wording } from "../errors/index.ts";
-import { REPORT_FORMAT, reportSchema } from "../report/index.ts";
+import { REPORT_FORMAT, reportSchema } from "../results/index.ts";
 
 export type OldVersions = { versions: Record<string, string>; source: "outputs" | "report" };
 

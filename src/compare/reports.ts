@@ -8,7 +8,7 @@ import {
   runReport,
   type ScenarioComparison,
   type Verdict,
-} from "../report/index.ts";
+} from "../results/index.ts";
 import { type ScenarioGate, summarizeScenarios } from "../smoke/index.ts";
 
 export type FailOn = "regression" | "failure";

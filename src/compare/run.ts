@@ -3,7 +3,7 @@
 // old version (a first deploy, a new agent) runs as plain smoke and the run says so; an agent whose
 // version did not change is called once and serves both sides.
 
-import { type CallResult, comparedVerdict, type Report, unknownVersion, type Verdict } from "../report/index.ts";
+import { type CallResult, comparedVerdict, type Report, unknownVersion, type Verdict } from "../results/index.ts";
 import {
   callResult,
   gatesOf,

@@ -5,7 +5,7 @@
 // betting (src/stats/paired.ts) decides regressed or no worse, or its cap leaves it inconclusive.
 import { COMPARE_DEFAULTS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import { type CallResult, endedOnItsOwn, type ScenarioComparison } from "../report/index.ts";
+import { type CallResult, endedOnItsOwn, type ScenarioComparison } from "../results/index.ts";
 import { gateOf, type PlannedCall, type ScenarioResult } from "../smoke/index.ts";
 import { fewestPairs, type PairedRule, pairedDecision, pairedWealth, round4, slowerWealth } from "../stats/index.ts";
 

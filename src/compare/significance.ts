@@ -2,7 +2,7 @@
 // least two completed calls of a scenario, its pass rates by a one-sided Fisher exact test and its
 // per-turn response latencies by a one-sided Mann–Whitney U test, each family Holm-corrected at α
 // (src/stats). A scenario with a single call on a side keeps flip semantics, labelled "flip".
-import { type CallResult, evaluated, evidenceText, type ScenarioComparison } from "../report/index.ts";
+import { type CallResult, evaluated, type ScenarioComparison } from "../results/index.ts";
 import { fisherLower, hodgesLehmann, holm, mannWhitneyGreater, rateDifference, round4 } from "../stats/index.ts";
 
 export type Evidence = NonNullable<ScenarioComparison["evidence"]>;
@@ -77,6 +77,3 @@ function adjust(pValues: readonly (number | null)[]): (number | null)[] {
   });
   return out;
 }
-
-/** The evidence in words (see src/report: every surface words it the same way). */
-export const evidenceLines = (e: Evidence): string[] => evidenceText(e);

@@ -7,8 +7,8 @@
 import type { TranscriptEntry } from "../api/index.ts";
 import { type CapturedCall, callTranscript } from "../capture/index.ts";
 import type { AgentDefinition } from "../definitions/index.ts";
+import { yamlText } from "../escape/index.ts";
 import type { ChatMessage } from "../model/index.ts";
-import { yamlText } from "../report/index.ts";
 import { agentTools, conversationalConfig, deriveMessages, generateMessages, readAnswer, SCENARIOS } from "./model.ts";
 import { Scrubber } from "./pii.ts";
 import { countLine, type Dropped, type Kept, vet } from "./vet.ts";

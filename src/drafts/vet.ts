@@ -4,7 +4,7 @@
 // agent file's), repeats no scenario (same persona and goal), fits the call-minute budget and comes
 // within the number asked. Every other is dropped with its reason, and the reasons are counted.
 import { type AgentDefinition, formatDiagnostic, type SmokeScenario, scenariosInText } from "../definitions/index.ts";
-import { yamlText } from "../report/index.ts";
+import { yamlText } from "../escape/index.ts";
 import { agentLanguages, agentTools } from "./model.ts";
 import type { Scrubber } from "./pii.ts";
 

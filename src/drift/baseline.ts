@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { InvalidInputError } from "../errors/index.ts";
-import { expectationId, type Report } from "../report/index.ts";
+import { expectationId, type Report } from "../results/index.ts";
 
 const BASELINE_FORMAT = "agent-iac-baseline";
 const BASELINE_VERSION = 1;

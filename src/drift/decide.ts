@@ -4,7 +4,7 @@
 // case places the calls (the smoke job) and hands the results here.
 import type { SmokeScenario } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import type { Drift, DriftScenario, Moved, Report, ScenarioSummary, Verdict } from "../report/index.ts";
+import type { Drift, DriftScenario, Moved, Report, ScenarioSummary, Verdict } from "../results/index.ts";
 import { type DriftRule, driftSequentialRule, latencyDrift } from "../stats/index.ts";
 import {
   type Baseline,

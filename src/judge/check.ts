@@ -7,7 +7,7 @@ import path from "node:path";
 import { isNode, LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { InvalidInputError } from "../errors/index.ts";
-import { unreadableFile } from "../report/index.ts";
+import { unreadableFile } from "../results/index.ts";
 import { cohenKappa, DEFAULT_MAX_VOTES, type Kappa, type RatedPair } from "../stats/index.ts";
 import { type AgreementStats, agreementStats, voteConsistency, voteFlipRate } from "./agreement.ts";
 import type { Calibration } from "./cache.ts";

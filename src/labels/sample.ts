@@ -3,7 +3,7 @@
 // first, so a sample of two or more holds both verdicts whenever the report has both), each
 // conversation once, and is shown in a seeded shuffled order that says nothing of the verdicts.
 import { createHash } from "node:crypto";
-import type { Report } from "../report/index.ts";
+import type { Report } from "../results/index.ts";
 import { seededRandom, shuffled } from "../stats/index.ts";
 
 export type Verdict = "pass" | "fail";

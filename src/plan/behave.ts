@@ -16,7 +16,7 @@ import {
   type Report,
   runReport,
   type UnmetExpectation,
-} from "../report/index.ts";
+} from "../results/index.ts";
 import { callResult, type PlannedCall, planCalls, type ScenarioResult, scenarioSummaries } from "../smoke/index.ts";
 
 /** The request body the preview would send (before) and proposes (after), per agent key. */

@@ -1,7 +1,7 @@
 // A reviewable plan from a `pulumi preview`: which agents are created, replaced, unchanged or
 // removed and why, field by field, with prompt text as a unified diff. Built only from the
 // preview's step events (the request bodies that would be sent), so no configuration value, key or
-// token can appear in it. The plan is a report value of src/report, which renders it (Markdown for
+// token can appear in it. The plan is a report value of src/results; src/report renders it (Markdown for
 // a pull-request comment, JSON for scripts).
 import * as pulumi from "@pulumi/pulumi";
 import { structuredPatch } from "diff";
@@ -15,11 +15,11 @@ import {
   type PlannedRequest,
   type PolicyViolation,
   UNKNOWN_TEXT,
-} from "../report/index.ts";
+} from "../results/index.ts";
 import type { PlanInputs } from "./behave.ts";
 import { policyRecorder } from "./policy.ts";
 
-export type { AgentPlan, FieldChange, Plan } from "../report/index.ts";
+export type { AgentPlan, FieldChange, Plan } from "../results/index.ts";
 export {
   attachBehaviour,
   type BehaviourTarget,

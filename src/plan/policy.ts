@@ -2,7 +2,7 @@
 // stack names), each listed under the agent it concerns.
 import type * as pulumi from "@pulumi/pulumi";
 import { AGENT_TYPE_PREFIX, agentKeyOf } from "../provider/index.ts";
-import type { PolicyViolation } from "../report/index.ts";
+import type { PolicyViolation } from "../results/index.ts";
 
 /** Collects policy events by resource name (the agent key); others under "". */
 export function policyRecorder() {

@@ -55,8 +55,8 @@ export async function createAgent(kind: AgentKind, provider: ConfiguredProvider,
 export async function explainCreateFailure(kind: AgentKind, name: string, error: unknown): Promise<Error> {
   const what = `${kind} agent "${name}"`;
   // The service's words reach a terminal through Pulumi's log: shown escaped, on one line. The
-  // escaper's module is loaded on a failure only: a provider process loads no report code.
-  const { terminalText } = await import("../report/index.ts");
+  // escaper's module is loaded on a failure only: a provider process loads no more than it needs.
+  const { terminalText } = await import("../escape/index.ts");
   const reason = terminalText(error instanceof Error ? error.message : String(error));
   if ((error as { requestSent?: unknown } | null)?.requestSent === true) {
     return new Error(

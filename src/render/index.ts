@@ -8,10 +8,11 @@
 // output and reports show it.
 import type { EventEnvelope, TranscriptEntry, TranscriptToolCall } from "../api/index.ts";
 import { TranscriptBuilder } from "../api/index.ts";
-import { jsonLine, terminalText } from "../report/index.ts";
+import { jsonLine, terminalText } from "../escape/index.ts";
 
-// The one escaping helper for terminal text, and JSON Lines, live with the other formats' (src/report).
-export { jsonLine, terminalLines, terminalText } from "../report/index.ts";
+// The one escaping helper for terminal text, and JSON Lines, live with the other formats' (src/escape).
+export { jsonLine, terminalLines, terminalText } from "../escape/index.ts";
+export { callLines, failureText } from "./call.ts";
 
 const json = (value: unknown) => (value === undefined ? "" : jsonLine(value));
 

@@ -2,13 +2,11 @@
 // show every blessed scenario's baseline next to now, its verdict and why, and what moved besides
 // the agent. One wording (these helpers) for all of them; the exit code is outcome.ts's rule over
 // the scenario verdicts the drift verdicts were written into.
-import type { DriftScenario } from "./drift-schema.ts";
-import { markdownText, tableCell, xml } from "./escape.ts";
-import { html } from "./html/escape.ts";
+
+import { html, markdownText, tableCell, xml } from "../escape/index.ts";
+import { type DriftScenario, exitCode, type Report } from "../results/index.ts";
 import { htmlReport } from "./html/index.ts";
 import { jobSummary } from "./markdown.ts";
-import { exitCode } from "./outcome.ts";
-import type { Report } from "./schema.ts";
 
 const MARK: Record<DriftScenario["verdict"], string> = {
   drifted: "❌",

@@ -4,9 +4,12 @@
 // <flakyError>) per failing iteration, as Maven Surefire writes reruns. Properties hold the pass rate
 // with its interval and the measured latency, bound or not; system-out holds the transcripts. In a
 // comparison a regression is a failure naming the flipped expectations, and system-out starts with
-// the comparison; a scenario the report's `fail_on` lets through has no failure (outcome.ts).
-import { xml } from "./escape.ts";
+// the comparison; a scenario the report's `fail_on` lets through has no failure (src/results).
+import { xml } from "../escape/index.ts";
+import { failureText } from "../render/index.ts";
 import {
+  answeredBy,
+  type CallResult,
   comparisonReason,
   countScenarios,
   evaluated,
@@ -15,13 +18,14 @@ import {
   faultsText,
   latencyReasons,
   outcomeFacts,
+  type Report,
+  type ScenarioSummary,
   thresholdText,
   unevaluatedText,
   verdictReason,
-} from "./outcome.ts";
+} from "../results/index.ts";
 import { decidedText, passKText, sequentialText, shownPassK } from "./repeats.ts";
-import type { CallResult, Report, ScenarioSummary } from "./schema.ts";
-import { answeredBy, comparisonLines, failureText } from "./terminal.ts";
+import { comparisonLines } from "./terminal.ts";
 
 const seconds = (ms: number) => (ms / 1000).toFixed(3);
 const time = (calls: readonly CallResult[]) => calls.reduce((sum, c) => sum + c.timings.duration_ms, 0);

@@ -1,11 +1,13 @@
 // The short Markdown summary of a run's report for a CI job page (GitHub's job summary): the verdict
 // mark (it follows the exit code), the counts in scenarios with calls second, each failed scenario
 // with why it failed and its unmet expectations (with the nearest transcript lines), the flaky
-// ones, and the regressions. Text from agent files and the service is escaped (escape.ts) so it
+// ones, and the regressions. Text from agent files and the service is escaped (src/escape) so it
 // cannot turn into markup, and lists are bounded.
 import type { z } from "zod";
-import { markdownText } from "./escape.ts";
+import { markdownText } from "../escape/index.ts";
 import {
+  type CallOutcomeKind,
+  type CallResult,
   countScenarios,
   evaluated,
   failingInconclusive,
@@ -13,16 +15,16 @@ import {
   faultsText,
   headline,
   needsText,
+  type Report,
+  reportSchema,
+  type ScenarioSummary,
   scenarioCounts,
   stoppedScenario,
   tolerated,
   unevaluatedText,
   verdictReason,
-} from "./outcome.ts";
+} from "../results/index.ts";
 import { comparisonEvidence, decidedText, passKText, sequentialText } from "./repeats.ts";
-import { type CallOutcomeKind, type CallResult, type Report, reportSchema, type ScenarioSummary } from "./schema.ts";
-
-export { markdownText } from "./escape.ts";
 
 const MAX_SCENARIOS = 25;
 const MAX_ITEMS = 5;

@@ -2,11 +2,9 @@
 // to each and why, each changed agent's fields (short values inline, long ones whole in a folded
 // block), prompt changes as unified diffs, a created agent's whole request, and with --behave each
 // scenario's result under its agent. The plan's own text (paths, reasons) is written by this tool;
-// values from agent files go into code spans and fenced blocks (escape.ts).
+// values from agent files go into code spans and fenced blocks (src/escape).
 import { stringify } from "yaml";
-import { guardedConsequence } from "../settings/guarded.ts";
-import type { StackSettingChange } from "../settings/index.ts";
-import { codeSpan, fenced, markdownText, tableCell } from "./escape.ts";
+import { codeSpan, fenced, markdownText, tableCell } from "../escape/index.ts";
 import {
   type Action,
   type AgentBehaviour,
@@ -18,7 +16,9 @@ import {
   type PlanSettings,
   type PolicyViolation,
   UNKNOWN_TEXT,
-} from "./plan.ts";
+} from "../results/index.ts";
+import { guardedConsequence } from "../settings/guarded.ts";
+import type { StackSettingChange } from "../settings/index.ts";
 
 const FOLD_LINES = 30;
 /** Longer values are shown as a block, never cut. */

@@ -2,8 +2,7 @@
 // pass^k shown (`pass^3 0.61`), the early decision (`decided after 6 of 10, 4 calls not needed`)
 // the sequential test, and a comparison's evidence (rates, difference, adjusted p-value, latency
 // shift). One place, so each renderer adds a line, not a rule.
-import { comparisonCallsSaved, figure } from "./outcome.ts";
-import type { ScenarioComparison, ScenarioSummary } from "./schema.ts";
+import { comparisonCallsSaved, figure, type ScenarioComparison, type ScenarioSummary } from "../results/index.ts";
 
 type Evidence = NonNullable<ScenarioComparison["evidence"]>;
 

@@ -1,8 +1,8 @@
-// A run's report for the terminal: one line per call (each unmet expectation under it with the
-// nearest transcript lines), one line per scenario saying why its verdict differs from its passes,
-// the comparison of old and new versions, and the closing count in scenarios with calls second.
-// Live smoke prints the call lines as calls finish; replay and every run's closing text use these.
-import { terminalText } from "./escape.ts";
+// A run's report for the terminal: one line per scenario saying why its verdict differs from its
+// passes, the comparison of old and new versions, and the closing count in scenarios with calls
+// second. The line of each call (each unmet expectation under it with the nearest transcript lines)
+// is src/render's `callLines`, which live smoke prints as calls finish.
+import { terminalText } from "../escape/index.ts";
 import {
   allowedInconclusive,
   countScenarios,
@@ -12,77 +12,19 @@ import {
   figure,
   judgedCalls,
   nothingChecked,
+  type Report,
+  type ScenarioComparison,
+  type ScenarioSummary,
   stoppedScenario,
   tolerated,
   unevaluatedText,
   unknownVersion,
   verdictReason,
   withoutBaseline,
-} from "./outcome.ts";
+} from "../results/index.ts";
 import { comparisonEvidence, decidedText, passKText } from "./repeats.ts";
-import type { CallResult, Report, ScenarioComparison, ScenarioSummary } from "./schema.ts";
 
 const percent = (x: number) => `${Math.round(x * 100)} %`;
-
-/** Each unmet expectation with the nearest transcript lines, or why the call could not complete. */
-export function failureText(call: CallResult): string {
-  if (!evaluated(call.outcome.kind)) return terminalText(unevaluatedText(call));
-  const lines: string[] = [];
-  for (const assertion of call.assertions.filter((a) => !a.passed)) {
-    lines.push(terminalText(`✗ ${assertion.description}${assertion.detail ? `: ${assertion.detail}` : ""}`));
-    for (const line of assertion.context) lines.push(`    | ${terminalText(line)}`);
-  }
-  if (call.assertions.length === 0) lines.push("✗ nothing was checked: the scenario evaluated no assertion");
-  return lines.join("\n");
-}
-
-/** A finished call: `✓ agent/scenario#1 (version, conversation) 3 checks, 1.2 s`, a failure with its unmet expectations under it. */
-export function callLines(call: CallResult): string {
-  // The version id may come from a file (`--compare OLD`) and the conversation id from the service: data, escaped.
-  const name = terminalText(`${call.agent}/${call.scenario}#${call.iteration}`);
-  const model = call.caller_model;
-  const persona =
-    model?.answered && model.answered !== model.asked
-      ? `; the caller's model answered as ${model.answered}, not ${model.asked}`
-      : "";
-  const where = terminalText(`${call.version_id}${call.conversation_id ? `, ${call.conversation_id}` : ""}${persona}`);
-  const time = `${(call.timings.duration_ms / 1000).toFixed(1)} s`;
-  const byName = call.procedures.some((p) => (p as { matchedBy?: unknown } | null)?.matchedBy === "name")
-    ? " (procedures matched by name: this is not the stack's current version)"
-    : "";
-  const { kind } = call.outcome;
-  if (kind === "passed")
-    return `✓ ${name} (${where}) ${call.assertions.length} checks, ${time}${judgedText(call)}${byName}\n`;
-  if (kind === "not_run") return `○ ${name} (${where}) ${terminalText(unevaluatedText(call))}\n`;
-  const fault = call.fault ? ` (fault: ${call.fault})` : "";
-  if (kind === "inconclusive") return `? ${name} (${where}) ${terminalText(unevaluatedText(call))}${fault}\n`;
-  if (kind === "error" || kind === "interrupted")
-    return `! ${name} (${where}) ${terminalText(unevaluatedText(call))}${fault}\n`;
-  const failed = call.assertions.filter((a) => !a.passed).length;
-  const head = `${failed > 0 ? `${failed} of ${call.assertions.length} expectations unmet` : "nothing was checked"}${fault}`;
-  const body = failureText(call)
-    .split("\n")
-    .map((line) => `    ${line}`);
-  return `${[`✗ ${name} (${where}) ${head}, ${time}`, ...body].join("\n")}\n`;
-}
-
-/** ` (answered by gpt-4o-2024-08-06, not gpt-4o)` where the judge's endpoint named another model than the one asked. */
-export function answeredBy(j: { model: string; answered_model: string | null }): string {
-  return j.answered_model !== null && j.answered_model !== j.model
-    ? ` (answered by ${j.answered_model}, not ${j.model})`
-    : "";
-}
-
-/** `; judged: pass 2/3 (uncertain) "rubric"` — the judged expectations of a passed call. */
-function judgedText(call: CallResult): string {
-  const judged = call.assertions.flatMap((a) => (a.judgement ? [a.judgement] : []));
-  if (judged.length === 0) return "";
-  const each = judged.map(
-    (j) =>
-      `${j.verdict} ${j.agreement}${j.uncertain ? " (uncertain)" : ""} ${JSON.stringify(j.rubric)}${answeredBy(j)}`,
-  );
-  return `; judged: ${each.join(", ")}`;
-}
 
 function measured(s: ScenarioSummary): string {
   const l = s.latency;

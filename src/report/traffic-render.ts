@@ -1,13 +1,10 @@
 // Reports of kind "watch" and "audit" (live traffic per version, traffic.ts) for people: a
 // plain-text table for the terminal and Markdown for a file or the job summary. Every figure shows
 // its counts. Text from the service (ids, notes) goes through the Markdown escapers.
-import { codeSpan, markdownText, tableCell } from "./escape.ts";
-import { headline } from "./outcome.ts";
-import type { Report } from "./schema.ts";
-import type { TrafficReport } from "./traffic.ts";
+import { codeSpan, markdownText, tableCell } from "../escape/index.ts";
+import { headline, pct, type Report, type TrafficReport } from "../results/index.ts";
 
 type Figures = TrafficReport["agents"][number]["current"];
-type Share = Figures["failure_rate"];
 type Window = { from: string; to: string };
 type VersionRow = TrafficReport["versions"][number];
 
@@ -25,11 +22,6 @@ const traffic = (report: Report): TrafficReport =>
     history: null,
     attribution: null,
   };
-
-/** `12.5 % (3 of 24)`, or – when nothing was counted. */
-export function pct(s: Share): string {
-  return s.value === null ? "–" : `${(s.value * 100).toFixed(1)} % (${s.count} of ${s.of})`;
-}
 
 const when = (iso: string) => iso.replace(/\.\d{3}Z$/, "Z");
 

@@ -2,13 +2,17 @@
 // summary, and the HTML page (one column per side, the transcripts of each round side by side).
 // Every surface says the same: each variant's verdict against the base with its pairs, each side's
 // pass rate with its interval, judged rubrics and latency, and a ranking that says how sure it is.
-import { codeSpan, markdownText, tableCell, terminalText } from "./escape.ts";
+import { codeSpan, type Html, html, markdownText, tableCell, terminalText } from "../escape/index.ts";
+import {
+  type CallResult,
+  type Report,
+  tryExitCode,
+  type VariantFigures,
+  type VariantsReport,
+} from "../results/index.ts";
 import { STYLE } from "./html/assets.ts";
 import { callArticle } from "./html/call.ts";
-import { type Html, html } from "./html/escape.ts";
 import { documentStart } from "./html/page.ts";
-import type { CallResult, Report } from "./schema.ts";
-import { tryExitCode, type VariantFigures, type VariantsReport } from "./variants.ts";
 
 const EMPTY: VariantsReport = {
   agent: "",

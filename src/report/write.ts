@@ -1,21 +1,19 @@
 // The one way a run ends: `emitReport` takes the report value of any kind (runs, watch, audit,
 // the plan), writes each format the user asked for (a bare name under reports/, directories
 // created, each file replaced atomically), appends the job summary where GitHub Actions names one,
-// prints the terminal rendering, and returns the exit code by the one rule (outcome.ts). Another
+// prints the terminal rendering, and returns the exit code by the one rule (src/results: reportExitCode). Another
 // format is one more entry in `RENDERERS`; another kind, one more row.
 
-import { appendFile, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { InvalidInputError, IoError } from "../errors/index.ts";
+import { IoError } from "../errors/index.ts";
+import { terminalLines } from "../escape/index.ts";
+import { type AnyReport, isPlan, type Plan, type Report, reportExitCode } from "../results/index.ts";
 import { driftHtml, driftJunit, driftMarkdown, driftText } from "./drift-render.ts";
-import { terminalLines } from "./escape.ts";
 import { htmlReport } from "./html/index.ts";
 import { junitXml } from "./junit.ts";
 import { jobSummary } from "./markdown.ts";
-import { countScenarios, exitCode } from "./outcome.ts";
-import type { Plan } from "./plan.ts";
 import { planJobSummary, planJson, planMarkdown } from "./plan-markdown.ts";
-import { REPORT_FORMAT, REPORT_VERSION, type Report, reportSchema } from "./schema.ts";
 import { terminalSummary } from "./terminal.ts";
 import { auditMarkdown, auditText, watchMarkdown, watchText } from "./traffic-render.ts";
 import { tryHtml, tryMarkdown, tryText } from "./variants-render.ts";
@@ -27,9 +25,6 @@ export function reportJson(report: Report): string {
 /** Where each format goes; a format without a file is not written. `behave_json`: a plan's behaviour report. */
 export type ReportFiles = { json?: string; junit?: string; html?: string; markdown?: string; behave_json?: string };
 type Format = keyof ReportFiles;
-
-/** Any kind's report value: a run's or live traffic's Report, or the plan. */
-export type AnyReport = Report | Plan;
 
 /** A kind's renderers, typed by its value: the formats it has, its terminal text, its job summary. */
 type Renderers<V> = {
@@ -163,26 +158,6 @@ export async function emitReport(value: AnyReport, options: EmitOptions): Promis
   return reportExitCode(value);
 }
 
-const isPlan = (value: AnyReport): value is Plan => value.kind === undefined || value.kind === "plan";
-
-/**
- * The exit code of any kind's report (outcome.ts). A plan's is its behaviour preview's, and at
- * least 1 when the plan fails on its own account (a guarded setting changed, a mandatory violation).
- */
-export function reportExitCode(value: AnyReport): number {
-  if (!isPlan(value)) return exitCode(value);
-  const mandatory = (value.policy?.mandatory ?? 0) > 0;
-  const behaviour = value.behave_report;
-  // A preview a mandatory violation blocked placed no call: its calls are "not run" by the plan's
-  // own failure (1), not calls that could not complete (3).
-  const blocked = mandatory && behaviour && !behaviour.interrupted && behaviour.results.every(notPlaced);
-  const preview = behaviour && !blocked ? exitCode(behaviour) : 0;
-  const held = (value.settings?.changes ?? []).some((c) => c.guarded) || mandatory;
-  return held ? Math.max(preview, 1) : preview;
-}
-
-const notPlaced = (call: Report["results"][number]) => call.outcome.kind === "not_run";
-
 /**
  * Appends Markdown to the file GitHub Actions names in GITHUB_STEP_SUMMARY; does nothing when it
  * is not set. Returns the file written, if any.
@@ -197,55 +172,4 @@ async function appendJobSummary(markdown: string, env: NodeJS.ProcessEnv): Promi
     throw new IoError(`cannot append the job summary to GITHUB_STEP_SUMMARY (${file}): ${reason}`, { cause: error });
   }
   return file;
-}
-
-/**
- * Why `file` cannot be read as a whole (a directory, a FIFO or device that would block or never
- * end, over `max` bytes, missing or unreadable), or undefined when it is a regular file in bounds.
- * Asked before reading any file given as data: a report, a labelled file, a recording.
- */
-export async function unreadableFile(file: string, max = Number.MAX_SAFE_INTEGER): Promise<string | undefined> {
-  const info = await stat(file).catch((error: NodeJS.ErrnoException) => error);
-  if (info instanceof Error) return `cannot read it (${info.code ?? info.message})`;
-  if (info.isDirectory()) return "it is a directory, not a file";
-  if (!info.isFile()) return "it is not a regular file (a FIFO, socket or device is never read)";
-  if (info.size > max) return `it is larger than ${max} bytes`;
-  return undefined;
-}
-
-/** A report file read back tolerantly; throws with the file's name and the first problem. */
-export async function readReport(file: string, maxBytes?: number): Promise<Report> {
-  // A size cap (report merge's) is checked before the file is read or parsed.
-  const problem = await unreadableFile(file, maxBytes);
-  if (problem) throw new InvalidInputError(`${file}: ${problem}`);
-  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
-    throw new InvalidInputError(`cannot read ${file}: ${error.code ?? error.message}`);
-  });
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new InvalidInputError(`${file}: not JSON (${(error as Error).message})`);
-  }
-  if ((value as { format?: unknown } | null)?.format !== REPORT_FORMAT) {
-    throw new InvalidInputError(`${file}: not an agent-iac report (no "format": "${REPORT_FORMAT}")`);
-  }
-  const version = (value as { version?: unknown }).version;
-  if (typeof version === "number" && version > REPORT_VERSION) {
-    throw new InvalidInputError(
-      `${file}: a report of version ${version}, newer than this agent-iac reads (${REPORT_VERSION}): upgrade agent-iac to read it`,
-    );
-  }
-  const parsed = reportSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InvalidInputError(
-      `${file}: not an agent-iac report: ${issue?.path.join(".") || "(top)"}: ${issue?.message}`,
-    );
-  }
-  const report = parsed.data;
-  // Before version 3 the summary counted calls; before 4 it had no count of calls not run or cut
-  // short. Recounted from the scenarios and the calls (their outcomes derived from their status).
-  if (report.version < 4 && !["watch", "audit"].includes(report.kind)) report.summary = countScenarios(report);
-  return report;
 }

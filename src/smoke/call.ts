@@ -18,7 +18,7 @@ import {
 import { deepMerge } from "../contract/index.ts";
 import { callerCheckRubric, requiredPasses, type SmokeScenario } from "../definitions/index.ts";
 import type { Judge } from "../judge/index.ts";
-import type { CallLatency, CallStage } from "../report/index.ts";
+import type { CallLatency, CallStage } from "../results/index.ts";
 import { defaultMargin } from "../stats/index.ts";
 import {
   type Assertion,

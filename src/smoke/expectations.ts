@@ -2,7 +2,7 @@
 // pure (no I/O); the judged ones (`expect.judge`) ask the configured judge, after them.
 import { type Expectations, judgeRubrics } from "../definitions/index.ts";
 import type { Judge, Judgement } from "../judge/index.ts";
-import { answeredBy } from "../report/index.ts";
+import { answeredBy } from "../results/index.ts";
 import { argumentMatches, MatchTimeout, textMatcher } from "./matchers.ts";
 import type { EntryTime } from "./observe.ts";
 import { displayLines, type ObservedEntry, type ObservedToolCall, renderEntry } from "./transcript.ts";

@@ -9,7 +9,7 @@ import {
   type LatencySummary,
   type ScenarioSummary,
   type Verdict,
-} from "../report/index.ts";
+} from "../results/index.ts";
 import {
   boundaries,
   fixedDecision,

@@ -2,7 +2,7 @@
 // Verdicts are rebuilt from the calls (never copied from a shard, which saw only its part); the
 // gates come from the shards' scenario entries, which every shard writes for every planned scenario.
 import { InvalidInputError } from "../errors/index.ts";
-import { type CallResult, callResultSchema, countScenarios, endedOnItsOwn, type Report } from "../report/index.ts";
+import { type CallResult, callResultSchema, countScenarios, endedOnItsOwn, type Report } from "../results/index.ts";
 import { gateDecision, scenarioKey, summarizeScenarios } from "./gates.ts";
 import { OUTCOME_CODES } from "./outcome.ts";
 import { reportFromCalls, type ScenarioGate } from "./reports.ts";

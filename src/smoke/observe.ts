@@ -6,7 +6,7 @@ import type { EventEnvelope, Transcript } from "../api/index.ts";
 import { TranscriptBuilder } from "../api/index.ts";
 import { type CallerLine, isCallerLine } from "../caller/index.ts";
 import { knownPayload } from "../contract/index.ts";
-import type { CallLatency } from "../report/index.ts";
+import type { CallLatency } from "../results/index.ts";
 
 /** When an entry of the transcript appeared (and, for a tool call, returned), in ms from the call's start. */
 export type EntryTime = { atMs: number | null; returnedAtMs: number | null };

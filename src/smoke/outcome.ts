@@ -1,7 +1,7 @@
 // A call's typed outcome, made where the call fails from the client's typed errors (src/api) and
 // the call's own signals, never from a message: the kind (passed, failed, error, not run,
 // interrupted), the stage that failed, the request, the HTTP status, and a code. The report holds
-// it in snake_case (src/report: `outcome`); these are the converters both ways.
+// it in snake_case (src/results: `outcome`); these are the converters both ways.
 import { ApiError, ConnectionError, TimeoutError } from "../api/index.ts";
 import type { CallerFailure } from "../caller/index.ts";
 import {
@@ -10,7 +10,7 @@ import {
   type Fault,
   type CallOutcome as ReportOutcome,
   unknownVersion,
-} from "../report/index.ts";
+} from "../results/index.ts";
 
 /** A call's outcome (the report's `outcome`, camelCase). */
 export type CallOutcome = {

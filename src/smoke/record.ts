@@ -20,7 +20,7 @@ import {
   evaluated,
   legacyOutcome,
   type CallOutcome as ReportOutcome,
-} from "../report/index.ts";
+} from "../results/index.ts";
 import {
   applyCallerFailure,
   callerHeard,

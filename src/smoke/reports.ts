@@ -1,4 +1,4 @@
-// Smoke results → the one report (src/report: JSON v2, rendered to JUnit and other formats).
+// Smoke results → the one report value (src/results; src/report renders it to JSON, JUnit and the rest).
 // Nothing secret is in a result: the stream token is never stored in one.
 
 import type { EventEnvelope } from "../api/index.ts";
@@ -8,13 +8,11 @@ import {
   type CallLatency,
   type CallOutcomeKind,
   type CallResult,
-  junitXml,
   type Report,
   type ReportEntry,
-  reportJson,
   runReport,
   type ScenarioSummary,
-} from "../report/index.ts";
+} from "../results/index.ts";
 import type { Assertion, Observation } from "./expectations.ts";
 import { type Gate, scenarioKey, summarizeScenarios } from "./gates.ts";
 import type { EntryTime } from "./observe.ts";
@@ -79,7 +77,7 @@ export function statusOf(kind: CallOutcomeKind): ScenarioStatus {
   return kind === "interrupted" ? "error" : kind;
 }
 
-/** One call in the JSON report's shape (see src/report). */
+/** One call in the JSON report's shape (see src/results). */
 export function callResult(r: ScenarioResult, side: "new" | "old" = "new"): CallResult {
   const times = r.observation?.entryTimes ?? [];
   return {
@@ -217,14 +215,4 @@ export function reportFromCalls(
     notes: meta.notes ?? [],
     interrupted: meta.interrupted ?? false,
   });
-}
-
-/** The JSON report (format agent-iac-report; see src/report). */
-export function jsonReport(results: ScenarioResult[], meta: ReportMeta = {}): string {
-  return reportJson(buildReport(results, meta));
-}
-
-/** JUnit XML: a testsuite per agent, a testcase per scenario (see src/report/junit.ts). */
-export function junitReport(results: ScenarioResult[], meta: ReportMeta = {}): string {
-  return junitXml(buildReport(results, meta));
 }

@@ -1,11 +1,11 @@
 // Runs planned calls with bounded concurrency and prints progress: a live transcript on a terminal,
-// and each finished call's result lines (src/report: the unmet expectations with the nearest
-// transcript lines). Every planned call gets a result, whatever stopped the others: reports can
-// always be written. The closing count is the report's (src/report's terminal summary).
+// and each finished call's result lines (src/render's callLines: the unmet expectations with the
+// nearest transcript lines). Every planned call gets a result, whatever stopped the others: reports
+// can always be written. The closing count is the report's (src/report's terminal summary).
 import type { Client } from "../api/index.ts";
 import type { Judge } from "../judge/index.ts";
-import { terminalText, transcriptPrinter } from "../render/index.ts";
-import { callLines, userLabel } from "../report/index.ts";
+import { callLines, terminalText, transcriptPrinter } from "../render/index.ts";
+import { userLabel } from "../results/index.ts";
 import { type CallHooks, type CallListener, gateOf, type PlannedCall, type Progress, placeCall } from "./call.ts";
 import { scenarioKey } from "./gates.ts";
 import { OUTCOME_CODES } from "./outcome.ts";

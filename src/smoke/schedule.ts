@@ -5,7 +5,7 @@
 // scenario's calls short: that scenario did not complete, and every call of it never placed is
 // "not run" (never "not needed").
 
-import { type CallOutcomeKind, endedOnItsOwn } from "../report/index.ts";
+import { type CallOutcomeKind, endedOnItsOwn } from "../results/index.ts";
 import type { PlannedCall } from "./call.ts";
 import { gateOf } from "./call.ts";
 import { type Gate, gateDecision, scenarioKey } from "./gates.ts";

@@ -3,7 +3,7 @@
 // reports' transcript and an assertion's context), never to decide anything.
 import type { Transcript, TranscriptEntry, TranscriptToolCall } from "../api/index.ts";
 import { entryLine } from "../render/index.ts";
-import { callerTime, NOT_THE_CALLER } from "../report/index.ts";
+import { callerTime, NOT_THE_CALLER } from "../results/index.ts";
 import { decodeArguments } from "./matchers.ts";
 import type { EntryTime } from "./observe.ts";
 

@@ -6,7 +6,8 @@ import type * as pulumi from "@pulumi/pulumi";
 import { consumeBase, recordDeployBase } from "../compare/index.ts";
 import { BackendError, InterruptedError } from "../errors/index.ts";
 import { AGENT_TYPE_PREFIX, agentKeyOf } from "../provider/index.ts";
-import { exitCode, type Report, writeJsonFile } from "../report/index.ts";
+import { writeJsonFile } from "../report/index.ts";
+import { exitCode, type Report } from "../results/index.ts";
 import { notRunReport, planSmoke } from "../smoke/index.ts";
 import {
   type Interrupts,

@@ -16,8 +16,8 @@ import {
   SCENARIOS,
 } from "../drafts/index.ts";
 import { ConfigError, InterruptedError, InvalidInputError } from "../errors/index.ts";
+import { terminalText } from "../escape/index.ts";
 import { type ChatMessage, ModelClient } from "../model/index.ts";
-import { terminalText } from "../report/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
 import { requireConnection, requireJudge } from "../settings/index.ts";
 import { planSmoke, type ScenarioResult } from "../smoke/index.ts";

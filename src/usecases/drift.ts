@@ -19,7 +19,7 @@ import {
   scenarioHashes,
 } from "../drift/index.ts";
 import { ConfigError, InvalidInputError, IoError } from "../errors/index.ts";
-import { type Report, readReport } from "../report/index.ts";
+import { type Report, readReport } from "../results/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
 import { type PlannedCall, selectedScenarios, smokePlanOf } from "../smoke/index.ts";
 import type { DriftRule } from "../stats/index.ts";

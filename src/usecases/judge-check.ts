@@ -11,7 +11,8 @@ import {
   readLabelledFile,
 } from "../judge/index.ts";
 import { terminalText } from "../render/index.ts";
-import { answeredBy, writeJsonFile } from "../report/index.ts";
+import { writeJsonFile } from "../report/index.ts";
+import { answeredBy } from "../results/index.ts";
 import { JUDGE_KEYS, movingModelWarnings, type ProjectContext, requireJudge, resolveJudge } from "../settings/index.ts";
 import { recordingTranscript } from "../smoke/index.ts";
 import { buildJudge, type JudgeCacheOptions } from "./judge.ts";

@@ -5,7 +5,7 @@
 import { stat } from "node:fs/promises";
 import { InvalidInputError } from "../errors/index.ts";
 import { disagreements, judgedItems, LabelStore, startLabelServer, stratifiedSample } from "../labels/index.ts";
-import { type Report, readReport } from "../report/index.ts";
+import { type Report, readReport } from "../results/index.ts";
 import { type ProjectContext, requireJudge } from "../settings/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
 import { replayRun } from "./replay.ts";

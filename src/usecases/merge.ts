@@ -4,7 +4,7 @@
 
 import { mergeComparisons } from "../compare/index.ts";
 import { InvalidInputError } from "../errors/index.ts";
-import { notEvidence, type Report, readReport } from "../report/index.ts";
+import { notEvidence, type Report, readReport } from "../results/index.ts";
 import { mergedSmokeReport, mergeShardCalls } from "../smoke/index.ts";
 
 export type MergedShards = {

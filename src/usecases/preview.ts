@@ -17,7 +17,7 @@ import {
   planRecorder,
 } from "../plan/index.ts";
 import { definitionAgents, evaluateAgents, ruleSetups, violationMessage } from "../policy/index.ts";
-import type { PlanSettings, PolicyViolation, Report } from "../report/index.ts";
+import type { PlanSettings, PolicyViolation, Report } from "../results/index.ts";
 import {
   type ProjectContext,
   type ResolvedConnection,

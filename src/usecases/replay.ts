@@ -2,7 +2,7 @@
 // file's settings, no state, no network but the judge's for votes not in its cache).
 import path from "node:path";
 import { type Judge, movingModels } from "../judge/index.ts";
-import type { Report } from "../report/index.ts";
+import type { Report } from "../results/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
 import { replaySmoke, type Selection, selectedScenarios } from "../smoke/index.ts";
 import { type JudgeCacheOptions, setupJudge } from "./judge.ts";

@@ -19,7 +19,7 @@ import {
 } from "../definitions/index.ts";
 import { AgentIacError, BackendError, ConfigError, StackNotFoundError } from "../errors/index.ts";
 import { type HeldAgent, type StateResource, stateAgents, stateBodies } from "../provider/index.ts";
-import type { PlanSettings } from "../report/index.ts";
+import type { PlanSettings } from "../results/index.ts";
 import {
   agentsDirSetting,
   type CallerShapeSettings,

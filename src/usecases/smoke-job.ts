@@ -16,8 +16,9 @@ import {
 } from "../compare/index.ts";
 import { DEFAULT_PERSONA_TURNS } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
+import { terminalLines, terminalText } from "../escape/index.ts";
 import { type Judge, movingModels } from "../judge/index.ts";
-import { type Report, terminalLines, terminalText } from "../report/index.ts";
+import type { Report } from "../results/index.ts";
 import {
   type CallerShapeSettings,
   isLoopbackUrl,

@@ -88,7 +88,7 @@ type Reading = { client: Client; resume: ResumeOptions };
 
 /** `audit`: which agent ids took calls in the window, and whose they are. */
 export async function auditTraffic(traffic: OpenedTraffic, options: { failOnUnknown: boolean }, reading: Reading) {
-  const result = await audit({ ...traffic, ...reading, failOnUnknown: options.failOnUnknown });
+  const result = await audit({ ...traffic, ...reading });
   const versions = Object.fromEntries(Object.values(traffic.agents).map((a) => [a.key, a.version_id]));
   return { result, report: auditReport(result, traffic.now, versions, options) };
 }

@@ -7,7 +7,7 @@ import path from "node:path";
 import { parseDocument } from "yaml";
 import { type AgentDefinition, formatDiagnostic, loadConfigFile } from "../definitions/index.ts";
 import { ConfigError, InvalidFilesError } from "../errors/index.ts";
-import type { Report } from "../report/index.ts";
+import type { Report } from "../results/index.ts";
 import type { ProjectContext, ResolvedConnection } from "../settings/index.ts";
 import { type PlannedCall, planCalls, smokePlanOf } from "../smoke/index.ts";
 import { fewestPairs, type PairedRule } from "../stats/index.ts";

@@ -10,7 +10,7 @@ import {
   type ReportSummary,
   type VariantFigures,
   type VariantsReport,
-} from "../report/index.ts";
+} from "../results/index.ts";
 import { callResult } from "../smoke/index.ts";
 import { round4, wilsonInterval } from "../stats/index.ts";
 import type { Standing } from "./decide.ts";

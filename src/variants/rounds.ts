@@ -4,7 +4,7 @@
 // random and recorded, so every side meets the same service conditions. After each round every
 // undecided variant's pairs (its call beside the base's call of the same scenario and round) are
 // looked at (decide.ts); a decided variant is placed no more.
-import { endedOnItsOwn } from "../report/index.ts";
+import { endedOnItsOwn } from "../results/index.ts";
 import type { PlannedCall, ScenarioResult } from "../smoke/index.ts";
 import { type PairedRule, shuffled } from "../stats/index.ts";
 import { look, type Standing, standing } from "./decide.ts";

@@ -46,7 +46,6 @@ export type AuditResult = {
   history: { available: boolean; source: string };
   /** How the conversations' `agent_id`s were attributed to versions (attribute.ts). */
   attribution: Attribution;
-  exit_code: 0 | 1;
 };
 
 export type AuditInput = {
@@ -57,7 +56,6 @@ export type AuditInput = {
   /** Key → old version id from a versions file (`--baseline`): the comparison base of the last update. */
   baselineFile?: Record<string, string> | undefined;
   window: Window;
-  failOnUnknown: boolean;
   resume: ResumeOptions;
   now: Date;
 };
@@ -142,6 +140,5 @@ export async function audit(input: AuditInput): Promise<AuditResult> {
     reads,
     history: { available: input.history.available, source: input.history.source },
     attribution: attribute.counts,
-    exit_code: input.failOnUnknown && unknown.length > 0 ? 1 : 0,
   };
 }

@@ -1,6 +1,6 @@
-// watch and audit results as the report value of kind "watch" / "audit" (src/report, which renders
-// it for people and scripts). Every figure keeps its counts.
-import { REPORT_FORMAT, REPORT_VERSION, type Report, reportSchema } from "../report/index.ts";
+// watch and audit results as the report value of kind "watch" / "audit" (src/results; src/report
+// renders it for people and scripts). Every figure keeps its counts.
+import { REPORT_FORMAT, REPORT_VERSION, type Report, reportSchema } from "../results/index.ts";
 import { type Attribution, attributionRule, attributionText } from "./attribute.ts";
 import type { AuditResult } from "./audit.ts";
 import type { ReadCount } from "./read.ts";

@@ -6,7 +6,7 @@
 import type { Client } from "../api/index.ts";
 import { agentIdOf, pinnedVersion } from "../contract/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
-import { pct } from "../report/index.ts";
+import { pct } from "../results/index.ts";
 import { type Attribution, attributor } from "./attribute.ts";
 import { type Figures, figures, type Share, Tally } from "./figures.ts";
 import { gatherFeedbacks, gatherProcedures, gatherWindow, type WindowTraffic } from "./gather.ts";
@@ -71,7 +71,6 @@ export type WatchResult = {
   /** How the conversations' `agent_id`s were attributed to versions (attribute.ts). */
   attribution: Attribution;
   notes: string[];
-  exit_code: 0 | 1;
 };
 
 const versionNumber = (id: string) => pinnedVersion(id)?.version ?? Number.NaN;
@@ -209,6 +208,5 @@ export async function watch(input: WatchInput): Promise<WatchResult> {
     feedback_read: Boolean(input.serviceId),
     attribution: attribute.counts,
     notes,
-    exit_code: agents.some((a) => a.status === "regressed") ? 1 : 0,
   };
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callerShape, PersonaModel } from "../../src/caller/index.ts";
 import type { SmokeScenario } from "../../src/definitions/index.ts";
 import { smokeScenario } from "../../src/definitions/schema.ts";
-import { callLines } from "../../src/report/index.ts";
+import { callLines } from "../../src/render/index.ts";
 import { runSmoke } from "../../src/smoke/index.ts";
 import { type ExampleService, exampleService } from "../helpers/simulator.ts";
 

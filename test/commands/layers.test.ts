@@ -69,6 +69,16 @@ describe("the layering check", () => {
     expect(output).toMatch(/model-requests-through-the-port: src\/caller\/planted\.ts → src\/api\/index\.ts/);
   });
 
+  it("fails a producer that imports the renderers: it builds its value from src/results, below it", async () => {
+    await writeFile(
+      path.join(tree, "src", "smoke", "planted-render.ts"),
+      'import { reportJson } from "../report/index.ts";\nexport const planted = reportJson;\n',
+    );
+    const { code, output } = await check(tree);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/layer-8-imports-upward: src\/smoke\/planted-render\.ts → src\/report\/index\.ts/);
+  });
+
   it("fails a folder the page's list of layers does not name", async () => {
     await cp(path.join(tree, "src", "stats"), path.join(tree, "src", "unlisted"), { recursive: true });
     await writeFile(

@@ -14,7 +14,8 @@ import {
 } from "../../src/compare/index.ts";
 import type { SmokeScenario } from "../../src/definitions/index.ts";
 import { htmlReport } from "../../src/report/html/index.ts";
-import { type CallResult, callResultSchema, junitXml } from "../../src/report/index.ts";
+import { junitXml } from "../../src/report/index.ts";
+import { type CallResult, callResultSchema } from "../../src/results/index.ts";
 import { applyCallerFailure, callerHeard } from "../../src/smoke/call.ts";
 import { evaluate, type Observation } from "../../src/smoke/expectations.ts";
 import { callResult, gatesOf, type ScenarioResult } from "../../src/smoke/index.ts";

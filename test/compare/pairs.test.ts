@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { compareSides, comparisonPlan, placePairs } from "../../src/compare/index.ts";
 import { smokeScenario } from "../../src/definitions/schema.ts";
 import { ConfigError } from "../../src/errors/index.ts";
-import { exitCode, htmlReport, junitXml, terminalSummary } from "../../src/report/index.ts";
+import { htmlReport, junitXml, terminalSummary } from "../../src/report/index.ts";
+import { exitCode } from "../../src/results/index.ts";
 import { notRunResult, type PlannedCall } from "../../src/smoke/index.ts";
 
 const planned = (name: string, iteration: number, extra: Record<string, unknown> = {}): PlannedCall => {

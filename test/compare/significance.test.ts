@@ -2,8 +2,9 @@
 // scenarios, the outcome it gives ("not enough evidence" for a flip without evidence), the latency
 // shift, single calls as flips, and the words every surface shows.
 import { describe, expect, it } from "vitest";
-import { compareScenario, evidenceLines, regressionEvidence } from "../../src/compare/index.ts";
-import { type CallResult, callResultSchema, jobSummary, reportSchema } from "../../src/report/index.ts";
+import { compareScenario, regressionEvidence } from "../../src/compare/index.ts";
+import { evidenceText as evidenceLines, jobSummary } from "../../src/report/index.ts";
+import { type CallResult, callResultSchema, reportSchema } from "../../src/results/index.ts";
 
 const calls = (side: "new" | "old", passes: number, n: number, latency = [100, 110]): CallResult[] =>
   Array.from({ length: n }, (_, i) =>

@@ -11,7 +11,7 @@ import {
   movedSince,
   parseBaseline,
 } from "../../src/drift/index.ts";
-import { exitCode, type Report, reportSchema } from "../../src/report/index.ts";
+import { exitCode, type Report, reportSchema } from "../../src/results/index.ts";
 
 type CallSpec = { passed: boolean; version?: string; judgeModel?: string; scenario?: string; turns?: number[] };
 

@@ -1,6 +1,6 @@
 // A smoke report of judged calls, as `smoke --json` writes it (checked against the report schema):
 // each call one conversation, one judged rubric, the judge's verdict, reason and model.
-import { type Report, reportSchema } from "../../src/report/index.ts";
+import { type Report, reportSchema } from "../../src/results/index.ts";
 
 export type FixtureCall = { rubric: string; verdict: "pass" | "fail"; transcript: string[]; conversation?: string };
 

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
+import { fenced } from "../../src/escape/index.ts";
 import { fieldChanges, type Plan, planRecorder } from "../../src/plan/index.ts";
-import { fenced, planJson as renderJson, planMarkdown as renderMarkdown } from "../../src/report/index.ts";
+import { planJson as renderJson, planMarkdown as renderMarkdown } from "../../src/report/index.ts";
 
 describe("fieldChanges", () => {
   it("lists leaf paths that differ, absent fields included", () => {

@@ -62,11 +62,11 @@ describe("a provider process", () => {
     // The calls did run: an unchanged agent, no failures, no replacement.
     expect(checked).toMatchObject({ failures: [] });
     expect(diffed).toMatchObject({ changes: false, replaces: [] });
-    for (const folder of ["api", "contract", "report", "render", "settings"]) expect(ours(preview, folder)).toEqual([]);
+    for (const folder of ["api", "contract", "report", "results", "escape", "render", "settings"])
+      expect(ours(preview, folder)).toEqual([]);
     for (const name of ["zod", "undici", "yaml"]) expect(packages(preview, name)).toEqual([]);
     expect(ours(create, "api").length).toBeGreaterThan(0);
     expect(packages(create, "undici").length).toBeGreaterThan(0);
-    expect(ours(create, "report")).toEqual([]);
-    expect(ours(create, "render")).toEqual([]);
+    for (const folder of ["report", "results", "escape", "render"]) expect(ours(create, folder)).toEqual([]);
   });
 });

@@ -3,17 +3,8 @@
 // line, the job summary, the HTML tiles, JUnit, the JSON summary and the plan's behaviour preview.
 import { describe, expect, it } from "vitest";
 import { type AgentPlan, attachBehaviour, type Plan } from "../../src/plan/index.ts";
-import {
-  type CallResult,
-  callResultSchema,
-  htmlReport,
-  jobSummary,
-  junitXml,
-  planMarkdown,
-  reportExitCode,
-  reportJson,
-  terminalSummary,
-} from "../../src/report/index.ts";
+import { htmlReport, jobSummary, junitXml, planMarkdown, reportJson, terminalSummary } from "../../src/report/index.ts";
+import { type CallResult, callResultSchema, reportExitCode } from "../../src/results/index.ts";
 import { scenarioKey } from "../../src/smoke/gates.ts";
 import type { ScenarioResult } from "../../src/smoke/index.ts";
 import { reportFromCalls, type ScenarioGate } from "../../src/smoke/reports.ts";

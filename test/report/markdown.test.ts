@@ -1,7 +1,8 @@
 // The job summary's Markdown from report objects built here (pure logic).
 import { describe, expect, it } from "vitest";
+import { markdownText } from "../../src/escape/index.ts";
 import { planMarkdown } from "../../src/report/index.ts";
-import { jobSummary, markdownText } from "../../src/report/markdown.ts";
+import { jobSummary } from "../../src/report/markdown.ts";
 
 const failedCall = (scenario: string, description: string) => ({
   agent: "support",

@@ -3,15 +3,9 @@
 // then names), the job summary and the terminal say how many pairs it took, and a report written
 // before the rename ("not_significant") still reads, as "not enough evidence".
 import { describe, expect, it } from "vitest";
-import {
-  countScenarios,
-  exitCode,
-  htmlReport,
-  junitXml,
-  reportSchema,
-  terminalSummary,
-} from "../../src/report/index.ts";
+import { htmlReport, junitXml, terminalSummary } from "../../src/report/index.ts";
 import { jobSummary, type ReportInput } from "../../src/report/markdown.ts";
+import { countScenarios, exitCode, reportSchema } from "../../src/results/index.ts";
 
 const comparison = (outcome: string, pairs: number) => ({
   old_version_id: "ca_1@v1",

@@ -2,15 +2,8 @@
 // of 20 can pass it although the rate × the cap is 14. No surface shows that 14 (`min_pass 14`,
 // `needs 14`) beside `12 passes` and `passed`; each names the test's own rule instead.
 import { describe, expect, it } from "vitest";
-import {
-  type CallResult,
-  callResultSchema,
-  htmlReport,
-  jobSummary,
-  junitXml,
-  reportJson,
-  terminalSummary,
-} from "../../src/report/index.ts";
+import { htmlReport, jobSummary, junitXml, reportJson, terminalSummary } from "../../src/report/index.ts";
+import { type CallResult, callResultSchema } from "../../src/results/index.ts";
 import { scenarioKey } from "../../src/smoke/gates.ts";
 import { reportFromCalls, type ScenarioGate } from "../../src/smoke/reports.ts";
 

@@ -5,18 +5,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  type CallResult,
-  callResultSchema,
-  emitReport,
-  htmlReport,
-  jobSummary,
-  junitXml,
-  type Report,
-  readReport,
-  reportJson,
-  terminalSummary,
-} from "../../src/report/index.ts";
+import { emitReport, htmlReport, jobSummary, junitXml, reportJson, terminalSummary } from "../../src/report/index.ts";
+import { type CallResult, callResultSchema, type Report, readReport } from "../../src/results/index.ts";
 import { scenarioKey } from "../../src/smoke/gates.ts";
 import { reportFromCalls, type ScenarioGate } from "../../src/smoke/reports.ts";
 

@@ -5,7 +5,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { emitReport, type Plan, planMarkdown } from "../../src/report/index.ts";
+import { emitReport, planMarkdown } from "../../src/report/index.ts";
+import type { Plan } from "../../src/results/index.ts";
 import { settingChanges, stackFiles, withBaseSettings } from "../../src/settings/index.ts";
 
 /** A Pulumi.prod.yaml's settings as src/settings reads them (a project with no Pulumi.yaml). */

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Client, createClient } from "../../src/api/index.ts";
 import type { Expectations } from "../../src/definitions/index.ts";
-import { finishedCalls } from "../../src/report/index.ts";
+import { finishedCalls } from "../../src/results/index.ts";
 import { type PlannedCall, type Progress, placeCall, type Scenario } from "../../src/smoke/call.ts";
 import { callResult, unknownVersionCalls } from "../../src/smoke/index.ts";
 import { json, type ScriptedServer, scriptedServer } from "../api/scripted-server.ts";

@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import type { EventEnvelope } from "../../src/api/index.ts";
 import { requiredPasses } from "../../src/definitions/index.ts";
-import { type CallOutcomeKind, type CallResult, exitCode, junitXml, reportSchema } from "../../src/report/index.ts";
+import { junitXml } from "../../src/report/index.ts";
+import { type CallOutcomeKind, type CallResult, exitCode, reportSchema } from "../../src/results/index.ts";
 import {
   type Gate,
   latencySummary,

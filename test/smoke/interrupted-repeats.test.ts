@@ -5,7 +5,8 @@
 // still in flight when the run is stopped.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AgentDefinition } from "../../src/definitions/index.ts";
-import { htmlReport, jobSummary, junitXml, type Report, terminalSummary } from "../../src/report/index.ts";
+import { htmlReport, jobSummary, junitXml, terminalSummary } from "../../src/report/index.ts";
+import type { Report } from "../../src/results/index.ts";
 import { runSmoke } from "../../src/smoke/index.ts";
 import { type ExampleService, exampleService, simulatorCall } from "../helpers/simulator.ts";
 

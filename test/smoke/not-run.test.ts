@@ -7,17 +7,8 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type AgentDefinition, loadAgents } from "../../src/definitions/index.ts";
 import type { HeldAgent } from "../../src/provider/index.ts";
-import {
-  emitReport,
-  exitCode,
-  finishedCalls,
-  htmlReport,
-  jobSummary,
-  junitXml,
-  reportJson,
-  reportSchema,
-  terminalSummary,
-} from "../../src/report/index.ts";
+import { emitReport, htmlReport, jobSummary, junitXml, reportJson, terminalSummary } from "../../src/report/index.ts";
+import { exitCode, finishedCalls, reportSchema } from "../../src/results/index.ts";
 import { notRunReport, planSmoke } from "../../src/smoke/index.ts";
 
 let agents: AgentDefinition[];

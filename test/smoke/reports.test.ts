@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { reportSchema } from "../../src/report/index.ts";
-import { jsonReport, junitReport, type ScenarioResult } from "../../src/smoke/reports.ts";
+import { junitXml, reportJson } from "../../src/report/index.ts";
+import { reportSchema } from "../../src/results/index.ts";
+import { buildReport, type ScenarioResult } from "../../src/smoke/reports.ts";
+
+// The renderers of the one report value a smoke run builds.
+const junitReport = (results: ScenarioResult[]) => junitXml(buildReport(results));
+const jsonReport = (results: ScenarioResult[]) => reportJson(buildReport(results));
 
 const passed: ScenarioResult = {
   agent: "support",

@@ -7,6 +7,7 @@ import { createClient } from "../../src/api/index.ts";
 import { parseOldVersions } from "../../src/compare/index.ts";
 import type { HeldAgent } from "../../src/provider/index.ts";
 import { auditText } from "../../src/report/traffic-render.ts";
+import { exitCode } from "../../src/results/index.ts";
 import { planSmoke } from "../../src/smoke/index.ts";
 import { runSmokeJob } from "../../src/usecases/index.ts";
 import type { PastVersion } from "../../src/watch/history.ts";
@@ -60,7 +61,6 @@ describe("audit after agent-iac's own comparison calls", () => {
       agents: held,
       history: { available: true, source: "test", updates: 1, past },
       window: resolveWindow({ since: "1h" }, "24h", now),
-      failOnUnknown: false,
       resume: {},
       now,
     }).finally(() => client.close());
@@ -73,5 +73,13 @@ describe("audit after agent-iac's own comparison calls", () => {
     expect(text).toMatch(
       new RegExp(`${oldSupport}\\s+\\d+\\s+0 / \\d+\\s+old version of support called only by test calls`),
     );
+    // audit's exit code is the report's, by the one rule (src/results): no unknown agent id took a
+    // call, so 0 even under --fail-on-unknown; one that did fails it there, and only there.
+    expect(result.unknown).toEqual([]);
+    expect(exitCode(auditReport(result, now, {}, { failOnUnknown: true }))).toBe(0);
+    const stranger = { agent_id: "ca_stranger@v1", calls: 2, live: 2, test: 0, key: null, note: "not the stack's" };
+    const withUnknown = { ...result, unknown: [{ ...stranger, category: "unknown" as const }] };
+    expect(exitCode(auditReport(withUnknown, now, {}, { failOnUnknown: true }))).toBe(1);
+    expect(exitCode(auditReport(withUnknown, now, {}))).toBe(0);
   });
 });

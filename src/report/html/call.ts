@@ -1,9 +1,18 @@
 // One call (a scenario's iteration on one version): its expectations with their verdicts — a
 // failed one next to the transcript lines it points at —, the conversation as a chat, the
 // timeline, and the procedures that ran after it.
-import { evaluated, outcomeFacts, unevaluatedText } from "../outcome.ts";
-import { type CallOutcomeKind, type CallResult, type ReportAssertion, type ReportEntry, userLabel } from "../schema.ts";
-import { type Html, html } from "./escape.ts";
+
+import { type Html, html } from "../../escape/index.ts";
+import {
+  type CallOutcomeKind,
+  type CallResult,
+  evaluated,
+  outcomeFacts,
+  type ReportAssertion,
+  type ReportEntry,
+  unevaluatedText,
+  userLabel,
+} from "../../results/index.ts";
 import { callBadge, clip, duration, passMark, pretty } from "./format.ts";
 import { timeline } from "./timeline.ts";
 

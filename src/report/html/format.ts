@@ -1,7 +1,8 @@
 // Words, icons and numbers shared by the report's parts. A verdict is always shown as an icon and
 // a word, never by colour alone.
-import type { CallOutcomeKind, ComparisonOutcome, Verdict } from "../schema.ts";
-import { type Html, html } from "./escape.ts";
+
+import { type Html, html } from "../../escape/index.ts";
+import type { CallOutcomeKind, ComparisonOutcome, Verdict } from "../../results/index.ts";
 
 type Badge = { icon: string; label: string; tone: "good" | "bad" | "warn" | "neutral" };
 

@@ -1,7 +1,7 @@
 // The HTML report: one self-contained file (inline CSS, script and SVG; no network request) of a
 // smoke run, a comparison, a behaviour preview or merged shards, built from the JSON report.
 import type { z } from "zod";
-import { reportSchema } from "../schema.ts";
+import { reportSchema } from "../../results/index.ts";
 import { page } from "./page.ts";
 
 /** A report as written, or as read back (missing fields default, unknown ones are kept). */

@@ -2,10 +2,9 @@
 // filters, then every scenario. A Content-Security-Policy allows only this page's own script and
 // stylesheet (by hash), so even a slip in escaping could neither run code nor load anything.
 import { createHash } from "node:crypto";
-import { countScenarios, faultsText, headline, scenarioCounts } from "../outcome.ts";
-import type { Report } from "../schema.ts";
+import { type Html, html, trusted } from "../../escape/index.ts";
+import { countScenarios, faultsText, headline, type Report, scenarioCounts } from "../../results/index.ts";
 import { SCRIPT, STYLE } from "./assets.ts";
-import { type Html, html, trusted } from "./escape.ts";
 import { duration, headlineMark, verdictBadge } from "./format.ts";
 import { groupScenarios, scenarioSection } from "./scenario.ts";
 

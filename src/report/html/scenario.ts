@@ -1,11 +1,19 @@
 // Scenarios with their calls. A scenario of a comparison shows its outcome, the expectations that
 // flipped, the transcript diff, and the old and new calls side by side.
 
-import { evaluated, needsText, verdictReason } from "../outcome.ts";
+import { type Html, html } from "../../escape/index.ts";
+import {
+  type CallResult,
+  evaluated,
+  needsText,
+  type Report,
+  type ScenarioComparison,
+  type ScenarioSummary,
+  type Verdict,
+  verdictReason,
+} from "../../results/index.ts";
 import { comparisonEvidence, decidedText, passKText, sequentialText } from "../repeats.ts";
-import type { CallResult, Report, ScenarioComparison, ScenarioSummary, Verdict } from "../schema.ts";
 import { callArticle } from "./call.ts";
-import { type Html, html } from "./escape.ts";
 import { duration, outcomeBadge, passMark, signedMs, verdictBadge, verdictTone } from "./format.ts";
 
 export type ScenarioGroup = {

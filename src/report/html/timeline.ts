@@ -2,8 +2,9 @@
 // message, user turn, tool call (as a bar until it returned) and error sits on its own lane over
 // the call's duration; without them (an older report, or a call that showed none) the measured
 // latencies are drawn as bars from zero instead. A caption repeats every number as text.
-import { type CallResult, type ReportEntry, userLabel } from "../schema.ts";
-import { type Html, html } from "./escape.ts";
+
+import { type Html, html } from "../../escape/index.ts";
+import { type CallResult, type ReportEntry, userLabel } from "../../results/index.ts";
 import { clip, duration } from "./format.ts";
 
 const WIDTH = 640;

@@ -44,7 +44,7 @@ import {
 } from "../../../src/errors/index.ts";
 import { LabelledFileError } from "../../../src/judge/index.ts";
 import { PolicyConfigError } from "../../../src/policy/index.ts";
-import { readReport } from "../../../src/report/index.ts";
+import { readReport } from "../../../src/results/index.ts";
 import { planCalls, RecordingError } from "../../../src/smoke/index.ts";
 import { projectRoot } from "../../../src/workspace/index.ts";
 import { runCli, runInProcess } from "../../helpers/cli.ts";

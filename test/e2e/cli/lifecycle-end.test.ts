@@ -11,7 +11,7 @@ import path from "node:path";
 import { setTimeout as sleep, setImmediate as tick } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CommandIO } from "../../../src/commands/index.ts";
-import { reportSchema } from "../../../src/report/index.ts";
+import { reportSchema } from "../../../src/results/index.ts";
 import { type AgentsProject, agentsProject, deployStack } from "../../helpers/agents-project.ts";
 import { CLI, runInProcess } from "../../helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { reportSchema } from "../../../src/report/index.ts";
+import { reportSchema } from "../../../src/results/index.ts";
 import { type AgentsProject, agentsProject, stackOutputs } from "../../helpers/agents-project.ts";
 import { CLI } from "../../helpers/cli.ts";
 import { describeLeaks, leftBehind } from "../../helpers/leaks.ts";

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallResult } from "../../../src/report/index.ts";
+import type { CallResult } from "../../../src/results/index.ts";
 import { type AgentsProject, addScenarios, agentsProject, deployStack } from "../../helpers/agents-project.ts";
 import { runInProcess } from "../../helpers/cli.ts";
 import { startTestJudge } from "../../helpers/judge-server.ts";

@@ -10,7 +10,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type Report, reportSchema } from "../../../src/report/index.ts";
+import { type Report, reportSchema } from "../../../src/results/index.ts";
 import {
   type AgentsProject,
   addScenarios,

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import type { Plan } from "../../../src/plan/index.ts";
-import { reportSchema } from "../../../src/report/index.ts";
+import { reportSchema } from "../../../src/results/index.ts";
 import { projectRoot } from "../../../src/workspace/index.ts";
 import { type AgentsProject, agentsProject, deployAndRead, stackOutputs } from "../../helpers/agents-project.ts";
 import { runInProcess } from "../../helpers/cli.ts";

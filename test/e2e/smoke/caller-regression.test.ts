@@ -7,7 +7,7 @@ import { appendFile, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Plan } from "../../../src/plan/index.ts";
-import { type CallResult, type Report, reportSchema } from "../../../src/report/index.ts";
+import { type CallResult, type Report, reportSchema } from "../../../src/results/index.ts";
 import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "../../helpers/agents-project.ts";
 import { runInProcess } from "../../helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";

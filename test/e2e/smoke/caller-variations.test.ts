@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseDocument } from "yaml";
-import { type Report, reportSchema } from "../../../src/report/index.ts";
+import { type Report, reportSchema } from "../../../src/results/index.ts";
 import { projectRoot } from "../../../src/workspace/index.ts";
 import {
   type AgentsProject,

@@ -5,7 +5,7 @@ import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { type Report, reportSchema } from "../../../src/report/index.ts";
+import { type Report, reportSchema } from "../../../src/results/index.ts";
 import { type AgentsProject, agentsProject, stackOutputs } from "../../helpers/agents-project.ts";
 import { runInProcess } from "../../helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";

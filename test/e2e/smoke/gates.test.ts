@@ -6,7 +6,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { reportSchema } from "../../../src/report/index.ts";
+import { reportSchema } from "../../../src/results/index.ts";
 import { type AgentsProject, agentsProject, deployStack } from "../../helpers/agents-project.ts";
 import { runInProcess } from "../../helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";

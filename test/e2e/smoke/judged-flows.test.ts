@@ -5,7 +5,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { reportSchema } from "../../../src/report/index.ts";
+import { reportSchema } from "../../../src/results/index.ts";
 import { type AgentsProject, agentsProject, deployStack, stackOutputs } from "../../helpers/agents-project.ts";
 import { runInProcess } from "../../helpers/cli.ts";
 import { startTestJudge, type TestJudge } from "../../helpers/judge-server.ts";

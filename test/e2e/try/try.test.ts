@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { createClient } from "../../../src/api/index.ts";
-import { reportSchema } from "../../../src/report/index.ts";
+import { reportSchema } from "../../../src/results/index.ts";
 import { type AgentsProject, agentsProject, deployAndRead, stackOutputs } from "../../helpers/agents-project.ts";
 import { runInProcess } from "../../helpers/cli.ts";
 import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";

@@ -1,4 +1,4 @@
-// The escaping helpers of the text formats, one set per format (HTML's is html/escape.ts): the
+// The escaping helpers of the text formats, one set per format (HTML's is html.ts): the
 // terminal's, JSON Lines', Markdown's, XML's and YAML's (a draft pasted into a file). Text from agent
 // files and the service goes through them only: on a terminal it is data, never control (no cursor
 // moves, titles or forged lines).

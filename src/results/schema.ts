@@ -5,7 +5,7 @@
 // addresses are stored without their token.
 import { z } from "zod";
 import { TRANSPORTS } from "../contract/index.ts";
-import { driftSchema } from "./drift-schema.ts";
+import { driftSchema } from "./drift.ts";
 import { trafficSchema } from "./traffic.ts";
 import { variantsSchema } from "./variants.ts";
 
