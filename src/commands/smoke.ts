@@ -4,11 +4,11 @@ import { CliError } from "../errors/index.ts";
 import type { Judge } from "../judge/index.ts";
 import { emitReport, type Report, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import {
-  parseShard,
   prepareSmoke,
   replayRun,
-  requireConnection,
   runSmokeJob,
+  serviceConnection,
+  suiteShard,
   unknownVersionsNote,
 } from "../usecases/index.ts";
 import { type Conversion, concurrencyFlag, oneOf, parseCommand, positiveNumber, STACK_FLAG } from "./args.ts";
@@ -17,7 +17,7 @@ import { type CommandIO, interrupted } from "./lifecycle.ts";
 
 const shard: Conversion<{ index: number; count: number }> = {
   expected: "I/N with 1 ≤ I ≤ N (e.g. 2/3)",
-  convert: parseShard,
+  convert: suiteShard,
 };
 
 const SPEC = {
@@ -213,7 +213,7 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
     judge: { settings: session.judge, cache: request.judgeCache },
     caller: session.caller,
     // Asked for only when calls are placed: a dry run contacts nobody and needs no key.
-    connection: () => requireConnection(session.connection, request.stack),
+    connection: () => serviceConnection(session),
   };
   const result = await runSmokeJob(job, {
     out: io.stdout,
