@@ -19,8 +19,7 @@
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import type { RetryNotice } from "../api/index.ts";
-import { InterruptedError, retryLine } from "../errors/index.ts";
+import { InterruptedError, type RetryNotice, retryLine } from "../errors/index.ts";
 import { type CallOutcomeKind, finishedCalls, reportPath } from "../report/index.ts";
 import { type Connection, type ProjectContext, projectContext } from "../settings/index.ts";
 
