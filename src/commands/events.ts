@@ -34,8 +34,16 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
   if (!parsed) return 0;
   const { values } = parsed;
   const seconds = parsed.typed["idle-timeout"];
-  // Ctrl+C (or SIGTERM) closes the stream: what arrived is printed; exit 130.
-  const stop = io.interruption();
+  // Once the connection is known, Ctrl+C (or SIGTERM) closes the stream: what arrived is printed;
+  // exit 130. Before (the stack still being read), it ends the run at once, as in every command.
+  const stop = new AbortController();
+  let release = () => {};
+  const listen = () => {
+    const interruption = io.interruption();
+    release = interruption.release;
+    if (interruption.signal.aborted) stop.abort(interruption.signal.reason);
+    interruption.signal.addEventListener("abort", () => stop.abort(interruption.signal.reason), { once: true });
+  };
   const followed = await followConversationEvents(
     {
       project: io.project,
@@ -51,8 +59,11 @@ export async function followEvents(argv: string[], io: CommandIO): Promise<numbe
       out: io.stdout,
       signal: stop.signal,
       onRetry: io.printRetry,
-      onConnection: (connection) => io.useConnection(connection),
+      onConnection: (connection) => {
+        io.useConnection(connection);
+        listen();
+      },
     },
-  ).finally(stop.release);
+  ).finally(() => release());
   return followed.code;
 }

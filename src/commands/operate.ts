@@ -3,6 +3,7 @@
 // page, never held whole), `--json` (NDJSON) for scripts. The connection is the stack's (--stack,
 // default dev), as every command resolves it; the API key never comes from a flag (process
 // arguments are visible to other users), a stream token only from AGENT_IAC_STREAM_TOKEN.
+// Flags → one request → the use case that reads the service (listRecords, followConversationEvents).
 import { CliError } from "../errors/index.ts";
 import { terminalText } from "../render/index.ts";
 import { listRecords, type ServiceListName } from "../usecases/index.ts";
