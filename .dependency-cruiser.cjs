@@ -63,14 +63,30 @@ module.exports = {
     {
       name: "command-runtime-stays-light",
       comment:
-        "the command runtime every command and --help loads reads settings and api besides the floor, never the use cases: docs/architecture.md",
+        "the command runtime every command and --help loads reads settings besides the floor, never the use cases: docs/architecture.md",
       severity: "error",
       from: { path: `^src/commands/(${RUNTIME.join("|")})\\.ts$` },
       to: {
         path: "^src/[^/]+/",
-        pathNot: "^src/(commands|report|results|errors|render|settings|api)/",
+        pathNot: "^src/(commands|report|results|errors|render|settings)/",
         dependencyTypesNot: ["type-only"],
       },
+    },
+    {
+      name: "commands-get-no-api-client",
+      comment:
+        "no command, the command runtime included, imports a value of src/api (types only): the use cases open and close the service's clients: docs/architecture.md",
+      severity: "error",
+      from: { path: "^src/commands/" },
+      to: { path: "^src/api/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "usecases-floor-exports-its-own",
+      comment:
+        "the use-case floor re-exports only the use cases' own values, never a value of another folder (types may pass): a command reaches the domain through a use case, not a re-export: docs/architecture.md",
+      severity: "error",
+      from: { path: "^src/usecases/" },
+      to: { path: "^src/", pathNot: "^src/usecases/", dependencyTypes: ["export"], dependencyTypesNot: ["type-only"] },
     },
     {
       name: "model-requests-through-the-port",

@@ -2,7 +2,7 @@
 // typed request → the drift use case (the smoke job on the baseline's pinned versions) → emitReport.
 import { emitReport, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import type { Report } from "../results/index.ts";
-import { requireConnection, runDrift } from "../usecases/index.ts";
+import { runDrift, serviceConnection } from "../usecases/index.ts";
 import { concurrencyFlag, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
@@ -93,7 +93,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       return {
         judge: { settings: opened.judge, cache: judgeCache(values) },
         caller: opened.caller,
-        connection: () => requireConnection(opened.connection, values.stack),
+        connection: () => serviceConnection(opened),
       };
     },
   ).finally(stop.release);

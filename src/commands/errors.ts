@@ -64,6 +64,7 @@ export const FLAGS: Readonly<Record<InputField, string>> = {
   maxCallMinutes: "--max-call-minutes",
   shard: "--shard",
   fromRecording: "--from-recording",
+  eventsUrl: "--events-url",
 };
 
 /** The CLI's naming: a field is said as its flag. */

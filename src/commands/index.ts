@@ -171,10 +171,11 @@ export async function runCli(argv: string[], io: CommandIO = processIO()): Promi
     return 2;
   }
   const label = command.withName && rest[0] && !rest[0].startsWith("-") ? `${name} ${rest[0]}` : name;
-  // Every command runs in its run's lifecycle: signals, the service clients, the service's errors.
+  // Every command runs in its run's lifecycle: signals and the service's errors (its use cases
+  // open and close their own clients).
   try {
     const module = await command.load();
-    return await io.run(() => module.run(command.withName ? [name, ...rest] : rest, io));
+    return await module.run(command.withName ? [name, ...rest] : rest, io);
   } catch (error) {
     return report(`agent-iac ${label}`, error, debug, io);
   }

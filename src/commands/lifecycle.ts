@@ -13,23 +13,16 @@
 //   is even loaded): an earlier run's files of those names are removed then, so an interrupted or
 //   failed run never leaves another run's reports (green or not) where its own were asked for.
 //   Signals that come before (while the command's code loads) are held and delivered right after.
-// - the clients for the service, which say each retry on stderr, closed when the run ends;
+// - how a retried request is said (`printRetry`, on stderr), handed to the use cases, which open
+//   and close their own clients for the service (a command gets none);
 // - the connection the command talks to, in whose terms the service's errors are said (./errors.ts).
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import type { Client, RetryNotice } from "../api/index.ts";
-import { createClient } from "../api/index.ts";
-import { InterruptedError, retryLine } from "../errors/index.ts";
+import { InterruptedError, type RetryNotice, retryLine } from "../errors/index.ts";
 import { reportPath } from "../report/index.ts";
 import { type CallOutcomeKind, finishedCalls } from "../results/index.ts";
-import {
-  type Connection,
-  type ProjectContext,
-  projectContext,
-  type ResolvedConnection,
-  requireConnection,
-} from "../settings/index.ts";
+import { type Connection, type ProjectContext, projectContext } from "../settings/index.ts";
 
 /** Told of each signal; `repeat` is true from the second one on. */
 export type InterruptListener = (signal: NodeJS.Signals, repeat: boolean) => void;
@@ -56,7 +49,6 @@ export class CommandIO {
   #debug: boolean;
   readonly #onIdleSignal: IdleSignalHandler;
   readonly #listeners = new Set<InterruptListener>();
-  readonly #clients = new Set<Client>();
   #received: NodeJS.Signals | undefined;
   #connection: Connection | undefined;
   /** Signals received before the run claimed its reports; undefined once it has. */
@@ -216,28 +208,6 @@ export class CommandIO {
   /** The connection the command said it talks to, if any. */
   get connection(): Connection | undefined {
     return this.#connection;
-  }
-
-  /** A client on the stack's connection (a ConfigError when it lacks an address or a key); see serviceClient. */
-  stackClient(connection: Connection, stack: string): Client {
-    return this.serviceClient(requireConnection(connection, stack));
-  }
-
-  /** A client on the connection that says each retry on stderr; closed when the run ends. */
-  serviceClient(resolved: ResolvedConnection | { baseUrl: string; apiKey?: undefined }): Client {
-    const client = createClient({ ...resolved, onRetry: this.printRetry });
-    this.#clients.add(client);
-    return client;
-  }
-
-  /** Runs a command's body: its clients closed after it. */
-  async run(body: () => Promise<number>): Promise<number> {
-    try {
-      return await body();
-    } finally {
-      await Promise.all([...this.#clients].map((client) => client.close().catch(() => {})));
-      this.#clients.clear();
-    }
   }
 }
 

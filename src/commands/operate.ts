@@ -3,15 +3,14 @@
 // page, never held whole), `--json` (NDJSON) for scripts. The connection is the stack's (--stack,
 // default dev), as every command resolves it; the API key never comes from a flag (process
 // arguments are visible to other users), a stream token only from AGENT_IAC_STREAM_TOKEN.
-import type { Client, PagedList } from "../api/index.ts";
+// Flags → one request → the use case that reads the service (listRecords, followConversationEvents).
 import { CliError } from "../errors/index.ts";
-import { jsonLine, terminalText } from "../render/index.ts";
-import { stackConnection } from "../usecases/index.ts";
+import { terminalText } from "../render/index.ts";
+import { listRecords, type ServiceListName } from "../usecases/index.ts";
 import { type CommandSpec, type Flag, parseCommand, suggestion, wholeNumber } from "./args.ts";
 import { followEvents } from "./events.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
-import { TableWriter } from "./table.ts";
 
 const date = (help: string): Flag => ({ type: "string", arg: "T", help: `${help} (ISO 8601 date-time)` });
 /** A flag that is also a query parameter of the list (kebab-case flag → snake_case field). */
@@ -21,9 +20,8 @@ type ListCommand = {
   about: string;
   synopsis?: string;
   flags: Record<string, ListFlag>;
-  columns: string[];
-  list(client: Client, query: Record<string, string>, id: string): PagedList<object, unknown>;
-  footer?: (body: unknown) => string | undefined;
+  /** The service's list it reads (src/usecases: its columns, its note). */
+  list: ServiceListName;
 };
 
 const LISTS: Record<string, ListCommand> = {
@@ -35,15 +33,13 @@ const LISTS: Record<string, ListCommand> = {
       "completed-at-gte": { ...date("completed at or after"), query: true },
       "completed-at-lt": { ...date("completed before"), query: true },
     },
-    columns: ["id", "agent_id", "status", "direction", "livemode", "created_at", "completed_at", "duration_sec"],
-    list: (client, query) => client.conversations.list(query),
+    list: "conversations",
   },
   "conversations procedures": {
     about: "Lists the procedures of one conversation.",
     synopsis: "<conversation-id> [options]",
     flags: {},
-    columns: ["id", "name", "agent_id", "status", "created_at", "output", "error"],
-    list: (client, query, id) => client.conversations.procedures(id, query),
+    list: "conversation procedures",
   },
   "procedures list": {
     about: "Lists procedures, following every page.",
@@ -53,8 +49,7 @@ const LISTS: Record<string, ListCommand> = {
       "created-at-gte": { ...date("created at or after"), query: true },
       "created-at-lt": { ...date("created before"), query: true },
     },
-    columns: ["id", "name", "conversation_id", "agent_id", "status", "livemode", "created_at", "output", "error"],
-    list: (client, query) => client.procedures.list(query),
+    list: "procedures",
   },
   "feedbacks list": {
     about: "Lists the feedback given on the conversations of one service instance.",
@@ -64,15 +59,7 @@ const LISTS: Record<string, ListCommand> = {
       "created-at-gte": { type: "string", arg: "DATE", help: "created at or after", query: true },
       "created-at-lt": { type: "string", arg: "DATE", help: "created before", query: true },
     },
-    columns: ["id", "conversation_id", "rating", "reasons", "comment", "created_by_user_name", "created_at"],
-    list: (client, query) => {
-      if (!query.service_id) throw new CliError("--service-id is required");
-      return client.feedbacks.list({ ...query, service_id: query.service_id });
-    },
-    footer: (body) => {
-      const reasons = (body as { reasons?: unknown }).reasons;
-      return reasons && Object.keys(reasons).length > 0 ? `reasons: ${JSON.stringify(reasons)}` : undefined;
-    },
+    list: "feedbacks",
   },
 };
 
@@ -120,46 +107,27 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(spec, rest, io.stdout);
   if (!parsed) return 0;
   const values = parsed.values as Record<string, string | boolean | undefined>;
-  const limit = (parsed.typed as { limit?: number }).limit ?? Number.POSITIVE_INFINITY;
   const query = Object.fromEntries(
     Object.entries(spec.flags).flatMap(([flag, def]) =>
       def.query && typeof values[flag] === "string" ? [[flag.replaceAll("-", "_"), values[flag] as string]] : [],
     ),
   );
-  const connection = await stackConnection(io.project, String(values.stack), {
-    baseUrl: values["base-url"] as string | undefined,
-  });
-  io.useConnection(connection);
-  const client = io.stackClient(connection, String(values.stack));
-  const list = command.list(client, query, parsed.positionals[0] ?? "");
-  await printList(list, { json: values.json === true, limit, columns: command.columns, footer: command.footer }, io);
-  return 0;
-}
-
-type PrintOptions = {
-  json: boolean;
-  limit: number;
-  columns: string[];
-  footer?: ((body: unknown) => string | undefined) | undefined;
-};
-
-/** Prints each page as it arrives: nothing is held beyond one page. */
-async function printList(list: PagedList<object, unknown>, options: PrintOptions, io: CommandIO): Promise<void> {
-  const out = (text: string) => io.stdout.write(text);
-  const table = options.json ? undefined : new TableWriter(options.columns, out);
-  let count = 0;
-  let note: string | undefined;
-  for await (const page of list.pages()) {
-    note ??= options.footer?.(page.body);
-    const rows = page.items.slice(0, Math.max(0, options.limit - count)) as Record<string, unknown>[];
-    count += rows.length;
-    if (table) table.write(rows);
-    else for (const item of rows) out(`${jsonLine(item)}\n`);
-    if (count >= options.limit) break;
-  }
-  if (table) {
-    table.end();
-    out(`${count} item${count === 1 ? "" : "s"}\n`);
-    if (note) out(`${terminalText(note)}\n`);
-  }
+  if (command.list === "feedbacks" && !query.service_id) throw new CliError("--service-id is required");
+  const json = values.json === true;
+  const listed = await listRecords(
+    {
+      project: io.project,
+      stack: String(values.stack),
+      baseUrl: values["base-url"] as string | undefined,
+      list: command.list,
+      query,
+      conversationId: parsed.positionals[0],
+      limit: (parsed.typed as { limit?: number }).limit,
+      format: json ? "ndjson" : "table",
+    },
+    { out: io.stdout, onRetry: io.printRetry, onConnection: (connection) => io.useConnection(connection) },
+  );
+  // NDJSON output is the items alone.
+  if (!json) for (const note of listed.notes) io.stdout.write(`${terminalText(note)}\n`);
+  return listed.code;
 }

@@ -5,14 +5,14 @@ import { CliError, InterruptedError, StackNotFoundError } from "../errors/index.
 import { behaviourCounts, emitReport, reportPath, terminalSummary } from "../report/index.ts";
 import {
   baselineChange,
-  GUARDED_KEYS,
   offlinePlan,
   openValidStack,
   type Previewed,
   previewBehaviour,
   previewStack,
   pullRequestBase,
-  requireConnection,
+  SETTINGS_READ_FROM_BASE,
+  serviceConnection,
   settingsSinceDeploy,
   stackSettingsAgainst,
 } from "../usecases/index.ts";
@@ -41,7 +41,7 @@ deploy would use), or in a pull request against the base. In a pull request (--b
 GitHub Actions the pull_request event's GITHUB_BASE_REF, read as origin/<branch>) the settings
 that decide where the API key, the judge's and the persona caller's keys and the transcripts go,
 what the caller sends, or what code the preview runs are read from the base:
-  ${GUARDED_KEYS.join(", ")}
+  ${SETTINGS_READ_FROM_BASE.join(", ")}
 (docs/threat-model.md), each as Pulumi resolves it (Pulumi.yaml's defaults, the stack file
 wherever stackConfigDir puts it, merge keys). A pull request that changes one, or where config
 comes from (stackConfigDir, an ESC environment:, Pulumi.yaml's declaration of one of them), sends
@@ -123,7 +123,7 @@ async function openPlannedStack(
 async function playChangedAgents(
   session: Parameters<typeof previewBehaviour>[0],
   previewed: Previewed,
-  { cache, resolved }: { cache: ReturnType<typeof judgeCache>; resolved: ReturnType<typeof requireConnection> },
+  { cache, resolved }: { cache: ReturnType<typeof judgeCache>; resolved: ReturnType<typeof serviceConnection> },
   io: CommandIO,
 ) {
   const stop = io.interruption();
@@ -153,7 +153,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }
   const session = await openPlannedStack(request.stack, against, io);
   // The program refuses to run without a key; say so as a configuration error, before a preview.
-  const resolved = requireConnection(session.connection, request.stack);
+  const resolved = serviceConnection(session);
   const written = Object.values(request.files).map(reportPath);
   // Without a base, the settings are compared with those of the stack's last deploy (read alongside the preview).
   const sinceDeploy = against ? undefined : settingsSinceDeploy(session);

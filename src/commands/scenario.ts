@@ -274,10 +274,9 @@ async function fromService(
   }
   const connection = await stackConnection(io.project, options.stack, { baseUrl: options.baseUrl });
   io.useConnection(connection);
-  const client = io.stackClient(connection, options.stack);
   const stop = io.interruption();
   return serviceCall(
-    { ...request, calleeNo, idleSeconds: options.idleSeconds },
-    { client, signal: stop.signal },
+    { ...request, calleeNo, idleSeconds: options.idleSeconds, connection, stack: options.stack },
+    { signal: stop.signal, onRetry: io.printRetry },
   ).finally(stop.release);
 }

@@ -5,11 +5,11 @@ import type { Judge } from "../judge/index.ts";
 import { emitReport, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import type { Report } from "../results/index.ts";
 import {
-  parseShard,
   prepareSmoke,
   replayRun,
-  requireConnection,
   runSmokeJob,
+  serviceConnection,
+  suiteShard,
   unknownVersionsNote,
 } from "../usecases/index.ts";
 import { type Conversion, concurrencyFlag, oneOf, parseCommand, positiveNumber, STACK_FLAG } from "./args.ts";
@@ -18,7 +18,7 @@ import { type CommandIO, interrupted } from "./lifecycle.ts";
 
 const shard: Conversion<{ index: number; count: number }> = {
   expected: "I/N with 1 ≤ I ≤ N (e.g. 2/3)",
-  convert: parseShard,
+  convert: suiteShard,
 };
 
 const SPEC = {
@@ -214,7 +214,7 @@ async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
     judge: { settings: session.judge, cache: request.judgeCache },
     caller: session.caller,
     // Asked for only when calls are placed: a dry run contacts nobody and needs no key.
-    connection: () => requireConnection(session.connection, request.stack),
+    connection: () => serviceConnection(session),
   };
   const result = await runSmokeJob(job, {
     out: io.stdout,

@@ -4,7 +4,7 @@
 import { CliError } from "../errors/index.ts";
 import { terminalLines } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
-import { COMPARE_DEFAULTS_FOR_TRY, requireConnection, tryVariants, type VariantSpec } from "../usecases/index.ts";
+import { COMPARE_DEFAULTS_FOR_TRY, tryVariants, type VariantSpec } from "../usecases/index.ts";
 import { concurrencyFlag, oneOf, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, reportFiles, TRY_REPORT_FLAGS } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
@@ -116,10 +116,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       failOn: typed["fail-on"] ?? null,
       promote: values.promote,
       judgeCache: judgeCache(values),
-      connection: (connection) => {
-        io.useConnection(connection);
-        return requireConnection(connection, values.stack);
-      },
+      onConnection: (connection) => io.useConnection(connection),
     },
     { out: io.stdout, signal: stop.signal, onRetry: io.printRetry, warn: (text) => io.stderr.write(text) },
   ).finally(stop.release);

@@ -50,6 +50,7 @@ export const INPUT_FIELDS = [
   "maxCallMinutes",
   "shard",
   "fromRecording",
+  "eventsUrl",
 ] as const;
 
 export type InputField = (typeof INPUT_FIELDS)[number];

@@ -5,7 +5,7 @@
 // on a terminal: one line per entry ("agent: …", "user: …", "tool …", "error: …"), and a printer
 // that follows a live conversation (agent text as it streams, a tool call again when it returns,
 // the end). The client builds the transcript as data; this is how the commands and smoke's live
-// output and reports show it.
+// output and reports show it; and the lists' tables, written page by page (./table.ts).
 import type { EventEnvelope, TranscriptEntry, TranscriptToolCall } from "../api/index.ts";
 import { TranscriptBuilder } from "../api/index.ts";
 import { jsonLine, terminalText } from "../escape/index.ts";
@@ -13,6 +13,7 @@ import { jsonLine, terminalText } from "../escape/index.ts";
 // The one escaping helper for terminal text, and JSON Lines, live with the other formats' (src/escape).
 export { jsonLine, terminalLines, terminalText } from "../escape/index.ts";
 export { callLines, failureText } from "./call.ts";
+export { TableWriter } from "./table.ts";
 
 const json = (value: unknown) => (value === undefined ? "" : jsonLine(value));
 

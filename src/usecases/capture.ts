@@ -5,7 +5,9 @@ import { stat } from "node:fs/promises";
 import type { Client, EventEnvelope } from "../api/index.ts";
 import { type Captured, type CapturedCall, captureScenario } from "../capture/index.ts";
 import { InterruptedError, InvalidInputError, ServiceError, TimeoutError } from "../errors/index.ts";
+import type { Connection } from "../settings/index.ts";
 import { findRecording, MAX_RECORDING_BYTES } from "../smoke/index.ts";
+import { type RetryListener, withStackClient } from "./service-client.ts";
 
 export type CaptureRequest = {
   conversationId: string;
@@ -50,14 +52,34 @@ export async function recordedCall(dir: string, request: CaptureRequest): Promis
 }
 
 /**
- * The call of `conversationId` from its event stream (what capture and derive read): read until
- * `conversation.ended`, a stream silent for `idleSeconds`, or `signal` (an InterruptedError); at
- * most what a recording may hold.
+ * The call of `conversationId` from its event stream on the stack's service (what capture and
+ * derive read): read until `conversation.ended`, a stream silent for `idleSeconds`, or `signal` (an
+ * InterruptedError); at most what a recording may hold. The client is opened here and closed after.
  */
 export async function serviceCall(
-  request: CaptureRequest & { calleeNo: string; idleSeconds: number },
-  io: { client: Client; signal: AbortSignal },
+  request: CaptureRequest & { calleeNo: string; idleSeconds: number; connection: Connection; stack: string },
+  io: { signal: AbortSignal; onRetry?: RetryListener | undefined },
 ): Promise<CapturedCall> {
+  const envelopes = await withStackClient(request.connection, request.stack, io.onRetry, (client) =>
+    readCallEvents(request, { client, signal: io.signal }),
+  );
+  const { conversationId } = request;
+  if (!envelopes.some((envelope) => envelope.payload.type === "conversation.started")) {
+    throw new ServiceError(
+      `the service did not replay conversation ${conversationId}'s events (nothing for ${request.idleSeconds} s): the interface does not promise the stream of an ended conversation`,
+      {
+        hint: "record the calls as they happen with `agent-iac smoke --record DIR`, then `agent-iac scenario capture <id> --from-recording DIR`",
+      },
+    );
+  }
+  return { conversationId, envelopes, channel: { callee_no: request.calleeNo } };
+}
+
+/** The stream's envelopes up to conversation.ended (or an idle stream), at most a recording's bytes. */
+async function readCallEvents(
+  request: { conversationId: string; idleSeconds: number },
+  io: { client: Client; signal: AbortSignal },
+): Promise<EventEnvelope[]> {
   const { conversationId } = request;
   const envelopes: EventEnvelope[] = [];
   // A stream that never ends is not kept whole: a capture holds at most what a recording may.
@@ -86,13 +108,5 @@ export async function serviceCall(
     }
     if (!(error instanceof TimeoutError && error.limit === "idle")) throw error;
   }
-  if (!envelopes.some((envelope) => envelope.payload.type === "conversation.started")) {
-    throw new ServiceError(
-      `the service did not replay conversation ${conversationId}'s events (nothing for ${request.idleSeconds} s): the interface does not promise the stream of an ended conversation`,
-      {
-        hint: "record the calls as they happen with `agent-iac smoke --record DIR`, then `agent-iac scenario capture <id> --from-recording DIR`",
-      },
-    );
-  }
-  return { conversationId, envelopes, channel: { callee_no: request.calleeNo } };
+  return envelopes;
 }

@@ -26,6 +26,7 @@ import {
   type ConfigReader,
   type Connection,
   configMapReader,
+  GUARDED_KEYS,
   type JudgeSettings,
   type ProjectContext,
   plainSettings,
@@ -33,6 +34,8 @@ import {
   policyPackOptions,
   pullRequestChanges,
   type ReadProjectFile,
+  type ResolvedConnection,
+  requireConnection,
   resolveConnection,
   runSettings,
   type StackFileVersions,
@@ -328,6 +331,17 @@ function projectSession(name: string, config: StackConfig, options: SessionOptio
       scenarioAgents({ stackName: name, projectDir: project.dir, dir, fromFiles: await validFiles(), held }),
   };
 }
+
+/** A session's connection ready for the service's requests: its address and key (a ConfigError naming the stack when one lacks). */
+export function serviceConnection(session: Pick<ProjectSession, "name" | "connection">): ResolvedConnection {
+  return requireConnection(session.connection, session.name);
+}
+
+/**
+ * The settings a pull request's plan reads from its base, never its head (stackSettingsAgainst):
+ * where the keys and the transcripts go, what the caller sends, what code the preview runs.
+ */
+export const SETTINGS_READ_FROM_BASE: readonly string[] = GUARDED_KEYS;
 
 /**
  * The connection of a stack for the commands that only talk to the service (lists, events): an

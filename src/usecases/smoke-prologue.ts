@@ -5,10 +5,16 @@ import { type OldVersions, readOldVersions } from "../compare/index.ts";
 import { formatDiagnostic, simulationWarnings } from "../definitions/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import type { ProjectContext, StackFileVersions } from "../settings/index.ts";
-import { planSmoke, type Selection, type Shard, type SmokePlan } from "../smoke/index.ts";
+import { parseShard, planSmoke, type Selection, type Shard, type SmokePlan } from "../smoke/index.ts";
 import { type HeldAgents, openSession, type StackSession, staleOutputsNote } from "./session.ts";
 
 /** Where the prologue's warnings go (a command's stderr). */
+
+/** The part of the suite a sharded run plays, from `I/N` with 1 ≤ I ≤ N; undefined when the text is not one. */
+export function suiteShard(text: string): Shard | undefined {
+  return parseShard(text);
+}
+
 export type Warn = (text: string) => void;
 
 /** Opens the stack and refuses invalid agent files (`consequence`: e.g. "; nothing was deployed"). */

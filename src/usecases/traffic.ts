@@ -1,14 +1,12 @@
 // What `watch` and `audit` read of a stack before they read the traffic: the agents its state
 // holds, its update history (older versions named by key) and its connection; and the local
 // simulator's service id where it serves the stack (GET /feedbacks needs one).
-import type { Client } from "../api/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import type { Connection, ProjectContext } from "../settings/index.ts";
 import {
   audit,
   auditReport,
-  DEFAULT_NEGATIVE_RATINGS,
   type ResumeOptions,
   readHistory,
   readVersionsFile,
@@ -21,6 +19,7 @@ import {
   watchReport,
   withPreviousVersions,
 } from "../watch/index.ts";
+import { type RetryListener, withStackClient } from "./service-client.ts";
 import { backendError, openSession } from "./session.ts";
 import { withSimulatorAdmin } from "./simulator-admin.ts";
 
@@ -84,14 +83,30 @@ export async function openTraffic(request: TrafficRequest): Promise<OpenedTraffi
   return { ...stack, stack: request.stack, window, baselineFile, now };
 }
 
-type Reading = { client: Client; resume: ResumeOptions };
+/** How the traffic is read: its paged reads resumed (and stopped) by `resume`, each retry told to `onRetry`. */
+type Reading = { resume: ResumeOptions; onRetry?: RetryListener | undefined };
 
 /** `audit`: which agent ids took calls in the window, and whose they are. */
 export async function auditTraffic(traffic: OpenedTraffic, options: { failOnUnknown: boolean }, reading: Reading) {
-  const result = await audit({ ...traffic, ...reading });
+  const result = await withStackClient(traffic.connection, traffic.stack, reading.onRetry, (client) =>
+    audit({ ...traffic, client, resume: reading.resume }),
+  );
   const versions = Object.fromEntries(Object.values(traffic.agents).map((a) => [a.key, a.version_id]));
   return { result, report: auditReport(result, traffic.now, versions, options) };
 }
+
+/** Ratings read as negative by `watch` unless its request names others (the interface shows none). */
+export const DEFAULT_NEGATIVE_RATINGS = [
+  "negative",
+  "bad",
+  "poor",
+  "thumbs_down",
+  "thumbsdown",
+  "down",
+  "dislike",
+  "1",
+  "2",
+];
 
 export type WatchRequest = {
   baselineWindow: WatchInput["baselineWindow"];
@@ -112,14 +127,17 @@ export async function watchTraffic(traffic: OpenedTraffic, request: WatchRequest
   }
   const serviceId = request.serviceId ?? (await simulatorServiceId(traffic.connection));
   const negative = request.negativeRatings?.length ? request.negativeRatings : DEFAULT_NEGATIVE_RATINGS;
-  const result = await watch({
-    ...traffic,
-    ...reading,
-    baselineWindow: request.baselineWindow,
-    includeTestCalls: request.includeTestCalls,
-    serviceId,
-    negativeRatings: new Set(negative.map((r) => r.toLowerCase())),
-    thresholds: request.thresholds,
-  });
+  const result = await withStackClient(traffic.connection, traffic.stack, reading.onRetry, (client) =>
+    watch({
+      ...traffic,
+      client,
+      resume: reading.resume,
+      baselineWindow: request.baselineWindow,
+      includeTestCalls: request.includeTestCalls,
+      serviceId,
+      negativeRatings: new Set(negative.map((r) => r.toLowerCase())),
+      thresholds: request.thresholds,
+    }),
+  );
   return { result, report: watchReport(result, traffic.now) };
 }

@@ -8,7 +8,7 @@ import { parseDocument } from "yaml";
 import { type AgentDefinition, formatDiagnostic, loadConfigFile } from "../definitions/index.ts";
 import { ConfigError, InvalidFilesError } from "../errors/index.ts";
 import type { Report } from "../results/index.ts";
-import type { ProjectContext, ResolvedConnection } from "../settings/index.ts";
+import type { Connection, ProjectContext } from "../settings/index.ts";
 import { type PlannedCall, planCalls, smokePlanOf } from "../smoke/index.ts";
 import { fewestPairs, type PairedRule } from "../stats/index.ts";
 import {
@@ -28,7 +28,7 @@ import {
   worstCase,
 } from "../variants/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
-import type { HeldAgents } from "./session.ts";
+import { type HeldAgents, serviceConnection } from "./session.ts";
 import { type JobIO, runSmokeJob } from "./smoke-job.ts";
 import { openValidStack, type Warn } from "./smoke-prologue.ts";
 
@@ -51,9 +51,9 @@ export type TryRequest = {
   failOn: "worse" | null;
   promote?: string | undefined;
   judgeCache?: JudgeCacheOptions;
-  connection: (connection: StackConnection) => ResolvedConnection;
+  /** Told of the stack's connection when the calls are placed: the service's errors are said in its terms. */
+  onConnection?: ((connection: Connection) => void) | undefined;
 };
-type StackConnection = Awaited<ReturnType<typeof openValidStack>>["connection"];
 
 export type TryResult =
   | { kind: "dry-run" }
@@ -116,7 +116,10 @@ export async function tryVariants(request: TryRequest, io: JobIO & { warn: Warn 
       dryRun: request.dryRun,
       judge: { settings: session.judge, ...(request.judgeCache ? { cache: request.judgeCache } : {}) },
       caller: session.caller,
-      connection: () => request.connection(session.connection),
+      connection: () => {
+        request.onConnection?.(session.connection);
+        return serviceConnection(session);
+      },
     },
     io,
   );

@@ -4,19 +4,6 @@
 // it is unfinished while it has neither a completed_at nor a failure.
 import type { Conversation, Feedback, Procedure } from "../contract/index.ts";
 
-/** Ratings read as negative unless `--negative-rating` says otherwise (the interface shows none). */
-export const DEFAULT_NEGATIVE_RATINGS = [
-  "negative",
-  "bad",
-  "poor",
-  "thumbs_down",
-  "thumbsdown",
-  "down",
-  "dislike",
-  "1",
-  "2",
-];
-
 const present = (value: unknown) => value !== null && value !== undefined && value !== "";
 
 function conversationFailed(c: Conversation): boolean {

@@ -3,7 +3,7 @@
 // service's conversation, procedure and feedback lists with their date filters.
 export { audit, classify } from "./audit.ts";
 export { readVersionsFile, versionsIn } from "./baseline.ts";
-export { DEFAULT_NEGATIVE_RATINGS, figures, percentile, Tally } from "./figures.ts";
+export { figures, percentile, Tally } from "./figures.ts";
 export { readHistory, type StackHistory, withPreviousVersions } from "./history.ts";
 export { type ReadCount, type ResumeOptions, readAll } from "./read.ts";
 export { auditReport, watchReport } from "./render.ts";

@@ -2,7 +2,7 @@
 // dependency-cruiser, with the project's config, fails a tree that imports upward or a command that
 // reaches past the use cases, and passes the project's own tree.
 import { execFile } from "node:child_process";
-import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -57,6 +57,45 @@ describe("the layering check", () => {
     expect(code).not.toBe(0);
     expect(output).toMatch(/layer-1-imports-upward: src\/contract\/planted\.ts → src\/usecases\/index\.ts/);
     expect(output).toMatch(/commands-import-only-the-floor: src\/commands\/planted\.ts → src\/smoke\/index\.ts/);
+  });
+
+  it("fails a command, the command runtime included, that imports a value of src/api (a type passes)", async () => {
+    await writeFile(
+      path.join(tree, "src", "commands", "lifecycle-planted.ts"),
+      'import type { Client } from "../api/index.ts";\nexport type Planted = Client;\n',
+    );
+    await writeFile(
+      path.join(tree, "src", "commands", "lifecycle.ts"),
+      `${await readFile(path.join(projectRoot, "src", "commands", "lifecycle.ts"), "utf8")}\nimport { createClient } from "../api/index.ts";\nexport const planted = createClient;\n`,
+    );
+    const { code, output } = await check(tree);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/commands-get-no-api-client: src\/commands\/lifecycle\.ts → src\/api\/index\.ts/);
+    // The runtime's own rule no longer lets it read api either.
+    expect(output).toMatch(/command-runtime-stays-light: src\/commands\/lifecycle\.ts → src\/api\/index\.ts/);
+    expect(output).not.toMatch(/lifecycle-planted\.ts/);
+    await cp(
+      path.join(projectRoot, "src", "commands", "lifecycle.ts"),
+      path.join(tree, "src", "commands", "lifecycle.ts"),
+    );
+    await rm(path.join(tree, "src", "commands", "lifecycle-planted.ts"));
+  });
+
+  it("fails the use-case floor re-exporting a domain folder's value (a type passes)", async () => {
+    const floor = path.join(tree, "src", "usecases", "index.ts");
+    const own = await readFile(path.join(projectRoot, "src", "usecases", "index.ts"), "utf8");
+    await writeFile(
+      floor,
+      `${own}export { parseShard } from "../smoke/index.ts";\nexport type { Shard } from "../smoke/index.ts";\n`,
+    );
+    const { code, output } = await check(tree);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/usecases-floor-exports-its-own: src\/usecases\/index\.ts → src\/smoke\/index\.ts/);
+    // The type alone passes.
+    await writeFile(floor, `${own}export type { Shard } from "../smoke/index.ts";\n`);
+    const typeOnly = await check(tree);
+    expect(typeOnly.output).not.toMatch(/usecases-floor-exports-its-own/);
+    await writeFile(floor, own);
   });
 
   it("fails a judge, caller or drafts module that sends a request itself instead of through the model port", async () => {

@@ -1,7 +1,7 @@
 // What the commands print: a failed up's lines without colour codes or JavaScript frames, and a
 // table written page by page.
 import { describe, expect, it } from "vitest";
-import { TableWriter } from "../../src/commands/table.ts";
+import { TableWriter } from "../../src/render/index.ts";
 import { cleanErrorLines } from "../../src/usecases/index.ts";
 
 describe("cleanErrorLines", () => {

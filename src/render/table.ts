@@ -1,7 +1,7 @@
 // A plain-text table written page by page: the column widths are fixed by the header and the first
 // page (later cells may run wider), so a long listing is never held in memory to align it. A cell
 // is one line of plain text: the service's control characters are shown escaped (src/render).
-import { jsonLine, terminalText } from "../render/index.ts";
+import { jsonLine, terminalText } from "../escape/index.ts";
 
 const MAX_CELL = 48;
 
