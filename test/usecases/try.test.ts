@@ -48,11 +48,16 @@ async function tried(req: TryRequest) {
   return { result, text, conversations: after - before };
 }
 
-async function refused(req: TryRequest, kind: typeof ConfigError | typeof InvalidFilesError = ConfigError) {
+async function refused<E extends Error = ConfigError>(
+  req: TryRequest,
+  kind: new (...args: never[]) => E = ConfigError as unknown as new (
+    ...args: never[]
+  ) => E,
+): Promise<E> {
   const { result, conversations } = await tried(req);
   expect(conversations).toBe(0);
   expect(result).toBeInstanceOf(kind);
-  return result as ConfigError;
+  return result as E;
 }
 
 beforeAll(async () => {
@@ -104,7 +109,7 @@ describe("tryVariants refuses before any call", { timeout: SLOW }, () => {
     expect(renamed.message).toMatch(/^renamed\.yaml: variant "renamed" cannot be tried: .*; nothing was called$/);
     const broken = await refused(request("booking", [{ name: "broken", file: "broken.yaml" }]), InvalidFilesError);
     expect(broken.message).toBe("1 error(s) in the variant file broken.yaml; nothing was called");
-    expect((broken as InvalidFilesError).details).toMatch(/broken\.yaml:2:\d+: .*runtime\.model/);
+    expect(broken.details).toMatch(/broken\.yaml:2:\d+: .*runtime\.model/);
   });
 });
 
