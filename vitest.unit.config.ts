@@ -31,6 +31,7 @@ const NEEDS_TOOLS = [
   "test/teams.test.ts",
   "test/toolchain.test.ts",
   "test/upgrade.test.ts",
+  "test/usecases/preflight.test.ts",
   "test/usecases/try.test.ts",
   "test/workspace/stack-errors.test.ts",
 ];
