@@ -2,6 +2,7 @@
 // a labelled file; the results said per rubric, the --within-humans gate decided, the measurement
 // stored where the run's gates read it, the JSON written in the project; a refused key stops before
 // any item is judged. The judge is a real HTTP server on port 0 (test/helpers/judge-server.ts).
+import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -139,6 +140,40 @@ describe("judgeCheck", () => {
     const again = await buildJudge({ baseUrl: judge.url, model: "judge-2025-01-01", timeoutSec: 5 }, { project: p });
     expect(await again.calibrations()).toEqual({});
     await again.client.close();
+  });
+
+  it("with a pull request's base, the judge's address comes from the base, not from the change", async () => {
+    const p = await project(judge.url, "judge-2025-01-01", { "agents:judgeApiKey": "sk-judge" });
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: p.dir, stdio: "ignore" });
+    git("init", "-q", "-b", "main");
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "empty");
+    git("add", "Pulumi.yaml", "Pulumi.dev.yaml");
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "judge");
+    // The change points the judge elsewhere (where nothing answers): the base's judge is measured.
+    await writeFile(
+      path.join(p.dir, "Pulumi.dev.yaml"),
+      stringify({
+        config: {
+          "agents:judgeBaseUrl": "http://127.0.0.1:9/v1",
+          "agents:judgeModel": "judge-2025-01-01",
+          "agents:judgeApiKey": "sk-judge",
+        },
+      }),
+    );
+    const before = judge.requests.length;
+    const outcome = await judgeCheck(
+      { project: p, file: path.join(p.dir, "labels.yaml"), stack: "dev", base: "main" },
+      { out: out() },
+    );
+    expect(outcome.overall.items).toBe(12);
+    expect(judge.requests.length - before).toBe(12);
+    // A base git does not know is refused before any request.
+    const unknown = await judgeCheck(
+      { project: p, file: path.join(p.dir, "labels.yaml"), stack: "dev", base: "no-such-branch" },
+      { out: out() },
+    ).catch((e: unknown) => e);
+    expect(unknown).toMatchObject({ code: "AGENT_IAC_CONFIG" });
+    expect(judge.requests.length - before).toBe(12);
   });
 
   it("no judge in the stack file nor the environment: a configuration error naming the settings", async () => {
