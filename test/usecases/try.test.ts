@@ -74,6 +74,10 @@ beforeAll(async () => {
   await writeFile(path.join(project.dir, "same.yaml"), "language:\n  default_language: English\n");
   await writeFile(path.join(project.dir, "renamed.yaml"), "name: Another name\n");
   await writeFile(path.join(project.dir, "broken.yaml"), "runtime:\n  model: 42\n");
+  await writeFile(
+    path.join(project.dir, "no-book.yaml"),
+    "tool:\n  tools:\n    - { ns: syscall, name: check_availability }\n",
+  );
 }, SLOW);
 afterAll(async () => {
   await project?.cleanup();
@@ -121,5 +125,30 @@ describe("tryVariants --dry-run", { timeout: SLOW }, () => {
     expect(text).toMatch(
       /^try booking against \S+: spanish \(override_config language\) beside the base, up to 60 pairs each\n/,
     );
+  });
+});
+
+describe("tryVariants --promote", { timeout: SLOW }, () => {
+  it("a variant decided worse is not promoted: the refusal is returned and the agent file is left as it was", async () => {
+    const file = path.join(project.dir, "agents", "booking.yaml");
+    const before = await readFile(file, "utf8");
+    const { result, conversations, text } = await tried(
+      request("booking", [{ name: "no-book", file: "no-book.yaml" }], {
+        scenarios: ["checks-availability-and-books"],
+        promote: "no-book",
+      }),
+    );
+    expect(result).toMatchObject({
+      kind: "ran",
+      promoted: {
+        refused:
+          "--promote no-book: not written, its verdict is worse (only a variant decided no worse or better is promoted)",
+      },
+    });
+    const report = (result as { report: { variants?: { variants: { name: string; verdict: string }[] } } }).report;
+    expect(report.variants?.variants.map((v) => [v.name, v.verdict])).toEqual([["no-book", "worse"]]);
+    expect(conversations).toBeGreaterThan(0);
+    expect(text).toMatch(/no-book worse after \d+ pairs/);
+    expect(await readFile(file, "utf8")).toBe(before);
   });
 });
