@@ -213,6 +213,31 @@ describe("checkReusedSimulator", () => {
     await expect(checkReusedSimulator(service, { desk: held.desk }, { name: "dev", project })).resolves.toBeUndefined();
   });
 
+  it("a reused simulator on another checkout's data file is said to be probably that checkout's", async () => {
+    const elsewhere = await tempProject();
+    await mkdir(elsewhere.stateDir, { recursive: true });
+    const theirs = await startTestSimulator({
+      apiKey: "sk-local",
+      cwd: elsewhere.dir,
+      dataFile: path.join(elsewhere.stateDir, "simulator.json"),
+    });
+    try {
+      const fresh = await tempProject();
+      const service = await localService(fresh, loopback(theirs.url, "sk-local"), "dev", () => {});
+      const error = await rejection(
+        checkReusedSimulator(service, { lobby: agent("lobby", "ca_unknown") }, { name: "dev", project: fresh }),
+      );
+      expect(error.message).toContain(
+        `started in ${elsewhere.dir}, service id ${theirs.serviceId}) does not know 1 of the agents stack dev pins`,
+      );
+      expect(error.message).toContain(
+        "it is probably another checkout's simulator (its data file is not .agent-iac/simulator.json)",
+      );
+    } finally {
+      await theirs.close();
+    }
+  });
+
   it("a service this run did not find running is not asked", async () => {
     const held = { lobby: agent("lobby", "ca_unknown") };
     const remote = await localService(
