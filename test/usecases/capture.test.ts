@@ -88,7 +88,7 @@ describe("serviceCall", () => {
       context: { simulation: { user_turns: [], wait_for_user: true } },
     });
     const call = await serviceCall(
-      { conversationId: waiting.id, calleeNo: "+15550100123", idleSeconds: 0.3 },
+      { conversationId: waiting.id, calleeNo: "+15550100123", idleSeconds: 1 },
       { client, signal: controller().signal },
     );
     const types = call.envelopes.map((e) => e.payload.type);
