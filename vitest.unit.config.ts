@@ -19,6 +19,8 @@ const NEEDS_TOOLS = [
   "test/**/*.e2e.test.ts",
   "test/postgres-private-clone.test.ts",
   "test/readme/recipes.test.ts",
+  "test/usecases/preflight.test.ts",
+  "test/usecases/try.test.ts",
   "test/workspace/stack-errors.test.ts",
 ];
 
