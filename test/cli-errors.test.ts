@@ -138,7 +138,7 @@ describe("the mapping from the error model to the CLI", () => {
       const notJson = path.join(dir, "a.json");
       await writeFile(notJson, "{");
       for (const file of [notJson, path.join(dir, "missing.json")]) {
-        const error = await readReport(file).catch((e: unknown) => e);
+        const error = await readReport(file, dir).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(InvalidInputError);
         expect(exitCodeOf(error as InvalidInputError)).toBe(2);
       }

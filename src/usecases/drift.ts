@@ -43,7 +43,8 @@ export type BlessRequest = { stack: string; project: ProjectContext; reports: st
 /** `baseline bless`: the reports (of the versions the stack holds) as `baselines/<stack>.json`. */
 export async function blessReports(request: BlessRequest, warn: Warn): Promise<{ file: string; baseline: Baseline }> {
   const reports: { file: string; report: Report }[] = [];
-  for (const file of request.reports) reports.push({ file: path.basename(file), report: await readReport(file) });
+  for (const file of request.reports)
+    reports.push({ file: path.basename(file), report: await readReport(file, request.project.dir) });
   const session = await openValidStack(
     request.stack,
     { project: request.project, what: "reading the stack failed", readState: true },
