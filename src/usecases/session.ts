@@ -273,6 +273,7 @@ async function openStackIn(name: string, project: ProjectContext, env: Record<st
     workDir: project.dir,
     create: false,
     env,
+    base: project.childEnv,
     secretsProvider,
     ...(program ? { program } : {}),
   });
