@@ -182,7 +182,10 @@ describe("the mapping from the error model to the CLI", () => {
   });
 
   it("a smoke selection error names the selection's fields, which the CLI says as flags", async () => {
-    const { agents, errors } = await loadAgents(path.join(projectRoot, "agents"), { stack: "dev" });
+    const { agents, errors } = await loadAgents(path.join(projectRoot, "agents"), {
+      stack: "dev",
+      from: process.cwd(),
+    });
     expect(errors).toEqual([]);
     let thrown: unknown;
     try {
