@@ -68,7 +68,7 @@ async function readReports(request: JudgeLabelRequest, io: JudgeLabelIO): Promis
 /**
  * The recordings replayed as `smoke --replay DIR` replays them (the stack's agent files, the judge
  * and its cache). Its lines are not shown: they hold the judge's verdicts, which the labeller must
- * not see before answering.
+ * not see before answering. `dir` as the user named it (relative to the project).
  */
 async function replayed(dir: string, request: JudgeLabelRequest, io: JudgeLabelIO): Promise<Report> {
   const session = await openSession(request.stack, { project: request.project, source: "file", optional: true });
@@ -77,7 +77,7 @@ async function replayed(dir: string, request: JudgeLabelRequest, io: JudgeLabelI
     {
       stack: request.stack,
       project: request.project,
-      dir,
+      dir: request.project.path(dir),
       selection: {},
       ...(request.judgeCache ? { judgeCache: request.judgeCache } : {}),
     },
