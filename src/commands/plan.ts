@@ -143,9 +143,9 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (!parsed) return 0;
   const request = planRequest(parsed, io.env);
   // In a pull request the settings that send keys and transcripts, or run code, come from the base.
-  const against = request.base ? await stackSettingsAgainst(request.stack, request.base, io.project.dir) : undefined;
+  const against = request.base ? await stackSettingsAgainst(request.stack, request.base, io.project) : undefined;
   // A re-blessed drift baseline is named like a setting change (a reviewed change).
-  const baseline = request.base ? await baselineChange(request.stack, request.base, io.project.dir) : undefined;
+  const baseline = request.base ? await baselineChange(request.stack, request.base, io.project) : undefined;
   if (request.offline) {
     const offline = await offlinePlan(io.project, request.stack, against);
     if (baseline) offline.plan.baseline = baseline;

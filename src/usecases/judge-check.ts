@@ -45,7 +45,7 @@ export async function judgeCheck(
 ): Promise<JudgeCheckOutcome> {
   const { project, file } = request;
   const labelled = await readLabelledFile(file, project.dir);
-  const base = request.base ? await stackSettingsAgainst(request.stack, request.base, project.dir) : undefined;
+  const base = request.base ? await stackSettingsAgainst(request.stack, request.base, project) : undefined;
   const session = await openSession(request.stack, {
     project,
     source: "stack-or-file",
