@@ -38,7 +38,9 @@ let pulumiCommand: Promise<pulumi.automation.PulumiCommand> | undefined;
  * Runs scripts/ensure-pulumi once per process (it builds the CLI on a first run, printing progress
  * to stderr). Returns the CLI's directory ("" when the `pulumi` already on PATH is used). It changes
  * nothing of the process: the toolchain reaches the CLI through the PATH of its environment
- * (`toolchainPath`, which `openStack` puts in the Automation API's envVars).
+ * (`toolchainPath`, which `openStack` puts in the Automation API's envVars). The build (and the
+ * SDK's `pulumi version` in pulumiCli) inherit the process's environment, not a run's: the
+ * toolchain is the process's, built once and shared by every run in it.
  */
 export async function ensurePulumi(): Promise<string> {
   return (await toolchain()).dir;
