@@ -86,8 +86,8 @@ type Evaluated = {
 /**
  * Loads every agent in `dir`. With `stack`, `<key>.<stack>.yaml` overlays are merged over their
  * base files and other stacks' overlays are ignored; without it, every overlay is checked against
- * its base (errors only) and the base definitions are returned. `from` is the directory the user
- * works in (the run's project): a relative `dir` is read from it and paths are shown relative to it.
+ * its base (errors only) and the base definitions are returned. `from` (absolute) is the directory
+ * the user works in (the run's project): a relative `dir` is read from it, paths are shown from it.
  * Never throws.
  */
 export async function loadAgents(

@@ -43,9 +43,9 @@ export type Loaded = { source?: Source; value?: unknown; errors: Diagnostic[] };
 // beside another) does not share.
 const shownFrom = new AsyncLocalStorage<string>();
 
-/** Runs `load` with paths shown relative to `dir` (the directory the user works in: the run's project). */
+/** Runs `load` with paths shown relative to `dir` (absolute: the directory the user works in, the run's project). */
 export function showingPathsFrom<T>(dir: string, load: () => Promise<T>): Promise<T> {
-  return shownFrom.run(path.resolve(dir), load);
+  return shownFrom.run(dir, load);
 }
 
 /**
