@@ -164,7 +164,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }).catch(async (error: unknown) => {
     if (!(error instanceof InterruptedError)) throw error;
     // No plan came of this run: files of an earlier one must not pass for it.
-    await Promise.all(written.map((file) => rm(file, { force: true })));
+    await Promise.all(written.map((file) => rm(io.project.path(file), { force: true })));
     const removed = written.length > 0 ? `; ${written.join(", ")} removed: not this run's` : "";
     throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
   });
