@@ -39,9 +39,10 @@ export type RunHooks = {
  * environment of the run (default: this process's) and `cwd` its directory (default: this
  * process's): the run's CommandIO carries both, and nothing below the command edge reads the
  * process's. The process's environment and directory are never changed, so runs can go side by side
- * (test/edge/in-process.test.ts): the files a command names are resolved against the run's project,
- * and the Pulumi CLI (with the language host and dynamic provider it starts) gets the run's
- * environment, a variable only this process has unset (ProjectContext's childEnv).
+ * (test/edge/in-process.test.ts, test/e2e/start/run-environment.test.ts): the files a command names
+ * are resolved against the run's project, and the Pulumi CLI (with the language host and dynamic
+ * provider it starts) gets the run's environment, a variable only this process has unset
+ * (ProjectContext's childEnv).
  */
 export async function runInProcess(
   args: string[],
