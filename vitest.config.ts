@@ -38,7 +38,8 @@ export default defineConfig({
     maxWorkers: 4,
     // A worker process runs file after file instead of one process per file: a fresh process
     // re-imported @pulumi/pulumi and src/ for every file (about 3 s of CPU each). Test files leave no
-    // global state behind (runInProcess restores env and cwd; servers are closed in afterAll).
+    // global state behind (runInProcess changes neither the process's env nor its cwd; servers are
+    // closed in afterAll).
     isolate: false,
     // Marks the run's processes and fails it when one outlives it (test/helpers/leaks.ts).
     globalSetup: ["test/global-setup.ts"],

@@ -142,7 +142,7 @@ export async function callerBench(options: CallerBenchOptions): Promise<CallerBe
         "    expect: { tool_calls: [check_availability] }",
       ].join("\n"),
     );
-    const { agents, errors } = await loadAgents(dir);
+    const { agents, errors } = await loadAgents(dir, { from: process.cwd() });
     if (errors.length > 0) throw new Error(`the benchmark's agent file is invalid: ${JSON.stringify(errors)}`);
     const held = await createAgents(client, agents);
 

@@ -291,7 +291,9 @@ async function liveRun(): Promise<LiveRow[]> {
   const sim = await startSimulator({ port: 0, eventDelayMs: 1, quiet: true });
   const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
   try {
-    const agents = (await loadAgents(new URL("../agents", import.meta.url).pathname, { stack: "dev" })).agents;
+    const agents = (
+      await loadAgents(new URL("../agents", import.meta.url).pathname, { stack: "dev", from: process.cwd() })
+    ).agents;
     const support = agents.find((a) => a.key === "support") as AgentDefinition;
     const scenarios = [
       { name: "fixed-10-min8", iterations: 10, min_pass: 8, failure_rate: 0.1 },

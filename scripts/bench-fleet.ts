@@ -73,7 +73,7 @@ async function stateBytes(stack: Stack): Promise<number> {
 
 /** The request bodies of a generated fleet, in pairs, for the control (links are the control's own). */
 export async function writeBodies(agentsDir: string, file: string): Promise<void> {
-  const { agents, errors } = await loadAgents(agentsDir);
+  const { agents, errors } = await loadAgents(agentsDir, { from: process.cwd() });
   if (errors.length > 0) throw new Error(`generated agents do not load: ${errors.length} error(s)`);
   const byKey = new Map(agents.map((a) => [a.key, { name: a.name, description: a.description, config: a.config }]));
   const bodies: { procedural: unknown[]; conversational: unknown[] } = { procedural: [], conversational: [] };

@@ -189,7 +189,7 @@ async function main() {
     await cp(path.join(hundredDir, `${proceduralKey(0)}.yaml`), path.join(oneDir, `${proceduralKey(0)}.yaml`));
     const emptyDir = path.join(work, "agents-0");
     await mkdir(emptyDir);
-    const { agents: definitions } = await loadAgents(hundredDir);
+    const { agents: definitions } = await loadAgents(hundredDir, { from: process.cwd() });
     const configBytes = definitions.reduce((sum, d) => sum + JSON.stringify(d.config).length, 0) / definitions.length;
 
     for (let run = 1; run <= RUNS; run++) {

@@ -39,11 +39,20 @@ describe("the report files a run's arguments ask for", () => {
     expect(
       askedReportFiles(RUN_REPORT_FLAGS, ["--compare", old, "--json", "old.json", "--junit", "x.xml"], {
         flags: ["compare"],
+        cwd: "/p",
       }),
     ).toEqual(["reports/x.xml"]);
     expect(
-      askedReportFiles(RUN_REPORT_FLAGS, ["merge", "reports/m.json", "--json", "m.json"], { positionals: true }),
+      askedReportFiles(RUN_REPORT_FLAGS, ["merge", "reports/m.json", "--json", "m.json"], {
+        positionals: true,
+        cwd: "/p",
+      }),
     ).toEqual([]);
+    // An input named by its absolute path is the report of the same name in the run's directory
+    // (never the process's): not claimed.
+    const args = ["merge", "/p/reports/m.json", "--json", "m.json"];
+    expect(askedReportFiles(RUN_REPORT_FLAGS, args, { positionals: true, cwd: "/p" })).toEqual([]);
+    expect(askedReportFiles(RUN_REPORT_FLAGS, args, { positionals: true, cwd: "/q" })).toEqual(["reports/m.json"]);
   });
 });
 

@@ -19,7 +19,7 @@ import { createConversation, createConversational } from "./simulator/helpers.ts
 describe("the pinned-version rule", () => {
   let agents: AgentDefinition[];
   beforeAll(async () => {
-    agents = (await loadAgents(path.join(projectRoot, "agents"), { stack: "dev" })).agents;
+    agents = (await loadAgents(path.join(projectRoot, "agents"), { stack: "dev", from: process.cwd() })).agents;
   });
 
   // Before, four regexes read it three ways: `x@v1` and `ca_a@v0` were versions to watch and audit

@@ -91,16 +91,20 @@ export const START_REPORTS = { junit: "smoke.junit.xml", json: "smoke.json", htm
  * The report files (as written: a bare name under reports/) that \`argv\` asks a command for, read
  * before the command runs so that no earlier run's file outlives the run's first moment (see
  * CommandIO.claimReports). \`--help\` asks for none; a file also read by the run (a \`--compare\`
- * report, a report to merge) is an input, never claimed. The command's own parser decides later
+ * report, a report to merge) is an input, never claimed: inputs and reports are compared as paths in
+ * the run's directory (\`inputs.cwd\`). The command's own parser decides later
  * whether the flags are valid: a refused run has still cleared the files it was asked for.
  */
 export function askedReportFiles(
   flags: Record<string, FileFlag>,
   argv: readonly string[],
-  inputs: { flags?: readonly string[]; positionals?: boolean } = {},
+  inputs?: { flags?: readonly string[]; positionals?: boolean; cwd: string },
 ): string[] {
   const options = Object.fromEntries(
-    [...Object.keys(flags), ...(inputs.flags ?? [])].map((name) => [name, { type: "string" as const, multiple: true }]),
+    [...Object.keys(flags), ...(inputs?.flags ?? [])].map((name) => [
+      name,
+      { type: "string" as const, multiple: true },
+    ]),
   );
   const { values, positionals } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true });
   if (argv.some((arg) => arg === "--help" || arg === "-h")) return [];
@@ -108,11 +112,12 @@ export function askedReportFiles(
     const value = values[name];
     return (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === "string" && v !== "");
   };
+  const at = (file: string) => path.resolve(inputs?.cwd ?? ".", file);
   const read = new Set(
-    [...(inputs.flags ?? []).flatMap(strings), ...(inputs.positionals ? positionals : [])].map((f) => path.resolve(f)),
+    [...(inputs?.flags ?? []).flatMap(strings), ...(inputs?.positionals ? positionals : [])].map(at),
   );
   const files = Object.keys(flags).flatMap((name) => strings(name).map(reportPath));
-  return [...new Set(files)].filter((file) => !read.has(path.resolve(file)));
+  return [...new Set(files)].filter((file) => !read.has(at(file)));
 }
 
 /** `start`'s reports (none with --no-smoke or --help), claimed like the others. */

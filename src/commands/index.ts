@@ -25,8 +25,8 @@ type Command = {
   load: () => Promise<{ run(argv: string[], io: CommandIO): Promise<number> }>;
   /** The operator commands share one module, which takes the command name as its first argument. */
   withName?: boolean;
-  /** The report files its arguments ask for: claimed (an earlier run's removed) before it loads. */
-  reports?: (argv: readonly string[]) => string[];
+  /** The report files its arguments ask for (`cwd`: the run's): claimed (an earlier run's removed) before it loads. */
+  reports?: (argv: readonly string[], cwd: string) => string[];
 };
 
 const commands: Record<string, Command> = {
@@ -49,7 +49,7 @@ const commands: Record<string, Command> = {
     summary: "place smoke test calls against the stack's pinned version ids",
     load: () => import("./smoke.ts"),
     // A previous report given as the old side is read, not replaced.
-    reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv, { flags: ["compare"] }),
+    reports: (argv, cwd) => askedReportFiles(RUN_REPORT_FLAGS, argv, { flags: ["compare"], cwd }),
   },
   try: {
     summary: "try config variants of an agent side by side on its deployed version, ranked with evidence",
@@ -64,7 +64,7 @@ const commands: Record<string, Command> = {
   report: {
     summary: "merge the JSON reports of sharded smoke runs",
     load: () => import("./report.ts"),
-    reports: (argv) => askedReportFiles(RUN_REPORT_FLAGS, argv, { positionals: true }),
+    reports: (argv, cwd) => askedReportFiles(RUN_REPORT_FLAGS, argv, { positionals: true, cwd }),
   },
   baseline: {
     summary: "bless smoke reports as the stack's baseline (baselines/<stack>.json)",
@@ -160,7 +160,7 @@ export async function runCli(argv: string[], io: CommandIO = processIO()): Promi
   const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
   const command = name && Object.hasOwn(commands, name) ? commands[name] : undefined;
   // The run's first moment: no earlier run's report outlives it, whatever ends it (a signal too).
-  await io.claimReports(command?.reports?.(rest) ?? []);
+  await io.claimReports(command?.reports?.(rest, io.cwd) ?? []);
   if (!name || name === "--help" || name === "-h" || name === "help") {
     io.stdout.write(usage());
     return name ? 0 : 2;

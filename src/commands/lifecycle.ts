@@ -79,7 +79,7 @@ export class CommandIO {
     // The process entry's own environment and directory when the run is given none.
     this.#env = streams.env ?? process.env;
     this.cwd = streams.cwd ?? process.cwd();
-    this.#project = projectContext({ cwd: this.cwd, env: this.#env });
+    this.#project = projectContext({ cwd: this.cwd, env: this.#env, processEnv: process.env });
     this.#debug = this.#env.AGENT_IAC_DEBUG === "1";
     this.#onIdleSignal = onIdleSignal;
   }
@@ -106,7 +106,7 @@ export class CommandIO {
   enableDebug(): void {
     if (this.#env.AGENT_IAC_DEBUG !== "1") {
       this.#env = { ...this.#env, AGENT_IAC_DEBUG: "1" };
-      this.#project = projectContext({ cwd: this.cwd, env: this.#env });
+      this.#project = projectContext({ cwd: this.cwd, env: this.#env, processEnv: process.env });
     }
     this.#debug = true;
   }

@@ -143,9 +143,9 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (!parsed) return 0;
   const request = planRequest(parsed, io.env);
   // In a pull request the settings that send keys and transcripts, or run code, come from the base.
-  const against = request.base ? await stackSettingsAgainst(request.stack, request.base, io.project.dir) : undefined;
+  const against = request.base ? await stackSettingsAgainst(request.stack, request.base, io.project) : undefined;
   // A re-blessed drift baseline is named like a setting change (a reviewed change).
-  const baseline = request.base ? await baselineChange(request.stack, request.base, io.project.dir) : undefined;
+  const baseline = request.base ? await baselineChange(request.stack, request.base, io.project) : undefined;
   if (request.offline) {
     const offline = await offlinePlan(io.project, request.stack, against);
     if (baseline) offline.plan.baseline = baseline;
@@ -164,7 +164,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   }).catch(async (error: unknown) => {
     if (!(error instanceof InterruptedError)) throw error;
     // No plan came of this run: files of an earlier one must not pass for it.
-    await Promise.all(written.map((file) => rm(file, { force: true })));
+    await Promise.all(written.map((file) => rm(io.project.path(file), { force: true })));
     const removed = written.length > 0 ? `; ${written.join(", ")} removed: not this run's` : "";
     throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
   });

@@ -34,7 +34,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const [subcommand, ...files] = parsed.positionals;
   if (subcommand !== "merge") throw new CliError(`unknown subcommand "${subcommand}" (subcommands: merge)`);
   if (files.length === 0) throw new CliError("report merge needs the shard reports to merge");
-  const { report: merged, missing } = await mergeShardReports(files);
+  const { report: merged, missing } = await mergeShardReports(files, io.project.dir);
   for (const note of merged.notes) io.stderr.write(`${note}\n`);
   const code = await emitReport(merged, {
     env: io.env,

@@ -28,8 +28,10 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (!parsed) return 0;
   const { values } = parsed;
   const schema = agentJsonSchema();
+  // Named as given; read and written in the run's project.
+  const file = io.project.path(values.out);
   if (values.check) {
-    const current = await readFile(values.out, "utf8").catch(() => undefined);
+    const current = await readFile(file, "utf8").catch(() => undefined);
     if (current === schema) {
       io.stdout.write(`${values.out} is up to date\n`);
       return 0;
@@ -37,7 +39,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     io.stderr.write(`${values.out} is stale: run \`agent-iac schema --out ${values.out}\`\n`);
     return 1;
   }
-  await writeFile(values.out, schema).catch((error: Error) => {
+  await writeFile(file, schema).catch((error: Error) => {
     throw new InvalidInputError(`cannot write ${values.out}: ${error.message}`);
   });
   io.stdout.write(`wrote ${values.out}\n`);

@@ -32,7 +32,7 @@ export async function withTraffic(
   } catch (error) {
     if (!stop.signal.aborted) throw error;
     const stale = [files.json, files.markdown].flatMap((file) => (file ? [reportPath(file)] : []));
-    await Promise.all(stale.map((file) => rm(file, { force: true })));
+    await Promise.all(stale.map((file) => rm(io.project.path(file), { force: true })));
     const removed = stale.length > 0 ? `; no report written (${stale.join(", ")} removed: not this run's)` : "";
     throw interruptedWhile(`the traffic was not read to the end${removed}`);
   } finally {

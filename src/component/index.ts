@@ -118,7 +118,7 @@ export async function readAgentDirectory(dir: string, where: ProgramContext): Pr
   }
   const projectDir = where.projectDir ?? programDirectory();
   const absolute = path.resolve(projectDir, dir);
-  const { agents, errors } = await loadAgents(absolute, { stack: pulumi.getStack(), from: where.projectDir });
+  const { agents, errors } = await loadAgents(absolute, { stack: pulumi.getStack(), from: projectDir });
   if (errors.length > 0) {
     // RunError: a clean failure with our file:line messages, no stack trace.
     throw new pulumi.RunError(

@@ -86,23 +86,28 @@ type Evaluated = {
 /**
  * Loads every agent in `dir`. With `stack`, `<key>.<stack>.yaml` overlays are merged over their
  * base files and other stacks' overlays are ignored; without it, every overlay is checked against
- * its base (errors only) and the base definitions are returned. Paths are shown relative to `from`
- * (default: the working directory). Never throws.
+ * its base (errors only) and the base definitions are returned. `from` (absolute) is the directory
+ * the user works in (the run's project): a relative `dir` is read from it, paths are shown from it.
+ * Never throws.
  */
-export async function loadAgents(dir: string, options: { stack?: string; from?: string } = {}): Promise<LoadResult> {
-  return showingPathsFrom(options.from, () => loadFrom(dir, options.stack));
+export async function loadAgents(
+  dir: string,
+  options: { stack?: string | undefined; from: string },
+): Promise<LoadResult> {
+  return showingPathsFrom(options.from, () => loadFrom(path.resolve(options.from, dir), options.stack));
 }
 
+/** `dir` is absolute. */
 async function loadFrom(dir: string, stack: string | undefined): Promise<LoadResult> {
   try {
-    return await load(path.resolve(dir), stack);
+    return await load(dir, stack);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return {
       agents: [],
       errors: [
         {
-          file: displayPath(path.resolve(dir)),
+          file: displayPath(dir),
           line: 1,
           column: 1,
           field: "(directory)",
@@ -513,13 +518,21 @@ function capPerFile(errors: Diagnostic[]): Diagnostic[] {
 /**
  * A variant file (`agent-iac try --variant NAME=FILE`): a partial conversational `config`, checked
  * by the agent file's own schema with file:line errors, its prompt `file` read relative to it and
- * kept inside the project (`root`, the directory that holds agents/).
+ * kept inside the project (`root`, the directory that holds agents/). `from` as loadAgents' (a
+ * relative `file` is read from it, paths are shown from it).
  */
-export async function loadConfigFile(
+export function loadConfigFile(
   file: string,
   root: string,
+  from: string,
 ): Promise<{ raw?: unknown; config?: ConversationalAgentConfig; errors: Diagnostic[] }> {
-  const absolute = path.resolve(file);
+  return showingPathsFrom(from, () => configFile(path.resolve(from, file), path.resolve(from, root)));
+}
+
+async function configFile(
+  absolute: string,
+  root: string,
+): Promise<{ raw?: unknown; config?: ConversationalAgentConfig; errors: Diagnostic[] }> {
   const loaded = await loadYaml(absolute);
   if (loaded.errors.length > 0 || !loaded.source) return { errors: loaded.errors };
   const sources = [loaded.source];
@@ -528,7 +541,7 @@ export async function loadConfigFile(
     const message = "a variant file must be a mapping of config sections (runtime, tool, language, …)";
     return { raw, errors: [{ file: loaded.source.file, line: 1, column: 1, field: "(document)", message }] };
   }
-  const prompts = await readPromptFiles(raw, sources, path.resolve(root), [[]]);
+  const prompts = await readPromptFiles(raw, sources, root, [[]]);
   const parsed = conversationalConfigFile.safeParse(raw, FILE_PARSE);
   if (!parsed.success) {
     const errors = [...issuesToDiagnostics(sources, conversationalConfigFile, parsed.error.issues), ...prompts.errors];

@@ -8,7 +8,7 @@ import type { Diagnostic } from "./diagnostic.ts";
 import { diagnosticAt, FILE_PARSE, issuesToDiagnostics } from "./issues.ts";
 import { type AgentDefinition, loadAgents, type SmokeScenario } from "./load.ts";
 import { smokeScenario } from "./schema.ts";
-import { type Loaded, loadYaml, type PathSegment, parseYamlText } from "./source.ts";
+import { type Loaded, loadYaml, type PathSegment, parseYamlText, showingPathsFrom } from "./source.ts";
 
 /** Where the scenarios of TypeScript-declared agents live, relative to the project. */
 export const SCENARIO_DIR = "smoke";
@@ -42,7 +42,7 @@ export async function declaredAgents(
   const agents: AgentDefinition[] = [];
   const errors: Diagnostic[] = [];
   const known = new Set(options.fromFiles.map((agent) => agent.key));
-  const read = new Set(options.loadedDir ? [path.resolve(options.loadedDir)] : []);
+  const read = new Set(options.loadedDir ? [path.resolve(options.projectDir, options.loadedDir)] : []);
   for (const dir of options.directories) {
     const absolute = path.resolve(options.projectDir, dir);
     if (read.has(absolute)) continue;
@@ -58,7 +58,7 @@ export async function declaredAgents(
     if (known.has(key)) continue;
     const kind = agent.kind === "conversational" ? "conversational" : "procedural";
     const absolute = path.join(options.projectDir, SCENARIO_DIR, `${key}.yaml`);
-    const loaded = await scenariosOf(absolute);
+    const loaded = await showingPathsFrom(options.projectDir, () => scenariosOf(absolute));
     errors.push(...loaded.errors);
     agents.push({
       key,

@@ -29,7 +29,7 @@ const MAX_ALIAS_COUNT = 100;
 export type PathSegment = string | number;
 
 export type Source = {
-  /** Path as shown in diagnostics (relative to the working directory). */
+  /** Path as shown in diagnostics (relative to the directory the load shows paths from). */
   file: string;
   absolute: string;
   doc: Document.Parsed;
@@ -38,18 +38,24 @@ export type Source = {
 
 export type Loaded = { source?: Source; value?: unknown; errors: Diagnostic[] };
 
-// The directory paths are shown from while one load runs (loadAgents' `from`): a program run inline
-// loads a project's files from a process whose working directory may be another.
+// The directory paths are shown from while one load runs (loadAgents' `from`, the run's project):
+// never the process's working directory, which an in-process run (a program run inline, a test
+// beside another) does not share.
 const shownFrom = new AsyncLocalStorage<string>();
 
-/** Runs `load` with paths shown relative to `dir` (default: the working directory). */
-export function showingPathsFrom<T>(dir: string | undefined, load: () => Promise<T>): Promise<T> {
-  return dir === undefined ? load() : shownFrom.run(dir, load);
+/** Runs `load` with paths shown relative to `dir` (absolute: the directory the user works in, the run's project). */
+export function showingPathsFrom<T>(dir: string, load: () => Promise<T>): Promise<T> {
+  return shownFrom.run(dir, load);
 }
 
-/** Path as shown to the user: relative to the working directory when that is shorter. */
+/**
+ * Path as shown to the user: relative to the directory the load shows paths from when that is
+ * shorter; the absolute path outside any load that names one.
+ */
 export function displayPath(absolute: string): string {
-  const relative = path.relative(shownFrom.getStore() ?? process.cwd(), absolute);
+  const from = shownFrom.getStore();
+  if (from === undefined) return absolute;
+  const relative = path.relative(from, absolute);
   return relative && !relative.startsWith(`..${path.sep}..`) ? relative : absolute;
 }
 

@@ -108,13 +108,13 @@ async function writeAtomic(file: string, text: string): Promise<void> {
   await rename(temporary, file);
 }
 
-/** The paths under `dir` that git tracks (none when git or a repository is not there). */
-function trackedFiles(dir: string): Promise<string[]> {
+/** The paths under `dir` that git (run with the run's `env`) tracks (none when git or a repository is not there). */
+function trackedFiles(dir: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   return new Promise((resolve) => {
     execFile(
       "git",
       ["ls-files", "-z", "--full-name", "--", "."],
-      { cwd: dir, timeout: 10_000, maxBuffer: 1 << 20 },
+      { cwd: dir, env, timeout: 10_000, maxBuffer: 1 << 20 },
       (error, stdout) => resolve(error ? [] : stdout.split("\0").filter(Boolean)),
     );
   });
@@ -150,7 +150,7 @@ export class VoteCache {
   async refuseTracked(): Promise<void> {
     const exists = await stat(this.dir).catch(() => undefined);
     if (!exists?.isDirectory()) return;
-    const tracked = await trackedFiles(this.dir);
+    const tracked = await trackedFiles(this.dir, this.#env);
     if (tracked.length === 0) return;
     throw new ConfigError(
       `the judge cache ${this.#named} holds file(s) tracked by git (${tracked[0]}${tracked.length > 1 ? ` and ${tracked.length - 1} more` : ""}): a committed cache or calibration is not evidence of this judge, so it is not used`,

@@ -81,10 +81,12 @@ export class LabelledFileError extends InvalidInputError {
 /** The largest labelled file read (bytes); its recordings are bounded where they are read. */
 const MAX_LABELLED_FILE_BYTES = 10 * 1024 * 1024;
 
-export async function readLabelledFile(file: string): Promise<LabelledFile> {
-  const problem = await unreadableFile(file, MAX_LABELLED_FILE_BYTES);
+/** The labelled file `file` (named so in messages), a relative one read from `within` (the run's project). */
+export async function readLabelledFile(file: string, within: string): Promise<LabelledFile> {
+  const absolute = path.resolve(within, file);
+  const problem = await unreadableFile(absolute, MAX_LABELLED_FILE_BYTES);
   if (problem) throw new LabelledFileError(file, [`${file}: ${problem}`]);
-  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+  const text = await readFile(absolute, "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new LabelledFileError(file, [`${file}: cannot read it (${error.code ?? error.message})`]);
   });
   const lineCounter = new LineCounter();
@@ -123,7 +125,7 @@ export async function readLabelledFile(file: string): Promise<LabelledFile> {
   }
   const items = parsed.data.items.map((item, i) => ({
     ...item,
-    ...(item.recording ? { recording: path.resolve(path.dirname(file), item.recording) } : {}),
+    ...(item.recording ? { recording: path.resolve(path.dirname(absolute), item.recording) } : {}),
     line: at(["items", i]),
   }));
   // A recording that is a directory, a FIFO (a read that never ends) or missing is named at its line.

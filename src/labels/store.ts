@@ -3,6 +3,7 @@
 // and renamed over it, so a stop at any moment leaves the old file or the new one, never half of one.
 import { randomBytes } from "node:crypto";
 import { access, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { Document, isSeq, parseDocument, YAMLSeq } from "yaml";
 import { IoError } from "../errors/index.ts";
 import { itemKey, readLabelledFile, rubricHash } from "../judge/index.ts";
@@ -65,17 +66,24 @@ async function withLock<T>(file: string, work: () => Promise<T>): Promise<T> {
 }
 
 export class LabelStore {
+  /** The file as named (messages say it so). */
   readonly file: string;
+  /** The file, resolved against the directory of the run that named it. */
+  readonly #path: string;
+  readonly #within: string;
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(file: string) {
+  /** `file` relative to `within` (the run's project directory) unless absolute. */
+  constructor(file: string, within: string) {
     this.file = file;
+    this.#within = within;
+    this.#path = path.resolve(within, file);
   }
 
   /** Every label in the file (none when it does not exist yet); a file `judge check` refuses is refused here too. */
   async labels(): Promise<Label[]> {
-    if (!(await exists(this.file))) return [];
-    const labelled = await readLabelledFile(this.file);
+    if (!(await exists(this.#path))) return [];
+    const labelled = await readLabelledFile(this.file, this.#within);
     return labelled.items.flatMap((item) => (item.transcript ? [item as Label] : []));
   }
 
@@ -84,7 +92,7 @@ export class LabelStore {
    * everyone else's), atomically. Answers are written one after the other, in the order given.
    */
   answer(item: LabelItem, answer: Answer, labeller: string, note: string, now: Date): Promise<void> {
-    const write = this.#queue.then(() => withLock(this.file, () => this.#write(item, answer, labeller, note, now)));
+    const write = this.#queue.then(() => withLock(this.#path, () => this.#write(item, answer, labeller, note, now)));
     this.#queue = write.catch(() => undefined);
     return write;
   }
@@ -95,8 +103,8 @@ export class LabelStore {
   }
 
   async #write(item: LabelItem, answer: Answer, labeller: string, note: string, now: Date): Promise<void> {
-    const doc = (await exists(this.file))
-      ? parseDocument(await readFile(this.file, "utf8"))
+    const doc = (await exists(this.#path))
+      ? parseDocument(await readFile(this.#path, "utf8"))
       : new Document({ items: [] });
     if (doc.errors.length > 0) throw new IoError(`${this.file}: ${doc.errors[0]?.message.split("\n")[0]}`);
     let items = doc.get("items", true);
@@ -123,10 +131,10 @@ export class LabelStore {
     const node = doc.createNode(label);
     if (at >= 0) seq.set(at, node);
     else seq.add(node);
-    const temp = `${this.file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+    const temp = `${this.#path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
     try {
       await writeFile(temp, doc.toString({ lineWidth: 0 }), { mode: 0o644 });
-      await rename(temp, this.file);
+      await rename(temp, this.#path);
     } catch (error) {
       await rm(temp, { force: true });
       throw new IoError(`cannot write ${this.file}: ${(error as NodeJS.ErrnoException).code ?? error}`, {

@@ -4,6 +4,7 @@
 // as data (report merge, drift's baseline, judge label, a labelled file, a recording) use it.
 
 import { readFile, stat } from "node:fs/promises";
+import path from "node:path";
 import { InvalidInputError } from "../errors/index.ts";
 import { countScenarios } from "./outcome.ts";
 import { REPORT_FORMAT, REPORT_VERSION, type Report, reportSchema } from "./schema.ts";
@@ -22,12 +23,16 @@ export async function unreadableFile(file: string, max = Number.MAX_SAFE_INTEGER
   return undefined;
 }
 
-/** A report file read back tolerantly; throws with the file's name and the first problem. */
-export async function readReport(file: string, maxBytes?: number): Promise<Report> {
+/**
+ * A report file read back tolerantly; throws with the file's name (as given) and the first problem.
+ * A relative `file` is read from `within` (the run's project directory, never the process's cwd).
+ */
+export async function readReport(file: string, within: string, maxBytes?: number): Promise<Report> {
+  const absolute = path.resolve(within, file);
   // A size cap (report merge's) is checked before the file is read or parsed.
-  const problem = await unreadableFile(file, maxBytes);
+  const problem = await unreadableFile(absolute, maxBytes);
   if (problem) throw new InvalidInputError(`${file}: ${problem}`);
-  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+  const text = await readFile(absolute, "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new InvalidInputError(`cannot read ${file}: ${error.code ?? error.message}`);
   });
   let value: unknown;

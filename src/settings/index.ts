@@ -50,15 +50,35 @@ export type ProjectContext = {
   readonly dir: string;
   readonly stateDir: string;
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * The environment of a process the run starts (the Pulumi CLI, and through it the language host
+   * and the dynamic provider): the run's `env`, with each variable the process has and the run does
+   * not set to undefined. A child is then given no variable of the process's that is not the run's,
+   * even by a library that spawns with the process's environment under the one it is given (the
+   * Automation API's execa spreads the process's first, then `envVars`; an undefined entry is not
+   * passed on).
+   */
+  readonly childEnv: NodeJS.ProcessEnv;
   /** A path a flag named, resolved against the project's directory (never the process's cwd). */
   path<P extends string | undefined>(file: P): P;
 };
 
-export function projectContext(run: { cwd: string; env: NodeJS.ProcessEnv }): ProjectContext {
+/**
+ * The project of a run in `cwd` with `env`. `processEnv` is the environment of the process the run
+ * is in (given by the command edge), whose variables a child must not inherit unless they are
+ * the run's too; without it, a child's environment is `env` as it is.
+ */
+export function projectContext(run: {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  processEnv?: NodeJS.ProcessEnv;
+}): ProjectContext {
   const dir = path.resolve(run.cwd);
   const resolve = <P extends string | undefined>(file: P): P =>
     (file === undefined ? file : path.resolve(dir, file)) as P;
-  return { dir, stateDir: path.join(dir, STATE_DIR), env: run.env, path: resolve };
+  const unset = Object.keys(run.processEnv ?? {}).filter((name) => !Object.hasOwn(run.env, name));
+  const childEnv = { ...Object.fromEntries(unset.map((name) => [name, undefined])), ...run.env };
+  return { dir, stateDir: path.join(dir, STATE_DIR), env: run.env, childEnv, path: resolve };
 }
 
 /** Reads one stack config value (Pulumi's `config.get`, or a lookup in `getAllConfig()`'s map). */

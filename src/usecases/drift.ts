@@ -43,7 +43,8 @@ export type BlessRequest = { stack: string; project: ProjectContext; reports: st
 /** `baseline bless`: the reports (of the versions the stack holds) as `baselines/<stack>.json`. */
 export async function blessReports(request: BlessRequest, warn: Warn): Promise<{ file: string; baseline: Baseline }> {
   const reports: { file: string; report: Report }[] = [];
-  for (const file of request.reports) reports.push({ file: path.basename(file), report: await readReport(file) });
+  for (const file of request.reports)
+    reports.push({ file: path.basename(file), report: await readReport(file, request.project.dir) });
   const session = await openValidStack(
     request.stack,
     { project: request.project, what: "reading the stack failed", readState: true },
@@ -183,15 +184,17 @@ export async function runDrift(
 export async function baselineChange(
   stack: string,
   ref: string,
-  dir: string,
+  project: ProjectContext,
 ): Promise<{ file: string; base: string; change: "added" | "changed" | "removed" } | undefined> {
   const file = baselinePath(stack);
+  // git in the project, with the run's environment.
+  const options = { cwd: project.dir, env: project.env, maxBuffer: 64 * 1024 * 1024 };
   const atBase = await new Promise<string | undefined>((resolve) =>
-    execFile("git", ["show", `${ref}:./${file}`], { cwd: dir, maxBuffer: 64 * 1024 * 1024 }, (error, stdout) =>
+    execFile("git", ["show", `${ref}:./${file}`], options, (error, stdout) =>
       resolve(error ? undefined : String(stdout)),
     ),
   );
-  const head = await readFile(path.join(dir, file), "utf8").catch(() => undefined);
+  const head = await readFile(path.join(project.dir, file), "utf8").catch(() => undefined);
   if (atBase === head) return undefined;
   const change = atBase === undefined ? "added" : head === undefined ? "removed" : "changed";
   return { file, base: ref, change };

@@ -45,8 +45,8 @@ export async function judgeCheck(
   io: Pick<JobIO, "out" | "onRetry">,
 ): Promise<JudgeCheckOutcome> {
   const { project, file } = request;
-  const labelled = await readLabelledFile(file);
-  const base = request.base ? await stackSettingsAgainst(request.stack, request.base, project.dir) : undefined;
+  const labelled = await readLabelledFile(file, project.dir);
+  const base = request.base ? await stackSettingsAgainst(request.stack, request.base, project) : undefined;
   const session = await openSession(request.stack, {
     project,
     source: "stack-or-file",

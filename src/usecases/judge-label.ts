@@ -19,7 +19,7 @@ export type JudgeLabelRequest = {
   stack: string;
   project: ProjectContext;
   judgeCache?: JudgeCacheOptions;
-  /** The labels file, created on the first answer. */
+  /** The labels file, created on the first answer (a relative one in the project's directory). */
   labels: string;
   labeller: string;
   /** How many items to draw; the default: every disagreement with --disagreements, else 40. */
@@ -49,12 +49,12 @@ const isDirectory = (file: string) =>
 async function readReports(request: JudgeLabelRequest, io: JudgeLabelIO): Promise<Report[]> {
   const reports: Report[] = [];
   for (const file of request.reports) {
-    if (await isDirectory(file)) {
+    if (await isDirectory(request.project.path(file))) {
       reports.push(await replayed(file, request, io));
       continue;
     }
     reports.push(
-      await readReport(file).catch((error: Error) => {
+      await readReport(file, request.project.dir).catch((error: Error) => {
         throw new InvalidInputError(
           `${error.message}: judge label reads smoke reports (--json) and directories of recordings (--record DIR); a single recording holds no verdict: give its directory`,
           { value: file },
@@ -68,7 +68,7 @@ async function readReports(request: JudgeLabelRequest, io: JudgeLabelIO): Promis
 /**
  * The recordings replayed as `smoke --replay DIR` replays them (the stack's agent files, the judge
  * and its cache). Its lines are not shown: they hold the judge's verdicts, which the labeller must
- * not see before answering.
+ * not see before answering. `dir` as the user named it (relative to the project).
  */
 async function replayed(dir: string, request: JudgeLabelRequest, io: JudgeLabelIO): Promise<Report> {
   const session = await openSession(request.stack, { project: request.project, source: "file", optional: true });
@@ -77,7 +77,7 @@ async function replayed(dir: string, request: JudgeLabelRequest, io: JudgeLabelI
     {
       stack: request.stack,
       project: request.project,
-      dir,
+      dir: request.project.path(dir),
       selection: {},
       ...(request.judgeCache ? { judgeCache: request.judgeCache } : {}),
     },
@@ -101,7 +101,7 @@ export async function judgeLabel(
   if (judged.length === 0) {
     throw new InvalidInputError(`${request.reports.join(", ")}: no judged expectation with a verdict to label`);
   }
-  const store = new LabelStore(request.labels);
+  const store = new LabelStore(request.labels, request.project.dir);
   const pool = request.disagreements ? disagreements(judged, await store.labels()) : judged;
   if (pool.length === 0) {
     io.out.write(

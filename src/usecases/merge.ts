@@ -16,9 +16,10 @@ export type MergedShards = {
 /** The largest shard report a merge reads (a shard of a run's calls is well under it; parsing a larger one costs gigabytes). */
 const MAX_SHARD_REPORT_BYTES = 32 * 1024 * 1024;
 
-export async function mergeShardReports(files: readonly string[]): Promise<MergedShards> {
+/** Merges the shard reports `files` (a relative one is the run's project's, `within`). */
+export async function mergeShardReports(files: readonly string[], within: string): Promise<MergedShards> {
   const inputs = await Promise.all(
-    files.map(async (file) => ({ file, report: await readReport(file, MAX_SHARD_REPORT_BYTES) })),
+    files.map(async (file) => ({ file, report: await readReport(file, within, MAX_SHARD_REPORT_BYTES) })),
   );
   for (const { file, report } of inputs) {
     const problem = notEvidence(report);

@@ -276,6 +276,7 @@ async function openStackIn(name: string, project: ProjectContext, env: Record<st
     workDir: project.dir,
     create: false,
     env,
+    base: project.childEnv,
     secretsProvider,
     ...(program ? { program } : {}),
   });
@@ -380,9 +381,10 @@ export function pullRequestBase(flag: string | undefined, env: NodeJS.ProcessEnv
   return (event === "pull_request" || event === "pull_request_target") && branch ? `origin/${branch}` : undefined;
 }
 
-const git = (args: string[], cwd: string) =>
+/** `git <args>` in the project's directory with the run's environment. */
+const git = (args: string[], project: ProjectContext) =>
   new Promise<{ ok: boolean; stdout: string }>((resolve) => {
-    execFile("git", args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (error, stdout) =>
+    execFile("git", args, { cwd: project.dir, env: project.env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout) =>
       resolve({ ok: !error, stdout: String(stdout) }),
     );
   });
@@ -397,21 +399,21 @@ const git = (args: string[], cwd: string) =>
 export async function stackSettingsAgainst(
   stackName: string,
   ref: string,
-  workDir: string,
+  project: ProjectContext,
 ): Promise<StackFileVersions & { settings: PlanSettings }> {
-  const known = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], workDir);
+  const known = await git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], project);
   if (!known.ok) {
     throw new ConfigError(
       `--base ${ref}: not a commit of this repository here (in GitHub Actions, check out with fetch-depth: 0, or \`git fetch origin <branch>\`); nothing was previewed`,
     );
   }
   const atBase: ReadProjectFile = async (file) => {
-    const shown = await git(["show", `${ref}:./${file}`], workDir);
+    const shown = await git(["show", `${ref}:./${file}`], project);
     return shown.ok ? shown.stdout : undefined;
   };
   const [base, head] = await Promise.all([
     stackFiles(atBase, stackName, ` at ${ref}`),
-    stackFiles(workingTree(workDir), stackName),
+    stackFiles(workingTree(project.dir), stackName),
   ]);
   const { changes, ...versions } = pullRequestChanges(base, head);
   return { ...versions, settings: { base: ref, changes } };

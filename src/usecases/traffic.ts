@@ -78,7 +78,7 @@ export type OpenedTraffic = TrafficStack & {
 export async function openTraffic(request: TrafficRequest): Promise<OpenedTraffic> {
   const now = new Date();
   const window = resolveWindow(request.window, "24h", now);
-  const baselineFile = request.baseline ? await readVersionsFile(request.baseline) : undefined;
+  const baselineFile = request.baseline ? await readVersionsFile(request.baseline, request.project.dir) : undefined;
   const stack = await trafficStack(request.project, request.stack);
   return { ...stack, stack: request.stack, window, baselineFile, now };
 }

@@ -184,7 +184,7 @@ async function resolveVariants(
     let partial: Record<string, unknown>;
     let source: string;
     if (spec.file !== undefined) {
-      const loaded = await loadConfigFile(path.resolve(request.project.dir, spec.file), root);
+      const loaded = await loadConfigFile(spec.file, root, request.project.dir);
       const why = loaded.raw === undefined ? undefined : untryable(loaded.raw);
       if (why)
         throw new ConfigError(`${spec.file}: variant "${spec.name}" cannot be tried: ${why}; nothing was called`);

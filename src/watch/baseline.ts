@@ -3,6 +3,7 @@
 // `pulumi stack output --json` ({versions} or {agents: {key: {version_id}}}), or an agent-iac JSON
 // report (its `versions`). `{}` (before a first deploy) means no old versions.
 import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { isPinnedVersionId } from "../contract/index.ts";
 import { InvalidInputError } from "../errors/index.ts";
 
@@ -25,15 +26,18 @@ export function versionsIn(json: unknown): Record<string, string> | undefined {
   return undefined;
 }
 
-/** The versions in the baseline file; an InvalidInputError (field `baseline`) when it holds none. */
-export async function readVersionsFile(file: string): Promise<Record<string, string>> {
+/**
+ * The versions in the baseline file (named `file` in messages; a relative one read from `within`,
+ * the run's project); an InvalidInputError (field `baseline`) when it holds none.
+ */
+export async function readVersionsFile(file: string, within: string): Promise<Record<string, string>> {
   const invalid = (problem: string, hint?: string) =>
     new InvalidInputError((name) => `${name("baseline")} ${file}: ${problem}`, {
       field: "baseline",
       value: file,
       hint,
     });
-  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+  const text = await readFile(path.resolve(within, file), "utf8").catch((error: NodeJS.ErrnoException) => {
     throw invalid(`cannot read it (${error.code ?? error.message})`);
   });
   let json: unknown;

@@ -38,7 +38,9 @@ let pulumiCommand: Promise<pulumi.automation.PulumiCommand> | undefined;
  * Runs scripts/ensure-pulumi once per process (it builds the CLI on a first run, printing progress
  * to stderr). Returns the CLI's directory ("" when the `pulumi` already on PATH is used). It changes
  * nothing of the process: the toolchain reaches the CLI through the PATH of its environment
- * (`toolchainPath`, which `openStack` puts in the Automation API's envVars).
+ * (`toolchainPath`, which `openStack` puts in the Automation API's envVars). The build (and the
+ * SDK's `pulumi version` in pulumiCli) inherit the process's environment, not a run's: the
+ * toolchain is the process's, built once and shared by every run in it.
  */
 export async function ensurePulumi(): Promise<string> {
   return (await toolchain()).dir;
@@ -181,7 +183,7 @@ export function assertSecretsProvider(
   provider: string | undefined,
   workDir: string,
   stackName: string,
-  env: Record<string, string>,
+  env: NodeJS.ProcessEnv,
 ): void {
   if (hasPassphrase(env)) return;
   const backend = env.PULUMI_BACKEND_URL ?? pulumiLogin(env.PULUMI_HOME ?? path.join(os.homedir(), ".pulumi")) ?? "";
@@ -201,8 +203,16 @@ export type OpenStackOptions = {
   workDir?: string;
   /** Create the stack when it does not exist (default true). */
   create?: boolean;
-  /** The Pulumi CLI's environment (pulumiEnvironment). */
+  /** The Pulumi CLI's settings (pulumiEnvironment): backend, passphrase, PULUMI_HOME, PATH. */
   env: Record<string, string>;
+  /**
+   * The rest of the CLI's environment, under `env`: the run's, never the process's (ProjectContext's
+   * childEnv: a variable of the process that the run lacks is undefined, so the SDK's spawn, which
+   * puts the process's environment under the one it is given, passes none of them on). The CLI's
+   * children inherit it: the dynamic provider reads AGENT_IAC_API_KEY and the rest from it. None
+   * (a script or a test that is the process): the SDK puts the process's environment under `env`.
+   */
+  base?: NodeJS.ProcessEnv;
   /**
    * The project's program as an inline program: it then runs in this process (which has
    * `@pulumi/pulumi` loaded already) instead of a Node process the CLI starts from Pulumi.yaml's
@@ -235,10 +245,16 @@ export async function openStack(options: OpenStackOptions): Promise<Stack> {
   if (!existsSync(path.join(workDir, "Pulumi.yaml"))) {
     throw new ConfigError(`no Pulumi.yaml in ${workDir}`);
   }
-  const envVars = { ...options.env, PATH: await toolchainPath(options.env.PATH) };
+  const envVars = { ...options.base, ...options.env, PATH: await toolchainPath(options.env.PATH) };
   assertSecretsProvider(options.secretsProvider, workDir, options.stackName, envVars);
   const program = options.program ? { program: options.program } : {};
-  const workspace = await LocalWorkspace.create({ envVars, pulumiCommand: command, workDir, ...program });
+  // Typed as strings in the SDK; its undefined entries are the process's variables the run unsets.
+  const workspace = await LocalWorkspace.create({
+    envVars: envVars as Record<string, string>,
+    pulumiCommand: command,
+    workDir,
+    ...program,
+  });
   if (options.create !== false) return pulumi.automation.Stack.createOrSelect(options.stackName, workspace);
   return stackWithoutSelect(options.stackName, workspace);
 }

@@ -21,7 +21,7 @@ describe("caller fields of a smoke scenario", () => {
         '    - { say: "Tuesday at 10", after: "/which day/i" }',
       ]),
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors).toEqual([]);
     expect(agents[0]?.smoke[0]?.caller).toEqual({
       turns: ["I'd like to book an appointment.", { say: "Tuesday at 10", after: "/which day/i" }],
@@ -32,7 +32,7 @@ describe("caller fields of a smoke scenario", () => {
     project = await tempProject({
       "agents/desk.yaml": agent(["caller:", "  turns: [hello]"]),
     });
-    const { errors } = await loadAgents(project.agents);
+    const { errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map((e) => `${where(e)}: ${e.message}`)).toEqual([
       expect.stringMatching(/^desk\.yaml:9:\d+: smoke\[0\]\.caller: .*transport: ws/),
     ]);
@@ -58,7 +58,7 @@ describe("caller fields of a smoke scenario", () => {
         '  turns: [{ say: "x", after: "/(a+)+/" }]', // 10
       ]),
     });
-    const { errors } = await loadAgents(project.agents);
+    const { errors } = await loadAgents(project.agents, { from: process.cwd() });
     const found = errors.map((e) => `${where(e)}: ${e.message}`).join("\n");
     expect(found).toMatch(
       /desk\.yaml:11:\d+: smoke\[0\]\.caller\.persona: give caller\.turns or caller\.persona, not both/,
@@ -75,7 +75,7 @@ describe("caller fields of a smoke scenario", () => {
         "caller: { persona: a busy parent, goal: book Tuesday at 10, max_turns: 4 }",
       ]),
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors).toEqual([]);
     expect(agents[0]?.smoke[0]?.caller).toEqual({ persona: "a busy parent", goal: "book Tuesday at 10", max_turns: 4 });
   });

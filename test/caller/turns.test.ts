@@ -46,7 +46,7 @@ describe("scripted caller turns", () => {
 
   const run = async (scenario: string[], isTTY = false, recordDir?: string, judge?: Judge) => {
     project = await tempProject({ "agents/desk.yaml": agentFile(scenario) });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors).toEqual([]);
     const held = await createAgents(client, agents);
     let printed = "";

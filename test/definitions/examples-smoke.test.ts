@@ -24,7 +24,7 @@ describe("the example smoke scenarios", () => {
   });
 
   it.each(["dev", "prod"])("all pass on stack %s, each with assertions", async (stack) => {
-    const { agents, errors } = await loadAgents(AGENTS, { stack });
+    const { agents, errors } = await loadAgents(AGENTS, { stack, from: process.cwd() });
     expect(errors).toEqual([]);
     const outputs = await createAgents(client, agents);
     let printed = "";

@@ -19,7 +19,7 @@ describe("gate fields of a smoke scenario", () => {
         "  latency: { response_p95_ms: 900, tool_ms: 300 }",
       ]),
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors).toEqual([]);
     expect(agents[0]?.smoke[0]).toMatchObject({
       iterations: 10,
@@ -38,7 +38,7 @@ describe("gate fields of a smoke scenario", () => {
         "  latency: { p99_ms: 10 }", // 12
       ]),
     });
-    const { errors } = await loadAgents(project.agents);
+    const { errors } = await loadAgents(project.agents, { from: process.cwd() });
     const found = errors.map((e) => `${where(e)}: ${e.message}`).join("\n");
     expect(found).toMatch(/desk\.yaml:10:\d+: smoke\[0\]\.pass_rate: .*(1|less)/);
     expect(found).toMatch(/desk\.yaml:12:\d+: smoke\[0\]\.expect\.latency.*p99_ms/);
@@ -46,7 +46,7 @@ describe("gate fields of a smoke scenario", () => {
 
   it("names min_pass over iterations and both thresholds given", async () => {
     project = await tempProject({ "agents/desk.yaml": agent(["iterations: 5", "min_pass: 6"]) });
-    const over = await loadAgents(project.agents);
+    const over = await loadAgents(project.agents, { from: process.cwd() });
     expect(over.errors.map((e) => `${where(e)}: ${e.message}`)).toEqual([
       expect.stringMatching(
         /^desk\.yaml:9:\d+: smoke\[0\]\.min_pass: min_pass 6 is more than the scenario's iterations \(5\)/,
@@ -54,7 +54,7 @@ describe("gate fields of a smoke scenario", () => {
     ]);
     await project.cleanup();
     project = await tempProject({ "agents/desk.yaml": agent(["iterations: 5", "min_pass: 4", "pass_rate: 0.8"]) });
-    const both = await loadAgents(project.agents);
+    const both = await loadAgents(project.agents, { from: process.cwd() });
     expect(both.errors.map((e) => `${where(e)}: ${e.message}`)).toEqual([
       expect.stringMatching(/^desk\.yaml:10:\d+: smoke\[0\]\.pass_rate: give min_pass or pass_rate, not both/),
     ]);
@@ -69,7 +69,7 @@ describe("gate fields of a smoke scenario", () => {
         "pass_k: { k: 4, min: 0.8 }",
       ]),
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors).toEqual([]);
     expect(agents[0]?.smoke[0]).toMatchObject({ iterations: 40, pass_rate: 0.9, confidence: 0.95, max_iterations: 40 });
   });
@@ -94,7 +94,7 @@ describe("gate fields of a smoke scenario", () => {
     ],
   ])("refuses %j at line %i (%s)", async (lines, line, field, message) => {
     project = await tempProject({ "agents/desk.yaml": agent(lines) });
-    const { errors } = await loadAgents(project.agents);
+    const { errors } = await loadAgents(project.agents, { from: process.cwd() });
     const found = errors.map((e) => `${where(e)}: ${e.message}`);
     expect(found).toEqual([expect.stringMatching(new RegExp(`^desk\\.yaml:${line}:\\d+: smoke\\[0\\]\\.${field}`))]);
     expect(found[0]).toMatch(message);

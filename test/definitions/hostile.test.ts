@@ -109,7 +109,7 @@ describe("the broken-file corpus", async () => {
   it.each(entries)("%s is rejected with a diagnostic at its file:line and field", async (entry) => {
     const project = await projectWith(entry);
     try {
-      const result = await loadAgents(project.agents);
+      const result = await loadAgents(project.agents, { from: process.cwd() });
       expect(result.errors.map(where)).toContain(EXPECTED[entry]);
       for (const d of result.errors) expect(wellFormed(d), JSON.stringify(d)).toBe(true);
       // The companion agent still loads: one broken file does not hide the others.
@@ -135,7 +135,7 @@ describe("limits", () => {
     await mkdir(dir);
     const line = "# padding padding padding padding padding padding padding padding\n";
     await writeFile(path.join(dir, "big.yaml"), `${SUMMARY}${line.repeat(Math.ceil(MAX_YAML_BYTES / line.length))}`);
-    const { errors } = await loadAgents(dir);
+    const { errors } = await loadAgents(dir, { from: process.cwd() });
     expect(errors.map(where)).toEqual(["big.yaml:1:1: (file)"]);
     expect(errors[0]?.message).toMatch(/too large \(\d+ bytes; the limit is 1 MiB\)/);
   });
@@ -156,7 +156,7 @@ describe("limits", () => {
     );
     const keys = Array.from({ length: 10_000 }, (_, i) => `k${i}: ${i}`).join("\n");
     await writeFile(path.join(dir, "wide.yaml"), `kind: procedural\nname: Wide\ndescription: d\nconfig: {}\n${keys}\n`);
-    const { errors } = await loadAgents(dir);
+    const { errors } = await loadAgents(dir, { from: process.cwd() });
     const bomb = errors.filter((d) => d.file.endsWith("bomb.yaml"));
     expect(bomb.map((d) => d.message)).toEqual([expect.stringMatching(/alias bomb/)]);
     const wide = errors.filter((d) => d.file.endsWith("wide.yaml"));
@@ -185,7 +185,7 @@ describe("property-based", () => {
     await mkdir(project.agents);
     await writeFile(path.join(project.agents, "summary.yaml"), SUMMARY);
     await writeFile(path.join(project.agents, "fuzz.yaml"), content);
-    const result = await loadAgents(project.agents);
+    const result = await loadAgents(project.agents, { from: process.cwd() });
     await expectAccounted(project.agents, result);
     expect(result.agents.map((a) => a.key)).toContain("summary");
     return result;

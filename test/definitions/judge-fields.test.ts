@@ -20,7 +20,7 @@ describe("judged expectations in a smoke scenario", () => {
         "    - { rubric: never gives medical advice, votes: 5 }",
       ]),
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors).toEqual([]);
     const scenario = agents[0]?.smoke[0];
     expect(scenario?.judge_min_agreement).toBe(0.8);
@@ -40,7 +40,7 @@ describe("judged expectations in a smoke scenario", () => {
         "    - { rubric: stays polite, votes: auto, max_votes: 5 }",
       ]),
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors).toEqual([]);
     expect(agents[0]?.smoke[0]?.judge_min_kappa).toBe(0.4);
     expect(judgeRubrics(agents[0]?.smoke[0]?.expect ?? {})).toEqual([
@@ -56,7 +56,9 @@ describe("judged expectations in a smoke scenario", () => {
         "    - { rubric: kind, votes: auto, max_votes: 4 }", // 11
       ]),
     });
-    const found = (await loadAgents(project.agents)).errors.map((e) => `${where(e)}: ${e.message}`).join("\n");
+    const found = (await loadAgents(project.agents, { from: process.cwd() })).errors
+      .map((e) => `${where(e)}: ${e.message}`)
+      .join("\n");
     expect(found).toMatch(/desk\.yaml:10:\d+: smoke\[0\]\.expect\.judge\[0\].*max_votes belongs to adaptive votes/);
     expect(found).toMatch(/desk\.yaml:11:\d+: smoke\[0\]\.expect\.judge\[1\].*must be odd/);
   });
@@ -71,14 +73,14 @@ describe("judged expectations in a smoke scenario", () => {
         "    - { rubric: kind, weight: 2 }", // 12
       ]),
     });
-    const { errors } = await loadAgents(project.agents);
+    const { errors } = await loadAgents(project.agents, { from: process.cwd() });
     const found = errors.map((e) => `${where(e)}: ${e.message}`).join("\n");
     expect(found).toMatch(/desk\.yaml:10:\d+: smoke\[0\]\.expect\.judge\[0\].*must be odd/);
     expect(found).toMatch(/desk\.yaml:11:\d+: smoke\[0\]\.expect\.judge\[1\]/);
     expect(found).toMatch(/desk\.yaml:12:\d+: smoke\[0\]\.expect\.judge\[2\]/);
     await project.cleanup();
     project = await tempProject({ "agents/desk.yaml": agent(["judge_min_agreement: 0.9"]) });
-    const lonely = await loadAgents(project.agents);
+    const lonely = await loadAgents(project.agents, { from: process.cwd() });
     expect(lonely.errors.map((e) => `${where(e)}: ${e.message}`)).toEqual([
       expect.stringMatching(
         /^desk\.yaml:8:\d+: smoke\[0\]\.judge_min_agreement: the scenario has no judged expectation/,

@@ -19,7 +19,7 @@ afterEach(async () => {
 
 describe("the example agents", () => {
   it("load without errors, procedural agents first, prompt files replaced by their exact text", async () => {
-    const { agents, errors } = await loadAgents(AGENTS);
+    const { agents, errors } = await loadAgents(AGENTS, { from: process.cwd() });
     expect(errors.map(formatDiagnostic)).toEqual([]);
     expect(agents.map((a) => `${a.kind}:${a.key}`)).toEqual([
       "procedural:call-summary",
@@ -50,7 +50,7 @@ describe("the example agents", () => {
   });
 
   it("normalize smoke scenarios with their defaults", async () => {
-    const { agents } = await loadAgents(AGENTS);
+    const { agents } = await loadAgents(AGENTS, { from: process.cwd() });
     const scenarios = agents.flatMap((a) => a.smoke.map((s) => ({ agent: a.key, ...s })));
     expect(scenarios.length).toBeGreaterThanOrEqual(3);
     const greets = scenarios.find((s) => s.agent === "support");
@@ -103,7 +103,7 @@ describe("errors", () => {
         'kind: procedural\nname: E\ndescription: d\nconfig:\n  runtime:\n    prompt: {type: fixed, text: ""}\n',
       "agents/dup.yaml": "kind: procedural\nname: A\ndescription: d\nconfig: {}\nname: B\n",
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map(where)).toEqual([
       "dup.yaml:5:1: name",
       "empty-prompt.yaml:6:33: config.runtime.prompt.file",
@@ -142,14 +142,14 @@ describe("errors", () => {
   });
 
   it("names diagnostics' files relative to the working directory", async () => {
-    const { errors } = await loadAgents(path.join(ROOT, "test/fixtures/broken"));
+    const { errors } = await loadAgents(path.join(ROOT, "test/fixtures/broken"), { from: process.cwd() });
     expect(errors.length).toBeGreaterThan(0);
     for (const d of errors) expect(d.file.startsWith("test/fixtures/broken/")).toBe(true);
   });
 
   it("reports a missing required field at the mapping that lacks it", async () => {
     project = await tempProject({ "agents/a.yaml": "# comment\nkind: procedural\nname: A\nconfig: {}\n" });
-    const { errors } = await loadAgents(project.agents);
+    const { errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map((d) => `${where(d)}: ${d.message}`)).toEqual([
       "a.yaml:2:1: description: required (expected string)",
     ]);
@@ -179,7 +179,7 @@ describe("errors", () => {
         "",
       ].join("\n"),
     });
-    const { errors } = await loadAgents(project.agents);
+    const { errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map(where)).toEqual([
       "desk.yaml:10:40: smoke[0].expect.procedures.qa",
       "desk.yaml:10:55: smoke[0].expect.procedures.nope",
@@ -201,13 +201,13 @@ describe("errors", () => {
       "agents/summary.yml": SUMMARY,
       "agents/README.md": "not an agent",
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map(where)).toEqual(["Support_Line.yaml:1:1: (file name)", "summary.yml:1:1: (file name)"]);
     expect(agents.map((a) => a.key)).toEqual(["summary"]);
   });
 
   it("does not throw for a missing directory", async () => {
-    const { agents, errors } = await loadAgents(path.join(ROOT, "no-such-agents-dir"));
+    const { agents, errors } = await loadAgents(path.join(ROOT, "no-such-agents-dir"), { from: process.cwd() });
     expect(agents).toEqual([]);
     expect(errors).toMatchObject([{ line: 1, column: 1, field: "(directory)", message: "no such directory" }]);
   });
@@ -227,7 +227,7 @@ describe("prompt files", () => {
       "agents/c.yaml": agent("c.md"),
       "agents/c.md": "No newline",
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors).toEqual([]);
     expect(agents.map((a) => textOf(a.config))).toEqual(["Line one\r\nLine two\n", "Hola\n\n", "No newline"]);
   });
@@ -239,7 +239,7 @@ describe("prompt files", () => {
       "agents/edge.yaml": agent("../prompts/edge.md"),
       "prompts/edge.md": "y".repeat(256 * 1024),
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map(where)).toEqual(["big.yaml:6:33: config.runtime.prompt.file"]);
     expect(errors[0]?.message).toMatch(/too large \(262145 bytes; the limit is 256 KiB\)/);
     expect(agents.map((a) => a.key)).toEqual(["edge"]);
@@ -251,7 +251,7 @@ describe("prompt files", () => {
       "prompts/latin.md": Buffer.from("Caf\xe9\n", "latin1"),
       "agents/escape.yaml": agent("../../outside.md"),
     });
-    const { errors } = await loadAgents(project.agents);
+    const { errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map((d) => `${where(d)}: ${d.message.replace(/ \S*\/(?=\S)/, " …/")}`)).toEqual([
       expect.stringMatching(/^escape\.yaml:6:33: config\.runtime\.prompt\.file: .*outside the project directory/),
       expect.stringMatching(/^latin\.yaml:6:33: config\.runtime\.prompt\.file: .*not valid UTF-8/),
@@ -269,7 +269,7 @@ describe("prompt files", () => {
       project = await tempProject({ "agents/summary.yaml": SUMMARY, "shared/kept.yaml": SUMMARY });
       await symlink(path.join(outside, "secret.yaml"), path.join(project.agents, "leak.yaml"));
       await symlink(path.join(project.root, "shared", "kept.yaml"), path.join(project.agents, "kept.yaml"));
-      const { agents, errors } = await loadAgents(project.agents);
+      const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
       expect(errors.map(where)).toEqual(["leak.yaml:1:1: (file)"]);
       expect(errors[0]?.message).toMatch(/outside the project directory .*agent files must live in the repository/);
       expect(agents.map((a) => a.key)).toEqual(["kept", "summary"]);
@@ -284,7 +284,7 @@ describe("prompt files", () => {
     // A FIFO would block a reader forever; it must be named, not skipped ("1 agent OK").
     const made = spawnSync("mkfifo", [path.join(project.agents, "pipe.yaml")]);
     expect(made.status, String(made.stderr)).toBe(0);
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map(where)).toEqual(["pipe.yaml:1:1: (file)"]);
     expect(errors[0]?.message).toMatch(/not a regular file/);
     expect(agents.map((a) => a.key)).toEqual(["summary"]);
@@ -297,7 +297,7 @@ describe("prompt files", () => {
       "agents/bidi.yaml": named("Front desk \u202Egnp.exe"),
       "agents/emoji.yaml": named("Front desk \u260E\uFE0F"),
     });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map(where).sort()).toEqual(["bidi.yaml:2:7: name", "nul.yaml:2:7: name"]);
     expect(errors.map((e) => e.message).join("\n")).toMatch(/U\+202E\) at position 12/);
     expect(errors.map((e) => e.message).join("\n")).toMatch(/U\+0000\) at position 6/);

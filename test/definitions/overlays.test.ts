@@ -49,7 +49,7 @@ describe("overlays", () => {
       ].join("\n"),
       "agents/desk.staging.yaml": "name: Desk (staging)\n",
     });
-    const prod = await loadAgents(project.agents, { stack: "prod" });
+    const prod = await loadAgents(project.agents, { stack: "prod", from: process.cwd() });
     expect(prod.errors).toEqual([]);
     const desk = prod.agents[0];
     expect(desk?.overlay).toMatch(/desk\.prod\.yaml$/);
@@ -62,14 +62,14 @@ describe("overlays", () => {
     expect(desk?.smoke.map((s) => [s.name, s.channel.callee_no])).toEqual([["greets-prod", "+18005550100"]]);
 
     // Another stack's overlay is ignored; a stack without an overlay gets the base file.
-    const staging = await loadAgents(project.agents, { stack: "staging" });
+    const staging = await loadAgents(project.agents, { stack: "staging", from: process.cwd() });
     expect(staging.agents[0]?.name).toBe("Desk (staging)");
     expect(staging.agents[0]?.config.runtime?.prompt?.text).toBe("Base prompt\n");
-    const dev = await loadAgents(project.agents, { stack: "dev" });
+    const dev = await loadAgents(project.agents, { stack: "dev", from: process.cwd() });
     expect(dev.agents[0]?.overlay).toBeUndefined();
     expect(dev.agents[0]?.name).toBe("Desk");
     // A fully qualified stack name selects the overlay by its last part.
-    const qualified = await loadAgents(project.agents, { stack: "acme/agents/prod" });
+    const qualified = await loadAgents(project.agents, { stack: "acme/agents/prod", from: process.cwd() });
     expect(qualified.agents[0]?.overlay).toMatch(/desk\.prod\.yaml$/);
   });
 
@@ -89,7 +89,7 @@ describe("overlays", () => {
         "",
       ].join("\n"),
     });
-    const { errors } = await loadAgents(project.agents, { stack: "prod" });
+    const { errors } = await loadAgents(project.agents, { stack: "prod", from: process.cwd() });
     expect(errors.map(where)).toEqual([
       "desk.prod.yaml:4:12: config.runtime.model",
       "desk.prod.yaml:5:33: config.runtime.prompt.file",
@@ -113,21 +113,21 @@ describe("overlays", () => {
       "agents/desk.staging.yaml": "kind: procedural\n",
       "agents/ghost.prod.yaml": "name: Ghost\n",
     });
-    const all = await loadAgents(project.agents);
+    const all = await loadAgents(project.agents, { from: process.cwd() });
     expect(all.errors.map((d) => `${where(d)}: ${d.message}`)).toEqual([
       "desk.prod.yaml:3:12: config.runtime.model: must look like <vendor>/<model name>, e.g. openai/gpt-4o",
       "desk.staging.yaml:1:7: kind: an overlay cannot change an agent's kind",
       "ghost.prod.yaml:1:1: (file): overlay without a base file: there is no ghost.yaml to merge it over",
     ]);
     // With a stack selected, other stacks' overlays are not read (the orphan is still reported).
-    const dev = await loadAgents(project.agents, { stack: "dev" });
+    const dev = await loadAgents(project.agents, { stack: "dev", from: process.cwd() });
     expect(dev.errors.map(where)).toEqual(["ghost.prod.yaml:1:1: (file)"]);
     expect(dev.agents.map((a) => a.key)).toEqual(["desk"]);
   });
 
   it("the prod examples change the transfer number, the smoke callee numbers and the post_url", async () => {
-    const base = await loadAgents(AGENTS, { stack: "dev" });
-    const prod = await loadAgents(AGENTS, { stack: "prod" });
+    const base = await loadAgents(AGENTS, { stack: "dev", from: process.cwd() });
+    const prod = await loadAgents(AGENTS, { stack: "prod", from: process.cwd() });
     expect(prod.errors.map(formatDiagnostic)).toEqual([]);
     const pick = (result: typeof prod, key: string) => result.agents.find((a) => a.key === key);
     const transfers = (r: typeof prod) =>

@@ -26,7 +26,7 @@ afterEach(async () => {
 describe("variants", () => {
   it("an agent file's variants are read with their prompt files and kept apart from the config", async () => {
     project = await tempProject({ "agents/booking.yaml": AGENT, "prompts/warm.md": "Be warm.\n" });
-    const { agents, errors } = await loadAgents(project.agents);
+    const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors).toEqual([]);
     const booking = agents[0];
     expect(booking?.variants?.warm?.runtime?.prompt).toEqual({ type: "fixed", text: "Be warm.\n" });
@@ -39,7 +39,7 @@ describe("variants", () => {
       "agents/booking.yaml": `${AGENT}  cold:\n    tool: { toolz: [] }\n`,
       "prompts/warm.md": "Be warm.\n",
     });
-    const { errors } = await loadAgents(project.agents);
+    const { errors } = await loadAgents(project.agents, { from: process.cwd() });
     expect(errors.map(where)).toEqual(["booking.yaml:12:13: variants.cold.tool.toolz"]);
   });
 
@@ -50,11 +50,11 @@ describe("variants", () => {
       "tries/bad.yaml": "language:\n  default_language: 3\n",
       "tries/outside.yaml": "runtime:\n  prompt: { type: fixed, file: ../../outside.md }\n",
     });
-    const warm = await loadConfigFile(path.join(project.root, "tries/warm.yaml"), project.root);
+    const warm = await loadConfigFile(path.join(project.root, "tries/warm.yaml"), project.root, process.cwd());
     expect(warm.config?.runtime?.prompt).toEqual({ type: "fixed", text: "Be warm.\n" });
-    const bad = await loadConfigFile(path.join(project.root, "tries/bad.yaml"), project.root);
+    const bad = await loadConfigFile(path.join(project.root, "tries/bad.yaml"), project.root, process.cwd());
     expect(bad.errors.map(where)).toEqual(["bad.yaml:2:21: language.default_language"]);
-    const outside = await loadConfigFile(path.join(project.root, "tries/outside.yaml"), project.root);
+    const outside = await loadConfigFile(path.join(project.root, "tries/outside.yaml"), project.root, process.cwd());
     expect(outside.errors[0]?.message).toContain("outside the project directory");
   });
 });

@@ -12,8 +12,6 @@ const ALLOWED: Record<string, string> = {
   "provider/index.ts": "the dynamic provider's methods run in the provider process, whose cwd is the project",
   "provider/create.ts": "the dynamic provider's process: its environment is the run's",
   "component/index.ts": "the component provider's own process, started in the program's directory",
-  // Not yet moved: displayPath's fallback when no load names its directory (loadAgents' `from`).
-  "definitions/source.ts": "pending: loadAgents without `from` shows paths from the process's cwd",
 };
 // src/cli.ts (the process entry) and src/commands (the command edge) may read it.
 const EDGE = ["cli.ts", "commands/"];

@@ -33,4 +33,15 @@ describe("paths of the run resolve against the project", () => {
     expect(project.path(undefined)).toBeUndefined();
     expect(project.stateDir.startsWith(dir)).toBe(true);
   });
+
+  it("gives a child process the run's environment, each variable only the process has unset", () => {
+    const processEnv = { HOME: "/home/process", AGENT_IAC_API_KEY: "process-key", SHARED: "process" };
+    const project = projectContext({ cwd: "/p", env: { SHARED: "run", RUN_ONLY: "1" }, processEnv });
+    // Unset, not absent: a spawn that puts the process's environment first is overridden by these.
+    expect(project.childEnv).toEqual({ HOME: undefined, AGENT_IAC_API_KEY: undefined, SHARED: "run", RUN_ONLY: "1" });
+    expect(Object.keys(project.childEnv).sort()).toEqual(["AGENT_IAC_API_KEY", "HOME", "RUN_ONLY", "SHARED"]);
+    expect({ ...processEnv, ...project.childEnv }).toEqual(project.childEnv);
+    // The process's own run (env is the process's): nothing to unset.
+    expect(projectContext({ cwd: "/p", env: processEnv, processEnv }).childEnv).toEqual(processEnv);
+  });
 });

@@ -36,14 +36,13 @@ export type RunHooks = {
  * Runs `agent-iac <args>` in this process through the command layer's `runCli`, with the output
  * captured: what a spawned CLI says, in milliseconds. For flags, messages and exit codes; the
  * process boundary (signals, EPIPE, the exit status itself) stays with `runCli`. `env` is the whole
- * environment of the run and `cwd` its directory: the run's CommandIO carries both, which is all the
- * use cases read (test/usecases runs them side by side). Both are still swapped here and restored
- * afterwards (this file's tests run one at a time in their own worker process) for what still reads
- * the process: the Pulumi CLI's child processes (the dynamic provider reads AGENT_IAC_API_KEY and
- * the rest of the run's environment from its own, which the Automation API builds from process.env
- * plus the PULUMI_* and PATH entries of pulumiEnvironment), and the file paths commands take as
- * positionals or flags other than --record/--replay/--compare/--from-recording/--data and the report
- * files (e.g. `report merge` inputs, `judge label` reports and --labels), read from the process's cwd.
+ * environment of the run (default: this process's) and `cwd` its directory (default: this
+ * process's): the run's CommandIO carries both, and nothing below the command edge reads the
+ * process's. The process's environment and directory are never changed, so runs can go side by side
+ * (test/edge/in-process.test.ts, test/e2e/start/run-environment.test.ts): the files a command names
+ * are resolved against the run's project, and the Pulumi CLI (with the language host and dynamic
+ * provider it starts) gets the run's environment, a variable only this process has unset
+ * (ProjectContext's childEnv).
  */
 export async function runInProcess(
   args: string[],
@@ -77,14 +76,6 @@ export async function runInProcess(
       options.onIdleSignal?.(signal, note);
     },
   );
-  const saved = { env: process.env, cwd: process.cwd() };
-  process.env = env;
-  process.chdir(cwd);
-  try {
-    const code = await runCli(args, io);
-    return { code: idle ? 130 : code, stdout, stderr };
-  } finally {
-    process.env = saved.env;
-    process.chdir(saved.cwd);
-  }
+  const code = await runCli(args, io);
+  return { code: idle ? 130 : code, stdout, stderr };
 }

@@ -109,7 +109,9 @@ export type ExampleService = AgentsService & { dir: string };
 export async function exampleService(options: { eventDelayMs: number }): Promise<ExampleService> {
   const sim = await startSimulator({ port: 0, eventDelayMs: options.eventDelayMs, quiet: true });
   const dir = await mkdtemp(path.join(os.tmpdir(), "example-service-"));
-  const agents = (await loadAgents(path.resolve(import.meta.dirname, "../../agents"), { stack: "dev" })).agents;
+  const agents = (
+    await loadAgents(path.resolve(import.meta.dirname, "../../agents"), { stack: "dev", from: process.cwd() })
+  ).agents;
   const client = createClient({ baseUrl: sim.url, apiKey: sim.apiKey });
   const held = await createAgents(client, agents).finally(() => client.close());
   const close = async () => {
@@ -133,7 +135,7 @@ export async function projectService(files: Record<string, string>): Promise<Pro
     await sim.close();
     await project.cleanup();
   };
-  const { agents, errors } = await loadAgents(project.agents);
+  const { agents, errors } = await loadAgents(project.agents, { from: process.cwd() });
   if (errors.length > 0) {
     await close();
     throw new Error(`the test's agent files are invalid:\n${errors.map(formatDiagnostic).join("\n")}`);

@@ -81,7 +81,7 @@ describe("adaptive votes (votes: auto)", () => {
       `votes: auto\nitems:\n  - { rubric: offers a refund, human: pass, transcript: ${JSON.stringify(TRANSCRIPT)} }\n`,
     );
     const judge = judgeWith();
-    const result = await checkJudge(await readLabelledFile(file), judge, async () => []);
+    const result = await checkJudge(await readLabelledFile(file, dir), judge, async () => []);
     await judge.client.close();
     expect(result.items[0]?.judgement).toMatchObject({ verdict: "pass", votes_total: 4, settled: true });
   });

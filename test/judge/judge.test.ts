@@ -191,7 +191,7 @@ describe("the judge client", () => {
       ].join("\n"),
     );
     const judge = judgeWith({ cache: false });
-    const result = await checkJudge(await readLabelledFile(file), judge, async () => []);
+    const result = await checkJudge(await readLabelledFile(file, dir), judge, async () => []);
     await judge.client.close();
     expect(result.overall.items).toBe(3);
     // refund: pass = pass; date: fail ≠ pass; polite: votes fail, pass, pass… (its script continues) — judged per item.
@@ -208,7 +208,7 @@ describe("the judge client", () => {
       file,
       ["items:", "  - rubric: ok", "    human: maybe", "    transcript: [a]", "votes: 2"].join("\n"),
     );
-    const error = await readLabelledFile(file).catch((e: unknown) => e);
+    const error = await readLabelledFile(file, dir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LabelledFileError);
     const text = (error as Error).message;
     expect(text).toContain(`${file}:3: items.0.human:`);

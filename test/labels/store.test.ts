@@ -31,11 +31,11 @@ describe("the labels file", () => {
   it("keeps a labeller's latest answer to an item, another labeller's beside it, and comments already there", async () => {
     const file = path.join(dir, "labels.yaml");
     await writeFile(file, "# labels of the greeting rubric\nitems: []\n");
-    const store = new LabelStore(file);
+    const store = new LabelStore(file, dir);
     await store.answer(items[0] as LabelItem, "pass", "ann", "", at);
     await store.answer(items[0] as LabelItem, "fail", "ann", "changed my mind", at);
     await store.answer(items[0] as LabelItem, "pass", "bob", "", at);
-    const labelled = await readLabelledFile(file);
+    const labelled = await readLabelledFile(file, dir);
     expect(labelled.items.map((i) => [i.labeller, i.human, i.note])).toEqual([
       ["ann", "fail", "changed my mind"],
       ["bob", "pass", undefined],
@@ -47,15 +47,15 @@ describe("the labels file", () => {
 
   it("two runs answering at once on one file keep every answer, and leave no temporary file or lock", async () => {
     const file = path.join(dir, "shared.yaml");
-    const ann = new LabelStore(file);
-    const bob = new LabelStore(file);
+    const ann = new LabelStore(file, dir);
+    const bob = new LabelStore(file, dir);
     await Promise.all(
       items.flatMap((item) => [
         ann.answer(item as LabelItem, "pass", "ann", "", at),
         bob.answer(item as LabelItem, "fail", "bob", "", at),
       ]),
     );
-    const labelled = await readLabelledFile(file);
+    const labelled = await readLabelledFile(file, dir);
     expect(labelled.items.filter((i) => i.labeller === "ann")).toHaveLength(20);
     expect(labelled.items.filter((i) => i.labeller === "bob")).toHaveLength(20);
     expect((await readdir(dir)).filter((f) => f.startsWith("shared.yaml"))).toEqual(["shared.yaml"]);

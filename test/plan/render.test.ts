@@ -83,7 +83,7 @@ describe("a created agent's plan shows its whole request", async () => {
 
   /** A preview of the prod stack in which every agent is new, as Pulumi's step events report it. */
   async function prodPlanWithNewAgents(): Promise<Plan> {
-    const { agents, errors } = await loadAgents(AGENTS, { stack: "prod" });
+    const { agents, errors } = await loadAgents(AGENTS, { stack: "prod", from: process.cwd() });
     expect(errors).toEqual([]);
     const recorder = planRecorder("prod", agents);
     for (const agent of agents) {

@@ -141,7 +141,7 @@ describe("one report on five surfaces", () => {
       // As version 2 wrote it: passed/failed/errors were calls.
       const summary = { scenarios: 3, calls: 9, passed: 8, failed: 1, flaky: 1, errors: 0, regressions: 0 };
       await writeFile(file, JSON.stringify({ ...current, version: 2, summary }));
-      const read = await readReport(file);
+      const read = await readReport(file, dir);
       expect(read.summary).toMatchObject({ scenarios: 3, passed: 2, failed: 1, flaky: 1, calls: 9, calls_passed: 8 });
       expect(surfaces(read).junit).toEqual({ scenarios: 3, passed: 2, failed: 1, flaky: 1 });
     } finally {
@@ -162,7 +162,7 @@ describe("one report on five surfaces", () => {
       const summary = { scenarios: 2, passed: 1, failed: 0, errors: 1, calls: 6, calls_passed: 5, calls_errors: 1 };
       const file = path.join(dir, "v3.json");
       await writeFile(file, JSON.stringify({ ...current, version: 3, summary, results, interrupted: true }));
-      const read = await readReport(file);
+      const read = await readReport(file, dir);
       expect(read.version).toBe(3);
       expect(read.results.map((c) => c.outcome.kind)).toEqual([
         "passed",

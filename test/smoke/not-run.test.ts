@@ -15,7 +15,8 @@ let agents: AgentDefinition[];
 let outputs: Record<string, HeldAgent>;
 
 beforeAll(async () => {
-  agents = (await loadAgents(path.resolve(import.meta.dirname, "../../agents"), { stack: "dev" })).agents;
+  agents = (await loadAgents(path.resolve(import.meta.dirname, "../../agents"), { stack: "dev", from: process.cwd() }))
+    .agents;
   outputs = Object.fromEntries(
     agents.map((a): [string, HeldAgent] => [
       a.key,

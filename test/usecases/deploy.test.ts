@@ -65,7 +65,7 @@ const writeBase = async () => {
 beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), "deploy-usecase-"));
   project = projectContext({ cwd: root, env: {} });
-  definitions = (await loadAgents(path.join(projectRoot, "agents"), { stack: "dev" })).agents;
+  definitions = (await loadAgents(path.join(projectRoot, "agents"), { stack: "dev", from: projectRoot })).agents;
 });
 afterAll(() => rm(root, { recursive: true, force: true }));
 

@@ -98,6 +98,8 @@ describe("runDrift's baseline", () => {
 describe("baselineChange", () => {
   let repo: string;
   const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore" });
+  /** The repository as the run's project (git runs there, with the run's environment). */
+  const inRepo = () => projectContext({ cwd: repo, env: process.env });
 
   beforeAll(async () => {
     repo = await mkdtemp(path.join(root, "repo-"));
@@ -112,22 +114,28 @@ describe("baselineChange", () => {
   });
 
   it("the same file at the ref and in the tree, or none on either side: no change", async () => {
-    expect(await baselineChange("dev", "main", repo)).toBeUndefined();
-    expect(await baselineChange("never", "main", repo)).toBeUndefined();
+    expect(await baselineChange("dev", "main", inRepo())).toBeUndefined();
+    expect(await baselineChange("never", "main", inRepo())).toBeUndefined();
   });
 
   it("re-blessed, added, removed: each said with its file and the ref", async () => {
     await writeFile(path.join(repo, "baselines", "dev.json"), baseline("dev").replace("ca_1@v1", "ca_1@v2"));
     await writeFile(path.join(repo, "baselines", "new.json"), baseline("new"));
     await rm(path.join(repo, "baselines", "old.json"));
-    expect(await baselineChange("dev", "main", repo)).toEqual({
+    expect(await baselineChange("dev", "main", inRepo())).toEqual({
       file: "baselines/dev.json",
       base: "main",
       change: "changed",
     });
-    expect(await baselineChange("new", "main", repo)).toMatchObject({ change: "added" });
-    expect(await baselineChange("old", "main", repo)).toMatchObject({ file: "baselines/old.json", change: "removed" });
+    expect(await baselineChange("new", "main", inRepo())).toMatchObject({ change: "added" });
+    expect(await baselineChange("old", "main", inRepo())).toMatchObject({
+      file: "baselines/old.json",
+      change: "removed",
+    });
     // A ref git does not know holds no baseline: the tree's is added.
-    expect(await baselineChange("dev", "no-such-ref", repo)).toMatchObject({ change: "added", base: "no-such-ref" });
+    expect(await baselineChange("dev", "no-such-ref", inRepo())).toMatchObject({
+      change: "added",
+      base: "no-such-ref",
+    });
   });
 });

@@ -145,7 +145,7 @@ describe("the mapping from the error model to the CLI", () => {
       const notJson = path.join(dir, "a.json");
       await writeFile(notJson, "{");
       for (const file of [notJson, path.join(dir, "missing.json")]) {
-        const error = await readReport(file).catch((e: unknown) => e);
+        const error = await readReport(file, dir).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(InvalidInputError);
         expect(exitCodeOf(error as InvalidInputError)).toBe(2);
       }
@@ -189,7 +189,10 @@ describe("the mapping from the error model to the CLI", () => {
   });
 
   it("a smoke selection error names the selection's fields, which the CLI says as flags", async () => {
-    const { agents, errors } = await loadAgents(path.join(projectRoot, "agents"), { stack: "dev" });
+    const { agents, errors } = await loadAgents(path.join(projectRoot, "agents"), {
+      stack: "dev",
+      from: process.cwd(),
+    });
     expect(errors).toEqual([]);
     let thrown: unknown;
     try {

@@ -36,7 +36,7 @@ describe("agents as code", () => {
     sandbox = await pulumiSandbox();
     sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
     project = await agentsProject(sandbox, { baseUrl: sim.url, apiKey: API_KEY, secretKey: true });
-    const loaded = await loadAgents(path.join(project.dir, "agents"), { stack: "test" });
+    const loaded = await loadAgents(path.join(project.dir, "agents"), { stack: "test", from: process.cwd() });
     expect(loaded.errors).toEqual([]);
     declared = loaded.agents;
   });
