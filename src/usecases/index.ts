@@ -9,24 +9,13 @@ export { GUARDED_KEYS, requireConnection, streamToken } from "../settings/index.
 export { parseShard } from "../smoke/index.ts";
 export { DEFAULT_NEGATIVE_RATINGS } from "../watch/index.ts";
 export { type CaptureRequest, captureCall, recordedCall, serviceCall } from "./capture.ts";
-export {
-  cleanErrorLines,
-  type Deployed,
-  deploy,
-  notRunAfterUp,
-  settleComparisonBase,
-} from "./deploy.ts";
+export { cleanErrorLines } from "./deploy.ts";
 export { type DraftResult, deriveDraft, generateDraft } from "./drafts.ts";
 export { baselineChange, blessReports, runDrift } from "./drift.ts";
 export { judgeCheck } from "./judge-check.ts";
 export { judgeLabel } from "./judge-label.ts";
-export {
-  failedDeliveries,
-  type LocalService,
-  localService,
-} from "./local-service.ts";
 export { mergeShardReports } from "./merge.ts";
-export { checkBeforeDeploy } from "./preflight.ts";
+export type { RunIO } from "./outcome.ts";
 export {
   offlinePlan,
   type Previewed,
@@ -38,12 +27,12 @@ export { replayRun } from "./replay.ts";
 export {
   openSession,
   pullRequestBase,
-  type StackSession,
   stackConnection,
   stackSettingsAgainst,
 } from "./session.ts";
 export { runSmokeJob } from "./smoke-job.ts";
-export { openValidStack, planHeld, prepareSmoke } from "./smoke-prologue.ts";
+export { openValidStack, prepareSmoke } from "./smoke-prologue.ts";
+export { deployAndSmoke } from "./start.ts";
 export { auditTraffic, type OpenedTraffic, openTraffic, watchTraffic } from "./traffic.ts";
 export { COMPARE_DEFAULTS_FOR_TRY, tryVariants, type VariantSpec } from "./try.ts";
 export { unknownVersionsNote } from "./unknown-versions.ts";
