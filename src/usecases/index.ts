@@ -23,16 +23,15 @@ export {
   previewStack,
   settingsSinceDeploy,
 } from "./preview.ts";
-export { replayRun } from "./replay.ts";
 export {
   openSession,
   pullRequestBase,
   stackConnection,
   stackSettingsAgainst,
 } from "./session.ts";
+export { type SmokeOutcome, smokeStack } from "./smoke.ts";
 export { runSmokeJob } from "./smoke-job.ts";
-export { openValidStack, prepareSmoke } from "./smoke-prologue.ts";
+export { openValidStack } from "./smoke-prologue.ts";
 export { deployAndSmoke } from "./start.ts";
 export { auditTraffic, type OpenedTraffic, openTraffic, watchTraffic } from "./traffic.ts";
 export { COMPARE_DEFAULTS_FOR_TRY, tryVariants, type VariantSpec } from "./try.ts";
-export { unknownVersionsNote } from "./unknown-versions.ts";
