@@ -11,27 +11,19 @@ export { DEFAULT_NEGATIVE_RATINGS } from "../watch/index.ts";
 export { type CaptureRequest, captureCall, recordedCall, serviceCall } from "./capture.ts";
 export { cleanErrorLines } from "./deploy.ts";
 export { type DraftResult, deriveDraft, generateDraft } from "./drafts.ts";
-export { baselineChange, blessReports, runDrift } from "./drift.ts";
+export { blessReports, runDrift } from "./drift.ts";
 export { judgeCheck } from "./judge-check.ts";
 export { judgeLabel } from "./judge-label.ts";
 export { mergeShardReports } from "./merge.ts";
 export type { RunIO } from "./outcome.ts";
-export {
-  offlinePlan,
-  type Previewed,
-  previewBehaviour,
-  previewStack,
-  settingsSinceDeploy,
-} from "./preview.ts";
+export { planStack } from "./plan.ts";
 export {
   openSession,
   pullRequestBase,
   stackConnection,
-  stackSettingsAgainst,
 } from "./session.ts";
 export { type SmokeOutcome, smokeStack } from "./smoke.ts";
 export { runSmokeJob } from "./smoke-job.ts";
-export { openValidStack } from "./smoke-prologue.ts";
 export { deployAndSmoke } from "./start.ts";
 export { auditTraffic, type OpenedTraffic, openTraffic, watchTraffic } from "./traffic.ts";
 export { COMPARE_DEFAULTS_FOR_TRY, tryVariants, type VariantSpec } from "./try.ts";
