@@ -63,7 +63,9 @@ describe("smokeStack", { timeout: 180_000 }, () => {
       expect: { says: ["a sentence this agent never says"] },
     });
     await deployStack(project.stack);
-    pinned = ((await stackOutputs(project.stack)).versions?.value as Record<string, string>).booking ?? "";
+    const versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string> | undefined;
+    pinned = versions?.booking ?? "";
+    expect(pinned).toMatch(/@v1$/);
   });
   afterAll(async () => {
     await project?.cleanup();
