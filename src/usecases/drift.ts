@@ -137,7 +137,7 @@ function driftCalls(baseline: Baseline, planned: PlannedCall[], rule: DriftRule)
 /** `drift`: refuses a stack whose versions moved; places the calls; the drift report (or the dry run). */
 export async function runDrift(
   request: DriftRequest,
-  io: JobIO & { warn: Warn; useConnection: (connection: Connection) => void },
+  io: JobIO & { warn: Warn; useConnection?: (connection: Connection) => void },
 ): Promise<{ result: JobResult; report?: Report; session: StackSession }> {
   const rule: DriftRule = { ...DRIFT_DEFAULTS, ...request.rule };
   const { file, baseline } = await readBaseline(request.project, request.stack, request.baselineFile);
@@ -152,7 +152,7 @@ export async function runDrift(
   const plan = await planHeld(session, held, { selection: { agents } }, io.warn);
   const { calls, untestable } = driftCalls(baseline, plan.calls, rule);
   // The service's errors are said in the stack's terms.
-  io.useConnection(session.connection);
+  io.useConnection?.(session.connection);
   const result = await runSmokeJob(
     smokeJobFrom(session, {
       plan: smokePlanOf(calls),
