@@ -31,9 +31,6 @@ const NEEDS_TOOLS = [
   "test/teams.test.ts",
   "test/toolchain.test.ts",
   "test/upgrade.test.ts",
-  "test/usecases/plan.test.ts",
-  "test/usecases/smoke.test.ts",
-  "test/usecases/start.test.ts",
   "test/workspace/stack-errors.test.ts",
 ];
 
