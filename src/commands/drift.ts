@@ -2,7 +2,7 @@
 // typed request → the drift use case (the smoke job on the baseline's pinned versions) → emitReport.
 import { emitReport, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import type { Report } from "../results/index.ts";
-import { runDrift, serviceConnection } from "../usecases/index.ts";
+import { runDrift } from "../usecases/index.ts";
 import { concurrencyFlag, parseCommand, positiveNumber, STACK_FLAG, wholeNumber } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
@@ -80,6 +80,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       concurrency: typed.concurrency,
       maxCallMinutes: typed["max-call-minutes"],
       dryRun: values["dry-run"],
+      judgeCache: judgeCache(values),
     },
     {
       out: io.stdout,
@@ -87,14 +88,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
       onRetry: io.printRetry,
       warn: (text) => io.stderr.write(text),
       onReport: (partial) => writeProgress(partial, files, io.project.dir),
-    },
-    (opened) => {
-      io.useConnection(opened.connection);
-      return {
-        judge: { settings: opened.judge, cache: judgeCache(values) },
-        caller: opened.caller,
-        connection: () => serviceConnection(opened),
-      };
+      useConnection: (connection) => io.useConnection(connection),
     },
   ).finally(stop.release);
   if (result.kind === "dry-run" || !report) return 0;

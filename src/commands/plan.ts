@@ -1,24 +1,15 @@
 // `agent-iac plan`: a preview rendered for review (Markdown for a pull request, JSON for scripts).
-// Flags → one typed request → the preview (and behaviour preview) use cases → emitReport.
+// Flags → one typed request → the plan use case (preview, settings, behaviour preview) → emitReport
+// and the notes after it.
 import { rm } from "node:fs/promises";
-import { CliError, InterruptedError, StackNotFoundError } from "../errors/index.ts";
-import { behaviourCounts, emitReport, reportPath, terminalSummary } from "../report/index.ts";
-import {
-  baselineChange,
-  offlinePlan,
-  openValidStack,
-  type Previewed,
-  previewBehaviour,
-  previewStack,
-  pullRequestBase,
-  SETTINGS_READ_FROM_BASE,
-  serviceConnection,
-  settingsSinceDeploy,
-  stackSettingsAgainst,
-} from "../usecases/index.ts";
+import { CliError, InterruptedError } from "../errors/index.ts";
+import { behaviourCounts, emitReport, reportPath } from "../report/index.ts";
+import type { Plan } from "../results/index.ts";
+import { planStack, pullRequestBase, SETTINGS_READ_FROM_BASE } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, judgeCache, PLAN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted, interruptedWhile } from "./lifecycle.ts";
+import { runIO } from "./run-io.ts";
 
 const SPEC = {
   name: "plan",
@@ -101,131 +92,46 @@ function planRequest({ values }: Parsed, env: NodeJS.ProcessEnv) {
   };
 }
 
-/** The stack to preview; in a pull request a missing one means missing credentials (a fork's), not a stack to create. */
-async function openPlannedStack(
-  stack: string,
-  against: Awaited<ReturnType<typeof stackSettingsAgainst>> | undefined,
-  io: CommandIO,
-) {
-  const opening = { project: io.project, what: "the preview failed", consequence: "; nothing was previewed" };
-  return openValidStack(stack, { ...opening, ...(against ? { base: against } : {}) }, (text) =>
-    io.stderr.write(text),
-  ).catch((error: unknown) => {
-    if (!(error instanceof StackNotFoundError) || !against) throw error;
-    throw new StackNotFoundError(stack, {
-      hint: `in a pull request this means the run has no state credential (a fork's pull request gets no secrets): run \`agent-iac plan --offline\` for the plan it can have; the stack is not to be created here`,
-      cause: error,
-    });
-  });
-}
-
-/** --behave: the changed agents' scenarios on the proposed config; Ctrl+C stops the calls, every call marked. */
-async function playChangedAgents(
-  session: Parameters<typeof previewBehaviour>[0],
-  previewed: Previewed,
-  { cache, resolved }: { cache: ReturnType<typeof judgeCache>; resolved: ReturnType<typeof serviceConnection> },
-  io: CommandIO,
-) {
-  const stop = io.interruption();
-  // Progress goes to stderr: stdout may carry the Markdown plan.
-  const behaviour = { concurrency: 4, judgeCache: cache, connection: () => resolved };
-  const report = await previewBehaviour(session, previewed, behaviour, {
-    out: io.stderr,
-    signal: stop.signal,
-    onRetry: io.printRetry,
-  }).finally(stop.release);
-  io.stderr.write(terminalSummary(report));
-  return report;
-}
-
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
-  const request = planRequest(parsed, io.env);
-  // In a pull request the settings that send keys and transcripts, or run code, come from the base.
-  const against = request.base ? await stackSettingsAgainst(request.stack, request.base, io.project) : undefined;
-  // A re-blessed drift baseline is named like a setting change (a reviewed change).
-  const baseline = request.base ? await baselineChange(request.stack, request.base, io.project) : undefined;
-  if (request.offline) {
-    const offline = await offlinePlan(io.project, request.stack, against);
-    if (baseline) offline.plan.baseline = baseline;
-    return finish(offline, request, io);
-  }
-  const session = await openPlannedStack(request.stack, against, io);
-  // The program refuses to run without a key; say so as a configuration error, before a preview.
-  const resolved = serviceConnection(session);
-  const written = Object.values(request.files).map(reportPath);
-  // Without a base, the settings are compared with those of the stack's last deploy (read alongside the preview).
-  const sinceDeploy = against ? undefined : settingsSinceDeploy(session);
-  sinceDeploy?.catch(() => undefined);
-  const previewed = await previewStack(session, {
-    log: (text) => io.stderr.write(text),
-    interrupts: io.onInterrupt,
-  }).catch(async (error: unknown) => {
-    if (!(error instanceof InterruptedError)) throw error;
-    // No plan came of this run: files of an earlier one must not pass for it.
-    await Promise.all(written.map((file) => rm(io.project.path(file), { force: true })));
-    const removed = written.length > 0 ? `; ${written.join(", ")} removed: not this run's` : "";
-    throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
-  });
-  const { plan } = previewed;
-  const settings = against?.settings ?? (await sinceDeploy);
-  if (settings && settings.changes.length > 0) plan.settings = settings;
-  if (baseline) plan.baseline = baseline;
-  if (request.behave) {
-    io.useConnection(session.connection);
-    plan.behave_report = await playChangedAgents(session, previewed, { cache: request.judgeCache, resolved }, io);
-  }
+  const { files, ...request } = planRequest(parsed, io.env);
+  const written = Object.values(files).map(reportPath);
+  // Progress goes to stderr: stdout may carry the Markdown plan.
+  const outcome = await planStack({ ...request, project: io.project }, runIO(io, io.stderr)).catch(
+    async (error: unknown) => {
+      if (!(error instanceof InterruptedError)) throw error;
+      // No plan came of this run: files of an earlier one must not pass for it.
+      await Promise.all(written.map((file) => rm(io.project.path(file), { force: true })));
+      const removed = written.length > 0 ? `; ${written.join(", ")} removed: not this run's` : "";
+      throw interruptedWhile(`the preview was cancelled, no plan was made${removed}`);
+    },
+  );
+  const plan = outcome.report;
+  // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
+  await emitReport(plan, { env: io.env, within: io.project.dir, files, ...(files.markdown ? {} : { out: io.stdout }) });
   // The report says whether the calls were stopped: a signal after it was made changes nothing.
-  const stopped = plan.behave_report?.interrupted === true;
-  return finish(previewed, request, io, () => {
-    if (stopped && plan.behave_report) throw interrupted({ calls: plan.behave_report.results, reports: written });
-  });
+  const behaviour = plan.behave_report;
+  if (behaviour?.interrupted) throw interrupted({ calls: behaviour.results, reports: written });
+  if (files.markdown) io.stdout.write(summaryLine(plan, request.stack, reportPath(files.markdown)));
+  for (const note of outcome.notes) io.stderr.write(note);
+  return outcome.code;
 }
 
-/** Writes the plan (its files, else the Markdown on stdout), says what it found, returns the exit code. */
-async function finish(
-  previewed: Previewed,
-  request: ReturnType<typeof planRequest>,
-  io: CommandIO,
-  written: () => void = () => undefined,
-): Promise<number> {
-  const { plan } = previewed;
-  const held = (plan.settings?.changes ?? []).filter((c) => c.guarded);
-  // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
-  const exitCode = await emitReport(plan, {
-    env: io.env,
-    within: io.project.dir,
-    files: request.files,
-    ...(request.files.markdown ? {} : { out: io.stdout }),
-  });
-  // An interrupted behaviour preview ends here, its reports written.
-  written();
-  if (request.files.markdown) {
-    const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
-    const previewedText = plan.behave
-      ? `; behaviour preview: ${behaviourCounts(plan.behave)}, ${plan.behave.not_previewed.length} agent(s) not previewed`
-      : "";
-    io.stdout.write(
-      plan.limits
-        ? `plan for ${request.stack}: partial (${plan.limits.length} thing(s) it could not do, listed first); written to ${reportPath(request.files.markdown)}\n`
-        : `plan for ${request.stack}: ${changed} agent(s) change${settingsText(plan)}${previewedText}; written to ${reportPath(request.files.markdown)}\n`,
-    );
+/** `plan for dev: 2 agent(s) change…; written to reports/plan.md` when the Markdown went to a file. */
+function summaryLine(plan: Plan, stack: string, file: string): string {
+  if (plan.limits) {
+    return `plan for ${stack}: partial (${plan.limits.length} thing(s) it could not do, listed first); written to ${file}\n`;
   }
-  if (held.length > 0) {
-    io.stderr.write(
-      `plan for ${request.stack}: the pull request changes ${held.map((c) => c.key).join(", ")} (read from ${request.base} for this preview): a human must review the change\n`,
-    );
-  }
-  if (previewed.blocked > 0) {
-    io.stderr.write(`plan for ${request.stack}: ${previewed.blocked} mandatory policy violation(s)\n`);
-  }
-  // The plan's code says both: a held change or a mandatory violation fails it (1) unless its preview says worse.
-  return exitCode;
+  const changed = plan.agents.filter((a) => a.action !== "unchanged").length;
+  const previewed = plan.behave
+    ? `; behaviour preview: ${behaviourCounts(plan.behave)}, ${plan.behave.not_previewed.length} agent(s) not previewed`
+    : "";
+  return `plan for ${stack}: ${changed} agent(s) change${settingsText(plan)}${previewed}; written to ${file}\n`;
 }
 
 /** The summary line's word on the stack settings, when some changed. */
-function settingsText({ settings }: Previewed["plan"]): string {
+function settingsText({ settings }: Plan): string {
   const count = settings?.changes.length ?? 0;
   if (count === 0) return "";
   const against =

@@ -1,20 +1,13 @@
 // `agent-iac smoke`: smoke test calls against the version ids the stack holds. Flags → one typed
-// request → the smoke job (src/usecases) → emitReport.
+// request → the smoke use case (src/usecases) → emitReport and the notes after it.
 import { CliError } from "../errors/index.ts";
-import type { Judge } from "../judge/index.ts";
 import { emitReport, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import type { Report } from "../results/index.ts";
-import {
-  prepareSmoke,
-  replayRun,
-  runSmokeJob,
-  serviceConnection,
-  suiteShard,
-  unknownVersionsNote,
-} from "../usecases/index.ts";
+import { type SmokeOutcome, smokeStack, suiteShard } from "../usecases/index.ts";
 import { type Conversion, concurrencyFlag, oneOf, parseCommand, positiveNumber, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
+import { runIO } from "./run-io.ts";
 
 const shard: Conversion<{ index: number; count: number }> = {
   expected: "I/N with 1 ≤ I ≤ N (e.g. 2/3)",
@@ -181,70 +174,22 @@ function smokeRequest({ values, typed }: Parsed) {
   };
 }
 
-type SmokeRequest = ReturnType<typeof smokeRequest>;
-
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
-  const request = smokeRequest(parsed);
-  return request.replay === undefined ? smoke(request, io) : replay({ ...request, replay: request.replay }, io);
-}
-
-async function smoke(request: SmokeRequest, io: CommandIO): Promise<number> {
-  const { session, held, plan, old } = await prepareSmoke(
-    { ...request, project: io.project, compareWith: io.project.path(request.compare?.file) },
-    (text) => io.stderr.write(text),
-  );
-  const placement =
-    request.compare && old ? { kind: "compare" as const, old, ...request.compare } : { kind: "smoke" as const };
-  io.useConnection(session.connection);
-  // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
-  // and the reports are still written with every planned call.
-  const stop = io.interruption();
-  const job = {
-    stack: request.stack,
-    project: session.project,
-    plan,
-    placement,
-    concurrency: request.concurrency,
-    maxCallMinutes: request.maxCallMinutes,
-    dryRun: request.dryRun,
-    announceCost: request.selection.live,
-    recordDir: io.project.path(request.record),
-    judge: { settings: session.judge, cache: request.judgeCache },
-    caller: session.caller,
-    // Asked for only when calls are placed: a dry run contacts nobody and needs no key.
-    connection: () => serviceConnection(session),
-  };
-  const result = await runSmokeJob(job, {
-    out: io.stdout,
-    signal: stop.signal,
-    onRetry: io.printRetry,
-    onReport: (report) => writeProgress(report, request.files, io.project.dir),
-  }).finally(stop.release);
-  if (result.kind === "dry-run") return 0;
-  const exitCode = await emitReport(result.report, {
-    env: io.env,
-    within: io.project.dir,
-    files: request.files,
-    out: io.stdout,
-  });
-  io.stdout.write(judgeUsageLine(result.judge, request.judgeCache));
-  if (result.report.interrupted) {
-    const calls = result.report.results;
-    throw interrupted({ calls, reports: Object.values(request.files) });
-  }
-  io.stderr.write(unknownVersionsNote(result.results, held.agents, request.stack));
-  return exitCode;
-}
-
-/** `--replay DIR`: the stack's agent files, no stack state and no network. */
-async function replay(request: SmokeRequest & { replay: string }, io: CommandIO): Promise<number> {
-  const report = await replayRun(
-    { ...request, project: io.project, dir: io.project.path(request.replay) },
-    { out: io.stdout, onRetry: io.printRetry },
-  );
-  return emitReport(report, { env: io.env, within: io.project.dir, files: request.files, out: io.stdout });
+  const { files, ...request } = smokeRequest(parsed);
+  // A plain run's reports are rewritten after every finished call: a run killed part-way leaves what it had.
+  const onReport = (report: Report) => writeProgress(report, files, io.project.dir);
+  const outcome = await smokeStack({ ...request, project: io.project }, { ...runIO(io), onReport });
+  const { report } = outcome;
+  if (!report) return outcome.code;
+  await emitReport(report, { env: io.env, within: io.project.dir, files, out: io.stdout });
+  if (request.replay !== undefined) return outcome.code;
+  io.stdout.write(judgeUsageLine(outcome.judge, request.judgeCache));
+  // The report says whether the run was stopped: a signal after it was made changes nothing.
+  if (report.interrupted) throw interrupted({ calls: report.results, reports: Object.values(files) });
+  for (const note of outcome.notes) io.stderr.write(note);
+  return outcome.code;
 }
 
 /** The reports so far, rewritten after every finished call: a run killed part-way leaves what it had. */
@@ -253,8 +198,8 @@ function writeProgress(report: Report, files: ReportFiles, within: string): Prom
 }
 
 /** `judge test-model: 3 request(s), 6 vote(s) from the cache` — what judging a run cost. */
-function judgeUsageLine(judge: Judge | undefined, cache: { read: boolean }): string {
-  if (!judge || judge.stats.requests + judge.stats.cached === 0) return "";
+function judgeUsageLine(judge: SmokeOutcome["judge"], cache: { read: boolean }): string {
+  if (!judge || judge.requests + judge.cached === 0) return "";
   const note = cache.read ? "" : " (--no-judge-cache)";
-  return `judge ${judge.model}: ${judge.stats.requests} request(s), ${judge.stats.cached} vote(s) from the cache${note}\n`;
+  return `judge ${judge.model}: ${judge.requests} request(s), ${judge.cached} vote(s) from the cache${note}\n`;
 }

@@ -19,10 +19,10 @@ import { ConfigError, InterruptedError, InvalidInputError } from "../errors/inde
 import { terminalText } from "../escape/index.ts";
 import { type ChatMessage, ModelClient } from "../model/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
-import { requireConnection, requireJudge } from "../settings/index.ts";
+import { requireJudge } from "../settings/index.ts";
 import { planSmoke, type ScenarioResult } from "../smoke/index.ts";
 import { openSession, type ProjectSession, type StackSession } from "./session.ts";
-import { runSmokeJob } from "./smoke-job.ts";
+import { runSmokeJob, smokeJobFrom } from "./smoke-job.ts";
 import { openValidStack } from "./smoke-prologue.ts";
 
 export type DraftRequest = {
@@ -163,19 +163,11 @@ async function placeOnce(
     d.key === agent.key ? { ...d, smoke: drafted.kept.map((k) => ({ ...k.parsed, iterations: 1 })) } : d,
   );
   const plan = planSmoke(definitions, held.agents, { agents: [agent.key] });
-  const result = await runSmokeJob(
-    {
-      stack: session.name,
-      project: session.project,
-      plan,
-      placement: { kind: "smoke" },
-      concurrency: 4,
-      judge: { settings: session.judge },
-      caller: session.caller,
-      connection: () => requireConnection(session.connection, session.name),
-    },
-    { out: io.out, signal: io.signal, ...(io.onRetry ? { onRetry: io.onRetry } : {}) },
-  );
+  const result = await runSmokeJob(smokeJobFrom(session, { plan, placement: { kind: "smoke" }, concurrency: 4 }), {
+    out: io.out,
+    signal: io.signal,
+    ...(io.onRetry ? { onRetry: io.onRetry } : {}),
+  });
   // A scenario with no call that passed is not kept: nothing unchecked is printed as checked.
   const results = result.kind === "ran" ? result.results : [];
   const kept = [];

@@ -20,11 +20,12 @@ import {
 } from "../drift/index.ts";
 import { ConfigError, InvalidInputError, IoError } from "../errors/index.ts";
 import { type Report, readReport } from "../results/index.ts";
-import type { ProjectContext } from "../settings/index.ts";
+import type { Connection, ProjectContext } from "../settings/index.ts";
 import { type PlannedCall, selectedScenarios, smokePlanOf } from "../smoke/index.ts";
 import type { DriftRule } from "../stats/index.ts";
+import type { JudgeCacheOptions } from "./judge.ts";
 import type { HeldAgents, StackSession } from "./session.ts";
-import { type JobIO, type JobResult, runSmokeJob, type SmokeJob } from "./smoke-job.ts";
+import { type JobIO, type JobResult, runSmokeJob, smokeJobFrom } from "./smoke-job.ts";
 import { openValidStack, planHeld, type Warn } from "./smoke-prologue.ts";
 
 const TOOL_VERSION: string = packageJson.version;
@@ -112,6 +113,7 @@ export type DriftRequest = {
   concurrency: number;
   maxCallMinutes?: number | undefined;
   dryRun?: boolean;
+  judgeCache?: JudgeCacheOptions | undefined;
 };
 
 /** Each blessed scenario as the drift test places it, up to the cap; those it cannot test, apart. */
@@ -136,8 +138,7 @@ function driftCalls(baseline: Baseline, planned: PlannedCall[], rule: DriftRule)
 /** `drift`: refuses a stack whose versions moved; places the calls; the drift report (or the dry run). */
 export async function runDrift(
   request: DriftRequest,
-  io: JobIO & { warn: Warn },
-  job: (session: StackSession) => Pick<SmokeJob, "judge" | "caller" | "connection">,
+  io: JobIO & { warn: Warn; useConnection?: (connection: Connection) => void },
 ): Promise<{ result: JobResult; report?: Report; session: StackSession }> {
   const rule: DriftRule = { ...DRIFT_DEFAULTS, ...request.rule };
   const { file, baseline } = await readBaseline(request.project, request.stack, request.baselineFile);
@@ -151,17 +152,17 @@ export async function runDrift(
   const agents = Object.keys(baseline.agents);
   const plan = await planHeld(session, held, { selection: { agents } }, io.warn);
   const { calls, untestable } = driftCalls(baseline, plan.calls, rule);
+  // The service's errors are said in the stack's terms.
+  io.useConnection?.(session.connection);
   const result = await runSmokeJob(
-    {
-      stack: request.stack,
-      project: session.project,
+    smokeJobFrom(session, {
       plan: smokePlanOf(calls),
       placement: { kind: "smoke" },
       concurrency: request.concurrency,
       maxCallMinutes: request.maxCallMinutes,
       ...(request.dryRun ? { dryRun: true } : {}),
-      ...job(session),
-    },
+      judgeCache: request.judgeCache,
+    }),
     io,
   );
   if (result.kind === "dry-run") return { result, session };

@@ -29,7 +29,7 @@ import { cutShort, notRunResult, type ScenarioResult, smokePlanOf } from "../smo
 import { type Interrupts, interruptible, lockedStackError, type Stack } from "../workspace/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
 import { backendError, openSession, type StackSession } from "./session.ts";
-import { type JobIO, runSmokeJob } from "./smoke-job.ts";
+import { type JobIO, runSmokeJob, smokeJobFrom } from "./smoke-job.ts";
 
 export type Previewed = {
   plan: Plan;
@@ -97,16 +97,13 @@ export async function previewBehaviour(
     return report(calls.map((call) => notRunResult(call, { reason })));
   }
   for (const target of targets) io.out.write(previewLine(target));
-  const job = {
-    stack: session.name,
-    project: session.project,
+  const job = smokeJobFrom(session, {
     plan: smokePlanOf(calls),
-    placement: { kind: "behave" as const, report },
+    placement: { kind: "behave", report },
     concurrency: request.concurrency,
-    judge: { settings: session.judge, ...(request.judgeCache ? { cache: request.judgeCache } : {}) },
-    caller: session.caller,
+    judgeCache: request.judgeCache,
     connection: request.connection,
-  };
+  });
   const result = await runSmokeJob(job, io);
   return result.kind === "ran" ? result.report : report([]);
 }

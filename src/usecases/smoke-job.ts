@@ -39,6 +39,7 @@ import {
 } from "../smoke/index.ts";
 import { overBudget } from "./errors.ts";
 import { type JudgeCacheOptions, setupJudge } from "./judge.ts";
+import { type StackSession, serviceConnection } from "./session.ts";
 
 /** How the plan's calls are placed. */
 type Placement =
@@ -86,6 +87,33 @@ export type SmokeJob = {
   /** The caller's control-message settings (agents:callerMessage, agents:callerEnd); none: the loopback default only. */
   caller?: CallerShapeSettings | undefined;
 };
+
+/** What a session gives every smoke job. */
+type JobSession = Pick<StackSession, "name" | "project" | "judge" | "caller" | "connection">;
+
+/**
+ * The one way a use case makes a smoke job from its stack's session: the stack's name, project,
+ * judge and caller settings come from the session, and so does the connection (asked for only when
+ * calls are placed, so a dry run needs no key) unless the run places its calls elsewhere (the local
+ * service of `start`).
+ */
+export function smokeJobFrom(
+  session: JobSession,
+  job: Omit<SmokeJob, "stack" | "project" | "judge" | "caller" | "connection"> & {
+    judgeCache?: JudgeCacheOptions | undefined;
+    connection?: () => ResolvedConnection;
+  },
+): SmokeJob {
+  const { judgeCache, connection, ...rest } = job;
+  return {
+    ...rest,
+    stack: session.name,
+    project: session.project,
+    judge: { settings: session.judge, ...(judgeCache ? { cache: judgeCache } : {}) },
+    caller: session.caller,
+    connection: connection ?? (() => serviceConnection(session)),
+  };
+}
 
 export type JobIO = {
   /** Progress and each call's lines. */

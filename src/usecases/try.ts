@@ -29,7 +29,7 @@ import {
 } from "../variants/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
 import { type HeldAgents, serviceConnection } from "./session.ts";
-import { type JobIO, runSmokeJob } from "./smoke-job.ts";
+import { type JobIO, runSmokeJob, smokeJobFrom } from "./smoke-job.ts";
 import { openValidStack, type Warn } from "./smoke-prologue.ts";
 
 /** try's defaults: a cap that lets three variants say "no worse" at Holm's strictest level (43 pairs at α 0.05/3, margin 0.1). */
@@ -94,9 +94,7 @@ export async function tryVariants(request: TryRequest, io: JobIO & { warn: Warn 
     `every call is a test call (livemode: false) on ${versionId}; each variant sends its changed top-level config sections whole as override_config; nothing is created`,
   ];
   const result = await runSmokeJob(
-    {
-      stack: session.name,
-      project: session.project,
+    smokeJobFrom(session, {
       plan: smokePlanOf(worstCase(plan)),
       placement: {
         kind: "rounds",
@@ -114,13 +112,12 @@ export async function tryVariants(request: TryRequest, io: JobIO & { warn: Warn 
       concurrency: request.concurrency,
       maxCallMinutes: request.maxCallMinutes,
       dryRun: request.dryRun,
-      judge: { settings: session.judge, ...(request.judgeCache ? { cache: request.judgeCache } : {}) },
-      caller: session.caller,
+      judgeCache: request.judgeCache,
       connection: () => {
         request.onConnection?.(session.connection);
         return serviceConnection(session);
       },
-    },
+    }),
     io,
   );
   if (result.kind === "dry-run") return { kind: "dry-run" };

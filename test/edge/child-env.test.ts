@@ -7,7 +7,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { projectContext } from "../../src/settings/index.ts";
-import { baselineChange, stackSettingsAgainst } from "../../src/usecases/index.ts";
+import { baselineChange } from "../../src/usecases/drift.ts";
+import { stackSettingsAgainst } from "../../src/usecases/session.ts";
 
 const dirs: string[] = [];
 const temp = async () => {
