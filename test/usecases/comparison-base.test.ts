@@ -13,6 +13,7 @@ import type { HeldAgent } from "../../src/provider/index.ts";
 import { projectContext } from "../../src/settings/index.ts";
 import { checkComparisonBase } from "../../src/usecases/comparison-base.ts";
 import type { HeldAgents, StackSession } from "../../src/usecases/session.ts";
+import { rejectedWith } from "../helpers/rejection.ts";
 
 let root: string;
 
@@ -62,14 +63,7 @@ const base = (versions: Record<string, string>, record: Record<string, unknown> 
   ...record,
 });
 
-async function refusal(promise: Promise<unknown>): Promise<ConfigError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ConfigError);
-  return error as ConfigError;
-}
+const refusal = (promise: Promise<unknown>) => rejectedWith(promise, ConfigError);
 
 beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), "comparison-base-"));

@@ -14,6 +14,7 @@ import type { Calibration } from "../../src/judge/index.ts";
 import { type JudgeSettings, type ProjectContext, projectContext } from "../../src/settings/index.ts";
 import { buildJudge, setupJudge } from "../../src/usecases/judge.ts";
 import { startTestJudge, type TestJudge } from "../helpers/judge-server.ts";
+import { rejectedWith } from "../helpers/rejection.ts";
 
 const MODEL = "judge-2025-01-01";
 let server: TestJudge;
@@ -55,14 +56,7 @@ async function measured(p: ProjectContext, rubric: string, calibration: Partial<
   await judge.client.close();
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ConfigError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ConfigError);
-  return error as ConfigError;
-}
+const refusal = (promise: Promise<unknown>) => rejectedWith(promise, ConfigError);
 
 beforeAll(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), "judge-usecase-"));

@@ -15,6 +15,7 @@ import { type Connection, type ProjectContext, projectContext } from "../../src/
 import { readSimulatorLock, type Simulator } from "../../src/simulator/index.ts";
 import { checkReusedSimulator, failedDeliveries, localService } from "../../src/usecases/local-service.ts";
 import { withSimulatorAdmin } from "../../src/usecases/simulator-admin.ts";
+import { rejectedWith } from "../helpers/rejection.ts";
 import { startTestSimulator } from "../helpers/simulator.ts";
 import {
   allEvents,
@@ -49,14 +50,7 @@ const loopback = (baseUrl: string | undefined, apiKey?: string): Connection => (
   loopback: true,
 });
 
-async function rejection(promise: Promise<unknown>): Promise<ConfigError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ConfigError);
-  return error as ConfigError;
-}
+const rejection = (promise: Promise<unknown>) => rejectedWith(promise, ConfigError);
 
 beforeAll(async () => {
   project = await tempProject();

@@ -12,6 +12,7 @@ import { checkBeforeDeploy } from "../../src/usecases/preflight.ts";
 import { openSession, type StackSession } from "../../src/usecases/session.ts";
 import { type AgentsProject, addScenarios, agentsProject } from "../helpers/agents-project.ts";
 import { type PulumiSandbox, pulumiSandbox } from "../helpers/pulumi.ts";
+import { rejectedWith } from "../helpers/rejection.ts";
 import { requestCounts, startTestSimulator } from "../helpers/simulator.ts";
 
 const API_KEY = "sk-preflight-7d21";
@@ -33,14 +34,7 @@ async function session(env: Record<string, string> = {}): Promise<StackSession> 
   return openSession("test", { project: context });
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ConfigError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ConfigError);
-  return error as ConfigError;
-}
+const refusal = (promise: Promise<unknown>) => rejectedWith(promise, ConfigError);
 
 beforeAll(async () => {
   sandbox = await pulumiSandbox();

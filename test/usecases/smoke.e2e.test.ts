@@ -1,31 +1,17 @@
 // The smoke use case (smokeStack) driven directly against a deployed stack: a temp project with one
 // agent on a real file backend, deployed once to a real simulator on port 0. What the command emits
 // and exits with comes from the returned { report, notes, code }: checked here without it.
-import { cp, mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectContext } from "../../src/settings/index.ts";
 import { type SmokeOutcome, smokeStack } from "../../src/usecases/index.ts";
-import { projectRoot } from "../../src/workspace/index.ts";
-import {
-  type AgentsProject,
-  addScenarios,
-  agentsProject,
-  deployStack,
-  stackOutputs,
-} from "../helpers/agents-project.ts";
-import { type PulumiSandbox, pulumiSandbox } from "../helpers/pulumi.ts";
+import { stackOutputs } from "../helpers/agents-project.ts";
+import { type BookingStack, bookingStack } from "../helpers/booking-stack.ts";
 import { fakeRun } from "../helpers/run-io.ts";
-import { requestCounts, startTestSimulator } from "../helpers/simulator.ts";
+import { requestCounts } from "../helpers/simulator.ts";
 
 const API_KEY = "sk-usecase-smoke-7b2c04";
 
 describe("smokeStack", { timeout: 180_000 }, () => {
-  let sandbox: PulumiSandbox;
-  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
-  let project: AgentsProject;
-  let agentsDir: string;
+  let stack: BookingStack;
   let pinned: string;
 
   const smoke = (
@@ -35,7 +21,7 @@ describe("smokeStack", { timeout: 180_000 }, () => {
     smokeStack(
       {
         stack: "test",
-        project: projectContext({ cwd: project.dir, env: { ...process.env, ...sandbox.env } }),
+        project: stack.context(),
         selection,
         concurrency: 2,
         dryRun,
@@ -46,33 +32,12 @@ describe("smokeStack", { timeout: 180_000 }, () => {
   const statuses = (outcome: SmokeOutcome) => outcome.report?.results.map((r) => `${r.scenario}: ${r.status}`);
 
   beforeAll(async () => {
-    sandbox = await pulumiSandbox();
-    sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
-    agentsDir = await mkdtemp(path.join(os.tmpdir(), "usecase-smoke-agents-"));
-    await cp(path.join(projectRoot, "agents", "booking.yaml"), path.join(agentsDir, "booking.yaml"));
-    // The key as the stack's secret: the provider reads it from the stack, not from this process.
-    project = await agentsProject(sandbox, {
-      baseUrl: sim.url,
-      apiKey: API_KEY,
-      secretKey: true,
-      agentsFrom: agentsDir,
-    });
-    await addScenarios(project.dir, "booking", {
-      name: "says-what-it-never-says",
-      channel: { callee_no: "+15550142100" },
-      expect: { says: ["a sentence this agent never says"] },
-    });
-    await deployStack(project.stack);
-    const versions = (await stackOutputs(project.stack)).versions?.value as Record<string, string> | undefined;
+    stack = await bookingStack(API_KEY, { failing: true, deploy: true });
+    const versions = (await stackOutputs(stack.project.stack)).versions?.value as Record<string, string> | undefined;
     pinned = versions?.booking ?? "";
     expect(pinned).toMatch(/@v1$/);
   });
-  afterAll(async () => {
-    await project?.cleanup();
-    await sim?.close();
-    await sandbox?.cleanup();
-    if (agentsDir) await rm(agentsDir, { recursive: true, force: true });
-  });
+  afterAll(() => stack?.close());
 
   it("a passing scenario: its report, no notes, code 0", async () => {
     const outcome = await smoke({ scenarios: ["checks-availability-and-books"] });
@@ -100,10 +65,10 @@ describe("smokeStack", { timeout: 180_000 }, () => {
   });
 
   it("a dry run places no call and ends without a report, code 0", async () => {
-    const before = (await requestCounts(sim)).count;
+    const before = (await requestCounts(stack.sim)).count;
     const outcome = await smoke({}, { dryRun: true });
     expect(outcome).toEqual({ report: undefined, notes: [], code: 0 });
-    expect((await requestCounts(sim)).count).toBe(before);
+    expect((await requestCounts(stack.sim)).count).toBe(before);
   });
 
   it("stopped before its calls: every planned call not run, no notes, code 130", async () => {

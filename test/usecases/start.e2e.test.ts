@@ -1,59 +1,31 @@
 // The start use case (deployAndSmoke) driven directly: a temp project with one agent on a real
 // file backend (the Pulumi CLI), its stack pointed at a real simulator on port 0. What the command
 // emits and exits with comes from the returned { report, notes, code }: checked here without it.
-import { cp, mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Report } from "../../src/results/index.ts";
-import { projectContext } from "../../src/settings/index.ts";
 import { deployAndSmoke } from "../../src/usecases/index.ts";
-import { projectRoot } from "../../src/workspace/index.ts";
-import { type AgentsProject, addScenarios, agentsProject, stackOutputs } from "../helpers/agents-project.ts";
-import { type PulumiSandbox, pulumiSandbox } from "../helpers/pulumi.ts";
+import { addScenarios, stackOutputs } from "../helpers/agents-project.ts";
+import { type BookingStack, bookingStack, NEVER_SAID } from "../helpers/booking-stack.ts";
 import { type FakeRun, fakeRun } from "../helpers/run-io.ts";
-import { startTestSimulator } from "../helpers/simulator.ts";
 
 const API_KEY = "sk-usecase-start-3e9a51";
 
 /** Each case runs `pulumi up` (or stops before it): tens of seconds on a busy 2-core machine. */
 describe("deployAndSmoke", { timeout: 240_000 }, () => {
-  let sandbox: PulumiSandbox;
-  let sim: Awaited<ReturnType<typeof startTestSimulator>>;
-  let project: AgentsProject;
-  let agentsDir: string;
+  let stack: BookingStack;
 
   const request = (smoke: boolean) => ({
     stack: "test",
-    project: projectContext({
-      cwd: project.dir,
-      env: { ...process.env, ...sandbox.env },
-    }),
+    project: stack.context(),
     smoke,
     compare: { allowInconclusive: false },
   });
   const scenarioNames = (report: Report | undefined) => report?.results.map((r) => `${r.scenario}: ${r.status}`);
 
   beforeAll(async () => {
-    sandbox = await pulumiSandbox();
-    sim = await startTestSimulator({ port: 0, apiKey: API_KEY, eventDelayMs: 1, quiet: true });
-    // One agent (the booking example, which links no other) keeps each deploy short.
-    agentsDir = await mkdtemp(path.join(os.tmpdir(), "usecase-start-agents-"));
-    await cp(path.join(projectRoot, "agents", "booking.yaml"), path.join(agentsDir, "booking.yaml"));
-    // The key as the stack's secret: the provider reads it from the stack, not from this process.
-    project = await agentsProject(sandbox, {
-      baseUrl: sim.url,
-      apiKey: API_KEY,
-      secretKey: true,
-      agentsFrom: agentsDir,
-    });
+    stack = await bookingStack(API_KEY);
   });
-  afterAll(async () => {
-    await project?.cleanup();
-    await sim?.close();
-    await sandbox?.cleanup();
-    if (agentsDir) await rm(agentsDir, { recursive: true, force: true });
-  });
+  afterAll(() => stack?.close());
 
   it("stopped before `pulumi up`: every scenario not run, in which phase, code 130, nothing deployed", async () => {
     const run: FakeRun = fakeRun({ stopped: true });
@@ -65,7 +37,7 @@ describe("deployAndSmoke", { timeout: 240_000 }, () => {
     expect(results.length).toBeGreaterThan(0);
     expect(results.every((r) => r.outcome.kind === "not_run")).toBe(true);
     expect(run.out()).not.toContain("pulumi up --yes");
-    expect((await stackOutputs(project.stack)).versions).toBeUndefined();
+    expect((await stackOutputs(stack.project.stack)).versions).toBeUndefined();
   });
 
   it("without smoke: the agents deployed, no report, code 0", async () => {
@@ -74,15 +46,11 @@ describe("deployAndSmoke", { timeout: 240_000 }, () => {
     expect(outcome).toEqual({ report: undefined, notes: [], code: 0, deployed: true });
     expect(run.out()).toContain("Changes applied.");
     expect(run.out()).toMatch(/^booking\s+conversational\s+ca_\S+@v1\s/m);
-    expect(run.connections).toEqual([sim.url]);
+    expect(run.connections).toEqual([stack.sim.url]);
   });
 
   it("a failing expectation in the smoke phase: the report says which, code 1", async () => {
-    await addScenarios(project.dir, "booking", {
-      name: "says-what-it-never-says",
-      channel: { callee_no: "+15550142100" },
-      expect: { says: ["a sentence this agent never says"] },
-    });
+    await addScenarios(stack.project.dir, "booking", NEVER_SAID);
     const run = fakeRun();
     const outcome = await deployAndSmoke(request(true), run.io);
     expect(outcome.code).toBe(1);
