@@ -1,9 +1,10 @@
 // `agent-iac start` (`npm start`), the main job: provision agents/ with `pulumi up` on the dev
 // stack and smoke-call the versions it created, compared with the versions before the deploy.
-// Flags → one typed request → the start use case (session, local service, deploy, smoke job) →
-// emitReport and the notes after it.
+// Flags → one typed request → the start use case (session, local service, deploy, smoke job; the
+// report written through emitReport before the comparison base is settled) → the notes after it.
 import path from "node:path";
 import { emitReport } from "../report/index.ts";
+import type { Report } from "../results/index.ts";
 import { deployAndSmoke } from "../usecases/index.ts";
 import { oneOf, parseCommand, STACK_FLAG } from "./args.ts";
 import { START_REPORTS } from "./flags.ts";
@@ -51,12 +52,17 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     smoke: !values["no-smoke"],
     compare: { rule: typed["compare-rule"], allowInconclusive: values["allow-inconclusive"] },
   };
-  const outcome = await deployAndSmoke(request, runIO(io));
+  // The report of a smoke phase that `pulumi up`'s cancel never let start is written, not shown.
+  const writeReport = (report: Report, shown: boolean) =>
+    emitReport(report, {
+      env: io.env,
+      within: io.project.dir,
+      files: START_REPORTS,
+      ...(shown ? { out: io.stdout } : {}),
+    });
+  const outcome = await deployAndSmoke(request, { ...runIO(io), writeReport });
   const { report } = outcome;
   if (!report) return outcome.code;
-  // The report of a smoke phase that `pulumi up`'s cancel never let start is written, not shown.
-  const out = outcome.deployed ? { out: io.stdout } : {};
-  await emitReport(report, { env: io.env, within: io.project.dir, files: START_REPORTS, ...out });
   // The report says whether the run was stopped (and where): a signal after it was made changes nothing.
   if (outcome.stopped !== undefined) {
     throw interrupted({ calls: report.results, reports: startReports(), phase: outcome.stopped });

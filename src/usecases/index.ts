@@ -23,7 +23,7 @@ export {
 export { type SmokeOutcome, smokeStack } from "./smoke.ts";
 export { runSmokeJob } from "./smoke-job.ts";
 export { suiteShard } from "./smoke-prologue.ts";
-export { deployAndSmoke } from "./start.ts";
+export { deployAndSmoke, type StartIO } from "./start.ts";
 export {
   auditTraffic,
   DEFAULT_NEGATIVE_RATINGS,

@@ -33,7 +33,14 @@ export type StartRequest = {
  */
 export type StartOutcome = CommandOutcome<Report> & { stopped?: string; deployed: boolean };
 
-export async function deployAndSmoke(request: StartRequest, io: RunIO): Promise<StartOutcome> {
+/**
+ * The run, and the writer of its report (the command's: its files, and the terminal when `shown`).
+ * The report is written before the comparison base it was compared against is consumed, so a report
+ * that could not be written leaves the base for the next run.
+ */
+export type StartIO = RunIO & { writeReport: (report: Report, shown: boolean) => Promise<unknown> };
+
+export async function deployAndSmoke(request: StartRequest, io: StartIO): Promise<StartOutcome> {
   const session = await openValidStack(
     request.stack,
     { project: request.project, create: true, consequence: "; nothing was deployed" },
@@ -56,7 +63,7 @@ export async function deployAndSmoke(request: StartRequest, io: RunIO): Promise<
         throw error;
       },
     );
-    if (deployed instanceof InterruptedError) return await interruptedDuringUp(deployed, session);
+    if (deployed instanceof InterruptedError) return await interruptedDuringUp(deployed, session, io);
     io.out.write(`\n${deployed.changed ? "Changes applied." : "No changes."}\n${agentTable(deployed.held.agents)}\n`);
     if (!request.smoke) return { report: undefined, notes: [], code: 0, deployed: true };
     return await smokeAfterUp(session, service, deployed, { io, signal: stop.signal, compare: request.compare });
@@ -72,9 +79,10 @@ export async function deployAndSmoke(request: StartRequest, io: RunIO): Promise<
  * lists every scenario as not run, from the plan (pinned to what the stack holds, where it holds the
  * agent), replacing an earlier run's. Nothing to plan: the Pulumi run's own error.
  */
-async function interruptedDuringUp(error: InterruptedError, session: StackSession): Promise<StartOutcome> {
+async function interruptedDuringUp(error: InterruptedError, session: StackSession, io: StartIO): Promise<StartOutcome> {
   const report = await notRunAfterUp(session);
   if (!report) throw error;
+  await io.writeReport(report, false);
   return { report, notes: [], code: reportExitCode(report), stopped: error.what, deployed: false };
 }
 
@@ -82,7 +90,7 @@ async function smokeAfterUp(
   session: StackSession,
   service: LocalService,
   deployed: Deployed,
-  { io, signal, compare }: { io: RunIO; signal: AbortSignal; compare: StartRequest["compare"] },
+  { io, signal, compare }: { io: StartIO; signal: AbortSignal; compare: StartRequest["compare"] },
 ): Promise<StartOutcome> {
   const { held, base } = deployed;
   const plan = await planHeld(session, held, { selection: {} }, io.warn);
@@ -102,6 +110,7 @@ async function smokeAfterUp(
   const result = await runSmokeJob(job, { out: io.out, signal, onRetry: io.onRetry });
   if (result.kind !== "ran") return { report: undefined, notes: [], code: 0, deployed: true };
   const { report } = result;
+  await io.writeReport(report, true);
   // The report says whether the run was stopped: a signal after it was made changes nothing.
   if (report.interrupted) {
     const stopped = "after `pulumi up` completed: the agents are deployed";
