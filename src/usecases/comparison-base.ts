@@ -21,6 +21,9 @@ export async function checkComparisonBase(session: StackSession, held: HeldAgent
     if (history.available) return (v: string) => current.has(v) || history.past.has(v);
     const known = new Set([...current, ...Object.values(held.previous)]);
     if (linksToStack(record, held, known)) return (v: string) => known.has(v) || record.heldVersions.includes(v);
+    // A stack that holds nothing and recorded no outputs (never deployed) held nothing: only an
+    // empty base is its own, so a base naming versions came from elsewhere (a same-named stack).
+    if (current.size === 0 && !held.previousRecorded) return (v: string) => known.has(v);
     // Without previous_versions (a stack deployed before it existed) nothing can tell: shape only.
     return held.previousRecorded ? (v: string) => known.has(v) : undefined;
   };

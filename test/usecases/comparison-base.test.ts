@@ -128,6 +128,15 @@ describe("checkComparisonBase on a file backend", () => {
     expect(String((error as Error).message)).toMatch(/^reading stack dev failed: /);
   });
 
+  it("a stack never deployed (no history, no outputs) held nothing: a base naming a version is another stack's", async () => {
+    const nothing: HeldAgents = { agents: {}, stale: [], directories: [], previous: {}, previousRecorded: false };
+    const file = `file://${root}`;
+    const error = await refusal(checkComparisonBase(await session(base({ desk: "v3" }), file), nothing));
+    expect(error.message).toContain('("desk": "v3")');
+    // Its own base (written before its first deploy, which held nothing) is empty, and applies.
+    await expect(checkComparisonBase(await session(base({}), file), nothing)).resolves.toBeUndefined();
+  });
+
   it("no update history written yet: the state and previous_versions decide, as elsewhere", async () => {
     const file = `file://${root}`;
     await expect(checkComparisonBase(await session(base({ desk: "v2" }), file), held())).resolves.toBeUndefined();
