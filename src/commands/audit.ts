@@ -1,11 +1,11 @@
 // `agent-iac audit`: which agent versions took calls in a window, and whose they are (src/watch).
-import { terminalText } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
-import { auditTraffic } from "../usecases/index.ts";
+import { auditStack } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
 import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
-import { withTraffic } from "./traffic.ts";
+import { runIO } from "./run-io.ts";
+import { trafficInterrupted } from "./traffic.ts";
 
 const SPEC = {
   name: "audit",
@@ -43,20 +43,17 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values } = parsed;
-  return withTraffic(io, values, async (traffic, reading) => {
-    const failOnUnknown = values["fail-on-unknown"];
-    const { result, report } = await auditTraffic(traffic, { failOnUnknown }, reading);
-    const code = await emitReport(report, {
-      env: io.env,
-      within: io.project.dir,
-      files: reportFiles(TRAFFIC_REPORT_FLAGS, values),
-      out: io.stdout,
-    });
-    if (code === 1) {
-      const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");
-      // The ids are the service's: shown escaped, never obeyed.
-      io.stderr.write(`agent-iac audit: agent ids this stack never held took calls: ${terminalText(ids)}\n`);
-    }
-    return code;
-  });
+  const files = reportFiles(TRAFFIC_REPORT_FLAGS, values);
+  const request = {
+    project: io.project,
+    stack: values.stack,
+    window: { since: values.since, from: values.from, to: values.to },
+    baseline: values.baseline,
+    failOnUnknown: values["fail-on-unknown"],
+  };
+  const outcome = await auditStack(request, runIO(io)).catch(trafficInterrupted(io, files));
+  await emitReport(outcome.report, { env: io.env, within: io.project.dir, files, out: io.stdout });
+  // With --fail-on-unknown, the note names the unknown ids that fail the run.
+  for (const note of outcome.notes) io.stderr.write(note);
+  return outcome.code;
 }

@@ -1,13 +1,13 @@
 // `agent-iac watch`: live-traffic figures of each conversational agent's current version against
 // its previous version (src/watch), with thresholds; exit 1 on a breach, naming the figure and
 // how to roll back.
-import { terminalLines } from "../render/index.ts";
 import { emitReport } from "../report/index.ts";
-import { DEFAULT_NEGATIVE_RATINGS, watchTraffic } from "../usecases/index.ts";
+import { DEFAULT_NEGATIVE_RATINGS, watchStack } from "../usecases/index.ts";
 import { type Conversion, oneOf, parseCommand, STACK_FLAG, wholeNumber } from "./args.ts";
 import { reportFiles, TRAFFIC_REPORT_FLAGS, WINDOW_FLAGS } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
-import { withTraffic } from "./traffic.ts";
+import { runIO } from "./run-io.ts";
+import { trafficInterrupted } from "./traffic.ts";
 
 /** Percentage points (a trailing % allowed) as a fraction. */
 const points: Conversion<number> = {
@@ -89,36 +89,26 @@ configuration error, 3 the service or the backend failed.`,
 export async function run(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
-  const { values } = parsed;
+  const { values, typed } = parsed;
+  const files = reportFiles(TRAFFIC_REPORT_FLAGS, values);
   const request = {
-    baselineWindow: parsed.typed["baseline-window"],
+    project: io.project,
+    stack: values.stack,
+    window: { since: values.since, from: values.from, to: values.to },
+    baseline: values.baseline,
+    baselineWindow: typed["baseline-window"],
     includeTestCalls: values["include-test-calls"],
     serviceId: values["service-id"],
     negativeRatings: values["negative-rating"],
     thresholds: {
-      maxFailureRateIncrease: parsed.typed["max-failure-rate-increase"],
-      maxNegativeFeedbackIncrease: parsed.typed["max-negative-feedback-increase"],
-      minCalls: parsed.typed["min-calls"],
+      maxFailureRateIncrease: typed["max-failure-rate-increase"],
+      maxNegativeFeedbackIncrease: typed["max-negative-feedback-increase"],
+      minCalls: typed["min-calls"],
     },
   };
-  return withTraffic(io, values, async (traffic, reading) => {
-    const { result, report } = await watchTraffic(traffic, request, reading);
-    const code = await emitReport(report, {
-      env: io.env,
-      within: io.project.dir,
-      files: reportFiles(TRAFFIC_REPORT_FLAGS, values),
-      out: io.stdout,
-    });
-    for (const agent of result.agents) {
-      if (agent.status.startsWith("not_enough")) io.stderr.write(`warning: ${agent.message}\n`);
-    }
-    // The report's code says a figure got worse (1); stderr names it and how to roll back.
-    const regressed = result.agents.filter((a) => a.status === "regressed");
-    if (regressed.length > 0) {
-      const rollback = regressed.flatMap((a) => (a.rollback ? [a.rollback] : []));
-      const said = `agent-iac watch: ${regressed.map((a) => a.message).join("\n")}\n`;
-      io.stderr.write(terminalLines(rollback.length > 0 ? `${said}\n${rollback.join("\n")}\n` : said));
-    }
-    return code;
-  });
+  const outcome = await watchStack(request, runIO(io)).catch(trafficInterrupted(io, files));
+  await emitReport(outcome.report, { env: io.env, within: io.project.dir, files, out: io.stdout });
+  // The report's code says a figure got worse (1); the notes name it and how to roll back.
+  for (const note of outcome.notes) io.stderr.write(note);
+  return outcome.code;
 }

@@ -24,11 +24,5 @@ export { type SmokeOutcome, smokeStack } from "./smoke.ts";
 export { runSmokeJob } from "./smoke-job.ts";
 export { suiteShard } from "./smoke-prologue.ts";
 export { deployAndSmoke, type StartIO } from "./start.ts";
-export {
-  auditTraffic,
-  DEFAULT_NEGATIVE_RATINGS,
-  type OpenedTraffic,
-  openTraffic,
-  watchTraffic,
-} from "./traffic.ts";
+export { auditStack, DEFAULT_NEGATIVE_RATINGS, watchStack } from "./traffic.ts";
 export { COMPARE_DEFAULTS_FOR_TRY, tryVariants, type VariantSpec } from "./try.ts";

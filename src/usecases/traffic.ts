@@ -1,8 +1,11 @@
-// What `watch` and `audit` read of a stack before they read the traffic: the agents its state
-// holds, its update history (older versions named by key) and its connection; and the local
-// simulator's service id where it serves the stack (GET /feedbacks needs one).
-import { ConfigError } from "../errors/index.ts";
+// `watch`'s and `audit`'s workflow: the window and versions file checked → the stack read for what
+// it holds (its agents, its update history naming older versions by key, its connection; and the
+// local simulator's service id where it serves the stack, for GET /feedbacks) → the window's traffic
+// read, stopped by Ctrl+C → the report, and what the run says after it.
+import { ConfigError, InterruptedError } from "../errors/index.ts";
+import { terminalLines, terminalText } from "../escape/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
+import { type Report, reportExitCode } from "../results/index.ts";
 import type { Connection, ProjectContext } from "../settings/index.ts";
 import {
   audit,
@@ -19,6 +22,7 @@ import {
   watchReport,
   withPreviousVersions,
 } from "../watch/index.ts";
+import type { CommandOutcome, RunIO } from "./outcome.ts";
 import { type RetryListener, withStackClient } from "./service-client.ts";
 import { backendError, openSession } from "./session.ts";
 import { withSimulatorAdmin } from "./simulator-admin.ts";
@@ -140,4 +144,74 @@ export async function watchTraffic(traffic: OpenedTraffic, request: WatchRequest
     }),
   );
   return { result, report: watchReport(result, traffic.now) };
+}
+
+/** A traffic read ends with its report (a read stopped part-way throws the InterruptedError). */
+export type TrafficOutcome = CommandOutcome<Report> & { report: Report };
+
+/**
+ * The stack opened, its connection said, then `read` with the run's interruption: Ctrl+C (or
+ * SIGTERM) stops the paged reads and ends the run without a report (the figures of a window read in
+ * part would mislead): an InterruptedError. A service failure is the caller's to explain.
+ */
+async function readStackTraffic<T>(
+  request: TrafficRequest,
+  io: RunIO,
+  read: (traffic: OpenedTraffic, reading: Reading) => Promise<T>,
+): Promise<T> {
+  const traffic = await openTraffic(request);
+  io.useConnection(traffic.connection);
+  const stop = io.interruption();
+  const resume = { signal: stop.signal, onResume: (line: string) => io.warn(`${line}\n`) };
+  try {
+    return await read(traffic, { resume, onRetry: io.onRetry });
+  } catch (error) {
+    if (!stop.signal.aborted) throw error;
+    throw new InterruptedError(undefined, "the traffic was not read to the end", { cause: error });
+  } finally {
+    stop.release();
+  }
+}
+
+export type AuditRequest = TrafficRequest & {
+  /** Code 1 when an agent id this stack never held took calls. */
+  failOnUnknown: boolean;
+};
+
+/** `audit`: the note after the report names the unknown agent ids when they fail the run. */
+export async function auditStack(request: AuditRequest, io: RunIO): Promise<TrafficOutcome> {
+  const { failOnUnknown } = request;
+  const { result, report } = await readStackTraffic(request, io, (traffic, reading) =>
+    auditTraffic(traffic, { failOnUnknown }, reading),
+  );
+  const code = reportExitCode(report);
+  const notes = [];
+  if (code === 1) {
+    const ids = result.unknown.map((r) => `${r.agent_id} (${r.calls} calls)`).join(", ");
+    // The ids are the service's: shown escaped, never obeyed.
+    notes.push(`agent-iac audit: agent ids this stack never held took calls: ${terminalText(ids)}\n`);
+  }
+  return { report, notes, code };
+}
+
+export type WatchStackRequest = TrafficRequest & WatchRequest;
+
+/**
+ * `watch`: the notes after the report warn of each agent with too little traffic for a verdict,
+ * then name each figure that got worse and how to roll back (the report's code 1 says it failed).
+ */
+export async function watchStack(request: WatchStackRequest, io: RunIO): Promise<TrafficOutcome> {
+  const { result, report } = await readStackTraffic(request, io, (traffic, reading) =>
+    watchTraffic(traffic, request, reading),
+  );
+  const notes = result.agents.flatMap((agent) =>
+    agent.status.startsWith("not_enough") ? [`warning: ${agent.message}\n`] : [],
+  );
+  const regressed = result.agents.filter((a) => a.status === "regressed");
+  if (regressed.length > 0) {
+    const rollback = regressed.flatMap((a) => (a.rollback ? [a.rollback] : []));
+    const said = `agent-iac watch: ${regressed.map((a) => a.message).join("\n")}\n`;
+    notes.push(terminalLines(rollback.length > 0 ? `${said}\n${rollback.join("\n")}\n` : said));
+  }
+  return { report, notes, code: reportExitCode(report) };
 }

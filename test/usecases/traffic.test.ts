@@ -3,6 +3,8 @@
 // stack's versions, with unknown agent ids apart; watch refusing a stack with no conversational
 // agent, and asking the local simulator for the service id GET /feedbacks needs. The example
 // agents created on a simulator on port 0; the stack's side is the plain record openTraffic returns.
+// The use cases the commands call (watchStack, auditStack: a real stack opened, their notes and
+// codes, an interruption) are traffic.e2e.test.ts's.
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
