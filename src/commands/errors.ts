@@ -65,6 +65,7 @@ export const FLAGS: Readonly<Record<InputField, string>> = {
   shard: "--shard",
   fromRecording: "--from-recording",
   eventsUrl: "--events-url",
+  calleeNo: "--callee-no",
 };
 
 /** The CLI's naming: a field is said as its flag. */

@@ -4,22 +4,12 @@
 // replays its events, so when it gives none the command says so and points to --record.
 // `scenario derive` reads a call the same ways and `scenario generate` reads the agent file; a model
 // writes persona scenarios from them (src/drafts), printed only once vetted (and with --check, passed).
-import type { CapturedCall } from "../capture/index.ts";
-import { CliError, InterruptedError } from "../errors/index.ts";
-import { terminalText } from "../render/index.ts";
-import {
-  type CaptureRequest,
-  captureCall,
-  type DraftResult,
-  deriveDraft,
-  generateDraft,
-  recordedCall,
-  serviceCall,
-  stackConnection,
-} from "../usecases/index.ts";
+import { CliError } from "../errors/index.ts";
+import { type CommandOutcome, captureScenario, deriveDraft, generateDraft } from "../usecases/index.ts";
 import { parseCommand, positiveNumber, STACK_FLAG, suggestion, wholeNumber } from "./args.ts";
 import { CONNECTION_FLAGS, CONNECTION_HELP } from "./flags.ts";
 import type { CommandIO } from "./lifecycle.ts";
+import { runIO } from "./run-io.ts";
 
 /** How long a stream may stay silent before the service is taken not to replay an ended conversation. */
 const DEFAULT_REPLAY_WAIT_S = 10;
@@ -167,116 +157,66 @@ type CallFlags = {
   "base-url"?: string | undefined;
 };
 
-/** The call of `conversationId`: from a recording, or from the service's stream (Ctrl+C closes it). */
-async function readCall(
-  conversationId: string,
-  values: CallFlags,
-  idleSeconds: number | undefined,
-  io: CommandIO,
-): Promise<CapturedCall> {
-  const request = { conversationId, calleeNo: values["callee-no"] };
-  const dir = io.project.path(values["from-recording"]);
-  if (dir) return recordedCall(dir, request);
-  return fromService(request, {
+/** Where the call of `conversationId` is read from, as the use cases take it. */
+function callRequest(conversationId: string, values: CallFlags, idleSeconds: number | undefined, io: CommandIO) {
+  return {
+    conversationId,
+    project: io.project,
+    fromRecording: values["from-recording"],
+    calleeNo: values["callee-no"],
     stack: values.stack,
     baseUrl: values["base-url"],
     idleSeconds: idleSeconds ?? DEFAULT_REPLAY_WAIT_S,
-    io,
-  });
+  };
 }
 
 async function capture(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(SPEC, argv, io.stdout);
   if (!parsed) return 0;
-  const conversationId = parsed.positionals[0] ?? "";
-  const call = await readCall(conversationId, parsed.values, parsed.typed["idle-timeout"], io);
-  const captured = captureCall(call, { name: parsed.values.name });
-  io.stdout.write(captured.yaml);
-  for (const note of captured.notes) io.stderr.write(`note: ${note}\n`);
-  io.stderr.write(
-    `captured ${captured.turns} caller turn(s) and ${captured.toolCalls.length} tool(s) from ${terminalText(conversationId)}\n`,
-  );
-  return 0;
+  const call = callRequest(parsed.positionals[0] ?? "", parsed.values, parsed.typed["idle-timeout"], io);
+  return emitted(await captureScenario({ ...call, name: parsed.values.name }, runIO(io, io.stderr)), io);
 }
 
 async function derive(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(DERIVE_SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values, typed } = parsed;
-  const call = await readCall(parsed.positionals[0] ?? "", values, typed["idle-timeout"], io);
-  return drafted(io, (signal) =>
-    deriveDraft(
-      {
-        stack: values.stack,
-        project: io.project,
-        call,
-        agent: values.agent,
-        name: values.name,
-        keepPii: values["keep-pii"],
-        maxCallMinutes: typed["max-call-minutes"],
-        check: values.check,
-      },
-      { out: io.stderr, signal, onRetry: io.printRetry },
-    ),
+  const outcome = await deriveDraft(
+    {
+      ...callRequest(parsed.positionals[0] ?? "", values, typed["idle-timeout"], io),
+      agent: values.agent,
+      name: values.name,
+      keepPii: values["keep-pii"],
+      maxCallMinutes: typed["max-call-minutes"],
+      check: values.check,
+    },
+    runIO(io, io.stderr),
   );
+  return emitted(outcome, io);
 }
 
 async function generate(argv: string[], io: CommandIO): Promise<number> {
   const parsed = parseCommand(GENERATE_SPEC, argv, io.stdout);
   if (!parsed) return 0;
   const { values, typed } = parsed;
-  return drafted(io, (signal) =>
-    generateDraft(
-      {
-        stack: values.stack,
-        project: io.project,
-        agent: parsed.positionals[0] ?? "",
-        count: typed.count ?? 5,
-        keepPii: values["keep-pii"],
-        maxCallMinutes: typed["max-call-minutes"],
-        check: values.check,
-      },
-      { out: io.stderr, signal, onRetry: io.printRetry },
-    ),
+  const outcome = await generateDraft(
+    {
+      stack: values.stack,
+      project: io.project,
+      agent: parsed.positionals[0] ?? "",
+      count: typed.count ?? 5,
+      keepPii: values["keep-pii"],
+      maxCallMinutes: typed["max-call-minutes"],
+      check: values.check,
+    },
+    runIO(io, io.stderr),
   );
+  return emitted(outcome, io);
 }
 
-/** Runs the drafting (Ctrl+C stops the model's request and the check's calls), then prints what was kept in one write. */
-async function drafted(io: CommandIO, draft: (signal: AbortSignal) => Promise<DraftResult>): Promise<number> {
-  const stop = io.interruption();
-  const result = await draft(stop.signal).finally(stop.release);
-  // An interrupted check kept what it had not placed: nothing is printed of a run cut short.
-  if (stop.signal.aborted) throw new InterruptedError(undefined, "nothing was printed");
-  for (const note of result.notes) io.stderr.write(`note: ${terminalText(note)}\n`);
-  const failed = result.dropped.filter((d) => d.kind === "failed the check");
-  for (const drop of result.dropped.filter((d) => d.kind !== "failed the check")) {
-    io.stderr.write(`dropped ${terminalText(drop.name)}: ${terminalText(drop.kind)}: ${terminalText(drop.reason)}\n`);
-  }
-  if (failed.length > 0) {
-    io.stderr.write("failed on the pinned version (a finding about today's version, not a test):\n");
-    for (const drop of failed) io.stderr.write(`  ${terminalText(drop.name)}: ${terminalText(drop.reason)}\n`);
-  }
-  io.stdout.write(result.yaml);
-  io.stderr.write(`${terminalText(result.count)}\n`);
-  return result.kept.length > 0 ? 0 : 1;
-}
-/** The stack's (or --base-url's) service, its errors said in its terms; Ctrl+C closes the stream. */
-async function fromService(
-  request: CaptureRequest,
-  options: { stack: string; baseUrl: string | undefined; idleSeconds: number; io: CommandIO },
-): Promise<CapturedCall> {
-  const { io } = options;
-  const { calleeNo } = request;
-  if (!calleeNo) {
-    throw new CliError("--callee-no is needed to capture from the service: its events do not say the channel", {
-      hint: "or capture from a recording of the call: --from-recording DIR",
-    });
-  }
-  const connection = await stackConnection(io.project, options.stack, { baseUrl: options.baseUrl });
-  io.useConnection(connection);
-  const stop = io.interruption();
-  return serviceCall(
-    { ...request, calleeNo, idleSeconds: options.idleSeconds, connection, stack: options.stack },
-    { signal: stop.signal, onRetry: io.printRetry },
-  ).finally(stop.release);
+/** The YAML on stdout in one write, the notes after it on stderr. */
+function emitted(outcome: CommandOutcome<string>, io: CommandIO): number {
+  io.stdout.write(outcome.report ?? "");
+  for (const note of outcome.notes) io.stderr.write(note);
+  return outcome.code;
 }

@@ -51,6 +51,7 @@ export const INPUT_FIELDS = [
   "shard",
   "fromRecording",
   "eventsUrl",
+  "calleeNo",
 ] as const;
 
 export type InputField = (typeof INPUT_FIELDS)[number];

@@ -3,27 +3,78 @@
 // need not replay an ended conversation's events: then this says so and points to recordings.
 import { stat } from "node:fs/promises";
 import type { Client, EventEnvelope } from "../api/index.ts";
-import { type Captured, type CapturedCall, captureScenario } from "../capture/index.ts";
+import { type CapturedCall, captureScenario as scenarioOf } from "../capture/index.ts";
 import { InterruptedError, InvalidInputError, ServiceError, TimeoutError } from "../errors/index.ts";
-import type { Connection } from "../settings/index.ts";
+import { terminalText } from "../escape/index.ts";
+import type { Connection, ProjectContext } from "../settings/index.ts";
 import { findRecording, MAX_RECORDING_BYTES } from "../smoke/index.ts";
+import type { CommandOutcome, RunIO } from "./outcome.ts";
 import { type RetryListener, withStackClient } from "./service-client.ts";
+import { stackConnection } from "./session.ts";
 
-export type CaptureRequest = {
+/** The call of a conversation, and the callee number to put in its channel. */
+type CallId = {
   conversationId: string;
-  /** The draft scenario's name (default: from the conversation). */
-  name?: string | undefined;
   /** The callee number to put in the draft's channel (the service's events do not say it). */
   calleeNo?: string | undefined;
 };
 
-/** The call as a draft scenario (scenario capture): its caller's lines, its tools, its channel. */
-export function captureCall(call: CapturedCall, options: { name?: string | undefined }): Captured {
-  return captureScenario(call, options);
+/** Where a call is read from (what capture and derive share): a recording, else the stack's service. */
+export type CallRequest = CallId & {
+  project: ProjectContext;
+  /** Read the call from the recordings in this directory (relative to the project), not from the service. */
+  fromRecording?: string | undefined;
+  stack: string;
+  /** The service's address instead of the stack's. */
+  baseUrl?: string | undefined;
+  /** From the service: give up when its stream sends nothing for this long. */
+  idleSeconds: number;
+};
+
+export type CaptureRequest = CallRequest & {
+  /** The draft scenario's name (default: from the conversation). */
+  name?: string | undefined;
+};
+
+/**
+ * `scenario capture`: the call as a draft scenario (its caller's lines, its tools, its channel).
+ * The report is the YAML to print; the notes say what the draft could not carry over and what it holds.
+ */
+export async function captureScenario(request: CaptureRequest, io: RunIO): Promise<CommandOutcome<string>> {
+  const call = await readCall(request, io);
+  const captured = scenarioOf(call, { name: request.name });
+  const notes = captured.notes.map((note) => `note: ${note}\n`);
+  notes.push(
+    `captured ${captured.turns} caller turn(s) and ${captured.toolCalls.length} tool(s) from ${terminalText(request.conversationId)}\n`,
+  );
+  return { report: captured.yaml, notes, code: 0 };
+}
+
+/**
+ * The call of `conversationId`: from a recording, or from the service's stream (the stack's
+ * connection, said to `io`; Ctrl+C closes the stream). From the service the callee number is
+ * required: its events do not say the channel.
+ */
+export async function readCall(request: CallRequest, io: RunIO): Promise<CapturedCall> {
+  const dir = request.project.path(request.fromRecording);
+  if (dir) return recordedCall(dir, request);
+  const { calleeNo } = request;
+  if (!calleeNo) {
+    throw new InvalidInputError(
+      (name) => `${name("calleeNo")} is needed to capture from the service: its events do not say the channel`,
+      { field: "calleeNo", hint: (name) => `or capture from a recording of the call: ${name("fromRecording")} DIR` },
+    );
+  }
+  const connection = await stackConnection(request.project, request.stack, { baseUrl: request.baseUrl });
+  io.useConnection(connection);
+  const stop = io.interruption();
+  return serviceCall({ ...request, calleeNo, connection }, { signal: stop.signal, onRetry: io.onRetry }).finally(
+    stop.release,
+  );
 }
 
 /** The call of `conversationId` as its recording in `dir` holds it (what capture and derive read). */
-export async function recordedCall(dir: string, request: CaptureRequest): Promise<CapturedCall> {
+export async function recordedCall(dir: string, request: CallId): Promise<CapturedCall> {
   const given = { field: "fromRecording" as const, value: dir };
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
     throw new InvalidInputError((name) => `${name("fromRecording")} ${dir}: no such directory of recordings`, given);
@@ -57,7 +108,7 @@ export async function recordedCall(dir: string, request: CaptureRequest): Promis
  * InterruptedError); at most what a recording may hold. The client is opened here and closed after.
  */
 export async function serviceCall(
-  request: CaptureRequest & { calleeNo: string; idleSeconds: number; connection: Connection; stack: string },
+  request: CallId & { calleeNo: string; idleSeconds: number; connection: Connection; stack: string },
   io: { signal: AbortSignal; onRetry?: RetryListener | undefined },
 ): Promise<CapturedCall> {
   const envelopes = await withStackClient(request.connection, request.stack, io.onRetry, (client) =>

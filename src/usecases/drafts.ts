@@ -21,6 +21,8 @@ import { type ChatMessage, ModelClient } from "../model/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
 import { requireJudge } from "../settings/index.ts";
 import { planSmoke, type ScenarioResult } from "../smoke/index.ts";
+import { type CallRequest, readCall } from "./capture.ts";
+import type { CommandOutcome, RunIO } from "./outcome.ts";
 import { openSession, type ProjectSession, type StackSession } from "./session.ts";
 import { runSmokeJob, smokeJobFrom } from "./smoke-job.ts";
 import { openValidStack } from "./smoke-prologue.ts";
@@ -34,14 +36,14 @@ export type DraftRequest = {
   check: boolean;
 };
 
-export type DraftIO = {
+type DraftIO = {
   /** Progress: the check's calls, retries. */
   out: { write(text: string): unknown };
   signal: AbortSignal;
   onRetry?: ((notice: RetryNotice) => void) | undefined;
 };
 
-export type DraftResult = Drafted & {
+type DraftResult = Drafted & {
   model: string;
   /** The kept scenarios as the YAML list to print (empty when none is kept). */
   yaml: string;
@@ -49,7 +51,53 @@ export type DraftResult = Drafted & {
   count: string;
 };
 
-export async function deriveDraft(
+/** `scenario derive`: the call read like `scenario capture` reads it, then drafted for its agent (or `agent`). */
+export type DeriveRequest = DraftRequest & CallRequest & { agent?: string | undefined; name?: string | undefined };
+
+/** `scenario generate`: `count` scenarios drafted from the agent file of `agent` alone. */
+export type GenerateRequest = DraftRequest & { agent: string; count: number };
+
+/**
+ * `scenario derive`: the report is the kept scenarios' YAML (empty when none is kept), the notes
+ * say what was dropped, what failed on the pinned version and the count; the code is 0 when a
+ * scenario was kept, else 1.
+ */
+export async function deriveDraft(request: DeriveRequest, io: RunIO): Promise<CommandOutcome<string>> {
+  const call = await readCall(request, io);
+  return drafted(io, (draftIO) => draftFromCall({ ...request, call }, draftIO));
+}
+
+/** `scenario generate`: its outcome as derive's. */
+export async function generateDraft(request: GenerateRequest, io: RunIO): Promise<CommandOutcome<string>> {
+  return drafted(io, (draftIO) => draftFromAgent(request, draftIO));
+}
+
+/** The drafting (Ctrl+C stops the model's request and the check's calls), and what it kept as the outcome. */
+async function drafted(io: RunIO, draft: (io: DraftIO) => Promise<DraftResult>): Promise<CommandOutcome<string>> {
+  const stop = io.interruption();
+  const result = await draft({ out: io.out, signal: stop.signal, onRetry: io.onRetry }).finally(stop.release);
+  // An interrupted check kept what it had not placed: nothing is printed of a run cut short.
+  if (stop.signal.aborted) throw new InterruptedError(undefined, "nothing was printed");
+  return { report: result.yaml, notes: draftNotes(result), code: result.kept.length > 0 ? 0 : 1 };
+}
+
+/** The lines said beside the kept scenarios: the model's notes, each dropped one with why, the count. */
+function draftNotes(result: DraftResult): string[] {
+  const notes = result.notes.map((note) => `note: ${terminalText(note)}\n`);
+  const failed = result.dropped.filter((d) => d.kind === "failed the check");
+  for (const drop of result.dropped.filter((d) => d.kind !== "failed the check")) {
+    notes.push(`dropped ${terminalText(drop.name)}: ${terminalText(drop.kind)}: ${terminalText(drop.reason)}\n`);
+  }
+  if (failed.length > 0) {
+    notes.push("failed on the pinned version (a finding about today's version, not a test):\n");
+    for (const drop of failed) notes.push(`  ${terminalText(drop.name)}: ${terminalText(drop.reason)}\n`);
+  }
+  notes.push(`${terminalText(result.count)}\n`);
+  return notes;
+}
+
+/** The call drafted for its agent (or `agent`): what derive's outcome is made of. */
+export async function draftFromCall(
   request: DraftRequest & { call: CapturedCall; agent?: string | undefined; name?: string | undefined },
   io: DraftIO,
 ): Promise<DraftResult> {
@@ -77,10 +125,8 @@ export async function deriveDraft(
   );
 }
 
-export async function generateDraft(
-  request: DraftRequest & { agent: string; count: number },
-  io: DraftIO,
-): Promise<DraftResult> {
+/** The agent file's scenarios drafted: what generate's outcome is made of. */
+export async function draftFromAgent(request: GenerateRequest, io: DraftIO): Promise<DraftResult> {
   return drafting(request, request.agent, io, (agent, model, ask) =>
     generateScenarios(
       { agent, model, count: request.count, keepPii: request.keepPii, maxCallMinutes: request.maxCallMinutes },

@@ -3,22 +3,21 @@
 // AbortSignal — never flags — and throws typed errors (./errors.ts) whose codes the command layer maps.
 // It exports only its own use cases (and types from anywhere): never a domain folder's value
 // (the lint's usecases-floor-exports-its-own rule).
-export { type CaptureRequest, captureCall, recordedCall, serviceCall } from "./capture.ts";
+export { captureScenario } from "./capture.ts";
 export { cleanErrorLines } from "./deploy.ts";
-export { type DraftResult, deriveDraft, generateDraft } from "./drafts.ts";
+export { deriveDraft, generateDraft } from "./drafts.ts";
 export { blessReports, runDrift } from "./drift.ts";
 export { followConversationEvents } from "./events.ts";
 export { judgeCheck } from "./judge-check.ts";
 export { judgeLabel } from "./judge-label.ts";
 export { mergeShardReports } from "./merge.ts";
-export type { RunIO } from "./outcome.ts";
+export type { CommandOutcome, RunIO } from "./outcome.ts";
 export { planStack } from "./plan.ts";
 export { listRecords, type ServiceListName } from "./service-lists.ts";
 export {
   openSession,
   pullRequestBase,
   SETTINGS_READ_FROM_BASE,
-  stackConnection,
 } from "./session.ts";
 export { type SmokeOutcome, smokeStack } from "./smoke.ts";
 export { runSmokeJob } from "./smoke-job.ts";

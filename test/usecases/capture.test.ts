@@ -1,13 +1,18 @@
 // The capture use case reads a call from a recording or from the service's stream, and decides what
 // a capture may hold: the recording's channel with the callee number given, a stream read to
-// `conversation.ended` or until it is silent, a Ctrl+C as an interruption. A recording of a real
-// call to the simulator on port 0 (test/helpers/recorded-call.ts), the same simulator's streams.
+// `conversation.ended` or until it is silent, a Ctrl+C as an interruption; `scenario capture`'s use
+// case turns it into the YAML to print, the lines said beside it and the exit code. A recording of a
+// real call to the simulator on port 0 (test/helpers/recorded-call.ts), the same simulator's streams.
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { flagNaming } from "../../src/commands/errors.ts";
 import { InterruptedError, InvalidInputError } from "../../src/errors/index.ts";
-import { captureCall, recordedCall, serviceCall } from "../../src/usecases/capture.ts";
+import { projectContext } from "../../src/settings/index.ts";
+import { captureScenario, recordedCall, serviceCall } from "../../src/usecases/capture.ts";
 import { type RecordedCall, recordedCall as recordCall } from "../helpers/recorded-call.ts";
+import { fakeRun } from "../helpers/run-io.ts";
 import { createConversation } from "../simulator/helpers.ts";
 
 let recorded: RecordedCall;
@@ -39,10 +44,6 @@ describe("recordedCall", () => {
     const asRecorded = await recordedCall(path.join(recorded.dir, "rec"), { conversationId });
     expect(asRecorded.channel.callee_no).not.toBe("+15550100999");
     expect(asRecorded.channel.callee_no).toMatch(/^\+\d+$/);
-    // …and the draft made of it names where it came from.
-    const draft = captureCall(call, { name: "from-recording" });
-    expect(draft.yaml).toContain("name: from-recording");
-    expect(draft.yaml).toContain("+15550100999");
   });
 
   it("a directory that is not there, or holds no recording of the call, is bad input naming --from-recording", async () => {
@@ -113,5 +114,63 @@ describe("serviceCall", () => {
     expect(error).toBeInstanceOf(InterruptedError);
     expect(error).toMatchObject({ code: "AGENT_IAC_INTERRUPTED" });
     expect(String(error)).toContain("the stream was closed after 0 event(s)");
+  });
+});
+
+describe("captureScenario", () => {
+  /** The recorded call's project, its key for the simulator in the run's environment. */
+  const project = () => projectContext({ cwd: recorded.dir, env: { AGENT_IAC_API_KEY: recorded.service.sim.apiKey } });
+  const call = { stack: "dev", idleSeconds: 30 };
+
+  it("from a recording named relative to the project: the YAML is the report, the notes end with what it holds, exit 0, no service asked", async () => {
+    const run = fakeRun();
+    const outcome = await captureScenario(
+      { ...call, conversationId, project: project(), fromRecording: "rec", calleeNo: "+15550100999", name: "mine" },
+      run.io,
+    );
+    expect(outcome.code).toBe(0);
+    expect(outcome.report).toMatch(new RegExp(`^# Captured from conversation ${conversationId} \\(support, ca_`));
+    const [scenario] = parse(outcome.report ?? "") as {
+      name: string;
+      channel: { callee_no: string };
+      caller?: { turns: string[] };
+      expect: { tool_calls?: string[] };
+    }[];
+    expect(scenario).toMatchObject({ name: "mine", channel: { callee_no: "+15550100999" } });
+    const turns = scenario?.caller?.turns.length ?? 0;
+    const tools = scenario?.expect.tool_calls?.length ?? 0;
+    expect(outcome.notes.at(-1)).toBe(`captured ${turns} caller turn(s) and ${tools} tool(s) from ${conversationId}\n`);
+    for (const note of outcome.notes.slice(0, -1)) expect(note).toMatch(/^note: [^\n]+\n$/);
+    expect(run.connections).toEqual([]);
+  });
+
+  it("from the service: the stack's connection is said to the run, the stream read to its end", async () => {
+    const { sim, held } = recorded.service;
+    const created = await createConversation(sim, held.support?.id as string);
+    const run = fakeRun();
+    const outcome = await captureScenario(
+      { ...call, conversationId: created.id, project: project(), baseUrl: sim.url, calleeNo: "+15550100123" },
+      run.io,
+    );
+    expect(run.connections).toEqual([sim.url]);
+    expect(outcome.code).toBe(0);
+    expect(parse(outcome.report ?? "")).toEqual([
+      expect.objectContaining({ name: `captured ${created.id}`, channel: { callee_no: "+15550100123" } }),
+    ]);
+    expect(outcome.notes.join("")).not.toContain("the events end before conversation.ended");
+  });
+
+  it("from the service without a callee number: bad input naming --callee-no (exit 2), before any connection", async () => {
+    const run = fakeRun();
+    const error = await captureScenario({ ...call, conversationId, project: project() }, run.io).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error).toMatchObject({ code: "AGENT_IAC_INVALID_INPUT", field: "calleeNo" });
+    expect((error as InvalidInputError).describe(flagNaming)).toEqual({
+      message: "--callee-no is needed to capture from the service: its events do not say the channel",
+      hint: "or capture from a recording of the call: --from-recording DIR",
+    });
+    expect(run.connections).toEqual([]);
   });
 });

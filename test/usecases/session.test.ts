@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { StackNotFoundError } from "../../src/errors/index.ts";
 import { projectContext, stackFiles } from "../../src/settings/index.ts";
-import { openSession, stackConnection } from "../../src/usecases/index.ts";
+import { openSession, stackConnection } from "../../src/usecases/session.ts";
 
 const made: string[] = [];
 afterAll(() => Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }))));
