@@ -4,8 +4,10 @@
 // versions it created, compared with the versions before it → the comparison base settled, and what
 // the run says after its report (versions the service did not know, failed post_url deliveries).
 
+import { displayUrl } from "../api/index.ts";
 import type { CompareRule } from "../compare/index.ts";
 import { InterruptedError } from "../errors/index.ts";
+import { terminalText } from "../escape/index.ts";
 import type { HeldAgent } from "../provider/index.ts";
 import { type Report, reportExitCode } from "../results/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
@@ -14,6 +16,7 @@ import { failedDeliveries, type LocalService, localService } from "./local-servi
 import type { CommandOutcome, RunIO } from "./outcome.ts";
 import { checkBeforeDeploy } from "./preflight.ts";
 import type { StackSession } from "./session.ts";
+import type { SimulatorDelivery } from "./simulator-admin.ts";
 import { runSmokeJob, smokeJobFrom } from "./smoke-job.ts";
 import { openValidStack, planHeld } from "./smoke-prologue.ts";
 import { unknownVersionsNote } from "./unknown-versions.ts";
@@ -133,10 +136,19 @@ async function failedDeliveriesNote(
 ): Promise<string> {
   const conversations = new Set(results.flatMap((r) => (r.conversationId ? [r.conversationId] : [])));
   const { failed, total } = await failedDeliveries(service.connection, conversations);
+  return failedDeliveriesText(failed, total);
+}
+
+/**
+ * The failed deliveries as said on stderr: a hook's address without its query or credentials (a
+ * post_url may carry a token), the service's words escaped for the terminal; "" when none failed.
+ */
+export function failedDeliveriesText(failed: SimulatorDelivery[], total: number): string {
   if (failed.length === 0) return "";
-  const lines = failed.slice(0, 10).map((d) => `  ${d.procedure_id} → ${d.url}: ${d.error ?? `HTTP ${d.status}`}`);
+  const line = (d: SimulatorDelivery) =>
+    `  ${terminalText(d.procedure_id)} → ${terminalText(displayUrl(d.url))}: ${terminalText(d.error ?? `HTTP ${d.status}`)}`;
   const more = failed.length > 10 ? [`  … and ${failed.length - 10} more (GET /_simulator/deliveries)`] : [];
-  return `post_url deliveries: ${failed.length} of ${total} failed (this run's procedures, which still completed):\n${[...lines, ...more].join("\n")}\n`;
+  return `post_url deliveries: ${failed.length} of ${total} failed (this run's procedures, which still completed):\n${[...failed.slice(0, 10).map(line), ...more].join("\n")}\n`;
 }
 
 function agentTable(outputs: Record<string, HeldAgent>): string {
