@@ -3,7 +3,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { type ReportFiles, reportPath } from "../report/index.ts";
-import { JUDGE_CACHE_DIR } from "../settings/index.ts";
+import { GUARDED_KEYS, JUDGE_CACHE_DIR } from "../settings/index.ts";
 import { type Flag, STACK_FLAG } from "./args.ts";
 
 type FileFlag = Flag & { type: "string"; format: keyof ReportFiles };
@@ -171,3 +171,9 @@ export const WINDOW_FLAGS = {
   from: { type: "string", arg: "T", help: "calls created at or after T (ISO 8601), instead of --since" },
   to: { type: "string", arg: "T", help: "… and before T (default: now)" },
 } as const satisfies Record<string, Flag>;
+
+/**
+ * The settings a pull request's plan reads from its base, never its head (where the keys and the
+ * transcripts go, what the caller sends, what code the preview runs), as plan's help lists them.
+ */
+export const READ_FROM_BASE_HELP = GUARDED_KEYS.join(", ");

@@ -3,11 +3,11 @@
 // and the notes after it.
 import { rm } from "node:fs/promises";
 import { CliError, InterruptedError } from "../errors/index.ts";
-import { behaviourCounts, emitReport, reportPath } from "../report/index.ts";
+import { behaviourCounts, emitReport, reportPath, terminalSummary } from "../report/index.ts";
 import type { Plan } from "../results/index.ts";
-import { planStack, pullRequestBase, SETTINGS_READ_FROM_BASE } from "../usecases/index.ts";
+import { planStack, pullRequestBase } from "../usecases/index.ts";
 import { parseCommand, STACK_FLAG } from "./args.ts";
-import { JUDGE_FLAGS, judgeCache, PLAN_REPORT_FLAGS, reportFiles } from "./flags.ts";
+import { JUDGE_FLAGS, judgeCache, PLAN_REPORT_FLAGS, READ_FROM_BASE_HELP, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted, interruptedWhile } from "./lifecycle.ts";
 import { runIO } from "./run-io.ts";
 
@@ -32,7 +32,7 @@ deploy would use), or in a pull request against the base. In a pull request (--b
 GitHub Actions the pull_request event's GITHUB_BASE_REF, read as origin/<branch>) the settings
 that decide where the API key, the judge's and the persona caller's keys and the transcripts go,
 what the caller sends, or what code the preview runs are read from the base:
-  ${SETTINGS_READ_FROM_BASE.join(", ")}
+  ${READ_FROM_BASE_HELP}
 (docs/threat-model.md), each as Pulumi resolves it (Pulumi.yaml's defaults, the stack file
 wherever stackConfigDir puts it, merge keys). A pull request that changes one, or where config
 comes from (stackConfigDir, an ESC environment:, Pulumi.yaml's declaration of one of them), sends
@@ -109,6 +109,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   );
   const plan = outcome.report;
   // The Markdown goes to its file, else to stdout (the terminal rendering of a plan).
+  // The behaviour preview's summary on stderr, as its progress (stdout may carry the Markdown plan).
+  if (plan.behave_report) io.stderr.write(terminalSummary(plan.behave_report));
   await emitReport(plan, { env: io.env, within: io.project.dir, files, ...(files.markdown ? {} : { out: io.stdout }) });
   // The report says whether the calls were stopped: a signal after it was made changes nothing.
   const behaviour = plan.behave_report;

@@ -3,16 +3,11 @@
 import { CliError } from "../errors/index.ts";
 import { emitReport, type ReportFiles, writeReportFiles } from "../report/index.ts";
 import type { Report } from "../results/index.ts";
-import { type SmokeOutcome, smokeStack, suiteShard } from "../usecases/index.ts";
-import { type Conversion, concurrencyFlag, oneOf, parseCommand, positiveNumber, STACK_FLAG } from "./args.ts";
+import { type SmokeOutcome, smokeStack } from "../usecases/index.ts";
+import { concurrencyFlag, oneOf, parseCommand, positiveNumber, STACK_FLAG } from "./args.ts";
 import { JUDGE_FLAGS, JUDGE_HELP, judgeCache, RUN_REPORT_FLAGS, reportFiles } from "./flags.ts";
 import { type CommandIO, interrupted } from "./lifecycle.ts";
 import { runIO } from "./run-io.ts";
-
-const shard: Conversion<{ index: number; count: number }> = {
-  expected: "I/N with 1 ≤ I ≤ N (e.g. 2/3)",
-  convert: suiteShard,
-};
 
 const SPEC = {
   name: "smoke",
@@ -51,7 +46,6 @@ events and --replay re-evaluates the current expectations against them offline.`
     shard: {
       type: "string",
       arg: "I/N",
-      value: shard,
       help: "place only shard I of N (a stable hash of agent/scenario/iteration); merge with `report merge`",
     },
     record: {
@@ -141,7 +135,10 @@ function smokeRequest({ values, typed }: Parsed) {
   if (comparing && values["version-id"] !== undefined) {
     throw new CliError("--compare calls the stack's versions: drop --version-id");
   }
-  if (values.replay !== undefined && (values.record !== undefined || values["dry-run"] || typed.shard || comparing)) {
+  if (
+    values.replay !== undefined &&
+    (values.record !== undefined || values["dry-run"] || values.shard !== undefined || comparing)
+  ) {
     throw new CliError("--replay places no call: it takes no --record, --dry-run, --shard or --compare");
   }
   return {
@@ -153,7 +150,7 @@ function smokeRequest({ values, typed }: Parsed) {
       allowUnpinned: values["allow-unpinned"],
       live: values.live,
     },
-    shard: typed.shard,
+    shard: values.shard,
     concurrency: typed.concurrency,
     maxCallMinutes: typed["max-call-minutes"],
     dryRun: values["dry-run"],

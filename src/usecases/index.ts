@@ -17,11 +17,9 @@ export { listRecords, type ServiceListName } from "./service-lists.ts";
 export {
   openSession,
   pullRequestBase,
-  SETTINGS_READ_FROM_BASE,
 } from "./session.ts";
 export { type SmokeOutcome, smokeStack } from "./smoke.ts";
 export { runSmokeJob } from "./smoke-job.ts";
-export { suiteShard } from "./smoke-prologue.ts";
 export { deployAndSmoke, type StartIO } from "./start.ts";
 export { auditStack, DEFAULT_NEGATIVE_RATINGS, watchStack } from "./traffic.ts";
 export { COMPARE_DEFAULTS_FOR_TRY, tryVariants, type VariantSpec } from "./try.ts";

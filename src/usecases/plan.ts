@@ -5,7 +5,6 @@
 // guarded setting the pull request changes, mandatory policy violations).
 import { StackNotFoundError } from "../errors/index.ts";
 import type { Plan } from "../plan/index.ts";
-import { terminalSummary } from "../report/index.ts";
 import { type Report, reportExitCode } from "../results/index.ts";
 import type { ProjectContext, ResolvedConnection } from "../settings/index.ts";
 import { baselineChange } from "./drift.ts";
@@ -113,6 +112,5 @@ async function playChangedAgents(
     signal: stop.signal,
     onRetry: io.onRetry,
   }).finally(stop.release);
-  io.out.write(terminalSummary(report));
   return report;
 }

@@ -26,7 +26,6 @@ import {
   type ConfigReader,
   type Connection,
   configMapReader,
-  GUARDED_KEYS,
   type JudgeSettings,
   type ProjectContext,
   plainSettings,
@@ -337,12 +336,6 @@ function projectSession(name: string, config: StackConfig, options: SessionOptio
 export function serviceConnection(session: Pick<ProjectSession, "name" | "connection">): ResolvedConnection {
   return requireConnection(session.connection, session.name);
 }
-
-/**
- * The settings a pull request's plan reads from its base, never its head (stackSettingsAgainst):
- * where the keys and the transcripts go, what the caller sends, what code the preview runs.
- */
-export const SETTINGS_READ_FROM_BASE: readonly string[] = GUARDED_KEYS;
 
 /**
  * The connection of a stack for the commands that only talk to the service (lists, events): an

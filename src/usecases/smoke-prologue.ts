@@ -3,18 +3,23 @@
 // against the versions it holds (saying which of its outputs are stale).
 import { type OldVersions, readOldVersions } from "../compare/index.ts";
 import { formatDiagnostic, simulationWarnings } from "../definitions/index.ts";
-import { ConfigError } from "../errors/index.ts";
+import { ConfigError, InvalidInputError } from "../errors/index.ts";
 import type { ProjectContext, StackFileVersions } from "../settings/index.ts";
 import { parseShard, planSmoke, type Selection, type Shard, type SmokePlan } from "../smoke/index.ts";
 import { type HeldAgents, openSession, type StackSession, staleOutputsNote } from "./session.ts";
 
-/** Where the prologue's warnings go (a command's stderr). */
-
-/** The part of the suite a sharded run plays, from `I/N` with 1 ≤ I ≤ N; undefined when the text is not one. */
-export function suiteShard(text: string): Shard | undefined {
-  return parseShard(text);
+/** The part of the suite a sharded run plays, from `I/N` with 1 ≤ I ≤ N (bad input otherwise). */
+export function suiteShard(text: string | undefined): Shard | undefined {
+  if (text === undefined) return undefined;
+  const shard = parseShard(text);
+  if (shard) return shard;
+  throw new InvalidInputError((name) => `${name("shard")} must be I/N with 1 ≤ I ≤ N (e.g. 2/3), not "${text}"`, {
+    field: "shard",
+    value: text,
+  });
 }
 
+/** Where the prologue's warnings go (a command's stderr). */
 export type Warn = (text: string) => void;
 
 /** Opens the stack and refuses invalid agent files (`consequence`: e.g. "; nothing was deployed"). */

@@ -5,19 +5,20 @@
 import type { CompareRule, FailOn } from "../compare/index.ts";
 import { type Report, reportExitCode } from "../results/index.ts";
 import type { ProjectContext } from "../settings/index.ts";
-import type { Selection, Shard } from "../smoke/index.ts";
+import type { Selection } from "../smoke/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
 import type { CommandOutcome, RunIO } from "./outcome.ts";
 import { replayRun } from "./replay.ts";
 import { runSmokeJob, smokeJobFrom } from "./smoke-job.ts";
-import { prepareSmoke } from "./smoke-prologue.ts";
+import { prepareSmoke, suiteShard } from "./smoke-prologue.ts";
 import { unknownVersionsNote } from "./unknown-versions.ts";
 
 export type SmokeRequest = {
   stack: string;
   project: ProjectContext;
   selection: Selection;
-  shard?: Shard | undefined;
+  /** `I/N`: place only shard I of N (bad input when the text is not one). */
+  shard?: string | undefined;
   concurrency: number;
   maxCallMinutes?: number | undefined;
   /** Say the calls and their worst case; place none (the run ends without a report). */
@@ -48,13 +49,14 @@ export async function smokeStack(
   io: RunIO & { onReport?: (report: Report) => unknown },
 ): Promise<SmokeOutcome> {
   const { project } = request;
+  const shard = suiteShard(request.shard);
   if (request.replay !== undefined) {
     const dir = project.path(request.replay);
     const report = await replayRun({ ...request, dir }, { out: io.out, onRetry: io.onRetry });
     return { report, notes: [], code: reportExitCode(report) };
   }
   const compareWith = project.path(request.compare?.file);
-  const { session, held, plan, old } = await prepareSmoke({ ...request, compareWith }, io.warn);
+  const { session, held, plan, old } = await prepareSmoke({ ...request, shard, compareWith }, io.warn);
   io.useConnection(session.connection);
   // Ctrl+C (or SIGTERM) stops the calls: those in flight end as interrupted, the rest as not run,
   // and the report still holds every planned call.
