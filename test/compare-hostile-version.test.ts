@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseOldVersions } from "../src/compare/index.ts";
 import { terminalSummary } from "../src/report/index.ts";
 import { planSmoke } from "../src/smoke/index.ts";
-import { runSmokeJob } from "../src/usecases/index.ts";
+import { runSmokeJob } from "../src/usecases/smoke-job.ts";
 import { type ExampleService, exampleService } from "./helpers/simulator.ts";
 
 // An OSC title change ended by BEL, a colour, a carriage return and a C1 CSI.

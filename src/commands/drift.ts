@@ -93,7 +93,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   ).finally(stop.release);
   if (result.kind === "dry-run" || !report) return 0;
   const code = await emitReport(report, { env: io.env, within: io.project.dir, files, out: io.stdout });
-  if (report.interrupted) throw interrupted({ calls: report.results, reports: Object.values(files) });
+  if (report.interrupted) throw interrupted({ cwd: io.cwd, calls: report.results, reports: Object.values(files) });
   return code;
 }
 

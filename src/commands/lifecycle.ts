@@ -226,21 +226,23 @@ export type InterruptedRun = {
   reports: readonly string[];
   /** Said after the counts (e.g. "after `pulumi up` completed"). */
   phase?: string;
+  /** The run's directory: where the report paths are said from. */
+  cwd: string;
 };
 
 /** `interrupted: N of M calls finished; reports in reports/smoke.json, …` (said without a label, exit 130). */
 export function interrupted(run: InterruptedRun): InterruptedError {
   // Where src/report wrote them: a bare name under reports/.
-  const files = run.reports.map((file) => shownPath(reportPath(file)));
+  const files = run.reports.map((file) => shownPath(reportPath(file), run.cwd));
   const where = files.length > 0 ? `; reports in ${files.join(", ")}` : "; no report was asked for";
   const phase = run.phase ? ` (${run.phase})` : "";
   const finished = finishedCalls(run.calls);
   return new InterruptedError(undefined, `${finished} of ${run.calls.length} calls finished${phase}${where}`);
 }
 
-/** A written file's path as said: relative to the working directory (the command edge's: the process's). */
-function shownPath(file: string): string {
-  return path.relative(process.cwd(), path.resolve(file)) || file;
+/** A written file's path as said: relative to the run's directory. */
+function shownPath(file: string, cwd: string): string {
+  return path.relative(cwd, path.resolve(cwd, file)) || file;
 }
 
 /** An interrupted run that places no calls (a stream, a read of the traffic): `interrupted: <what>`. */

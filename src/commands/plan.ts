@@ -114,7 +114,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   await emitReport(plan, { env: io.env, within: io.project.dir, files, ...(files.markdown ? {} : { out: io.stdout }) });
   // The report says whether the calls were stopped: a signal after it was made changes nothing.
   const behaviour = plan.behave_report;
-  if (behaviour?.interrupted) throw interrupted({ calls: behaviour.results, reports: written });
+  if (behaviour?.interrupted) throw interrupted({ cwd: io.cwd, calls: behaviour.results, reports: written });
   if (files.markdown) io.stdout.write(summaryLine(plan, request.stack, reportPath(files.markdown)));
   for (const note of outcome.notes) io.stderr.write(note);
   return outcome.code;

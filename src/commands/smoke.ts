@@ -184,7 +184,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (request.replay !== undefined) return outcome.code;
   io.stdout.write(judgeUsageLine(outcome.judge, request.judgeCache));
   // The report says whether the run was stopped: a signal after it was made changes nothing.
-  if (report.interrupted) throw interrupted({ calls: report.results, reports: Object.values(files) });
+  if (report.interrupted) throw interrupted({ cwd: io.cwd, calls: report.results, reports: Object.values(files) });
   for (const note of outcome.notes) io.stderr.write(note);
   return outcome.code;
 }

@@ -65,7 +65,7 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   if (!report) return outcome.code;
   // The report says whether the run was stopped (and where): a signal after it was made changes nothing.
   if (outcome.stopped !== undefined) {
-    throw interrupted({ calls: report.results, reports: startReports(), phase: outcome.stopped });
+    throw interrupted({ cwd: io.cwd, calls: report.results, reports: startReports(), phase: outcome.stopped });
   }
   for (const note of outcome.notes) io.stderr.write(note);
   return outcome.code;

@@ -122,7 +122,8 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
   ).finally(stop.release);
   if (result.kind === "dry-run") return 0;
   const code = await emitReport(result.report, { env: io.env, within: io.project.dir, files, out: io.stdout });
-  if (result.report.interrupted) throw interrupted({ calls: result.report.results, reports: Object.values(files) });
+  if (result.report.interrupted)
+    throw interrupted({ cwd: io.cwd, calls: result.report.results, reports: Object.values(files) });
   if (result.promoted && "refused" in result.promoted) io.stderr.write(`${result.promoted.refused}\n`);
   else if (result.promoted)
     io.stdout.write(terminalLines(`promoted into ${result.promoted.file}:\n${result.promoted.diff}`));

@@ -47,7 +47,7 @@ describe("the layering check", () => {
   it("fails a planted upward import and a command that reaches past the use cases, naming each rule", async () => {
     await writeFile(
       path.join(tree, "src", "contract", "planted.ts"),
-      'import { runSmokeJob } from "../usecases/index.ts";\nexport const planted = runSmokeJob;\n',
+      'import { smokeStack } from "../usecases/index.ts";\nexport const planted = smokeStack;\n',
     );
     await writeFile(
       path.join(tree, "src", "commands", "planted.ts"),

@@ -2,7 +2,7 @@
 // table written page by page.
 import { describe, expect, it } from "vitest";
 import { TableWriter } from "../../src/render/index.ts";
-import { cleanErrorLines } from "../../src/usecases/index.ts";
+import { cleanErrorLines } from "../../src/usecases/deploy.ts";
 
 describe("cleanErrorLines", () => {
   it("keeps the project's message and drops colour codes, stack frames and repeats", () => {

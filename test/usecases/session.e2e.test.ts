@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectContext } from "../../src/settings/index.ts";
-import { openSession } from "../../src/usecases/index.ts";
+import { openSession } from "../../src/usecases/session.ts";
 import { type AgentsProject, agentsProject } from "../helpers/agents-project.ts";
 import { type PulumiSandbox, pulumiSandbox } from "../helpers/pulumi.ts";
 

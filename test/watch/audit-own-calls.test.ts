@@ -9,7 +9,7 @@ import type { HeldAgent } from "../../src/provider/index.ts";
 import { auditText } from "../../src/report/traffic-render.ts";
 import { exitCode } from "../../src/results/index.ts";
 import { planSmoke } from "../../src/smoke/index.ts";
-import { runSmokeJob } from "../../src/usecases/index.ts";
+import { runSmokeJob } from "../../src/usecases/smoke-job.ts";
 import type { PastVersion } from "../../src/watch/history.ts";
 import { audit, auditReport, resolveWindow } from "../../src/watch/index.ts";
 import { createAgents, type ExampleService, exampleService, simulatorCall } from "../helpers/simulator.ts";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_DIRECTORY_TYPE } from "../../../src/component/index.ts";
 import { projectContext } from "../../../src/settings/index.ts";
-import { openSession } from "../../../src/usecases/index.ts";
+import { openSession } from "../../../src/usecases/session.ts";
 import { type AgentsProject, agentsProject, deployAndRead } from "../../helpers/agents-project.ts";
 import { type PulumiSandbox, pulumiSandbox } from "../../helpers/pulumi.ts";
 import { startTestSimulator } from "../../helpers/simulator.ts";
