@@ -1,7 +1,6 @@
 // Drift's use cases: `baseline bless` (smoke reports of the versions the stack holds → the one
 // baseline file, the only writer of it) and `drift` (the baseline's scenarios on the baseline's
 // pinned versions, each decided against the baseline's counts, through the one smoke job).
-import { execFile } from "node:child_process";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import packageJson from "../../package.json" with { type: "json" };
@@ -24,7 +23,7 @@ import type { Connection, ProjectContext } from "../settings/index.ts";
 import { type PlannedCall, selectedScenarios, smokePlanOf } from "../smoke/index.ts";
 import type { DriftRule } from "../stats/index.ts";
 import type { JudgeCacheOptions } from "./judge.ts";
-import type { HeldAgents, StackSession } from "./session.ts";
+import { fileAtRef, type HeldAgents, type StackSession } from "./session.ts";
 import { type JobIO, type JobResult, runSmokeJob, smokeJobFrom } from "./smoke-job.ts";
 import { openValidStack, planHeld, type Warn } from "./smoke-prologue.ts";
 
@@ -188,13 +187,7 @@ export async function baselineChange(
   project: ProjectContext,
 ): Promise<{ file: string; base: string; change: "added" | "changed" | "removed" } | undefined> {
   const file = baselinePath(stack);
-  // git in the project, with the run's environment.
-  const options = { cwd: project.dir, env: project.env, maxBuffer: 64 * 1024 * 1024 };
-  const atBase = await new Promise<string | undefined>((resolve) =>
-    execFile("git", ["show", `${ref}:./${file}`], options, (error, stdout) =>
-      resolve(error ? undefined : String(stdout)),
-    ),
-  );
+  const atBase = await fileAtRef(project, ref, file);
   const head = await readFile(path.join(project.dir, file), "utf8").catch(() => undefined);
   if (atBase === head) return undefined;
   const change = atBase === undefined ? "added" : head === undefined ? "removed" : "changed";

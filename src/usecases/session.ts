@@ -377,10 +377,16 @@ export function pullRequestBase(flag: string | undefined, env: NodeJS.ProcessEnv
 /** `git <args>` in the project's directory with the run's environment. */
 const git = (args: string[], project: ProjectContext) =>
   new Promise<{ ok: boolean; stdout: string }>((resolve) => {
-    execFile("git", args, { cwd: project.dir, env: project.env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout) =>
+    execFile("git", args, { cwd: project.dir, env: project.env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout) =>
       resolve({ ok: !error, stdout: String(stdout) }),
     );
   });
+
+/** A project file as it is at git `ref`; undefined where the ref (or the file there) is not. */
+export async function fileAtRef(project: ProjectContext, ref: string, file: string): Promise<string | undefined> {
+  const shown = await git(["show", `${ref}:./${file}`], project);
+  return shown.ok ? shown.stdout : undefined;
+}
 
 /**
  * The stack's settings as Pulumi resolves them at `ref` (Pulumi.yaml and the stack file, wherever
@@ -400,10 +406,7 @@ export async function stackSettingsAgainst(
       `--base ${ref}: not a commit of this repository here (in GitHub Actions, check out with fetch-depth: 0, or \`git fetch origin <branch>\`); nothing was previewed`,
     );
   }
-  const atBase: ReadProjectFile = async (file) => {
-    const shown = await git(["show", `${ref}:./${file}`], project);
-    return shown.ok ? shown.stdout : undefined;
-  };
+  const atBase: ReadProjectFile = (file) => fileAtRef(project, ref, file);
   const [base, head] = await Promise.all([
     stackFiles(atBase, stackName, ` at ${ref}`),
     stackFiles(workingTree(project.dir), stackName),
